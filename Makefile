@@ -1,0 +1,40 @@
+# camerad — build, test, demo. `make test` is what CI runs (.ci/run).
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+
+# Debian packages the build, the tests and `make protos` need.
+APT_PACKAGES := libturbojpeg0-dev libyuv-dev protobuf-compiler
+# Warnings are errors here and in CI (dependencies' warnings are not ours: SwiftPM hides them).
+SWIFT_BUILD_FLAGS := -Xswiftc -warnings-as-errors
+BIN = $(shell swift build --show-bin-path)
+# A hung test must not hang CI.
+TEST_TIMEOUT := 1200
+
+.PHONY: build deps test demo protos clean
+
+deps:
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing missing packages:" $$missing; \
+		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	swift build $(SWIFT_BUILD_FLAGS)
+
+test: deps
+	swift build --build-tests $(SWIFT_BUILD_FLAGS)
+	timeout $(TEST_TIMEOUT) swift test --skip-build
+
+# Starts camerad with two virtual cameras on a temporary socket, shows what
+# camctl sees, and stops the daemon.
+demo: build
+	@scripts/demo.sh "$(BIN)"
+
+protos: deps
+	scripts/generate-protos.sh
+
+clean:
+	swift package clean
+	rm -rf .build-tools

@@ -1,0 +1,85 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "camerad",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "CaptureKit", targets: ["CaptureKit"]),
+        .executable(name: "camerad", targets: ["camerad"]),
+        .executable(name: "camctl", targets: ["camctl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-protobuf", exact: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // MARK: - C modules
+
+        /// What Swift cannot import: `CMSG_*`, `memfd_create`, `SO_PEERCRED`, ioctl macros.
+        .target(name: "CCameraShims"),
+        .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg"),
+        /// libyuv ships no pkg-config file; the module map links `yuv`.
+        .systemLibrary(name: "CYUV"),
+
+        // MARK: - Libraries
+
+        .target(name: "CameraIPC", dependencies: ["CCameraShims"]),
+        .target(
+            name: "CameraProtocol",
+            dependencies: [
+                "CameraIPC",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["Generated/proto-hashes.txt"]
+        ),
+        .target(name: "CameraMedia", dependencies: ["CTurboJPEG", "CYUV"]),
+        .target(
+            name: "CameraDaemon",
+            dependencies: [
+                "CameraIPC", "CameraProtocol", "CameraMedia", "CCameraShims",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(name: "CaptureKit", dependencies: ["CameraIPC", "CameraProtocol"]),
+        .target(
+            name: "CameraTestSupport",
+            dependencies: ["CameraIPC", "CameraMedia", "CCameraShims"]
+        ),
+
+        // MARK: - Executables
+
+        .executableTarget(
+            name: "camerad",
+            dependencies: [
+                "CameraDaemon", "CameraProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "camctl",
+            dependencies: [
+                "CaptureKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        // MARK: - Tests
+
+        .testTarget(name: "CameraIPCTests", dependencies: ["CameraIPC", "CameraTestSupport", "CCameraShims"]),
+        .testTarget(name: "CameraProtocolTests", dependencies: ["CameraProtocol", "CameraIPC", "CameraTestSupport"]),
+        .testTarget(name: "CameraMediaTests", dependencies: ["CameraMedia", "CameraTestSupport"]),
+        .testTarget(
+            name: "CameraDaemonTests",
+            dependencies: ["CameraDaemon", "CameraProtocol", "CameraIPC", "CameraTestSupport"]
+        ),
+        .testTarget(
+            name: "CaptureKitTests",
+            dependencies: ["CaptureKit", "CameraProtocol", "CameraIPC", "CameraTestSupport"]
+        ),
+        .testTarget(name: "CamctlTests", dependencies: ["CameraTestSupport"]),
+    ]
+)

@@ -1,0 +1,57 @@
+#define _GNU_SOURCE
+#include "CCameraShims.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+
+int CCameraShims_memfd_create(const char *name, unsigned int flags) {
+    return memfd_create(name, flags);
+}
+
+const unsigned int CCameraShims_MFD_CLOEXEC = MFD_CLOEXEC;
+const unsigned int CCameraShims_MFD_ALLOW_SEALING = MFD_ALLOW_SEALING;
+
+const int CCameraShims_F_ADD_SEALS = F_ADD_SEALS;
+const int CCameraShims_F_GET_SEALS = F_GET_SEALS;
+const int CCameraShims_F_SEAL_SEAL = F_SEAL_SEAL;
+const int CCameraShims_F_SEAL_SHRINK = F_SEAL_SHRINK;
+const int CCameraShims_F_SEAL_GROW = F_SEAL_GROW;
+const int CCameraShims_F_SEAL_WRITE = F_SEAL_WRITE;
+
+struct cmsghdr *CCameraShims_CMSG_FIRSTHDR(const struct msghdr *msg) {
+    return CMSG_FIRSTHDR(msg);
+}
+
+struct cmsghdr *CCameraShims_CMSG_NXTHDR(struct msghdr *msg, struct cmsghdr *cmsg) {
+    return CMSG_NXTHDR(msg, cmsg);
+}
+
+unsigned char *CCameraShims_CMSG_DATA(struct cmsghdr *cmsg) {
+    return CMSG_DATA(cmsg);
+}
+
+size_t CCameraShims_CMSG_SPACE(size_t length) {
+    return CMSG_SPACE(length);
+}
+
+size_t CCameraShims_CMSG_LEN(size_t length) {
+    return CMSG_LEN(length);
+}
+
+const int CCameraShims_MSG_CMSG_CLOEXEC = MSG_CMSG_CLOEXEC;
+
+int CCameraShims_accept4(int socket, int flags) {
+    return accept4(socket, NULL, NULL, flags);
+}
+
+int CCameraShims_peer_credentials(int socket, pid_t *pid, uid_t *uid, gid_t *gid) {
+    struct ucred credentials;
+    socklen_t length = sizeof(credentials);
+    if (getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) {
+        return -1;
+    }
+    *pid = credentials.pid;
+    *uid = credentials.uid;
+    *gid = credentials.gid;
+    return 0;
+}

@@ -1,0 +1,46 @@
+// What Swift cannot import from the C library, and nothing else.
+//
+// Each declaration says why it exists. Logic stays in Swift.
+#ifndef CCAMERASHIMS_H
+#define CCAMERASHIMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <linux/videodev2.h>
+
+// memfd_create() and its flags are declared only under _GNU_SOURCE, which Swift's
+// Glibc module does not define.
+int CCameraShims_memfd_create(const char *name, unsigned int flags);
+extern const unsigned int CCameraShims_MFD_CLOEXEC;
+extern const unsigned int CCameraShims_MFD_ALLOW_SEALING;
+
+// The F_*SEAL* fcntl commands and seals are _GNU_SOURCE-only too.
+extern const int CCameraShims_F_ADD_SEALS;
+extern const int CCameraShims_F_GET_SEALS;
+extern const int CCameraShims_F_SEAL_SEAL;
+extern const int CCameraShims_F_SEAL_SHRINK;
+extern const int CCameraShims_F_SEAL_GROW;
+extern const int CCameraShims_F_SEAL_WRITE;
+
+// CMSG_* are function-like macros.
+struct cmsghdr *CCameraShims_CMSG_FIRSTHDR(const struct msghdr *msg);
+struct cmsghdr *CCameraShims_CMSG_NXTHDR(struct msghdr *msg, struct cmsghdr *cmsg);
+unsigned char *CCameraShims_CMSG_DATA(struct cmsghdr *cmsg);
+size_t CCameraShims_CMSG_SPACE(size_t length);
+size_t CCameraShims_CMSG_LEN(size_t length);
+
+// MSG_CMSG_CLOEXEC is _GNU_SOURCE-only.
+extern const int CCameraShims_MSG_CMSG_CLOEXEC;
+
+// accept4() is _GNU_SOURCE-only.
+int CCameraShims_accept4(int socket, int flags);
+
+// struct ucred and SO_PEERCRED are _GNU_SOURCE-only. Returns 0, or -1 with errno.
+int CCameraShims_peer_credentials(int socket, pid_t *pid, uid_t *uid, gid_t *gid);
+
+#endif

@@ -1,0 +1,91 @@
+import CameraMedia
+import CameraProtocol
+import Synchronization
+
+/// A camera built into the daemon: a test-pattern generator with webcam-like
+/// formats and controls. The default on a machine with no camera, and what most
+/// tests use.
+///
+/// Formats: YUYV, NV12 and MJPEG at 640x480, 1280x720 and 1920x1080, each with one
+/// frame-rate range of 1–60 fps (1–30 at 1080p). The picture is ``TestPattern``.
+final class VirtualCamera: CameraBackend {
+    static let pixelFormats: [PixelFormat] = [.yuyv, .nv12, .mjpeg]
+    static let sizes: [(width: UInt32, height: UInt32)] = [(640, 480), (1280, 720), (1920, 1080)]
+    static let modelID = "camerad-virtual"
+
+    /// The highest frame rate at a size.
+    static func maxFrameRate(height: UInt32) -> UInt32 { height >= 1080 ? 30 : 60 }
+
+    /// The formats every virtual camera offers, in the order they are listed.
+    static let formats: [Camerad_V1_Format] = pixelFormats.flatMap { pixelFormat in
+        sizes.map { size in
+            var format = Camerad_V1_Format()
+            format.fourcc = pixelFormat.fourcc
+            format.description_p = pixelFormat.description
+            format.width = size.width
+            format.height = size.height
+            format.compressed = pixelFormat.isCompressed
+            var range = Camerad_V1_FrameRateRange()
+            range.minFrameDuration = .seconds(1, per: maxFrameRate(height: size.height))
+            range.maxFrameDuration = .seconds(1, per: 1)
+            format.frameRateRanges = [range]
+            return format
+        }
+    }
+
+    /// The mode a virtual camera starts in: YUYV 640x480 at 30 fps, like most webcams.
+    static let defaultFormatIndex = 0
+    static let defaultFrameDuration = Camerad_V1_Fraction.seconds(1, per: 30)
+
+    let index: Int
+    let uniqueID: String
+    let localizedName: String
+    let position: Camerad_V1_Position
+
+    private struct State {
+        var controls: [Camerad_V1_Control]
+        var activeFormatIndex = VirtualCamera.defaultFormatIndex
+        var frameDuration = VirtualCamera.defaultFrameDuration
+    }
+    private let state: Mutex<State>
+
+    init(index: Int, localizedName: String? = nil, position: Camerad_V1_Position = .unspecified) {
+        self.index = index
+        uniqueID = "virtual-\(index)"
+        self.localizedName = localizedName.flatMap { $0.isEmpty ? nil : $0 } ?? "Virtual Camera \(index)"
+        self.position = position
+        state = Mutex(State(controls: Self.defaultControls()))
+    }
+
+    func describe() -> Camerad_V1_Device {
+        var device = Camerad_V1_Device()
+        device.uniqueID = uniqueID
+        device.modelID = Self.modelID
+        device.localizedName = localizedName
+        device.manufacturer = "camerad"
+        device.position = position
+        device.deviceType = .builtInWideAngleCamera
+        device.backend = .virtual
+        device.isConnected = true
+        device.formats = Self.formats
+        device.supportedPresets = DeviceCapabilities.presets(for: Self.formats)
+        state.withLock { state in
+            device.activeFormatIndex = UInt32(state.activeFormatIndex)
+            device.activeMinFrameDuration = state.frameDuration
+            device.activeMaxFrameDuration = state.frameDuration
+            device.controls = state.controls
+        }
+        device.capabilities = DeviceCapabilities.derive(from: device.controls)
+        return device
+    }
+}
+
+extension Camerad_V1_Fraction {
+    /// `numerator / denominator` seconds.
+    static func seconds(_ numerator: UInt32, per denominator: UInt32) -> Camerad_V1_Fraction {
+        var fraction = Camerad_V1_Fraction()
+        fraction.numerator = numerator
+        fraction.denominator = denominator
+        return fraction
+    }
+}

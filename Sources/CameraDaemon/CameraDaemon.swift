@@ -1,0 +1,112 @@
+import CameraIPC
+import CameraProtocol
+import Glibc
+import Logging
+
+/// The camera server: owns the devices, listens on the socket, serves calls.
+///
+/// ```
+/// let daemon = try CameraDaemon.start(configuration, logger: logger)
+/// // ... until SIGTERM
+/// await daemon.shutDown()
+/// ```
+public final class CameraDaemon: Sendable {
+    public struct Configuration: Sendable {
+        /// Where to listen; see `SocketPath.resolve`.
+        public var socketPath: String
+        /// The socket file's permissions.
+        public var socketMode: mode_t = 0o660
+        /// The socket file's group, by name; nil keeps the daemon's.
+        public var socketGroup: String?
+        /// Virtual cameras to create at start. With two or more, the first is
+        /// in front and the second at the back, as on a phone.
+        public var virtualCameraCount = 1
+        /// Bytes queued for one client past which it is disconnected.
+        public var clientBacklogLimit = SocketConnection.defaultBacklogLimit
+
+        public init(socketPath: String) {
+            self.socketPath = socketPath
+        }
+    }
+
+    /// What Hello reports this daemon can do.
+    public static let features = ["devices", "device-events", "virtual-cameras", "ping"]
+
+    public let configuration: Configuration
+    private let logger: Logger
+    private let loop: EventLoop
+    private let socket: DaemonSocket
+    private let server: RPCServer
+    let registry: DeviceRegistry
+
+    private init(configuration: Configuration, logger: Logger, loop: EventLoop, socket: DaemonSocket,
+                 server: RPCServer, registry: DeviceRegistry) {
+        self.configuration = configuration
+        self.logger = logger
+        self.loop = loop
+        self.socket = socket
+        self.server = server
+        self.registry = registry
+    }
+
+    /// Claims the socket, creates the virtual cameras and starts serving.
+    ///
+    /// - Throws: ``DaemonError`` when the socket cannot be claimed.
+    public static func start(_ configuration: Configuration, logger: Logger) throws -> CameraDaemon {
+        guard (0...VirtualCameraRoster.maxCount).contains(configuration.virtualCameraCount) else {
+            throw DaemonError.invalidConfiguration(
+                "--virtual-cameras must be 0 to \(VirtualCameraRoster.maxCount), not \(configuration.virtualCameraCount)")
+        }
+        let registry = DeviceRegistry()
+        let roster = VirtualCameraRoster(registry: registry)
+        for index in 0..<configuration.virtualCameraCount {
+            let position: Camerad_V1_Position =
+                configuration.virtualCameraCount < 2 ? .unspecified : index == 0 ? .front : index == 1 ? .back : .unspecified
+            try roster.add(index: index, position: position)
+        }
+
+        let socket = try DaemonSocket.claim(
+            path: configuration.socketPath, mode: configuration.socketMode, group: configuration.socketGroup)
+        var router = RPCRouter()
+        CameraServiceHandlers(registry: registry, virtualCameras: roster, policy: AccessPolicy()).register(in: &router)
+        do {
+            let loop = try EventLoop(name: "camerad-io")
+            let server = RPCServer(
+                listener: socket.listener, loop: loop, router: router, logger: logger,
+                backlogLimit: configuration.clientBacklogLimit, hello: Self.answerHello)
+            try server.start()
+            logger.info("camerad \(cameradVersion) serving \(registry.devices.count) device(s) on \(configuration.socketPath)")
+            return CameraDaemon(configuration: configuration, logger: logger, loop: loop, socket: socket,
+                                server: server, registry: registry)
+        } catch {
+            socket.remove()
+            throw DaemonError.socketSetup(path: configuration.socketPath, reason: "\(error)")
+        }
+    }
+
+    /// Ends every call with `SHUTTING_DOWN`, closes every connection, removes the socket.
+    public func shutDown() async {
+        logger.info("shutting down: ending \(server.connections.count) connection(s)")
+        socket.remove()
+        await server.shutDown(with: RPCError(.shuttingDown, "camerad is shutting down; reconnect when it is back"))
+        loop.stop()
+    }
+
+    /// Connections open now.
+    public var connectionCount: Int { server.connections.count }
+
+    @Sendable static func answerHello(_ request: Camerad_V1_HelloRequest, _ peer: PeerCredentials) throws -> Camerad_V1_HelloResponse {
+        guard request.protocolVersion == CameraService.protocolVersion else {
+            throw RPCError(.versionMismatch,
+                           "client speaks protocol version \(request.protocolVersion), camerad \(cameradVersion) speaks \(CameraService.protocolVersion); update the older one")
+        }
+        var response = Camerad_V1_HelloResponse()
+        response.protocolVersion = CameraService.protocolVersion
+        response.serverVersion = cameradVersion
+        response.features = features
+        response.serverPid = getpid()
+        response.clientPid = peer.pid
+        response.clientUid = peer.uid
+        return response
+    }
+}

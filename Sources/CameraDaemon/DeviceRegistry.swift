@@ -1,0 +1,105 @@
+import CameraProtocol
+import Glibc
+import Synchronization
+
+/// The devices the daemon serves, in the order it found them, and everyone
+/// watching them come and go.
+///
+/// Events reach every subscriber in the same order. Subscribing takes the
+/// current devices and the subscription in one step, so a watcher misses nothing.
+final class DeviceRegistry: Sendable {
+    typealias Event = Camerad_V1_DeviceEvent
+
+    private struct State {
+        var devices: [any CameraBackend] = []
+        var subscribers: [UInt64: AsyncStream<Event>.Continuation] = [:]
+        var nextSubscriberID: UInt64 = 1
+    }
+    private let state = Mutex(State())
+
+    /// Every device, in the order they arrived.
+    var devices: [any CameraBackend] { state.withLock { $0.devices } }
+
+    func device(_ uniqueID: String) -> (any CameraBackend)? {
+        state.withLock { state in state.devices.first { $0.uniqueID == uniqueID } }
+    }
+
+    /// Adds a device and tells the watchers.
+    ///
+    /// - Throws: `ALREADY_EXISTS` when a device has the same uniqueID.
+    func add(_ device: any CameraBackend) throws {
+        try state.withLock { state in
+            guard !state.devices.contains(where: { $0.uniqueID == device.uniqueID }) else {
+                throw RPCError(.alreadyExists, "a device '\(device.uniqueID)' already exists; pick another index")
+            }
+            state.devices.append(device)
+            Self.broadcast(.connected, device.describe(), to: state.subscribers)
+        }
+    }
+
+    /// Removes a device and tells the watchers; nil when there was none.
+    @discardableResult
+    func remove(_ uniqueID: String) -> (any CameraBackend)? {
+        state.withLock { state in
+            guard let index = state.devices.firstIndex(where: { $0.uniqueID == uniqueID }) else { return nil }
+            let device = state.devices.remove(at: index)
+            var description = device.describe()
+            description.isConnected = false
+            Self.broadcast(.disconnected, description, to: state.subscribers)
+            return device
+        }
+    }
+
+    /// Tells the watchers a device's description changed.
+    func deviceDidChange(_ device: any CameraBackend) {
+        state.withLock { state in
+            guard state.devices.contains(where: { $0 === device }) else { return }
+            Self.broadcast(.changed, device.describe(), to: state.subscribers)
+        }
+    }
+
+    /// Device events from now on: first a CONNECTED for each present device if
+    /// `includeExisting`, then SUBSCRIBED, then every change. Ends when the
+    /// iterating task is cancelled.
+    func subscribe(includeExisting: Bool) -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Event.self)
+        let id = state.withLock { state in
+            if includeExisting {
+                for device in state.devices { continuation.yield(Self.event(.connected, device.describe())) }
+            }
+            continuation.yield(Self.event(.subscribed, nil))
+            defer { state.nextSubscriberID += 1 }
+            state.subscribers[state.nextSubscriberID] = continuation
+            return state.nextSubscriberID
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Watchers now, for tests of subscription clean-up.
+    var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+
+    private static func broadcast(
+        _ kind: Event.Kind, _ device: Camerad_V1_Device, to subscribers: [UInt64: AsyncStream<Event>.Continuation]
+    ) {
+        let event = event(kind, device)
+        for continuation in subscribers.values { continuation.yield(event) }
+    }
+
+    private static func event(_ kind: Event.Kind, _ device: Camerad_V1_Device?) -> Event {
+        var event = Event()
+        event.kind = kind
+        if let device { event.device = device }
+        event.timestampNs = monotonicNanoseconds()
+        return event
+    }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds: the clock of every timestamp camerad sends.
+func monotonicNanoseconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+}

@@ -1,0 +1,102 @@
+import CameraIPC
+import CameraProtocol
+
+/// The handlers of `service Camera`: dispatch from calls to the daemon's parts.
+struct CameraServiceHandlers: Sendable {
+    let registry: DeviceRegistry
+    let virtualCameras: VirtualCameraRoster
+    let policy: AccessPolicy
+
+    /// Ping payloads larger than this are refused.
+    static let maxPingPayload = 64 * 1024
+
+    func register(in router: inout RPCRouter) {
+        router.register(CameraService.listDevices, unary: listDevices)
+        router.register(CameraService.getDevice, unary: getDevice)
+        router.register(CameraService.watchDevices, serverStreaming: watchDevices)
+        router.register(CameraService.addVirtualCamera, unary: addVirtualCamera)
+        router.register(CameraService.removeVirtualCamera, unary: removeVirtualCamera)
+        router.register(CameraService.ping, bidirectional: ping)
+    }
+
+    @Sendable func listDevices(
+        _ request: Camerad_V1_ListDevicesRequest, _ context: RPCContext
+    ) async throws -> Camerad_V1_ListDevicesResponse {
+        var response = Camerad_V1_ListDevicesResponse()
+        response.devices = registry.devices.map { $0.describe() }.filter { $0.matches(request.filter) }
+        return response
+    }
+
+    @Sendable func getDevice(
+        _ request: Camerad_V1_GetDeviceRequest, _ context: RPCContext
+    ) async throws -> Camerad_V1_GetDeviceResponse {
+        var response = Camerad_V1_GetDeviceResponse()
+        response.device = try device(request.uniqueID).describe()
+        return response
+    }
+
+    @Sendable func watchDevices(
+        _ request: Camerad_V1_WatchDevicesRequest, _ writer: ResponseWriter<Camerad_V1_DeviceEvent>,
+        _ context: RPCContext
+    ) async throws {
+        for await event in registry.subscribe(includeExisting: request.includeExisting) {
+            // A client too far behind is disconnected by its connection's backlog limit.
+            guard writer.send(event) else { return }
+        }
+    }
+
+    @Sendable func addVirtualCamera(
+        _ request: Camerad_V1_AddVirtualCameraRequest, _ context: RPCContext
+    ) async throws -> Camerad_V1_AddVirtualCameraResponse {
+        try policy.requireAdmin(context.peer, for: "adding a virtual camera")
+        let camera = try virtualCameras.add(
+            index: request.hasIndex ? Int(request.index) : nil,
+            localizedName: request.localizedName, position: request.position)
+        var response = Camerad_V1_AddVirtualCameraResponse()
+        response.device = camera.describe()
+        return response
+    }
+
+    @Sendable func removeVirtualCamera(
+        _ request: Camerad_V1_RemoveVirtualCameraRequest, _ context: RPCContext
+    ) async throws -> Camerad_V1_RemoveVirtualCameraResponse {
+        try policy.requireAdmin(context.peer, for: "removing a virtual camera")
+        try virtualCameras.remove(request.uniqueID)
+        return Camerad_V1_RemoveVirtualCameraResponse()
+    }
+
+    @Sendable func ping(
+        _ requests: RequestStream<Camerad_V1_PingRequest>, _ writer: ResponseWriter<Camerad_V1_PingResponse>,
+        _ context: RPCContext
+    ) async throws {
+        for try await request in requests {
+            guard request.payload.count <= Self.maxPingPayload else {
+                throw RPCError(.invalidArgument,
+                               "ping payload of \(request.payload.count) bytes is over \(Self.maxPingPayload); send less")
+            }
+            var response = Camerad_V1_PingResponse()
+            response.sequence = request.sequence
+            response.clientTimeNs = request.clientTimeNs
+            response.serverTimeNs = monotonicNanoseconds()
+            response.payload = request.payload
+            guard writer.send(response) else { return }
+        }
+    }
+
+    private func device(_ uniqueID: String) throws -> any CameraBackend {
+        guard let device = registry.device(uniqueID) else {
+            throw RPCError(.deviceNotFound, "no device '\(uniqueID)'; 'camctl list' shows the devices")
+        }
+        return device
+    }
+}
+
+extension Camerad_V1_Device {
+    /// AVCaptureDevice.DiscoverySession's rule: any of the types (all when none
+    /// are given), the media type, and the position unless it is unspecified.
+    func matches(_ filter: Camerad_V1_DeviceFilter) -> Bool {
+        (filter.deviceTypes.isEmpty || filter.deviceTypes.contains(deviceType))
+            && (filter.mediaType == .unspecified || filter.mediaType == .video)
+            && (filter.position == .unspecified || filter.position == position)
+    }
+}

@@ -1,0 +1,168 @@
+import Glibc
+import Synchronization
+internal import CCameraShims
+
+/// Something that waits on a descriptor registered with an ``EventLoop``.
+public protocol EventHandler: AnyObject, Sendable {
+    /// Called on the loop's thread when the descriptor is ready.
+    func handleEvents(_ events: EventLoop.Events)
+}
+
+/// One thread that waits on many descriptors with epoll and runs submitted work.
+///
+/// Everything that reads sockets runs here; nothing here may block. Work from
+/// other threads arrives through ``execute(_:)``, which wakes the loop through
+/// an eventfd. Registration is thread-safe.
+public final class EventLoop: @unchecked Sendable {
+    /// The epoll readiness bits a handler cares about or is told of.
+    public struct Events: OptionSet, Sendable {
+        public let rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        public static let readable = Events(rawValue: EPOLLIN.rawValue)
+        public static let writable = Events(rawValue: EPOLLOUT.rawValue)
+        public static let hangup = Events(rawValue: EPOLLHUP.rawValue | EPOLLRDHUP.rawValue)
+        public static let error = Events(rawValue: EPOLLERR.rawValue)
+    }
+
+    /// A registered descriptor, for ``modify(_:events:)`` and ``deregister(_:)``.
+    public struct Registration: Hashable, Sendable {
+        fileprivate let id: UInt64
+        fileprivate let fd: Int32
+    }
+
+    private struct State {
+        var tasks: [@Sendable () -> Void] = []
+        var wakeupPending = false
+        var handlers: [UInt64: any EventHandler] = [:]
+        var nextID: UInt64 = 1
+        var stopping = false
+        var thread: pthread_t?
+    }
+
+    public let name: String
+    private let epoll: OwnedFD
+    private let wakeup: OwnedFD
+    private let state = Mutex(State())
+    private var pthread: pthread_t?
+
+    /// Starts the loop's thread.
+    public init(name: String) throws(SystemError) {
+        self.name = name
+        epoll = OwnedFD(adopting: try Syscall.epollCreate())
+        wakeup = OwnedFD(adopting: try Syscall.eventfd(Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK)))
+        var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u64: 0))
+        try Syscall.epollControl(epoll.rawValue, EPOLL_CTL_ADD, wakeup.rawValue, &event)
+
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let result = pthread_create(&thread, nil, { context in
+            let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
+            loop.run()
+            return nil
+        }, context)
+        guard result == 0 else {
+            Unmanaged<EventLoop>.fromOpaque(context).release()
+            throw SystemError("pthread_create", errno: result)
+        }
+        pthread = thread
+    }
+
+    /// Whether the caller runs on this loop's thread.
+    public var inEventLoop: Bool {
+        guard let thread = state.withLock({ $0.thread }) else { return false }
+        return pthread_equal(thread, pthread_self()) != 0
+    }
+
+    /// Runs `task` on the loop's thread, after the events being handled now.
+    /// Tasks run in the order they were submitted. After ``stop()`` they are dropped.
+    public func execute(_ task: @escaping @Sendable () -> Void) {
+        let wake = state.withLock { state -> Bool in
+            guard !state.stopping else { return false }
+            state.tasks.append(task)
+            defer { state.wakeupPending = true }
+            return !state.wakeupPending
+        }
+        if wake { Syscall.eventfdWrite(wakeup.rawValue) }
+    }
+
+    /// Starts telling `handler` when `fd` is ready for `events`. The handler is
+    /// kept until ``deregister(_:)``. `fd` must stay open until then.
+    public func register(_ fd: Int32, events: Events, handler: any EventHandler) throws(SystemError) -> Registration {
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            state.handlers[state.nextID] = handler
+            return state.nextID
+        }
+        var event = epoll_event(events: events.rawValue, data: epoll_data_t(u64: id))
+        do {
+            try Syscall.epollControl(epoll.rawValue, EPOLL_CTL_ADD, fd, &event)
+        } catch {
+            _ = state.withLock { $0.handlers.removeValue(forKey: id) }
+            throw error
+        }
+        return Registration(id: id, fd: fd)
+    }
+
+    /// Changes the events a registration waits for.
+    public func modify(_ registration: Registration, events: Events) {
+        var event = epoll_event(events: events.rawValue, data: epoll_data_t(u64: registration.id))
+        // ENOENT: deregistered meanwhile, which is fine.
+        try? Syscall.epollControl(epoll.rawValue, EPOLL_CTL_MOD, registration.fd, &event)
+    }
+
+    /// Stops waiting on a descriptor and lets go of its handler.
+    public func deregister(_ registration: Registration) {
+        var event = epoll_event()
+        try? Syscall.epollControl(epoll.rawValue, EPOLL_CTL_DEL, registration.fd, &event)
+        _ = state.withLock { $0.handlers.removeValue(forKey: registration.id) }
+    }
+
+    /// Ends the loop's thread once the work in hand is done, and waits for it
+    /// unless called from the loop itself. Handlers still registered are released.
+    public func stop() {
+        state.withLock { $0.stopping = true }
+        Syscall.eventfdWrite(wakeup.rawValue)
+        if !inEventLoop, let thread = pthread {
+            pthread_join(thread, nil)
+            pthread = nil
+        }
+    }
+
+    private func run() {
+        state.withLock { $0.thread = pthread_self() }
+        let capacity = 64
+        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
+        defer { events.deallocate() }
+        while true {
+            let count: Int32
+            do {
+                count = try Syscall.epollWait(epoll.rawValue, events, Int32(capacity), -1)
+            } catch {
+                fatalError("epoll_wait failed on event loop \(name): \(error)")
+            }
+            for index in 0..<Int(count) {
+                let id = events[index].data.u64
+                if id == 0 {
+                    Syscall.eventfdDrain(wakeup.rawValue)
+                    continue
+                }
+                // A handler deregistered by an earlier event in this batch is skipped.
+                guard let handler = state.withLock({ $0.handlers[id] }) else { continue }
+                handler.handleEvents(Events(rawValue: events[index].events))
+            }
+            let (tasks, stopping) = state.withLock { state in
+                defer {
+                    state.tasks.removeAll()
+                    state.wakeupPending = false
+                }
+                return (state.tasks, state.stopping)
+            }
+            for task in tasks { task() }
+            if stopping { break }
+        }
+        state.withLock { state in
+            state.handlers.removeAll()
+            state.tasks.removeAll()
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import Glibc
+internal import CCameraShims
+
+/// `sendmsg`/`recvmsg` with file descriptors as `SCM_RIGHTS` ancillary data.
+enum SCMRights {
+    /// The kernel's SCM_MAX_FD: descriptors one sendmsg may carry.
+    static let maxDescriptorsPerMessage = 253
+    /// Messages gathered into one sendmsg.
+    static let maxGather = 64
+
+    static func controlSpace(for descriptorCount: Int) -> Int {
+        CCameraShims_CMSG_SPACE(descriptorCount * MemoryLayout<Int32>.size)
+    }
+
+    struct Received {
+        /// 0 at end-of-file.
+        var byteCount: Int
+        var descriptors: [OwnedFD]
+        /// `MSG_CTRUNC`: the kernel dropped descriptors that did not fit.
+        var truncated: Bool
+    }
+
+    /// Receives what is there, adopting any descriptors (close-on-exec); nil when
+    /// nothing is (EAGAIN).
+    static func receive(
+        on socket: OwnedFD, into buffer: UnsafeMutableRawBufferPointer, control: UnsafeMutableRawBufferPointer
+    ) throws(SystemError) -> Received? {
+        var vector = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
+        var message = msghdr()
+        message.msg_control = control.baseAddress
+        message.msg_controllen = control.count
+        let byteCount: Int
+        do {
+            byteCount = try withUnsafeMutablePointer(to: &vector) { vectorPointer throws(SystemError) in
+                message.msg_iov = vectorPointer
+                message.msg_iovlen = 1
+                return try Syscall.recvmsg(socket.rawValue, &message, Int32(MSG_DONTWAIT) | CCameraShims_MSG_CMSG_CLOEXEC)
+            }
+        } catch where error.wouldBlock {
+            return nil
+        }
+        var descriptors: [OwnedFD] = []
+        var header = CCameraShims_CMSG_FIRSTHDR(&message)
+        while let current = header {
+            if current.pointee.cmsg_level == SOL_SOCKET && current.pointee.cmsg_type == Int32(SCM_RIGHTS) {
+                let dataLength = Int(current.pointee.cmsg_len) - CCameraShims_CMSG_LEN(0)
+                let data = UnsafeRawPointer(CCameraShims_CMSG_DATA(current)!)
+                for index in 0..<dataLength / MemoryLayout<Int32>.size {
+                    let fd = data.loadUnaligned(fromByteOffset: index * MemoryLayout<Int32>.size, as: Int32.self)
+                    descriptors.append(OwnedFD(adopting: fd))
+                }
+            }
+            header = CCameraShims_CMSG_NXTHDR(&message, current)
+        }
+        let truncated = message.msg_flags & Int32(MSG_CTRUNC) != 0
+        return Received(byteCount: byteCount, descriptors: descriptors, truncated: truncated)
+    }
+
+    /// Writes from the front of `writes` in one sendmsg, gathering several
+    /// messages. Descriptors of every message whose first byte is in this call
+    /// ride on it (in order), and are let go of once the kernel has them.
+    ///
+    /// - Returns: the bytes written.
+    static func send(_ writes: ArraySlice<PendingWrite>, on socket: OwnedFD) throws(SystemError) -> Int {
+        var vectors: [iovec] = []
+        var descriptors: [Int32] = []
+        var carriers: [PendingWrite] = []
+        for write in writes.prefix(maxGather) {
+            if !write.descriptors.isEmpty {
+                guard descriptors.count + write.descriptors.count <= maxDescriptorsPerMessage else { break }
+                descriptors += write.descriptors.map(\.rawValue)
+                carriers.append(write)
+            }
+            let unwritten = write.unwritten
+            vectors.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: unwritten.baseAddress), iov_len: unwritten.count))
+        }
+        let control = UnsafeMutableRawBufferPointer.allocate(
+            byteCount: descriptors.isEmpty ? 0 : controlSpace(for: descriptors.count), alignment: 8)
+        defer { control.deallocate() }
+
+        var message = msghdr()
+        if !descriptors.isEmpty {
+            control.initializeMemory(as: UInt8.self, repeating: 0)
+            message.msg_control = control.baseAddress
+            message.msg_controllen = control.count
+            let header = CCameraShims_CMSG_FIRSTHDR(&message)!
+            header.pointee.cmsg_level = SOL_SOCKET
+            header.pointee.cmsg_type = Int32(SCM_RIGHTS)
+            header.pointee.cmsg_len = CCameraShims_CMSG_LEN(descriptors.count * MemoryLayout<Int32>.size)
+            let data = UnsafeMutableRawPointer(CCameraShims_CMSG_DATA(header)!)
+            descriptors.withUnsafeBytes { data.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        }
+        let written = try vectors.withUnsafeMutableBufferPointer { vectorBuffer throws(SystemError) in
+            message.msg_iov = vectorBuffer.baseAddress
+            message.msg_iovlen = vectorBuffer.count
+            return try Syscall.sendmsg(socket.rawValue, &message, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+        }
+        if written > 0 {
+            for carrier in carriers { carrier.descriptors = [] }
+        }
+        return written
+    }
+}

@@ -1,0 +1,60 @@
+import Glibc
+internal import CCameraShims
+
+/// A memfd mapped into this process: memory another process can map too, by
+/// receiving the descriptor.
+///
+/// The creator seals the file's size (`F_SEAL_SHRINK | F_SEAL_GROW`), so a process
+/// that maps it can never be hit by SIGBUS from the file shrinking under it.
+public final class SharedMemory: @unchecked Sendable {
+    public let descriptor: OwnedFD
+    public let size: Int
+    public let baseAddress: UnsafeMutableRawPointer
+
+    /// Creates a memfd of `size` bytes, seals its size, and maps it read-write.
+    ///
+    /// The call is `memfd_create(MFD_CLOEXEC | MFD_ALLOW_SEALING)`.
+    public init(name: String, size: Int) throws(SystemError) {
+        precondition(size > 0, "SharedMemory of \(size) bytes")
+        let fd = OwnedFD(adopting: try Syscall.memfdCreate(
+            name, CCameraShims_MFD_CLOEXEC | CCameraShims_MFD_ALLOW_SEALING))
+        try Syscall.ftruncate(fd.rawValue, size)
+        _ = try Syscall.fcntl(fd.rawValue, CCameraShims_F_ADD_SEALS,
+                              CCameraShims_F_SEAL_SHRINK | CCameraShims_F_SEAL_GROW | CCameraShims_F_SEAL_SEAL)
+        descriptor = fd
+        self.size = size
+        baseAddress = try Syscall.mmap(size, PROT_READ | PROT_WRITE, fd.rawValue)
+    }
+
+    /// Maps a memfd received from another process.
+    ///
+    /// - Throws: ``SharedMemoryError`` when the file is smaller than `size` or its
+    ///   size is not sealed (it could shrink and fault the reader).
+    public init(mapping descriptor: OwnedFD, size: Int, writable: Bool = false) throws {
+        let seals = try Syscall.fcntl(descriptor.rawValue, CCameraShims_F_GET_SEALS, 0)
+        guard seals & CCameraShims_F_SEAL_SHRINK != 0 else { throw SharedMemoryError.notSealed }
+        let actual = try Syscall.fstatSize(descriptor.rawValue)
+        guard actual >= size, size > 0 else { throw SharedMemoryError.tooSmall(size: actual, expected: size) }
+        self.descriptor = descriptor
+        self.size = size
+        baseAddress = try Syscall.mmap(size, writable ? PROT_READ | PROT_WRITE : PROT_READ, descriptor.rawValue)
+    }
+
+    deinit { Syscall.munmap(baseAddress, size) }
+
+    /// The whole mapping.
+    public var bytes: UnsafeMutableRawBufferPointer { UnsafeMutableRawBufferPointer(start: baseAddress, count: size) }
+}
+
+/// A shared-memory descriptor that is unsafe to map.
+public enum SharedMemoryError: Error, Equatable, CustomStringConvertible {
+    case notSealed
+    case tooSmall(size: Int, expected: Int)
+
+    public var description: String {
+        switch self {
+        case .notSealed: "shared memory is not sealed against shrinking; refusing to map it"
+        case .tooSmall(let size, let expected): "shared memory holds \(size) bytes, \(expected) expected"
+        }
+    }
+}

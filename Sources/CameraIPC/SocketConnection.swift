@@ -1,0 +1,273 @@
+import Glibc
+import Synchronization
+
+/// Told of what arrives on a ``SocketConnection``. Called on its event loop.
+public protocol SocketConnectionDelegate: AnyObject, Sendable {
+    /// One complete frame's payload. Take the descriptors it owns from `descriptors`.
+    ///
+    /// - Throws: anything, to close the connection as broken.
+    func connection(
+        _ connection: SocketConnection, didReceive frame: [UInt8], descriptors: inout DescriptorQueue
+    ) throws
+
+    /// The connection is closed; nothing more arrives. `error` is nil for an
+    /// orderly end (the peer closed, or ``SocketConnection/close(error:)`` without one).
+    func connectionDidClose(_ connection: SocketConnection, error: (any Error)?)
+}
+
+/// One end of a framed Unix-socket connection: moves frames and file descriptors,
+/// knows nothing of what they mean.
+///
+/// Reading happens on the event loop. ``send(_:descriptors:droppingAbove:)`` may be
+/// called from any thread and never blocks: it writes what the socket takes now
+/// and queues the rest for the loop. A peer that stops reading makes the queue
+/// grow; past ``backlogLimit`` the connection is closed (or, for a droppable
+/// message, the message is dropped), so a stalled peer never stalls its sender.
+public final class SocketConnection: EventHandler, @unchecked Sendable, CustomStringConvertible {
+    /// What became of a message given to ``send(_:descriptors:droppingAbove:)``.
+    public enum SendResult: Equatable, Sendable {
+        /// Handed to the kernel whole.
+        case written
+        /// Queued behind earlier messages or a full socket buffer; the loop writes it.
+        case queued
+        /// Not sent: the queue was over the caller's threshold.
+        case dropped
+        /// Not sent: the connection is closed (perhaps by this very call, for overflow).
+        case closed
+    }
+
+    /// The queue of unsent bytes past which the connection is closed: 8 MiB.
+    public static let defaultBacklogLimit = 8 * 1024 * 1024
+
+    public let socket: OwnedFD
+    public let loop: EventLoop
+    /// The process at the other end.
+    public let peer: PeerCredentials
+    public let backlogLimit: Int
+
+    // Read side: touched only on the loop.
+    private var decoder = FrameDecoder()
+    private var descriptors = DescriptorQueue()
+    private var delegate: (any SocketConnectionDelegate)?
+    private let receiveBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
+    private let controlBuffer: UnsafeMutableRawBufferPointer
+
+    private struct WriteState {
+        var pending: [PendingWrite] = []
+        var head = 0
+        var queuedBytes = 0
+        var registration: EventLoop.Registration?
+        var waitingForWritable = false
+        var closed = false
+        var closeWhenFlushed = false
+    }
+    private let writeState = Mutex(WriteState())
+
+    /// Wraps a connected socket; reads nothing until ``start(delegate:)``.
+    public init(socket: OwnedFD, loop: EventLoop, backlogLimit: Int = SocketConnection.defaultBacklogLimit) throws {
+        try socket.setNonBlocking()
+        self.socket = socket
+        self.loop = loop
+        self.backlogLimit = backlogLimit
+        self.peer = try PeerCredentials(of: socket)
+        controlBuffer = .allocate(
+            byteCount: SCMRights.controlSpace(for: SCMRights.maxDescriptorsPerMessage), alignment: 8)
+    }
+
+    deinit {
+        receiveBuffer.deallocate()
+        controlBuffer.deallocate()
+    }
+
+    public var description: String { "connection \(socket.rawValue) (\(peer))" }
+
+    /// Starts reading; `delegate` is kept until the connection closes.
+    public func start(delegate: any SocketConnectionDelegate) throws(SystemError) {
+        self.delegate = delegate
+        let registration = try loop.register(socket.rawValue, events: [.readable], handler: self)
+        let flush = writeState.withLock { state -> Bool in
+            state.registration = registration
+            return state.head < state.pending.count
+        }
+        if flush { flushPending() }
+    }
+
+    /// Whether the connection has closed.
+    public var isClosed: Bool { writeState.withLock { $0.closed } }
+
+    /// Bytes given to ``send(_:descriptors:droppingAbove:)`` and not yet written.
+    public var queuedByteCount: Int { writeState.withLock { $0.queuedBytes } }
+
+    /// Sends one frame, with `descriptors` riding on its first byte.
+    ///
+    /// - Parameter threshold: when set and more than this many bytes are already
+    ///   queued, the message is dropped instead of queued (`.dropped`). Use it for
+    ///   messages that lose nothing by being skipped, such as a superseded frame.
+    public func send(
+        _ payload: some Collection<UInt8>, descriptors: [OwnedFD] = [], droppingAbove threshold: Int? = nil
+    ) -> SendResult {
+        let write = PendingWrite(payload: payload, descriptors: descriptors)
+        var overflow = false
+        var failure: SystemError?
+        let result = writeState.withLock { state -> SendResult in
+            guard !state.closed else { return .closed }
+            if let threshold, state.queuedBytes > threshold { return .dropped }
+            if state.queuedBytes + write.count > backlogLimit {
+                overflow = true
+                return .closed
+            }
+            let wasIdle = state.head == state.pending.count
+            state.pending.append(write)
+            state.queuedBytes += write.count
+            guard wasIdle, state.registration != nil else { return .queued }
+            failure = flushLocked(&state)
+            return state.head == state.pending.count ? .written : .queued
+        }
+        if overflow {
+            close(error: BacklogExceeded(limit: backlogLimit))
+        } else if let failure {
+            close(error: failure)
+            return .closed
+        }
+        return result
+    }
+
+    /// Closes the connection: unsent data is dropped, the peer sees end-of-file,
+    /// and the delegate hears ``SocketConnectionDelegate/connectionDidClose(_:error:)``
+    /// on the loop. Calling it again does nothing.
+    public func close(error: (any Error)? = nil) {
+        let registration = writeState.withLock { state -> EventLoop.Registration?? in
+            guard !state.closed else { return .none }
+            state.closed = true
+            state.pending.removeAll()
+            state.head = 0
+            state.queuedBytes = 0
+            return .some(state.registration)
+        }
+        guard case .some(let registration) = registration else { return }
+        Syscall.shutdown(socket.rawValue, Int32(SHUT_RDWR))
+        loop.execute { [self] in
+            if let registration { loop.deregister(registration) }
+            descriptors.removeAll()
+            let delegate = self.delegate
+            self.delegate = nil
+            delegate?.connectionDidClose(self, error: error)
+        }
+    }
+
+    /// Closes the connection once everything queued is written (or at once if nothing is).
+    public func closeAfterFlushing() {
+        let idle = writeState.withLock { state -> Bool in
+            state.closeWhenFlushed = true
+            return state.head == state.pending.count
+        }
+        if idle { close() }
+    }
+
+    // MARK: - Event loop side
+
+    public func handleEvents(_ events: EventLoop.Events) {
+        if !events.isDisjoint(with: [.readable, .hangup, .error]) { readAvailable() }
+        if events.contains(.writable) { flushPending() }
+    }
+
+    private func flushPending() {
+        var failure: SystemError?
+        let done = writeState.withLock { state -> Bool in
+            guard !state.closed else { return false }
+            failure = flushLocked(&state)
+            return state.closeWhenFlushed && state.head == state.pending.count
+        }
+        if let failure {
+            close(error: failure)
+        } else if done {
+            close()
+        }
+    }
+
+    /// Reads until the socket is empty, or a fair share for one wake-up.
+    private func readAvailable() {
+        for _ in 0..<16 {
+            guard delegate != nil else { return }
+            let received: SCMRights.Received
+            do {
+                guard let result = try SCMRights.receive(on: socket, into: receiveBuffer, control: controlBuffer) else {
+                    return  // EAGAIN
+                }
+                received = result
+            } catch {
+                close(error: error)
+                return
+            }
+            for descriptor in received.descriptors { descriptors.append(descriptor) }
+            if received.truncated {
+                close(error: FramingError.descriptorsTruncated)
+                return
+            }
+            if descriptors.count > DescriptorQueue.limit {
+                close(error: FramingError.tooManyDescriptors(count: descriptors.count, limit: DescriptorQueue.limit))
+                return
+            }
+            if received.byteCount == 0 {
+                close()
+                return
+            }
+            decoder.append(UnsafeRawBufferPointer(rebasing: receiveBuffer[..<received.byteCount]))
+            do {
+                while let delegate, !isClosed, let frame = try decoder.nextFrame() {
+                    try delegate.connection(self, didReceive: frame, descriptors: &descriptors)
+                }
+            } catch {
+                close(error: error)
+                return
+            }
+        }
+    }
+
+    /// Writes as much as the socket takes; arms or disarms the writable event.
+    private func flushLocked(_ state: inout WriteState) -> SystemError? {
+        while state.head < state.pending.count {
+            let written: Int
+            do {
+                written = try SCMRights.send(state.pending[state.head...], on: socket)
+            } catch where error.wouldBlock {
+                break
+            } catch {
+                return error
+            }
+            state.queuedBytes -= written
+            var remaining = written
+            var index = state.head
+            while remaining > 0 {
+                let write = state.pending[index]
+                let taken = min(remaining, write.remaining)
+                write.advance(by: taken)
+                remaining -= taken
+                index += 1
+            }
+            while state.head < state.pending.count && state.pending[state.head].remaining == 0 {
+                state.head += 1
+            }
+        }
+        if state.head == state.pending.count {
+            state.pending.removeAll(keepingCapacity: true)
+            state.head = 0
+        } else if state.head > 64 {
+            state.pending.removeSubrange(0..<state.head)
+            state.head = 0
+        }
+        let wantWritable = state.head < state.pending.count
+        if wantWritable != state.waitingForWritable, let registration = state.registration {
+            state.waitingForWritable = wantWritable
+            loop.modify(registration, events: wantWritable ? [.readable, .writable] : [.readable])
+        }
+        return nil
+    }
+}
+
+/// The connection was closed because its peer did not read: more than `limit`
+/// bytes were waiting to be written to it.
+public struct BacklogExceeded: Error, CustomStringConvertible {
+    public let limit: Int
+    public var description: String { "peer stopped reading: more than \(limit) bytes queued for it" }
+}

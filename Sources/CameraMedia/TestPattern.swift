@@ -1,0 +1,161 @@
+/// The picture of a virtual camera: colour bars that scroll a little every frame,
+/// between two bands carrying the frame's ``FrameStamp``.
+///
+/// Renders YUYV, NV12 and I420 directly (BT.601 limited range) and MJPEG through
+/// ``JPEGEncoder``. Keeps scratch memory, so use one per thread.
+public final class TestPattern {
+    public let width: Int
+    public let height: Int
+
+    /// The eight 75% colour bars, as (Y, U, V): white, yellow, cyan, green,
+    /// magenta, red, blue, black.
+    public static let bars: [(y: UInt8, u: UInt8, v: UInt8)] = [
+        (180, 128, 128), (162, 44, 142), (131, 156, 44), (112, 72, 58),
+        (84, 184, 198), (65, 100, 212), (35, 212, 114), (16, 128, 128),
+    ]
+    /// Luma of a set bit and of a clear one in the stamp bands.
+    public static let setLuma: UInt8 = 235
+    public static let clearLuma: UInt8 = 16
+    /// Pixels the bars move per frame.
+    public static let scrollPerFrame = 4
+
+    // One period of each row kind, written twice so that any scroll offset is one copy.
+    private let barLuma: [UInt8]
+    private let barChromaInterleaved: [UInt8]
+    private let barU: [UInt8]
+    private let barV: [UInt8]
+    private let barYUYV: [UInt8]
+    private var scratch: [UInt8] = []
+    private var encoder: JPEGEncoder?
+
+    /// - Precondition: `width` and `height` are even and at least 16.
+    public init(width: Int, height: Int) {
+        precondition(width >= 16 && height >= 16 && width % 2 == 0 && height % 2 == 0, "pattern of \(width)x\(height)")
+        self.width = width
+        self.height = height
+        func bar(atPixel x: Int) -> (y: UInt8, u: UInt8, v: UInt8) { Self.bars[x * Self.bars.count / width] }
+        var luma: [UInt8] = []
+        var u: [UInt8] = []
+        var v: [UInt8] = []
+        var interleaved: [UInt8] = []
+        var yuyv: [UInt8] = []
+        for pair in 0..<width / 2 {
+            let left = bar(atPixel: pair * 2)
+            let right = bar(atPixel: pair * 2 + 1)
+            luma += [left.y, right.y]
+            u.append(left.u)
+            v.append(left.v)
+            interleaved += [left.u, left.v]
+            yuyv += [left.y, left.u, right.y, left.v]
+        }
+        barLuma = luma + luma
+        barU = u + u
+        barV = v + v
+        barChromaInterleaved = interleaved + interleaved
+        barYUYV = yuyv + yuyv
+    }
+
+    /// Bytes of one frame in `format` (for MJPEG, an upper bound).
+    public func frameSize(_ format: PixelFormat) -> Int {
+        if format == .mjpeg { return JPEGEncoder.maxSize(width: width, height: height) }
+        return format.frameSize(width: width, height: height)!
+    }
+
+    /// Draws frame `stamp` in `format` (YUYV, NV12 or I420) into `buffer`, top to bottom.
+    ///
+    /// - Precondition: `buffer` holds at least ``frameSize(_:)`` bytes.
+    public func render(_ stamp: FrameStamp, format: PixelFormat, into buffer: UnsafeMutableRawBufferPointer) {
+        let planes = format.planes(width: width, height: height)!
+        precondition(buffer.count >= frameSize(format), "buffer too small for a \(width)x\(height) \(format) frame")
+        let shift = (Int(stamp.sequence) * Self.scrollPerFrame) % width & ~1
+        let bandRows = bandLumaRows(stamp)
+        let band = FrameStamp.Layout.bandHeight(frameHeight: height)
+        let base = buffer.baseAddress!
+
+        func isBand(_ row: Int) -> Bool { row < band || row >= height - band }
+        func bandRow(_ row: Int) -> [UInt8] {
+            let top = row < band
+            let bandTop = top ? 0 : height - band
+            let blockRow = min((row - bandTop) * FrameStamp.Layout.rows / band, FrameStamp.Layout.rows - 1)
+            return bandRows[(top ? 0 : FrameStamp.Layout.rows) + blockRow]
+        }
+        func copyRow(_ source: [UInt8], from offset: Int, count: Int, to destination: UnsafeMutableRawPointer) {
+            source.withUnsafeBytes { destination.copyMemory(from: $0.baseAddress! + offset, byteCount: count) }
+        }
+        func fill(_ destination: UnsafeMutableRawPointer, _ value: UInt8, _ count: Int) {
+            destination.initializeMemory(as: UInt8.self, repeating: value, count: count)
+        }
+
+        switch format {
+        case .yuyv:
+            let plane = planes[0]
+            for row in 0..<height {
+                let line = base + plane.offset + row * plane.bytesPerRow
+                if isBand(row) {
+                    let luma = bandRow(row)
+                    let pixels = line.assumingMemoryBound(to: UInt8.self)
+                    for x in 0..<width {
+                        pixels[x * 2] = luma[x]
+                        pixels[x * 2 + 1] = 128
+                    }
+                } else {
+                    copyRow(barYUYV, from: shift * 2, count: width * 2, to: line)
+                }
+            }
+        case .nv12, .i420:
+            let luma = planes[0]
+            for row in 0..<height {
+                let line = base + luma.offset + row * luma.bytesPerRow
+                if isBand(row) {
+                    copyRow(bandRow(row), from: 0, count: width, to: line)
+                } else {
+                    copyRow(barLuma, from: shift, count: width, to: line)
+                }
+            }
+            for row in 0..<height / 2 {
+                let band = isBand(row * 2)
+                if format == .nv12 {
+                    let line = base + planes[1].offset + row * planes[1].bytesPerRow
+                    if band { fill(line, 128, width) } else { copyRow(barChromaInterleaved, from: shift, count: width, to: line) }
+                } else {
+                    for (plane, source) in [(planes[1], barU), (planes[2], barV)] {
+                        let line = base + plane.offset + row * plane.bytesPerRow
+                        if band { fill(line, 128, width / 2) } else { copyRow(source, from: shift / 2, count: width / 2, to: line) }
+                    }
+                }
+            }
+        default:
+            preconditionFailure("TestPattern cannot render \(format) directly")
+        }
+    }
+
+    /// Frame `stamp` as a JPEG image (4:2:0).
+    public func renderJPEG(_ stamp: FrameStamp, quality: Int = 85) throws -> [UInt8] {
+        let size = frameSize(.i420)
+        if scratch.count != size { scratch = [UInt8](repeating: 0, count: size) }
+        scratch.withUnsafeMutableBytes { render(stamp, format: .i420, into: $0) }
+        if encoder == nil { encoder = try JPEGEncoder() }
+        return try scratch.withUnsafeBytes { bytes in
+            try encoder!.encodeI420(bytes, width: width, height: height, quality: quality)
+        }
+    }
+
+    /// The luma rows of each block row: the top band's four, then the bottom band's.
+    private func bandLumaRows(_ stamp: FrameStamp) -> [[UInt8]] {
+        let bits = stamp.bits
+        var rows: [[UInt8]] = []
+        for top in [true, false] {
+            for blockRow in 0..<FrameStamp.Layout.rows {
+                var row = [UInt8](repeating: Self.clearLuma, count: width)
+                for column in 0..<FrameStamp.Layout.columns {
+                    let index = blockRow * FrameStamp.Layout.columns + column
+                    guard bits[index] else { continue }
+                    let block = FrameStamp.Layout.block(index, top: top, width: width, height: height)
+                    for x in block.x { row[x] = Self.setLuma }
+                }
+                rows.append(row)
+            }
+        }
+        return rows
+    }
+}

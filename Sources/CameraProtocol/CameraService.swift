@@ -1,0 +1,37 @@
+/// The methods of `service Camera` in Protos/camerad/v1/camera.proto.
+///
+/// The RPC layer has no code generator for services, so this table is written
+/// by hand; a test checks it against the .proto file.
+public enum CameraService {
+    public static let name = "camerad.v1.Camera"
+
+    /// The protocol version of the committed .proto files.
+    public static let protocolVersion = UInt32(Camerad_V1_ProtocolVersion.current.rawValue)
+
+    public static let hello = Method<Camerad_V1_HelloRequest, Camerad_V1_HelloResponse>(
+        service: name, method: "Hello", kind: .unary)
+    public static let listDevices = Method<Camerad_V1_ListDevicesRequest, Camerad_V1_ListDevicesResponse>(
+        service: name, method: "ListDevices", kind: .unary)
+    public static let getDevice = Method<Camerad_V1_GetDeviceRequest, Camerad_V1_GetDeviceResponse>(
+        service: name, method: "GetDevice", kind: .unary)
+    public static let watchDevices = Method<Camerad_V1_WatchDevicesRequest, Camerad_V1_DeviceEvent>(
+        service: name, method: "WatchDevices", kind: .serverStreaming)
+    public static let addVirtualCamera = Method<Camerad_V1_AddVirtualCameraRequest, Camerad_V1_AddVirtualCameraResponse>(
+        service: name, method: "AddVirtualCamera", kind: .unary)
+    public static let removeVirtualCamera = Method<
+        Camerad_V1_RemoveVirtualCameraRequest, Camerad_V1_RemoveVirtualCameraResponse
+    >(service: name, method: "RemoveVirtualCamera", kind: .unary)
+    public static let ping = Method<Camerad_V1_PingRequest, Camerad_V1_PingResponse>(
+        service: name, method: "Ping", kind: .bidirectionalStreaming)
+
+    /// Every method's name and shape, for checks against the .proto file.
+    public static let all: [(name: String, kind: MethodKind)] = [
+        (hello.name, hello.kind),
+        (listDevices.name, listDevices.kind),
+        (getDevice.name, getDevice.kind),
+        (watchDevices.name, watchDevices.kind),
+        (addVirtualCamera.name, addVirtualCamera.kind),
+        (removeVirtualCamera.name, removeVirtualCamera.kind),
+        (ping.name, ping.kind),
+    ]
+}

@@ -1,0 +1,170 @@
+import CameraIPC
+import Foundation
+import Synchronization
+import SwiftProtobuf
+
+/// A client's connection to camerad: one socket, any number of concurrent calls.
+///
+/// ``connect(to:clientName:loop:)`` says Hello before it returns. When the
+/// connection breaks, every open call fails with `CONNECTION_LOST`.
+public final class RPCClient: SocketConnectionDelegate, @unchecked Sendable {
+    public let socket: SocketConnection
+    /// What the server said to Hello.
+    public private(set) var hello = Camerad_V1_HelloResponse()
+
+    private struct State {
+        var nextCallID: UInt64 = 1
+        var calls: [UInt64: ClientCall] = [:]
+        var closedBecause: RPCError?
+    }
+    private let state = Mutex(State())
+
+    private init(socket: SocketConnection) {
+        self.socket = socket
+    }
+
+    /// Connects to the daemon at `path` and says Hello.
+    ///
+    /// - Throws: ``RPCError`` — `DAEMON_UNAVAILABLE` when nothing listens at
+    ///   `path`, `VERSION_MISMATCH` when the daemon speaks another protocol version.
+    public static func connect(to path: String, clientName: String, loop: EventLoop) async throws -> RPCClient {
+        let client: RPCClient
+        do {
+            let fd = try UnixSocket.connect(to: path)
+            client = RPCClient(socket: try SocketConnection(socket: fd, loop: loop))
+            try client.socket.start(delegate: client)
+        } catch {
+            throw RPCError(.daemonUnavailable,
+                           "cannot reach camerad at \(path) (\(error)); start camerad, or pass --socket / set CAMERAD_SOCKET")
+        }
+        var request = Camerad_V1_HelloRequest()
+        request.protocolVersion = CameraService.protocolVersion
+        request.clientName = clientName
+        do {
+            client.hello = try await client.unary(CameraService.hello, request)
+        } catch {
+            client.close()
+            throw error
+        }
+        return client
+    }
+
+    /// Closes the connection; open calls fail with `CONNECTION_LOST`.
+    public func close() {
+        socket.close()
+    }
+
+    /// Whether the connection is gone.
+    public var isClosed: Bool { socket.isClosed }
+
+    // MARK: - Calls
+
+    /// Makes a unary call and waits for its response.
+    ///
+    /// - Throws: ``RPCError`` with the server's status, or `CONNECTION_LOST`.
+    ///   Cancelling the task cancels the call.
+    public func unary<Request, Response>(
+        _ method: Method<Request, Response>, _ request: Request, descriptors: [OwnedFD] = []
+    ) async throws -> Response {
+        let call = try startCall(method.name, request: try request.serializedBytes(), descriptors: descriptors)
+        var response: Response?
+        for try await raw in call.responses where response == nil {
+            response = try decodeResponse(Response.self, raw.payload, method: method.name)
+        }
+        guard let response else {
+            if Task.isCancelled { throw RPCError.cancelled }
+            throw RPCError(.internal, "\(method.name) ended without a response; a camerad bug")
+        }
+        return response
+    }
+
+    /// Starts a server-streaming call. The call ends when the server ends it, or
+    /// when the iteration of the returned stream stops early.
+    public func serverStreaming<Request, Response>(
+        _ method: Method<Request, Response>, _ request: Request
+    ) throws -> ResponseStream<Response> {
+        let call = try startCall(method.name, request: try request.serializedBytes(), descriptors: [])
+        return ResponseStream(base: call.responses, method: method.name)
+    }
+
+    /// Starts a bidirectional call.
+    public func bidirectional<Request, Response>(
+        _ method: Method<Request, Response>
+    ) throws -> BidirectionalCall<Request, Response> {
+        BidirectionalCall(client: self, call: try startCall(method.name, request: [], descriptors: []))
+    }
+
+    private func startCall(_ method: String, request: [UInt8], descriptors: [OwnedFD]) throws -> ClientCall {
+        let call = try state.withLock { state throws -> ClientCall in
+            if let error = state.closedBecause { throw error }
+            defer { state.nextCallID += 1 }
+            let callID = state.nextCallID
+            let call = ClientCall(callID: callID, method: method) { [weak self] in
+                guard let self, let call = self.state.withLock({ $0.calls[callID] }) else { return }
+                self.cancel(call)
+            }
+            state.calls[callID] = call
+            return call
+        }
+        do {
+            try send(EnvelopeCodec.start(callID: call.callID, method: method, request: request), descriptors: descriptors)
+        } catch let error as RPCError {
+            finish(call, with: error)
+            throw error
+        }
+        return call
+    }
+
+    func send(_ envelope: Camerad_V1_Envelope, descriptors: [OwnedFD] = []) throws {
+        let bytes = EnvelopeCodec.encode(envelope, descriptorCount: descriptors.count)
+        guard bytes.count <= Frame.maxPayloadLength else {
+            throw RPCError(.invalidArgument, "message of \(bytes.count) bytes is over the \(Frame.maxPayloadLength)-byte limit")
+        }
+        switch socket.send(bytes, descriptors: descriptors) {
+        case .written, .queued:
+            return
+        case .dropped, .closed:
+            throw state.withLock { $0.closedBecause } ?? RPCError(.connectionLost, "the connection to camerad is closed")
+        }
+    }
+
+    func cancel(_ call: ClientCall) {
+        guard !call.hasEnded else { return }
+        try? send(EnvelopeCodec.cancel(callID: call.callID))
+        finish(call, with: .cancelled)
+    }
+
+    private func finish(_ call: ClientCall, with error: RPCError?) {
+        _ = state.withLock { $0.calls.removeValue(forKey: call.callID) }
+        call.end(with: error)
+    }
+
+    // MARK: - SocketConnectionDelegate
+
+    public func connection(
+        _ connection: SocketConnection, didReceive frame: [UInt8], descriptors: inout DescriptorQueue
+    ) throws {
+        let (envelope, claimed) = try EnvelopeCodec.decode(frame, descriptors: &descriptors)
+        // Envelopes for calls that ended here (cancelled) are dropped.
+        guard let call = state.withLock({ $0.calls[envelope.callID] }) else { return }
+        switch envelope.kind! {
+        case .message(let message):
+            call.receive(ClientCall.RawMessage(payload: Array(message.payload), descriptors: claimed))
+        case .end(let end):
+            finish(call, with: RPCError(status: end.status))
+        case .start, .cancel:
+            throw EnvelopeCodec.MalformedEnvelope(reason: "the server sent a client-only envelope")
+        }
+    }
+
+    public func connectionDidClose(_ connection: SocketConnection, error: (any Error)?) {
+        let detail = error.map { " (\($0))" } ?? ""
+        let lost = RPCError(.connectionLost, "lost the connection to camerad\(detail); is the daemon still running?")
+        let calls = state.withLock { state in
+            state.closedBecause = lost
+            defer { state.calls.removeAll() }
+            return Array(state.calls.values)
+        }
+        for call in calls { call.end(with: lost) }
+    }
+}

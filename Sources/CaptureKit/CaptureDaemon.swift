@@ -1,0 +1,102 @@
+import CameraIPC
+import CameraProtocol
+import Foundation
+
+/// The camerad daemon as CaptureKit sees it: where it is, and what it says of
+/// itself. Apple's capture API has no counterpart: on Linux the cameras live in
+/// another process.
+public enum CaptureDaemon {
+    /// The socket CaptureKit connects to. Default: `$CAMERAD_SOCKET`, else
+    /// `$XDG_RUNTIME_DIR/camerad.sock`, else `/run/camerad/camerad.sock`.
+    /// Setting it closes the current connection.
+    public static var socketPath: String {
+        get { DaemonClient.shared.socketPath }
+        set { DaemonClient.shared.socketPath = newValue }
+    }
+
+    /// How this process names itself to the daemon (its logs, other clients'
+    /// error messages). Default: the process name.
+    public static var clientName: String {
+        get { DaemonClient.shared.clientName }
+        set { DaemonClient.shared.clientName = newValue }
+    }
+
+    /// What the daemon said when CaptureKit connected.
+    public struct Info: Sendable, Equatable {
+        public var version: String
+        public var protocolVersion: UInt32
+        public var features: [String]
+        public var pid: Int32
+    }
+
+    /// Connects if needed and returns the daemon's own description.
+    public static func info() async throws(CaptureError) -> Info {
+        let hello = try await DaemonClient.shared.connection().hello
+        return Info(version: hello.serverVersion, protocolVersion: hello.protocolVersion,
+                    features: hello.features, pid: hello.serverPid)
+    }
+
+    /// Round-trip times of `count` pings on one bidirectional call.
+    public static func ping(count: Int = 1, payloadSize: Int = 0) async throws(CaptureError) -> [Duration] {
+        let client = try await DaemonClient.shared.connection()
+        return try await CaptureError.converting {
+            let call = try client.bidirectional(CameraService.ping)
+            var times: [Duration] = []
+            var responses = call.responses.makeAsyncIterator()
+            let clock = ContinuousClock()
+            for sequence in 0..<count {
+                var request = Camerad_V1_PingRequest()
+                request.sequence = UInt64(sequence)
+                request.payload = Data(count: payloadSize)
+                let start = clock.now
+                try call.send(request)
+                guard let response = try await responses.next(), response.sequence == UInt64(sequence) else {
+                    throw CaptureError(.internalError, "ping \(sequence) got no matching answer")
+                }
+                times.append(clock.now - start)
+            }
+            call.finishSending()
+            while try await responses.next() != nil {}
+            return times
+        }
+    }
+
+    /// Closes CaptureKit's connection; the next call opens a new one.
+    public static func disconnect() {
+        DaemonClient.shared.disconnect()
+    }
+}
+
+// MARK: - Virtual cameras
+
+extension CaptureDaemon {
+    /// Adds one of camerad's virtual cameras. Allowed to camerad's own user and root.
+    ///
+    /// - Parameters:
+    ///   - index: makes the uniqueID "virtual-<index>" (0–63); nil takes the lowest free index.
+    ///   - localizedName: empty for "Virtual Camera <index>".
+    /// - Throws: `permissionDenied`, `alreadyExists` for a taken index, `invalidArgument`.
+    public static func addVirtualCamera(
+        index: Int? = nil, localizedName: String = "", position: CaptureDevice.Position = .unspecified
+    ) async throws(CaptureError) -> CaptureDevice {
+        var request = Camerad_V1_AddVirtualCameraRequest()
+        if let index {
+            guard let index = UInt32(exactly: index) else {
+                throw CaptureError(.invalidArgument, "virtual camera index \(index) is negative; use 0 to 63")
+            }
+            request.index = index
+        }
+        request.localizedName = localizedName
+        request.position = position.proto
+        return LiveDevices.shared.update(try await DaemonClient.shared.unary(CameraService.addVirtualCamera, request).device)
+    }
+
+    /// Removes a virtual camera, as if it were unplugged.
+    ///
+    /// - Throws: `deviceNotFound`, `invalidArgument` for a device that is not virtual, `permissionDenied`.
+    public static func removeVirtualCamera(uniqueID: String) async throws(CaptureError) {
+        var request = Camerad_V1_RemoveVirtualCameraRequest()
+        request.uniqueID = uniqueID
+        _ = try await DaemonClient.shared.unary(CameraService.removeVirtualCamera, request)
+    }
+}

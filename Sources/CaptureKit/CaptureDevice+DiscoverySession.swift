@@ -1,0 +1,32 @@
+import CameraProtocol
+
+extension CaptureDevice {
+    /// AVCaptureDevice.DiscoverySession: the devices of some types, for a media
+    /// type, at a position. The daemon applies the filter.
+    public final class DiscoverySession: Sendable {
+        public let deviceTypes: [DeviceType]
+        /// Nil matches every media type.
+        public let mediaType: MediaType?
+        /// `.unspecified` matches every position.
+        public let position: Position
+
+        public init(deviceTypes: [DeviceType], mediaType: MediaType?, position: Position) {
+            self.deviceTypes = deviceTypes
+            self.mediaType = mediaType
+            self.position = position
+        }
+
+        /// The matching devices now, in the daemon's order.
+        public var devices: [CaptureDevice] {
+            get async throws(CaptureError) {
+                if let mediaType, mediaType != .video { return [] }
+                guard !deviceTypes.isEmpty else { return [] }
+                var filter = Camerad_V1_DeviceFilter()
+                filter.deviceTypes = deviceTypes.map(\.proto)
+                filter.mediaType = .video
+                filter.position = position.proto
+                return try await CaptureDevice.list(filter)
+            }
+        }
+    }
+}

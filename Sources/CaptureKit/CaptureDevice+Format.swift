@@ -1,0 +1,114 @@
+import CameraProtocol
+
+/// CoreMedia's CMVideoDimensions.
+public struct CMVideoDimensions: Hashable, Sendable, CustomStringConvertible {
+    public var width: Int32
+    public var height: Int32
+
+    public init(width: Int32, height: Int32) {
+        self.width = width
+        self.height = height
+    }
+
+    public var description: String { "\(width)x\(height)" }
+}
+
+/// A pixel format's V4L2 fourcc, as CoreMedia's media subtype.
+public struct FourCharCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// The code spelled by four ASCII characters ("YUYV"); nil otherwise.
+    public init?(_ code: String) {
+        let bytes = Array(code.utf8)
+        guard bytes.count == 4, bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7f }) else { return nil }
+        rawValue = bytes.enumerated().reduce(0) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
+    }
+
+    /// The four characters, "YUYV".
+    public var description: String {
+        String(decoding: (0..<4).map { UInt8(truncatingIfNeeded: rawValue >> (8 * $0)) }, as: UTF8.self)
+    }
+}
+
+/// AVFrameRateRange: the frame rates a format allows, from min to max.
+public struct FrameRateRange: Hashable, Sendable, CustomStringConvertible {
+    /// The shortest frame duration (the highest rate).
+    public var minFrameDuration: CMTime
+    /// The longest frame duration (the lowest rate).
+    public var maxFrameDuration: CMTime
+
+    public var maxFrameRate: Double { 1 / minFrameDuration.seconds }
+    public var minFrameRate: Double { 1 / maxFrameDuration.seconds }
+
+    /// Whether only one rate is allowed (a discrete V4L2 interval).
+    public var isDiscrete: Bool { minFrameDuration == maxFrameDuration }
+
+    public var description: String {
+        isDiscrete ? String(format2: maxFrameRate) + " fps"
+            : String(format2: minFrameRate) + "-" + String(format2: maxFrameRate) + " fps"
+    }
+
+    init(_ range: Camerad_V1_FrameRateRange) {
+        minFrameDuration = CMTime(range.minFrameDuration)
+        maxFrameDuration = CMTime(range.maxFrameDuration)
+    }
+}
+
+extension CaptureDevice {
+    /// AVCaptureDevice.Format: one pixel format at one size, with its frame rates.
+    public struct Format: Hashable, Sendable, CustomStringConvertible {
+        public var mediaType: MediaType { .video }
+        /// The pixel format, as CoreMedia's media subtype ("YUYV", "NV12", "MJPG").
+        public let mediaSubType: FourCharCode
+        /// V4L2's name for the pixel format ("YUYV 4:2:2").
+        public let pixelFormatDescription: String
+        public let dimensions: CMVideoDimensions
+        public let videoSupportedFrameRateRanges: [FrameRateRange]
+        /// Whether frames are compressed (MJPEG).
+        public let isCompressed: Bool
+
+        public var description: String {
+            "'\(mediaSubType)' \(dimensions) " + videoSupportedFrameRateRanges.map(\.description).joined(separator: ", ")
+        }
+
+        init(_ format: Camerad_V1_Format) {
+            mediaSubType = FourCharCode(rawValue: format.fourcc)
+            pixelFormatDescription = format.description_p
+            dimensions = CMVideoDimensions(width: Int32(clamping: format.width), height: Int32(clamping: format.height))
+            videoSupportedFrameRateRanges = format.frameRateRanges.map(FrameRateRange.init)
+            isCompressed = format.compressed
+        }
+    }
+}
+
+extension CMTime {
+    init(_ fraction: Camerad_V1_Fraction) {
+        guard fraction.denominator > 0, fraction.denominator <= UInt32(Int32.max) else {
+            self = .invalid
+            return
+        }
+        self.init(value: Int64(fraction.numerator), timescale: Int32(fraction.denominator))
+    }
+}
+
+extension String {
+    /// A number with up to two decimals and no trailing zeros: 30, 29.97, 7.5.
+    init(format2 value: Double) {
+        let hundredths = (value * 100).rounded()
+        if hundredths.truncatingRemainder(dividingBy: 100) == 0 {
+            self = String(Int(hundredths / 100))
+        } else if hundredths.truncatingRemainder(dividingBy: 10) == 0 {
+            self = String(format1: hundredths / 100)
+        } else {
+            let whole = Int(hundredths / 100)
+            let fraction = Int(hundredths) - whole * 100
+            self = "\(whole)." + (fraction < 10 ? "0" : "") + "\(fraction)"
+        }
+    }
+
+    private init(format1 value: Double) {
+        let tenths = Int((value * 10).rounded())
+        self = "\(tenths / 10).\(tenths % 10)"
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import CameraIPC
+import CameraProtocol
+import Synchronization
+
+/// The connection CaptureKit shares across the process: opened on first use,
+/// opened again on the next use after it breaks.
+final class DaemonClient: Sendable {
+    static let shared = DaemonClient()
+
+    private struct State {
+        var socketPath: String?
+        var clientName: String?
+        var client: RPCClient?
+        var connecting: Task<RPCClient, any Error>?
+        var loop: EventLoop?
+    }
+    private let state = Mutex(State())
+
+    /// Where to connect; nil means `SocketPath.resolve()`. A change takes effect
+    /// at the next connection, and closes the current one.
+    var socketPath: String {
+        get { state.withLock { $0.socketPath } ?? SocketPath.resolve() }
+        set {
+            let old = state.withLock { state -> RPCClient? in
+                state.socketPath = newValue
+                defer { state.client = nil }
+                return state.client
+            }
+            old?.close()
+        }
+    }
+
+    var clientName: String {
+        get { state.withLock { $0.clientName } ?? Self.processName }
+        set { state.withLock { $0.clientName = newValue } }
+    }
+
+    /// The open connection, connecting first if there is none.
+    func connection() async throws(CaptureError) -> RPCClient {
+        try await CaptureError.converting {
+            let task = try state.withLock { state throws -> Task<RPCClient, any Error> in
+                if let client = state.client, !client.isClosed { return Task { client } }
+                if let connecting = state.connecting { return connecting }
+                if state.loop == nil { state.loop = try EventLoop(name: "CaptureKit") }
+                let loop = state.loop!
+                let path = state.socketPath ?? SocketPath.resolve()
+                let name = state.clientName ?? Self.processName
+                let connecting = Task { try await RPCClient.connect(to: path, clientName: name, loop: loop) }
+                state.connecting = connecting
+                return connecting
+            }
+            do {
+                let client = try await task.value
+                state.withLock { state in
+                    if state.connecting == task {
+                        state.client = client
+                        state.connecting = nil
+                    }
+                }
+                return client
+            } catch {
+                state.withLock { state in
+                    if state.connecting == task { state.connecting = nil }
+                }
+                throw error
+            }
+        }
+    }
+
+    /// A unary call on the shared connection.
+    func unary<Request, Response>(_ method: Method<Request, Response>, _ request: Request) async throws(CaptureError) -> Response {
+        let client = try await connection()
+        return try await CaptureError.converting { try await client.unary(method, request) }
+    }
+
+    /// Closes the shared connection; the next call opens a new one.
+    func disconnect() {
+        state.withLock { state -> RPCClient? in
+            defer { state.client = nil }
+            return state.client
+        }?.close()
+    }
+
+    private static var processName: String {
+        (try? String(contentsOfFile: "/proc/self/comm", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "CaptureKit"
+    }
+}

@@ -1,0 +1,38 @@
+import CameraProtocol
+
+/// AVCaptureSession.Preset: the quality a session asks of its device.
+public struct SessionPreset: RawRepresentable, Hashable, CaseIterable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public static let high = SessionPreset(rawValue: "high")
+    public static let medium = SessionPreset(rawValue: "medium")
+    public static let low = SessionPreset(rawValue: "low")
+    public static let photo = SessionPreset(rawValue: "photo")
+    public static let vga640x480 = SessionPreset(rawValue: "vga640x480")
+    public static let hd1280x720 = SessionPreset(rawValue: "hd1280x720")
+    public static let hd1920x1080 = SessionPreset(rawValue: "hd1920x1080")
+    public static let hd4K3840x2160 = SessionPreset(rawValue: "hd4K3840x2160")
+    public static let inputPriority = SessionPreset(rawValue: "inputPriority")
+
+    public static let allCases: [SessionPreset] = [
+        .high, .medium, .low, .photo, .vga640x480, .hd1280x720, .hd1920x1080, .hd4K3840x2160, .inputPriority,
+    ]
+
+    public var description: String { rawValue }
+
+    init?(_ preset: Camerad_V1_SessionPreset) {
+        switch preset {
+        case .high: self = .high
+        case .medium: self = .medium
+        case .low: self = .low
+        case .photo: self = .photo
+        case .vga640X480: self = .vga640x480
+        case .hd1280X720: self = .hd1280x720
+        case .hd1920X1080: self = .hd1920x1080
+        case .hd4K3840X2160: self = .hd4K3840x2160
+        case .inputPriority: self = .inputPriority
+        default: return nil
+        }
+    }
+}

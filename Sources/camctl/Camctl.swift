@@ -1,0 +1,35 @@
+import ArgumentParser
+import CaptureKit
+
+struct Camctl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "camctl",
+        abstract: "List, inspect and watch the cameras camerad serves.",
+        discussion: """
+            camctl talks to camerad over its socket: --socket, else $CAMERAD_SOCKET, else \
+            $XDG_RUNTIME_DIR/camerad.sock, else /run/camerad/camerad.sock.
+
+            DEVICE is a uniqueID (virtual-0), an index from 'camctl list' (0), or a \
+            /dev/video path. Exit status: 0 success, 1 the operation failed (the reason \
+            is printed on one line), 2 usage error.
+            """,
+        version: "0.1.0",
+        subcommands: [List.self, Info.self, Watch.self, Virtual.self, Ping.self]
+    )
+
+    // Declared here too, so that `camctl --socket PATH list` parses as well as
+    // `camctl list --socket PATH`; subcommands read their own copy.
+    @OptionGroup var global: GlobalOptions
+}
+
+/// Options every subcommand takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("camerad's socket.", valueName: "path"))
+    var socket: String?
+
+    /// Points CaptureKit at the chosen socket.
+    func apply() {
+        CaptureDaemon.clientName = "camctl"
+        if let socket { CaptureDaemon.socketPath = socket }
+    }
+}

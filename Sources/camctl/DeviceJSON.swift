@@ -1,0 +1,169 @@
+import CaptureKit
+import Foundation
+
+/// camctl's JSON output: key names are CaptureKit's property names.
+enum JSON {
+    static func encode(_ value: some Encodable, pretty: Bool = true) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+}
+
+/// What `camctl list --json` prints per device.
+struct DeviceSummary: Encodable {
+    let uniqueID: String
+    let modelID: String
+    let localizedName: String
+    let position: String
+    let deviceType: String
+    let isConnected: Bool
+
+    init(_ device: CaptureDevice) {
+        uniqueID = device.uniqueID
+        modelID = device.modelID
+        localizedName = device.localizedName
+        position = device.position.description
+        deviceType = device.deviceType?.description ?? "unknown"
+        isConnected = device.isConnected
+    }
+}
+
+/// What `camctl info --json` prints.
+struct DeviceDetails: Encodable {
+    struct Format: Encodable {
+        let pixelFormat: String
+        let pixelFormatDescription: String
+        let width: Int32
+        let height: Int32
+        let isCompressed: Bool
+        let frameRateRanges: [FrameRates]
+    }
+
+    struct FrameRates: Encodable {
+        let minFrameRate: Double
+        let maxFrameRate: Double
+        /// "1/60": seconds as a fraction.
+        let minFrameDuration: String
+        let maxFrameDuration: String
+    }
+
+    struct Control: Encodable {
+        struct MenuItem: Encodable {
+            let index: Int64
+            let name: String
+            let value: Int64
+        }
+        let id: UInt32
+        let name: String
+        let displayName: String
+        let type: String
+        let minimum: Int64
+        let maximum: Int64
+        let step: UInt64
+        let defaultValue: Int64
+        let value: Int64
+        let flags: [String]
+        let menuItems: [MenuItem]
+    }
+
+    struct Capabilities: Encodable {
+        let focusModes: [String]
+        let isLockingFocusWithCustomLensPositionSupported: Bool
+        let isFocusPointOfInterestSupported: Bool
+        let exposureModes: [String]
+        let isExposurePointOfInterestSupported: Bool
+        let whiteBalanceModes: [String]
+        let hasTorch: Bool
+        let torchModes: [String]
+        let hasFlash: Bool
+        let flashModes: [String]
+        let minAvailableVideoZoomFactor: Double
+        let maxAvailableVideoZoomFactor: Double
+        let supportedSessionPresets: [String]
+    }
+
+    let uniqueID: String
+    let modelID: String
+    let localizedName: String
+    let manufacturer: String
+    let position: String
+    let deviceType: String
+    let isConnected: Bool
+    let unavailableReason: String?
+    let devicePath: String?
+    let activeFormatIndex: Int?
+    let activeVideoMinFrameDuration: String
+    let activeVideoMaxFrameDuration: String
+    let formats: [Format]
+    let controls: [Control]
+    let capabilities: Capabilities
+
+    init(_ device: CaptureDevice) {
+        func names<T>(_ all: [T], _ supported: (T) -> Bool) -> [String] {
+            all.filter(supported).map { String(describing: $0) }
+        }
+        func fraction(_ time: CMTime) -> String { "\(time.value)/\(time.timescale)" }
+
+        uniqueID = device.uniqueID
+        modelID = device.modelID
+        localizedName = device.localizedName
+        manufacturer = device.manufacturer
+        position = device.position.description
+        deviceType = device.deviceType?.description ?? "unknown"
+        isConnected = device.isConnected
+        unavailableReason = device.unavailableReason
+        devicePath = device.devicePath
+        let allFormats = device.formats
+        activeFormatIndex = device.activeFormat.flatMap { allFormats.firstIndex(of: $0) }
+        activeVideoMinFrameDuration = fraction(device.activeVideoMinFrameDuration)
+        activeVideoMaxFrameDuration = fraction(device.activeVideoMaxFrameDuration)
+        formats = allFormats.map { format in
+            Format(
+                pixelFormat: format.mediaSubType.description,
+                pixelFormatDescription: format.pixelFormatDescription,
+                width: format.dimensions.width, height: format.dimensions.height,
+                isCompressed: format.isCompressed,
+                frameRateRanges: format.videoSupportedFrameRateRanges.map {
+                    FrameRates(minFrameRate: $0.minFrameRate, maxFrameRate: $0.maxFrameRate,
+                               minFrameDuration: fraction($0.minFrameDuration),
+                               maxFrameDuration: fraction($0.maxFrameDuration))
+                })
+        }
+        controls = device.controls.map { control in
+            Control(
+                id: control.id, name: control.name, displayName: control.displayName, type: control.kind.rawValue,
+                minimum: control.minimum, maximum: control.maximum, step: control.step,
+                defaultValue: control.defaultValue, value: control.value,
+                flags: DeviceText.flagNames(control.flags),
+                menuItems: control.menuItems.map { Control.MenuItem(index: $0.index, name: $0.name, value: $0.value) })
+        }
+        capabilities = Capabilities(
+            focusModes: names(CaptureDevice.FocusMode.allCases, device.isFocusModeSupported),
+            isLockingFocusWithCustomLensPositionSupported: device.isLockingFocusWithCustomLensPositionSupported,
+            isFocusPointOfInterestSupported: device.isFocusPointOfInterestSupported,
+            exposureModes: names(CaptureDevice.ExposureMode.allCases, device.isExposureModeSupported),
+            isExposurePointOfInterestSupported: device.isExposurePointOfInterestSupported,
+            whiteBalanceModes: names(CaptureDevice.WhiteBalanceMode.allCases, device.isWhiteBalanceModeSupported),
+            hasTorch: device.hasTorch,
+            torchModes: names(CaptureDevice.TorchMode.allCases, device.isTorchModeSupported),
+            hasFlash: device.hasFlash,
+            flashModes: names(CaptureDevice.FlashMode.allCases, device.isFlashModeSupported),
+            minAvailableVideoZoomFactor: device.minAvailableVideoZoomFactor,
+            maxAvailableVideoZoomFactor: device.maxAvailableVideoZoomFactor,
+            supportedSessionPresets: names(SessionPreset.allCases, device.supportsSessionPreset))
+    }
+}
+
+/// What `camctl watch --json` prints per event.
+struct DeviceEventJSON: Encodable {
+    let event: String
+    let timestampNanoseconds: Int64
+    let device: DeviceSummary
+
+    init(_ event: CaptureDevice.Event) {
+        self.event = event.kind.rawValue
+        timestampNanoseconds = event.timestampNanoseconds
+        device = DeviceSummary(event.device)
+    }
+}

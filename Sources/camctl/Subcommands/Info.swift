@@ -1,0 +1,28 @@
+import ArgumentParser
+import CaptureKit
+
+extension Camctl {
+    struct Info: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show one device: identity, formats (as v4l2-ctl --list-formats-ext), controls (as v4l2-ctl -L) and capabilities."
+        )
+
+        @OptionGroup var global: GlobalOptions
+
+        @Argument(help: "A uniqueID, an index from 'camctl list', or a /dev/video path.")
+        var device: String
+
+        @Flag(help: "Print one JSON object.")
+        var json = false
+
+        func run() async throws {
+            global.apply()
+            let device = try await CaptureDevice.matching(device)
+            if json {
+                Output.line(try JSON.encode(DeviceDetails(device)))
+            } else {
+                Output.line(DeviceText.details(device))
+            }
+        }
+    }
+}

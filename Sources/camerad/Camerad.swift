@@ -1,0 +1,103 @@
+import ArgumentParser
+import CameraDaemon
+import CameraIPC
+import Dispatch
+import Glibc
+import Logging
+
+@main
+struct Camerad: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "camerad",
+        abstract: "Serve this machine's cameras to any number of processes at once.",
+        discussion: """
+            camerad owns the cameras and serves them on a Unix socket to CaptureKit, camctl \
+            and the C and Python clients. The socket is --socket, else $CAMERAD_SOCKET, else \
+            $XDG_RUNTIME_DIR/camerad.sock, else /run/camerad/camerad.sock.
+
+            SIGINT or SIGTERM ends every client's calls, removes the socket and exits 0. \
+            Exit status 1 means camerad could not start (the reason is printed on one line).
+            """,
+        version: cameradVersion
+    )
+
+    @Option(name: .long, help: ArgumentHelp("The socket to listen on.", valueName: "path"))
+    var socket: String?
+
+    @Option(name: .long, help: ArgumentHelp("The socket file's permissions, in octal.", valueName: "mode"))
+    var socketMode: String = "0660"
+
+    @Option(name: .long, help: ArgumentHelp("The socket file's group (default: camerad's own).", valueName: "group"))
+    var socketGroup: String?
+
+    @Option(name: .long, help: ArgumentHelp("Virtual cameras to create at start (0-64).", valueName: "n"))
+    var virtualCameras: Int = 1
+
+    @Option(name: .long, help: ArgumentHelp("How much to log.", valueName: "level"))
+    var logLevel: Logger.Level = .info
+
+    func validate() throws {
+        guard parsedSocketMode != nil else {
+            throw ValidationError("--socket-mode must be octal permissions such as 0660, not '\(socketMode)'")
+        }
+        guard (0...64).contains(virtualCameras) else {
+            throw ValidationError("--virtual-cameras must be 0 to 64, not \(virtualCameras)")
+        }
+    }
+
+    private var parsedSocketMode: mode_t? {
+        guard let mode = mode_t(socketMode, radix: 8), mode <= 0o777 else { return nil }
+        return mode
+    }
+
+    func run() async throws {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "camerad")
+        signal(SIGPIPE, SIG_IGN)
+
+        var configuration = CameraDaemon.Configuration(socketPath: SocketPath.resolve(explicit: socket))
+        configuration.socketMode = parsedSocketMode!
+        configuration.socketGroup = socketGroup
+        configuration.virtualCameraCount = virtualCameras
+
+        let daemon: CameraDaemon
+        do {
+            daemon = try CameraDaemon.start(configuration, logger: logger)
+        } catch {
+            printToStandardError("camerad: \(error)")
+            throw ExitCode.failure
+        }
+        let signalName = await Self.terminationSignal()
+        logger.info("received \(signalName)")
+        await daemon.shutDown()
+    }
+
+    /// Waits for SIGINT or SIGTERM and returns its name.
+    private static func terminationSignal() async -> String {
+        let (names, continuation) = AsyncStream.makeStream(of: String.self)
+        let queue = DispatchQueue(label: "camerad.signals")
+        let sources = [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")].map { number, name in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { continuation.yield(name) }
+            source.resume()
+            return source
+        }
+        defer { sources.forEach { $0.cancel() } }
+        for await name in names { return name }
+        return "end of signals"
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// Writes one line to stderr.
+func printToStandardError(_ line: String) {
+    var bytes = Array((line + "\n").utf8)
+    _ = write(2, &bytes, bytes.count)
+}
