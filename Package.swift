@@ -46,7 +46,10 @@ let package = Package(
         .target(name: "CaptureKit", dependencies: ["CameraIPC", "CameraProtocol"]),
         .target(
             name: "CameraTestSupport",
-            dependencies: ["CameraIPC", "CameraMedia", "CCameraShims"]
+            dependencies: [
+                "CameraIPC", "CameraMedia", "CameraProtocol",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]
         ),
 
         // MARK: - Executables

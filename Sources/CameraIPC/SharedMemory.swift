@@ -31,7 +31,12 @@ public final class SharedMemory: @unchecked Sendable {
     /// - Throws: ``SharedMemoryError`` when the file is smaller than `size` or its
     ///   size is not sealed (it could shrink and fault the reader).
     public init(mapping descriptor: OwnedFD, size: Int, writable: Bool = false) throws {
-        let seals = try Syscall.fcntl(descriptor.rawValue, CCameraShims_F_GET_SEALS, 0)
+        let seals: Int32
+        do {
+            seals = try Syscall.fcntl(descriptor.rawValue, CCameraShims_F_GET_SEALS, 0)
+        } catch where error.errno == EINVAL {
+            throw SharedMemoryError.notSealed  // not a memfd: it cannot be sealed at all
+        }
         guard seals & CCameraShims_F_SEAL_SHRINK != 0 else { throw SharedMemoryError.notSealed }
         let actual = try Syscall.fstatSize(descriptor.rawValue)
         guard actual >= size, size > 0 else { throw SharedMemoryError.tooSmall(size: actual, expected: size) }

@@ -1,0 +1,83 @@
+import CameraIPC
+import Foundation
+
+/// A real camerad process on its own socket, for end-to-end tests.
+///
+/// ```
+/// try await withRunningDaemon(virtualCameras: 2) { daemon in
+///     let result = try await camctl(["list"], socket: daemon.socketPath)
+/// }
+/// ```
+public final class DaemonProcess: @unchecked Sendable {
+    public let socketPath: String
+    public let process: Process
+    private let log: TemporaryFile
+
+    /// Starts camerad and waits until it accepts connections.
+    ///
+    /// - Throws: when it exits or does not listen within `timeout`; the error holds its log.
+    public init(socketPath: String, arguments: [String] = [], timeout: Duration = .seconds(20)) async throws {
+        self.socketPath = socketPath
+        log = try TemporaryFile()
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: Binaries.camerad)
+        process.arguments = ["--socket", socketPath, "--log-level", "debug"] + arguments
+        process.standardOutput = log.handle
+        process.standardError = log.handle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let deadline = ContinuousClock.now + timeout
+        while !UnixSocket.isServed(socketPath) {
+            guard process.isRunning else {
+                throw DaemonFailure("camerad exited with status \(process.terminationStatus) before listening:\n\(logText)")
+            }
+            guard ContinuousClock.now < deadline else {
+                stop(signal: SIGKILL)
+                throw DaemonFailure("camerad did not listen on \(socketPath) within \(timeout):\n\(logText)")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    public var pid: Int32 { process.processIdentifier }
+
+    /// Everything camerad logged so far.
+    public var logText: String { log.contents() }
+
+    /// Sends `signal` and waits for the process to end; returns its exit status.
+    @discardableResult
+    public func stop(signal: Int32 = SIGTERM, timeout: Duration = .seconds(10)) -> Int32 {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning && ContinuousClock.now < deadline { usleep(5_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        return process.terminationStatus
+    }
+
+    /// The number of file descriptors the daemon has open.
+    public var openDescriptorCount: Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
+    }
+
+    deinit { stop(signal: SIGKILL) }
+}
+
+public struct DaemonFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Runs `body` with a camerad on a temporary socket, and stops it afterwards.
+public func withRunningDaemon<T>(
+    virtualCameras: Int = 1, arguments: [String] = [], _ body: (DaemonProcess) async throws -> T
+) async throws -> T {
+    try await withTemporarySocketPath { path in
+        let daemon = try await DaemonProcess(
+            socketPath: path, arguments: ["--virtual-cameras", "\(virtualCameras)"] + arguments)
+        defer { daemon.stop() }
+        return try await body(daemon)
+    }
+}
