@@ -73,7 +73,13 @@ let package = Package(
         // MARK: - Tests
 
         .testTarget(name: "CameraIPCTests", dependencies: ["CameraIPC", "CameraTestSupport", "CCameraShims"]),
-        .testTarget(name: "CameraProtocolTests", dependencies: ["CameraProtocol", "CameraIPC", "CameraTestSupport"]),
+        .testTarget(
+            name: "CameraProtocolTests",
+            dependencies: [
+                "CameraProtocol", "CameraIPC", "CameraTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(name: "CameraMediaTests", dependencies: ["CameraMedia", "CameraTestSupport"]),
         .testTarget(
             name: "CameraDaemonTests",

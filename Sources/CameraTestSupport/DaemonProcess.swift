@@ -32,7 +32,7 @@ public final class DaemonProcess: @unchecked Sendable {
                 throw DaemonFailure("camerad exited with status \(process.terminationStatus) before listening:\n\(logText)")
             }
             guard ContinuousClock.now < deadline else {
-                stop(signal: SIGKILL)
+                kill(process.processIdentifier, SIGKILL)
                 throw DaemonFailure("camerad did not listen on \(socketPath) within \(timeout):\n\(logText)")
             }
             try await Task.sleep(for: .milliseconds(10))
@@ -44,25 +44,33 @@ public final class DaemonProcess: @unchecked Sendable {
     /// Everything camerad logged so far.
     public var logText: String { log.contents() }
 
-    /// Sends `signal` and waits for the process to end; returns its exit status.
+    /// Sends `signal` and waits for the process to end; returns its exit status
+    /// (for a process killed by a signal, the signal's number).
     @discardableResult
-    public func stop(signal: Int32 = SIGTERM, timeout: Duration = .seconds(10)) -> Int32 {
+    public func stop(signal: Int32 = SIGTERM, timeout: Duration = .seconds(10)) async -> Int32 {
         if process.isRunning { kill(process.processIdentifier, signal) }
         let deadline = ContinuousClock.now + timeout
-        while process.isRunning && ContinuousClock.now < deadline { usleep(5_000) }
+        while process.isRunning && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            while process.isRunning { try? await Task.sleep(for: .milliseconds(5)) }
         }
         return process.terminationStatus
     }
+
+    /// Whether the process has ended.
+    public var hasExited: Bool { !process.isRunning }
 
     /// The number of file descriptors the daemon has open.
     public var openDescriptorCount: Int {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
     }
 
-    deinit { stop(signal: SIGKILL) }
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
 }
 
 public struct DaemonFailure: Error, CustomStringConvertible {
@@ -77,7 +85,13 @@ public func withRunningDaemon<T>(
     try await withTemporarySocketPath { path in
         let daemon = try await DaemonProcess(
             socketPath: path, arguments: ["--virtual-cameras", "\(virtualCameras)"] + arguments)
-        defer { daemon.stop() }
-        return try await body(daemon)
+        do {
+            let result = try await body(daemon)
+            await daemon.stop()
+            return result
+        } catch {
+            await daemon.stop()
+            throw error
+        }
     }
 }

@@ -3,9 +3,13 @@ import CameraProtocol
 import Foundation
 import SwiftProtobuf
 
-/// A deliberately simple, blocking client that speaks the wire protocol by hand,
-/// so tests can send what a real client never would: garbage, oversize
-/// lengths, calls before Hello, undecodable requests.
+/// A deliberately simple client that speaks the wire protocol by hand, so tests
+/// can send what a real client never would: garbage, oversize lengths, calls
+/// before Hello, undecodable requests.
+///
+/// It waits by sleeping, never by blocking a thread: a blocked thread of the
+/// cooperative pool (two on a two-core machine) could starve the very server
+/// tasks it waits for.
 public final class RawProtocolClient: @unchecked Sendable {
     public let socket: OwnedFD
     private var decoder = FrameDecoder()
@@ -17,54 +21,59 @@ public final class RawProtocolClient: @unchecked Sendable {
 
     public init(path: String) throws {
         socket = try UnixSocket.connect(to: path)
-        try socket.setNonBlocking(false)
     }
 
     /// Writes bytes as they are.
-    public func sendBytes(_ bytes: [UInt8]) throws {
+    public func sendBytes(_ bytes: [UInt8]) async throws {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { Glibc.send(socket.rawValue, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if written < 0 && (errno == EAGAIN || errno == EINTR) {
+                try await Task.sleep(for: .milliseconds(1))
+                continue
+            }
             guard written > 0 else { throw SystemError("send", errno: errno) }
             offset += written
         }
     }
 
     /// Writes one framed envelope.
-    public func send(_ envelope: Camerad_V1_Envelope) throws {
-        try sendBytes(Frame.encode(EnvelopeCodec.encode(envelope)))
+    public func send(_ envelope: Camerad_V1_Envelope) async throws {
+        try await sendBytes(Frame.encode(EnvelopeCodec.encode(envelope)))
     }
 
     /// The next envelope; nil when the server closed the connection.
-    public func receive(timeout: Duration = .seconds(5)) throws -> Camerad_V1_Envelope? {
+    public func receive(timeout: Duration = .seconds(5)) async throws -> Camerad_V1_Envelope? {
         let deadline = ContinuousClock.now + timeout
+        var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             if let frame = try decoder.nextFrame() {
                 return try Camerad_V1_Envelope(serializedBytes: frame)
             }
-            let remaining = deadline - ContinuousClock.now
-            guard remaining > .zero else { throw Timeout() }
-            var poller = pollfd(fd: socket.rawValue, events: Int16(POLLIN), revents: 0)
-            let milliseconds = Int32(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000)
-            guard poll(&poller, 1, max(1, milliseconds)) > 0 else { continue }
-            var buffer = [UInt8](repeating: 0, count: 65536)
-            let count = recv(socket.rawValue, &buffer, buffer.count, 0)
+            let count = recv(socket.rawValue, &buffer, buffer.count, Int32(MSG_DONTWAIT))
             if count == 0 { return nil }
-            if count < 0 {
-                if errno == EINTR { continue }
-                if errno == ECONNRESET { return nil }
+            if count > 0 {
+                decoder.append(buffer[..<count])
+                continue
+            }
+            switch errno {
+            case EAGAIN, EINTR:
+                guard ContinuousClock.now < deadline else { throw Timeout() }
+                try await Task.sleep(for: .milliseconds(1))
+            case ECONNRESET:
+                return nil
+            default:
                 throw SystemError("recv", errno: errno)
             }
-            decoder.append(buffer[..<count])
         }
     }
 
     /// Reads until the server closes the connection; false if it stays open past `timeout`.
-    public func waitForClose(timeout: Duration = .seconds(5)) -> Bool {
+    public func waitForClose(timeout: Duration = .seconds(5)) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             do {
-                if try receive(timeout: deadline - ContinuousClock.now) == nil { return true }
+                if try await receive(timeout: deadline - ContinuousClock.now) == nil { return true }
             } catch is Timeout {
                 return false
             } catch {
@@ -75,12 +84,12 @@ public final class RawProtocolClient: @unchecked Sendable {
     }
 
     /// Starts a call with raw request bytes and collects its responses and status.
-    public func call(_ method: String, request: [UInt8]) throws -> (responses: [[UInt8]], status: Camerad_V1_Status) {
+    public func call(_ method: String, request: [UInt8]) async throws -> (responses: [[UInt8]], status: Camerad_V1_Status) {
         nextCallID += 1
         let callID = nextCallID
-        try send(EnvelopeCodec.start(callID: callID, method: method, request: request))
+        try await send(EnvelopeCodec.start(callID: callID, method: method, request: request))
         var responses: [[UInt8]] = []
-        while let envelope = try receive() {
+        while let envelope = try await receive() {
             guard envelope.callID == callID else { continue }
             switch envelope.kind {
             case .message(let message): responses.append(Array(message.payload))
@@ -93,11 +102,11 @@ public final class RawProtocolClient: @unchecked Sendable {
 
     /// Says Hello; returns the server's answer.
     @discardableResult
-    public func hello(name: String = "raw-test-client") throws -> Camerad_V1_HelloResponse {
+    public func hello(name: String = "raw-test-client") async throws -> Camerad_V1_HelloResponse {
         var request = Camerad_V1_HelloRequest()
         request.protocolVersion = CameraService.protocolVersion
         request.clientName = name
-        let (responses, status) = try call(CameraService.hello.name, request: try request.serializedBytes())
+        let (responses, status) = try await call(CameraService.hello.name, request: try request.serializedBytes())
         guard status.code == .ok, let first = responses.first else {
             throw DaemonFailure("Hello failed: \(status.message)")
         }

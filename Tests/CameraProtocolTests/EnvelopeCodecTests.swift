@@ -1,0 +1,34 @@
+import CameraIPC
+import CameraProtocol
+import Testing
+
+@Suite struct EnvelopeCodecTests {
+    @Test func roundTripsAnEnvelope() throws {
+        var queue = DescriptorQueue()
+        let bytes = EnvelopeCodec.encode(EnvelopeCodec.start(callID: 7, method: "/a/B", request: [1, 2]))
+        let (envelope, descriptors) = try EnvelopeCodec.decode(bytes, descriptors: &queue)
+        #expect(envelope.callID == 7)
+        #expect(envelope.start.method == "/a/B")
+        #expect(Array(envelope.start.request) == [1, 2])
+        #expect(descriptors.isEmpty)
+    }
+
+    @Test(arguments: [
+        [0xFF, 0xFF, 0xFF],  // a truncated varint
+        Array("hello, camerad".utf8),
+        [0x08, 0x07],  // call id 7 and nothing else: no kind
+        [0x22, 0x00],  // a message with call id 0
+    ] as [[UInt8]])
+    func rejectsBytesThatAreNotAnEnvelope(bytes: [UInt8]) {
+        var queue = DescriptorQueue()
+        #expect(throws: (any Error).self) { try EnvelopeCodec.decode(bytes, descriptors: &queue) }
+    }
+
+    @Test func anEnvelopeClaimingDescriptorsThatDidNotArriveIsRejected() {
+        var queue = DescriptorQueue()
+        let bytes = EnvelopeCodec.encode(EnvelopeCodec.cancel(callID: 1), descriptorCount: 2)
+        #expect(throws: FramingError.missingDescriptors(claimed: 2, available: 0)) {
+            try EnvelopeCodec.decode(bytes, descriptors: &queue)
+        }
+    }
+}
