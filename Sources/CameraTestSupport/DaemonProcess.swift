@@ -16,12 +16,21 @@ public final class DaemonProcess: @unchecked Sendable {
     /// Starts camerad and waits until it accepts connections.
     ///
     /// - Throws: when it exits or does not listen within `timeout`; the error holds its log.
-    public init(socketPath: String, arguments: [String] = [], timeout: Duration = .seconds(20)) async throws {
+    ///
+    /// - Parameters:
+    ///   - passSocket: false to leave `--socket` off, for tests of the default
+    ///     path; `socketPath` is then where camerad is expected to listen.
+    ///   - environment: added to this process's environment.
+    public init(
+        socketPath: String, arguments: [String] = [], environment: [String: String] = [:], passSocket: Bool = true,
+        timeout: Duration = .seconds(20)
+    ) async throws {
         self.socketPath = socketPath
         log = try TemporaryFile()
         process = Process()
         process.executableURL = URL(fileURLWithPath: Binaries.camerad)
-        process.arguments = ["--socket", socketPath, "--log-level", "debug"] + arguments
+        process.arguments = (passSocket ? ["--socket", socketPath] : []) + ["--log-level", "debug"] + arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = log.handle
         process.standardError = log.handle
         process.standardInput = FileHandle.nullDevice

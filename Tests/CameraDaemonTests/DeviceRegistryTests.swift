@@ -1,0 +1,85 @@
+@testable import CameraDaemon
+import CameraIPC
+import CameraProtocol
+import Testing
+
+@Suite struct DeviceRegistryTests {
+    @Test func aSubscriberSeesTheExistingDevicesThenEveryChangeInOrder() async throws {
+        let registry = DeviceRegistry()
+        let roster = VirtualCameraRoster(registry: registry)
+        try roster.add()
+        var events = registry.subscribe(includeExisting: true).makeAsyncIterator()
+        try roster.add()
+        try roster.remove("virtual-0")
+        let kinds = [await events.next(), await events.next(), await events.next(), await events.next()]
+        #expect(kinds.map { $0?.kind } == [.connected, .subscribed, .connected, .disconnected])
+        #expect(kinds.map { $0?.device.uniqueID } == ["virtual-0", "", "virtual-1", "virtual-0"])
+        #expect(kinds[3]?.device.isConnected == false)
+    }
+
+    @Test func aSubscriptionEndsWithItsTask() async throws {
+        let registry = DeviceRegistry()
+        let task = Task {
+            for await _ in registry.subscribe(includeExisting: false) {}
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(registry.subscriberCount == 1)
+        task.cancel()
+        await task.value
+        #expect(registry.subscriberCount == 0)
+    }
+
+    @Test func theRosterTakesTheLowestFreeIndex() throws {
+        let roster = VirtualCameraRoster(registry: DeviceRegistry())
+        #expect(try roster.add().uniqueID == "virtual-0")
+        #expect(try roster.add().uniqueID == "virtual-1")
+        #expect(try roster.add(index: 5).uniqueID == "virtual-5")
+        try roster.remove("virtual-0")
+        #expect(try roster.add().uniqueID == "virtual-0")
+        #expect(try roster.add().uniqueID == "virtual-2")
+    }
+
+    @Test func aTakenOrOutOfRangeIndexIsRefused() throws {
+        let roster = VirtualCameraRoster(registry: DeviceRegistry())
+        try roster.add(index: 1)
+        #expect(throws: RPCError(.alreadyExists, "a device 'virtual-1' already exists; pick another index")) {
+            try roster.add(index: 1)
+        }
+        #expect((try? roster.add(index: 64)) == nil)
+        #expect(throws: RPCError.self) { try roster.remove("virtual-9") }
+    }
+
+    @Test func theRosterStopsAtItsLimit() throws {
+        let roster = VirtualCameraRoster(registry: DeviceRegistry())
+        for _ in 0..<VirtualCameraRoster.maxCount { try roster.add() }
+        let error = #expect(throws: RPCError.self) { try roster.add() }
+        #expect(error?.reason == .resourceExhausted)
+    }
+
+    @Test func onlyTheDaemonsUserAndRootAreAdmins() {
+        let policy = AccessPolicy(daemonUID: 1000)
+        #expect(policy.isAdmin(PeerCredentials(pid: 1, uid: 1000, gid: 1000)))
+        #expect(policy.isAdmin(PeerCredentials(pid: 1, uid: 0, gid: 0)))
+        #expect(!policy.isAdmin(PeerCredentials(pid: 1, uid: 1001, gid: 1000)))
+        let error = #expect(throws: RPCError.self) {
+            try policy.requireAdmin(PeerCredentials(pid: 1, uid: 1001, gid: 1000), for: "adding a virtual camera")
+        }
+        #expect(error?.reason == .permissionDenied)
+    }
+
+    @Test func discoveryFiltersLikeAVFoundation() {
+        var device = Camerad_V1_Device()
+        device.deviceType = .builtInWideAngleCamera
+        device.position = .front
+        var filter = Camerad_V1_DeviceFilter()
+        #expect(device.matches(filter), "an empty filter matches everything")
+        filter.position = .back
+        #expect(!device.matches(filter))
+        filter.position = .unspecified
+        filter.deviceTypes = [.external]
+        #expect(!device.matches(filter))
+        filter.deviceTypes = [.external, .builtInWideAngleCamera]
+        filter.mediaType = .video
+        #expect(device.matches(filter))
+    }
+}

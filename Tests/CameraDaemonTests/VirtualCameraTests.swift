@@ -1,0 +1,111 @@
+@testable import CameraDaemon
+import CameraMedia
+import CameraProtocol
+import Testing
+
+@Suite struct VirtualCameraTests {
+    @Test func offersYUYVNV12AndMJPEGAtThreeSizes() {
+        let device = VirtualCamera(index: 0).describe()
+        #expect(device.formats.count == 9)
+        let pairs = Set(device.formats.map { "\(PixelFormat(fourcc: $0.fourcc).code) \($0.width)x\($0.height)" })
+        for code in ["YUYV", "NV12", "MJPG"] {
+            for size in ["640x480", "1280x720", "1920x1080"] { #expect(pairs.contains("\(code) \(size)")) }
+        }
+        #expect(device.formats.filter(\.compressed).allSatisfy { $0.fourcc == PixelFormat.mjpeg.fourcc })
+    }
+
+    @Test func framesRatesReach60ExceptAt1080p() {
+        for format in VirtualCamera(index: 0).describe().formats {
+            let range = format.frameRateRanges[0]
+            #expect(range.minFrameDuration.numerator == 1)
+            #expect(range.minFrameDuration.denominator == (format.height == 1080 ? 30 : 60))
+            #expect(range.maxFrameDuration.numerator == 1 && range.maxFrameDuration.denominator == 1)
+        }
+    }
+
+    @Test func describesItselfAsAConnectedBuiltInCamera() {
+        let device = VirtualCamera(index: 3, localizedName: "Desk", position: .back).describe()
+        #expect(device.uniqueID == "virtual-3")
+        #expect(device.localizedName == "Desk")
+        #expect(device.position == .back)
+        #expect(device.deviceType == .builtInWideAngleCamera)
+        #expect(device.backend == .virtual)
+        #expect(device.isConnected)
+        #expect(device.hasActiveFormatIndex)
+        #expect(device.activeMinFrameDuration.denominator == 30)
+        #expect(VirtualCamera(index: 2).describe().localizedName == "Virtual Camera 2")
+    }
+
+    @Test func hasWebcamControlsWithV4L2NamesAndMenus() {
+        let controls = Dictionary(uniqueKeysWithValues: VirtualCamera(index: 0).describe().controls.map { ($0.name, $0) })
+        for name in ["brightness", "contrast", "saturation", "focus_automatic_continuous", "focus_absolute",
+                     "auto_exposure", "exposure_time_absolute", "white_balance_automatic",
+                     "white_balance_temperature", "zoom_absolute", "led_mode", "horizontal_flip", "vertical_flip"] {
+            #expect(controls[name] != nil, "\(name)")
+        }
+        #expect(controls["brightness"]?.id == 0x0098_0900)
+        #expect(controls["brightness"]?.value == controls["brightness"]?.defaultValue)
+        #expect(controls["auto_exposure"]?.menuItems.map(\.name) == ["Manual Mode", "Aperture Priority Mode"])
+        #expect(controls["led_mode"]?.menuItems.map(\.name) == ["Off", "Flash", "Torch"])
+        #expect(controls["white_balance_temperature"]?.flags == 0x10, "inactive while auto white balance is on")
+        for control in controls.values {
+            #expect(control.minimum <= control.defaultValue && control.defaultValue <= control.maximum, "\(control.name)")
+        }
+    }
+
+    @Test func capabilitiesFollowFromTheControls() {
+        let capabilities = VirtualCamera(index: 0).describe().capabilities
+        #expect(capabilities.focusModes == [.locked, .autoFocus, .continuousAutoFocus])
+        #expect(capabilities.lensPositionSupported)
+        #expect(capabilities.exposureModes == [.locked, .continuousAutoExposure, .custom])
+        #expect(capabilities.whiteBalanceModes == [.locked, .continuousAutoWhiteBalance])
+        #expect(capabilities.supportsTorch && capabilities.torchModes == [.off, .on])
+        #expect(capabilities.supportsFlash)
+        #expect(capabilities.minZoomFactor == 1 && capabilities.maxZoomFactor == 4)
+    }
+}
+
+@Suite struct DeviceCapabilitiesTests {
+    @Test func aDeviceWithoutControlsCanDoNothing() {
+        let capabilities = DeviceCapabilities.derive(from: [])
+        #expect(capabilities.focusModes.isEmpty && capabilities.exposureModes.isEmpty)
+        #expect(capabilities.whiteBalanceModes.isEmpty)
+        #expect(!capabilities.supportsTorch && !capabilities.supportsFlash)
+        #expect(capabilities.maxZoomFactor == 1)
+    }
+
+    @Test func anExposureMenuWithOnlyAutoGivesOnlyContinuous() {
+        var control = Camerad_V1_Control()
+        control.id = 0x009a_0901
+        var auto = Camerad_V1_MenuItem()
+        auto.index = 0
+        auto.name = "Auto Mode"
+        control.menuItems = [auto]
+        #expect(DeviceCapabilities.derive(from: [control]).exposureModes == [.continuousAutoExposure])
+    }
+
+    @Test func presetsNeedTheirExactSize() {
+        var format = Camerad_V1_Format()
+        format.width = 1280
+        format.height = 720
+        let presets = DeviceCapabilities.presets(for: [format])
+        #expect(presets.contains(.hd1280X720))
+        #expect(!presets.contains(.hd1920X1080) && !presets.contains(.vga640X480))
+        #expect(presets.contains(.high) && presets.contains(.inputPriority))
+        #expect(DeviceCapabilities.presets(for: []).isEmpty)
+    }
+}
+
+@Suite struct ControlNamingTests {
+    @Test(arguments: [
+        ("Brightness", "brightness"),
+        ("White Balance, Automatic", "white_balance_automatic"),
+        ("Focus, Automatic Continuous", "focus_automatic_continuous"),
+        ("LED Mode", "led_mode"),
+        ("3A Lock", "3a_lock"),
+        ("  Odd -- Name  ", "odd_name"),
+    ])
+    func namesFollowV4L2Ctl(display: String, name: String) {
+        #expect(controlName(fromDisplayName: display) == name)
+    }
+}
