@@ -89,6 +89,6 @@ let package = Package(
             name: "CaptureKitTests",
             dependencies: ["CaptureKit", "CameraProtocol", "CameraIPC", "CameraTestSupport"]
         ),
-        .testTarget(name: "CamctlTests", dependencies: ["CameraTestSupport"]),
+        .testTarget(name: "CamctlTests", dependencies: ["CameraTestSupport"], exclude: ["Snapshots"]),
     ]
 )

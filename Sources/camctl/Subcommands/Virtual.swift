@@ -24,7 +24,7 @@ extension Camctl.Virtual {
         @Option(help: "Its localizedName.")
         var name: String?
 
-        @Option(help: "front, back or unspecified.")
+        @Option(help: "Which way it faces.")
         var position: CaptureDevice.Position = .unspecified
 
         func validate() throws {
@@ -64,4 +64,6 @@ extension CaptureDevice.Position: ExpressibleByArgument {
     }
 
     public static var allValueStrings: [String] { allCases.map(\.description) }
+
+    public var defaultValueDescription: String { description }
 }

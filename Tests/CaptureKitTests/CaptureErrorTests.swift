@@ -1,0 +1,43 @@
+import CameraProtocol
+@testable import CaptureKit
+import Testing
+
+@Suite struct CaptureErrorTests {
+    @Test func codesAndProtocolReasonsCorrespondOneToOne() {
+        for reason in Camerad_V1_ErrorReason.allCases {
+            #expect(CaptureError.Code(reason).reason == reason, "\(reason)")
+        }
+        for code in CaptureError.Code.allCases {
+            #expect(CaptureError.Code(code.reason) == code, "\(code)")
+        }
+        #expect(Set(CaptureError.Code.allCases.map(\.reason)).count == CaptureError.Code.allCases.count)
+    }
+
+    @Test func protocolErrorsKeepTheirMessage() {
+        let error = CaptureError(RPCError(.deviceLocked, "locked by pid 4242 (obs); retry when it unlocks"))
+        #expect(error.code == .deviceLocked)
+        #expect(error.description == "locked by pid 4242 (obs); retry when it unlocks")
+    }
+}
+
+@Suite struct CMTimeTests {
+    @Test func comparesAsRationalNumbers() {
+        #expect(CMTime(value: 1, timescale: 30) == CMTime(value: 2, timescale: 60))
+        #expect(CMTime(value: 1, timescale: 30) < CMTime(value: 1, timescale: 25))
+        #expect(CMTimeMake(value: 1, timescale: 60).seconds == 1.0 / 60)
+        #expect(!CMTime.invalid.isValid && CMTime.invalid.seconds.isNaN)
+        #expect(Set([CMTime(value: 1, timescale: 30), CMTime(value: 2, timescale: 60)]).count == 1)
+    }
+
+    @Test func frameRateRangesReadLikeAVFrameRateRange() {
+        var range = Camerad_V1_FrameRateRange()
+        range.minFrameDuration.numerator = 1
+        range.minFrameDuration.denominator = 60
+        range.maxFrameDuration.numerator = 1
+        range.maxFrameDuration.denominator = 1
+        let converted = FrameRateRange(range)
+        #expect(converted.maxFrameRate == 60 && converted.minFrameRate == 1)
+        #expect(!converted.isDiscrete)
+        #expect(converted.description == "1-60 fps")
+    }
+}
