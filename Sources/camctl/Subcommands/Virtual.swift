@@ -25,7 +25,7 @@ extension Camctl.Virtual {
         var name: String?
 
         @Option(help: "Which way it faces.")
-        var position: CaptureDevice.Position = .unspecified
+        var position: PositionArgument = .unspecified
 
         func validate() throws {
             if let index, !(0..<64).contains(index) {
@@ -35,7 +35,7 @@ extension Camctl.Virtual {
 
         func run() async throws {
             global.apply()
-            let device = try await CaptureDaemon.addVirtualCamera(index: index, localizedName: name ?? "", position: position)
+            let device = try await CaptureDaemon.addVirtualCamera(index: index, localizedName: name ?? "", position: position.position)
             Output.line(device.uniqueID)
         }
     }
@@ -57,13 +57,17 @@ extension Camctl.Virtual {
     }
 }
 
-extension CaptureDevice.Position: ExpressibleByArgument {
-    public init?(argument: String) {
-        guard let position = Self.allCases.first(where: { $0.description == argument }) else { return nil }
-        self = position
+/// A device position as camctl spells it.
+enum PositionArgument: String, CaseIterable, ExpressibleByArgument {
+    case front
+    case back
+    case unspecified
+
+    var position: CaptureDevice.Position {
+        switch self {
+        case .front: .front
+        case .back: .back
+        case .unspecified: .unspecified
+        }
     }
-
-    public static var allValueStrings: [String] { allCases.map(\.description) }
-
-    public var defaultValueDescription: String { description }
 }
