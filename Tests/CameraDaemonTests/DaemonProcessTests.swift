@@ -208,7 +208,12 @@ func expectServes(_ daemon: DaemonProcess, devices: Int = 1) async throws {
     @Test func clientsThatComeAndGoLeaveNoDescriptorsInTheDaemon() async throws {
         try await withRunningDaemon { daemon in
             try await expectServes(daemon)
-            let baseline = daemon.openDescriptorCount
+            // The last client's connection may still be closing inside the daemon.
+            var baseline = daemon.openDescriptorCount
+            for _ in 0..<20 {
+                try await Task.sleep(for: .milliseconds(10))
+                baseline = min(baseline, daemon.openDescriptorCount)
+            }
             for round in 0..<100 {
                 let raw = try RawProtocolClient(path: daemon.socketPath)
                 try await raw.hello()
@@ -221,7 +226,7 @@ func expectServes(_ daemon: DaemonProcess, devices: Int = 1) async throws {
             while daemon.openDescriptorCount > baseline && ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }
-            #expect(daemon.openDescriptorCount == baseline)
+            #expect(daemon.openDescriptorCount <= baseline, "descriptors left in the daemon")
             try await expectServes(daemon)
         }
     }

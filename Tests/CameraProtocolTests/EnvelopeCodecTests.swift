@@ -32,3 +32,17 @@ import Testing
         }
     }
 }
+
+@Suite struct WireExampleTests {
+    /// The example in Protos/README.md, byte for byte.
+    @Test func helloLeavesTheSocketAsProtosREADMEDraws() throws {
+        var hello = Camerad_V1_HelloRequest()
+        hello.protocolVersion = 1
+        hello.clientName = "camctl"
+        let envelope = EnvelopeCodec.start(callID: 1, method: CameraService.hello.name, request: try hello.serializedBytes())
+        let bytes = Frame.encode(EnvelopeCodec.encode(envelope))
+        let expected: [UInt8] = [0x00, 0x00, 0x00, 0x2a, 0x08, 0x01, 0x1a, 0x26, 0x0a, 0x18]
+            + Array("/camerad.v1.Camera/Hello".utf8) + [0x12, 0x0a, 0x08, 0x01, 0x12, 0x06] + Array("camctl".utf8)
+        #expect(bytes == expected)
+    }
+}
