@@ -4,12 +4,6 @@ import Synchronization
 
 /// The client's record of one open call: where its responses go.
 final class ClientCall: Sendable {
-    /// One response, not yet decoded, with the descriptors that came with it.
-    struct RawMessage: Sendable {
-        var payload: [UInt8]
-        var descriptors: [OwnedFD]
-    }
-
     let callID: UInt64
     let method: String
     let responses: AsyncThrowingStream<RawMessage, any Error>
@@ -46,38 +40,6 @@ final class ClientCall: Sendable {
     }
 }
 
-/// The responses of a streaming call, decoded, in order. Ends when the server
-/// ends the call; throws ``RPCError`` when it ends it with an error. Dropping the
-/// iteration (or cancelling its task) cancels the call.
-public struct ResponseStream<Response: SwiftProtobuf.Message>: AsyncSequence, Sendable {
-    public typealias Element = Response
-    let base: AsyncThrowingStream<ClientCall.RawMessage, any Error>
-    let method: String
-
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        var base: AsyncThrowingStream<ClientCall.RawMessage, any Error>.AsyncIterator
-        let method: String
-
-        public mutating func next() async throws -> Response? {
-            guard let raw = try await base.next() else { return nil }
-            return try decodeResponse(Response.self, raw.payload, method: method)
-        }
-    }
-
-    public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: base.makeAsyncIterator(), method: method)
-    }
-}
-
-/// A response that does not decode means client and server disagree on the protocol.
-func decodeResponse<M: SwiftProtobuf.Message>(_ type: M.Type, _ bytes: [UInt8], method: String) throws -> M {
-    do {
-        return try M(serializedBytes: bytes)
-    } catch {
-        throw RPCError(.internal, "response to \(method) does not decode (\(error)); client and camerad versions differ")
-    }
-}
-
 /// An open bidirectional call: send requests, read responses, half-close or cancel.
 public final class BidirectionalCall<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>: Sendable {
     private let client: RPCClient
@@ -88,7 +50,7 @@ public final class BidirectionalCall<Request: SwiftProtobuf.Message, Response: S
     init(client: RPCClient, call: ClientCall) {
         self.client = client
         self.call = call
-        responses = ResponseStream(base: call.responses, method: call.method)
+        responses = .responses(call.responses, method: call.method)
     }
 
     /// Sends one request. Never blocks.

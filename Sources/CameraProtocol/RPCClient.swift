@@ -68,8 +68,8 @@ public final class RPCClient: SocketConnectionDelegate, @unchecked Sendable {
     ) async throws -> Response {
         let call = try startCall(method.name, request: try request.serializedBytes(), descriptors: descriptors)
         var response: Response?
-        for try await raw in call.responses where response == nil {
-            response = try decodeResponse(Response.self, raw.payload, method: method.name)
+        for try await message in ResponseStream<Response>.responses(call.responses, method: method.name) where response == nil {
+            response = message
         }
         guard let response else {
             if Task.isCancelled { throw RPCError.cancelled }
@@ -84,7 +84,7 @@ public final class RPCClient: SocketConnectionDelegate, @unchecked Sendable {
         _ method: Method<Request, Response>, _ request: Request
     ) throws -> ResponseStream<Response> {
         let call = try startCall(method.name, request: try request.serializedBytes(), descriptors: [])
-        return ResponseStream(base: call.responses, method: method.name)
+        return .responses(call.responses, method: method.name)
     }
 
     /// Starts a bidirectional call.
@@ -149,7 +149,7 @@ public final class RPCClient: SocketConnectionDelegate, @unchecked Sendable {
         guard let call = state.withLock({ $0.calls[envelope.callID] }) else { return }
         switch envelope.kind! {
         case .message(let message):
-            call.receive(ClientCall.RawMessage(payload: Array(message.payload), descriptors: claimed))
+            call.receive(RawMessage(payload: Array(message.payload), descriptors: claimed))
         case .end(let end):
             finish(call, with: RPCError(status: end.status))
         case .start, .cancel:

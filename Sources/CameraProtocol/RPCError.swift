@@ -45,6 +45,10 @@ public struct RPCError: Error, Equatable, Sendable, CustomStringConvertible {
         RPCError(.invalidArgument, "request to '\(method)' is not a valid message (\(detail)); check the client's .proto files")
     }
 
+    public static func undecodableResponse(_ method: String, _ detail: String) -> RPCError {
+        RPCError(.internal, "response to \(method) does not decode (\(detail)); client and camerad versions differ")
+    }
+
     public static let cancelled = RPCError(.cancelled, "call cancelled by the client")
 }
 

@@ -64,7 +64,7 @@ public final class RPCServerConnection: SocketConnectionDelegate, @unchecked Sen
             try startCall(callID, start, descriptors: claimed)
         case .message(let message):
             // A message for a call that has ended is dropped, descriptors and all.
-            call(callID)?.receive(ServerCall.RawMessage(payload: Array(message.payload), descriptors: claimed))
+            call(callID)?.receive(RawMessage(payload: Array(message.payload), descriptors: claimed))
         case .end:
             call(callID)?.finishRequests()
         case .cancel:

@@ -9,12 +9,6 @@ import SwiftProtobuf
 /// It ends exactly once — by its handler returning or throwing, by the client
 /// cancelling, or by the connection closing — and after that sends nothing.
 final class ServerCall: Sendable {
-    /// A request message of a bidirectional call, not yet decoded.
-    struct RawMessage: Sendable {
-        var payload: [UInt8]
-        var descriptors: [OwnedFD]
-    }
-
     /// Requests a client may send ahead of its handler before the call fails.
     static let requestBufferLimit = 256
 
@@ -145,32 +139,5 @@ public struct ResponseWriter<Response: SwiftProtobuf.Message>: Sendable {
     private static func serialize(_ response: Response) -> [UInt8] {
         // Serializing a message built in memory cannot fail.
         try! response.serializedBytes()
-    }
-}
-
-/// The requests of a bidirectional call, in the order the client sent them.
-/// Ends when the client half-closes; throws `INVALID_ARGUMENT` on a request that
-/// does not decode.
-public struct RequestStream<Request: SwiftProtobuf.Message>: AsyncSequence, Sendable {
-    public typealias Element = Request
-    let base: AsyncThrowingStream<ServerCall.RawMessage, any Error>
-    let method: String
-
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        var base: AsyncThrowingStream<ServerCall.RawMessage, any Error>.AsyncIterator
-        let method: String
-
-        public mutating func next() async throws -> Request? {
-            guard let raw = try await base.next() else { return nil }
-            do {
-                return try Request(serializedBytes: raw.payload)
-            } catch {
-                throw RPCError.undecodableRequest(method, "\(error)")
-            }
-        }
-    }
-
-    public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: base.makeAsyncIterator(), method: method)
     }
 }

@@ -1,4 +1,5 @@
 import CameraProtocol
+import Foundation
 
 /// CoreMedia's CMVideoDimensions.
 public struct CMVideoDimensions: Hashable, Sendable, CustomStringConvertible {
@@ -44,9 +45,9 @@ public struct FrameRateRange: Hashable, Sendable, CustomStringConvertible {
     /// Whether only one rate is allowed (a discrete V4L2 interval).
     public var isDiscrete: Bool { minFrameDuration == maxFrameDuration }
 
+    /// "30 fps", "1-60 fps", "29.97 fps".
     public var description: String {
-        isDiscrete ? String(format2: maxFrameRate) + " fps"
-            : String(format2: minFrameRate) + "-" + String(format2: maxFrameRate) + " fps"
+        isDiscrete ? String(format: "%g fps", maxFrameRate) : String(format: "%g-%g fps", minFrameRate, maxFrameRate)
     }
 
     init(_ range: Camerad_V1_FrameRateRange) {
@@ -89,26 +90,5 @@ extension CMTime {
             return
         }
         self.init(value: Int64(fraction.numerator), timescale: Int32(fraction.denominator))
-    }
-}
-
-extension String {
-    /// A number with up to two decimals and no trailing zeros: 30, 29.97, 7.5.
-    init(format2 value: Double) {
-        let hundredths = (value * 100).rounded()
-        if hundredths.truncatingRemainder(dividingBy: 100) == 0 {
-            self = String(Int(hundredths / 100))
-        } else if hundredths.truncatingRemainder(dividingBy: 10) == 0 {
-            self = String(format1: hundredths / 100)
-        } else {
-            let whole = Int(hundredths / 100)
-            let fraction = Int(hundredths) - whole * 100
-            self = "\(whole)." + (fraction < 10 ? "0" : "") + "\(fraction)"
-        }
-    }
-
-    private init(format1 value: Double) {
-        let tenths = Int((value * 10).rounded())
-        self = "\(tenths / 10).\(tenths % 10)"
     }
 }

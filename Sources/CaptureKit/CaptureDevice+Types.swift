@@ -65,12 +65,7 @@ extension CaptureDevice {
         case continuousAutoFocus = 2
 
         init?(_ mode: Camerad_V1_FocusMode) {
-            switch mode {
-            case .locked: self = .locked
-            case .autoFocus: self = .autoFocus
-            case .continuousAutoFocus: self = .continuousAutoFocus
-            default: return nil
-            }
+            self.init(protoRawValue: mode.rawValue)
         }
     }
 
@@ -82,13 +77,7 @@ extension CaptureDevice {
         case custom = 3
 
         init?(_ mode: Camerad_V1_ExposureMode) {
-            switch mode {
-            case .locked: self = .locked
-            case .autoExpose: self = .autoExpose
-            case .continuousAutoExposure: self = .continuousAutoExposure
-            case .custom: self = .custom
-            default: return nil
-            }
+            self.init(protoRawValue: mode.rawValue)
         }
     }
 
@@ -99,12 +88,7 @@ extension CaptureDevice {
         case continuousAutoWhiteBalance = 2
 
         init?(_ mode: Camerad_V1_WhiteBalanceMode) {
-            switch mode {
-            case .locked: self = .locked
-            case .autoWhiteBalance: self = .autoWhiteBalance
-            case .continuousAutoWhiteBalance: self = .continuousAutoWhiteBalance
-            default: return nil
-            }
+            self.init(protoRawValue: mode.rawValue)
         }
     }
 
@@ -115,12 +99,7 @@ extension CaptureDevice {
         case auto = 2
 
         init?(_ mode: Camerad_V1_TorchMode) {
-            switch mode {
-            case .off: self = .off
-            case .on: self = .on
-            case .auto: self = .auto
-            default: return nil
-            }
+            self.init(protoRawValue: mode.rawValue)
         }
     }
 
@@ -131,12 +110,23 @@ extension CaptureDevice {
         case auto = 2
 
         init?(_ mode: Camerad_V1_FlashMode) {
-            switch mode {
-            case .off: self = .off
-            case .on: self = .on
-            case .auto: self = .auto
-            default: return nil
-            }
+            self.init(protoRawValue: mode.rawValue)
         }
     }
 }
+
+/// The protocol's AVFoundation enums list Apple's cases in Apple's order after an
+/// UNSPECIFIED zero, so a case's proto raw value is Apple's plus one.
+protocol AppleOrderedEnum: RawRepresentable<Int> {}
+
+extension AppleOrderedEnum {
+    init?(protoRawValue: Int) {
+        self.init(rawValue: protoRawValue - 1)
+    }
+}
+
+extension CaptureDevice.FocusMode: AppleOrderedEnum {}
+extension CaptureDevice.ExposureMode: AppleOrderedEnum {}
+extension CaptureDevice.WhiteBalanceMode: AppleOrderedEnum {}
+extension CaptureDevice.TorchMode: AppleOrderedEnum {}
+extension CaptureDevice.FlashMode: AppleOrderedEnum {}

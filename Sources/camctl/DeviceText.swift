@@ -1,4 +1,5 @@
 import CaptureKit
+import Foundation
 
 /// camctl's text output. Formats follow `v4l2-ctl --list-formats-ext`, controls
 /// `v4l2-ctl --list-ctrls-menus`, so Linux users read them at a glance.
@@ -168,20 +169,12 @@ enum DeviceText {
         return names.filter { flags & $0.0 != 0 }.map(\.1)
     }
 
-    /// `value` with `digits` decimals, rounded: fixed(0.0333, 3) == "0.033".
+    /// `value` with `digits` decimals: fixed(0.0333, 3) == "0.033".
     static func fixed(_ value: Double, _ digits: Int = 2) -> String {
-        guard value.isFinite else { return "\(value)" }
-        var scale = 1.0
-        for _ in 0..<digits { scale *= 10 }
-        let scaled = Int64((abs(value) * scale).rounded())
-        let whole = scaled / Int64(scale)
-        var fraction = String(scaled % Int64(scale))
-        fraction = String(repeating: "0", count: max(0, digits - fraction.count)) + fraction
-        return (value < 0 && scaled != 0 ? "-" : "") + "\(whole)" + (digits > 0 ? ".\(fraction)" : "")
+        String(format: "%.\(digits)f", value)
     }
 
     static func hex(_ value: UInt64, width: Int = 0) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        String(format: "%0\(width)llx", value)
     }
 }

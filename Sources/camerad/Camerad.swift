@@ -65,6 +65,9 @@ struct Camerad: AsyncParsableCommand {
         configuration.socketGroup = socketGroup
         configuration.virtualCameraCount = virtualCameras
 
+        // Catch the signals before the socket exists: a client may send one as
+        // soon as it can connect.
+        let signals = TerminationSignals()
         let daemon: CameraDaemon
         do {
             daemon = try CameraDaemon.start(configuration, logger: logger)
@@ -72,28 +75,40 @@ struct Camerad: AsyncParsableCommand {
             printToStandardError("camerad: \(error)")
             throw ExitCode.failure
         }
-        let signalName = await Self.terminationSignal()
+        let signalName = await signals.next()
         logger.info("received \(signalName)")
         await daemon.shutDown()
     }
+}
 
-    /// Waits for SIGINT or SIGTERM and returns its name.
-    private static func terminationSignal() async -> String {
+/// SIGINT and SIGTERM, caught from creation on and delivered as a sequence.
+final class TerminationSignals {
+    private let names: AsyncStream<String>
+    private let sources: [any DispatchSourceSignal]
+
+    init() {
         let (names, continuation) = AsyncStream.makeStream(of: String.self)
         let queue = DispatchQueue(label: "camerad.signals")
-        let sources = [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")].map { number, name in
+        self.names = names
+        sources = [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")].map { number, name in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler { continuation.yield(name) }
             source.resume()
             return source
         }
-        defer { sources.forEach { $0.cancel() } }
+    }
+
+    /// The next signal's name.
+    func next() async -> String {
         for await name in names { return name }
         return "end of signals"
     }
-}
 
+    deinit {
+        for source in sources { source.cancel() }
+    }
+}
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 /// Writes one line to stderr.

@@ -148,6 +148,27 @@ func expectServes(_ daemon: DaemonProcess, devices: Int = 1) async throws {
         }
     }
 
+    /// camerad catches signals before its socket exists, so a client that signals
+    /// it the moment the socket appears still gets a clean shutdown.
+    @Test func aSignalTheMomentTheSocketAppearsStillShutsDownCleanly() async throws {
+        try await withTemporarySocketPath { path in
+            for _ in 0..<10 {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: Binaries.camerad)
+                process.arguments = ["--socket", path, "--log-level", "error"]
+                try process.run()
+                let deadline = ContinuousClock.now + .seconds(20)
+                while !FileManager.default.fileExists(atPath: path) && ContinuousClock.now < deadline {
+                    await Task.yield()
+                }
+                kill(process.processIdentifier, SIGTERM)
+                while process.isRunning { try await Task.sleep(for: .milliseconds(5)) }
+                #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+                #expect(!FileManager.default.fileExists(atPath: path))
+            }
+        }
+    }
+
     @Test func theSocketIs0660ByDefaultAndFollowsSocketMode() async throws {
         try await withRunningDaemon { daemon in
             let attributes = try FileManager.default.attributesOfItem(atPath: daemon.socketPath)

@@ -41,3 +41,28 @@ import Testing
         #expect(converted.description == "1-60 fps")
     }
 }
+
+@Suite struct ProtocolEnumTests {
+    /// A proto case and the CaptureKit case it becomes have the same name.
+    static func sameNames<Proto: CaseIterable, Mine>(_ cases: Proto.AllCases, _ convert: (Proto) -> Mine?) -> Bool {
+        cases.allSatisfy { proto in
+            let name = "\(proto)"
+            guard let mine = convert(proto) else { return name == "unspecified" }
+            return "\(mine)" == name
+        }
+    }
+
+    @Test func avFoundationModesMapCaseForCase() {
+        #expect(Self.sameNames(Camerad_V1_FocusMode.allCases, CaptureDevice.FocusMode.init))
+        #expect(Self.sameNames(Camerad_V1_ExposureMode.allCases, CaptureDevice.ExposureMode.init))
+        #expect(Self.sameNames(Camerad_V1_WhiteBalanceMode.allCases, CaptureDevice.WhiteBalanceMode.init))
+        #expect(Self.sameNames(Camerad_V1_TorchMode.allCases, CaptureDevice.TorchMode.init))
+        #expect(Self.sameNames(Camerad_V1_FlashMode.allCases, CaptureDevice.FlashMode.init))
+    }
+
+    @Test func appleRawValuesAreKept() {
+        #expect(CaptureDevice.FocusMode.continuousAutoFocus.rawValue == 2)
+        #expect(CaptureDevice.ExposureMode.custom.rawValue == 3)
+        #expect(CaptureDevice.Position.front.rawValue == 2)
+    }
+}

@@ -1,0 +1,56 @@
+import CameraIPC
+import SwiftProtobuf
+
+/// One message of a call as it came off the wire, not yet decoded, with the
+/// descriptors that came with it.
+struct RawMessage: Sendable {
+    var payload: [UInt8]
+    var descriptors: [OwnedFD]
+}
+
+/// The messages of one call, decoded as they are read, in the order they were
+/// sent. Serves both sides: a bidirectional call's requests on the server
+/// (``RequestStream``) and a call's responses on the client (``ResponseStream``).
+public struct MessageStream<Message: SwiftProtobuf.Message>: AsyncSequence, Sendable {
+    public typealias Element = Message
+    let base: AsyncThrowingStream<RawMessage, any Error>
+    /// The error for a message that does not decode.
+    let undecodable: @Sendable (_ detail: String) -> RPCError
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncThrowingStream<RawMessage, any Error>.AsyncIterator
+        let undecodable: @Sendable (String) -> RPCError
+
+        public mutating func next() async throws -> Message? {
+            guard let raw = try await base.next() else { return nil }
+            do {
+                return try Message(serializedBytes: raw.payload)
+            } catch {
+                throw undecodable("\(error)")
+            }
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: base.makeAsyncIterator(), undecodable: undecodable)
+    }
+}
+
+/// The requests of a bidirectional call. Ends when the client half-closes;
+/// throws `INVALID_ARGUMENT` on a request that does not decode.
+public typealias RequestStream<Request: SwiftProtobuf.Message> = MessageStream<Request>
+
+/// The responses of a call. Ends when the server ends the call; throws
+/// ``RPCError`` when it ends it with an error. Dropping the iteration (or
+/// cancelling its task) cancels the call.
+public typealias ResponseStream<Response: SwiftProtobuf.Message> = MessageStream<Response>
+
+extension MessageStream {
+    static func requests(_ base: AsyncThrowingStream<RawMessage, any Error>, method: String) -> Self {
+        MessageStream(base: base) { RPCError.undecodableRequest(method, $0) }
+    }
+
+    static func responses(_ base: AsyncThrowingStream<RawMessage, any Error>, method: String) -> Self {
+        MessageStream(base: base) { RPCError.undecodableResponse(method, $0) }
+    }
+}
