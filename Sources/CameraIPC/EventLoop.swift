@@ -122,9 +122,12 @@ public final class EventLoop: @unchecked Sendable {
     public func stop() {
         state.withLock { $0.stopping = true }
         Syscall.eventfdWrite(wakeup.rawValue)
-        if !inEventLoop, let thread = pthread {
+        guard let thread = pthread else { return }
+        pthread = nil
+        if inEventLoop {
+            pthread_detach(thread)  // it ends when this task returns
+        } else {
             pthread_join(thread, nil)
-            pthread = nil
         }
     }
 

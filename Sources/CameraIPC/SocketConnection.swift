@@ -110,7 +110,8 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
         var overflow = false
         var failure: SystemError?
         let result = writeState.withLock { state -> SendResult in
-            guard !state.closed else { return .closed }
+            // Closing after a flush takes nothing new: only the loop drains the queue then.
+            guard !state.closed, !state.closeWhenFlushed else { return .closed }
             if let threshold, state.queuedBytes > threshold { return .dropped }
             if state.queuedBytes + write.count > backlogLimit {
                 overflow = true
@@ -155,7 +156,8 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
         }
     }
 
-    /// Closes the connection once everything queued is written (or at once if nothing is).
+    /// Closes the connection once everything queued is written (or at once if
+    /// nothing is). Later sends are refused (`.closed`).
     public func closeAfterFlushing() {
         let idle = writeState.withLock { state -> Bool in
             state.closeWhenFlushed = true

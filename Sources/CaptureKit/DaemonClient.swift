@@ -36,36 +36,37 @@ final class DaemonClient: Sendable {
         set { state.withLock { $0.clientName = newValue } }
     }
 
-    /// The open connection, connecting first if there is none.
+    /// The open connection, connecting first if there is none. Concurrent
+    /// callers share one connection attempt.
     func connection() async throws(CaptureError) -> RPCClient {
-        try await CaptureError.converting {
-            let task = try state.withLock { state throws -> Task<RPCClient, any Error> in
-                if let client = state.client, !client.isClosed { return Task { client } }
-                if let connecting = state.connecting { return connecting }
+        enum Next {
+            case ready(RPCClient)
+            case connecting(Task<RPCClient, any Error>)
+        }
+        let next = try await CaptureError.converting {
+            try state.withLock { state throws -> Next in
+                if let client = state.client, !client.isClosed { return .ready(client) }
+                if let connecting = state.connecting { return .connecting(connecting) }
                 if state.loop == nil { state.loop = try EventLoop(name: "CaptureKit") }
                 let loop = state.loop!
                 let path = state.socketPath ?? SocketPath.resolve()
                 let name = state.clientName ?? Self.processName
                 let connecting = Task { try await RPCClient.connect(to: path, clientName: name, loop: loop) }
                 state.connecting = connecting
-                return connecting
-            }
-            do {
-                let client = try await task.value
-                state.withLock { state in
-                    if state.connecting == task {
-                        state.client = client
-                        state.connecting = nil
-                    }
-                }
-                return client
-            } catch {
-                state.withLock { state in
-                    if state.connecting == task { state.connecting = nil }
-                }
-                throw error
+                return .connecting(connecting)
             }
         }
+        guard case .connecting(let task) = next else {
+            guard case .ready(let client) = next else { preconditionFailure() }
+            return client
+        }
+        let result = await task.result
+        state.withLock { state in
+            guard state.connecting == task else { return }
+            state.connecting = nil
+            if case .success(let client) = result { state.client = client }
+        }
+        return try await CaptureError.converting { try result.get() }
     }
 
     /// A unary call on the shared connection.

@@ -1,11 +1,9 @@
 import ArgumentParser
 import CameraDaemon
 import CameraIPC
-import Dispatch
 import Glibc
 import Logging
 
-@main
 struct Camerad: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "camerad",
@@ -65,9 +63,7 @@ struct Camerad: AsyncParsableCommand {
         configuration.socketGroup = socketGroup
         configuration.virtualCameraCount = virtualCameras
 
-        // Catch the signals before the socket exists: a client may send one as
-        // soon as it can connect.
-        let signals = TerminationSignals()
+        let signals = TerminationSignals.start()
         let daemon: CameraDaemon
         do {
             daemon = try CameraDaemon.start(configuration, logger: logger)
@@ -81,34 +77,6 @@ struct Camerad: AsyncParsableCommand {
     }
 }
 
-/// SIGINT and SIGTERM, caught from creation on and delivered as a sequence.
-final class TerminationSignals {
-    private let names: AsyncStream<String>
-    private let sources: [any DispatchSourceSignal]
-
-    init() {
-        let (names, continuation) = AsyncStream.makeStream(of: String.self)
-        let queue = DispatchQueue(label: "camerad.signals")
-        self.names = names
-        sources = [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")].map { number, name in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { continuation.yield(name) }
-            source.resume()
-            return source
-        }
-    }
-
-    /// The next signal's name.
-    func next() async -> String {
-        for await name in names { return name }
-        return "end of signals"
-    }
-
-    deinit {
-        for source in sources { source.cancel() }
-    }
-}
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 /// Writes one line to stderr.

@@ -125,7 +125,7 @@ func expectServes(_ daemon: DaemonProcess, devices: Int = 1) async throws {
 
     @Test func aStaleSocketFileIsReplaced() async throws {
         try await withTemporarySocketPath { path in
-            do { _ = try UnixSocket.listen(at: path) }
+            makeStaleSocketFile(at: path)
             #expect(FileManager.default.fileExists(atPath: path) && !UnixSocket.isServed(path))
             let daemon = try await DaemonProcess(socketPath: path)
             try await expectServes(daemon)
@@ -162,7 +162,15 @@ func expectServes(_ daemon: DaemonProcess, devices: Int = 1) async throws {
                     await Task.yield()
                 }
                 kill(process.processIdentifier, SIGTERM)
-                while process.isRunning { try await Task.sleep(for: .milliseconds(5)) }
+                let exitDeadline = ContinuousClock.now + .seconds(10)
+                while process.isRunning && ContinuousClock.now < exitDeadline {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+                #expect(!process.isRunning, "the signal was lost")
+                if process.isRunning {
+                    kill(process.processIdentifier, SIGKILL)
+                    while process.isRunning { try await Task.sleep(for: .milliseconds(5)) }
+                }
                 #expect(process.terminationReason == .exit && process.terminationStatus == 0)
                 #expect(!FileManager.default.fileExists(atPath: path))
             }

@@ -7,7 +7,7 @@ import Testing
 @Suite struct DaemonSocketTests {
     @Test func aStaleSocketFileIsReplaced() async throws {
         try await withTemporarySocketPath { path in
-            do { _ = try UnixSocket.listen(at: path) }  // closed at once: the file stays, nobody listens
+            makeStaleSocketFile(at: path)
             #expect(FileManager.default.fileExists(atPath: path))
             #expect(!UnixSocket.isServed(path))
             let socket = try DaemonSocket.claim(path: path, mode: 0o660, group: nil)
