@@ -33,6 +33,8 @@ final class VirtualCamera: CameraBackend {
         }
     }
 
+    static let supportedPresets = DeviceCapabilities.presets(for: formats)
+
     /// The mode a virtual camera starts in: YUYV 640x480 at 30 fps, like most webcams.
     static let defaultFormatIndex = 0
     static let defaultFrameDuration = Camerad_V1_Fraction.seconds(1, per: 30)
@@ -68,7 +70,7 @@ final class VirtualCamera: CameraBackend {
         device.backend = .virtual
         device.isConnected = true
         device.formats = Self.formats
-        device.supportedPresets = DeviceCapabilities.presets(for: Self.formats)
+        device.supportedPresets = Self.supportedPresets
         state.withLock { state in
             device.activeFormatIndex = UInt32(state.activeFormatIndex)
             device.activeMinFrameDuration = state.frameDuration
