@@ -80,7 +80,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "CameraMediaTests", dependencies: ["CameraMedia", "CameraTestSupport", "CYUV"]),
+        .testTarget(name: "CameraMediaTests", dependencies: ["CameraMedia", "CameraTestSupport", "CYUV", "CTurboJPEG"]),
         .testTarget(
             name: "CameraDaemonTests",
             dependencies: ["CameraDaemon", "CameraProtocol", "CameraIPC", "CameraTestSupport"]

@@ -77,7 +77,7 @@ public struct PixelFormat: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Where one plane of a frame lies in its buffer.
-public struct PlaneLayout: Equatable, Sendable {
+public struct PlaneLayout: Hashable, Sendable {
     public var offset: Int
     public var bytesPerRow: Int
     public var height: Int

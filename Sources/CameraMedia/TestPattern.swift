@@ -129,14 +129,17 @@ public final class TestPattern {
         }
     }
 
-    /// Frame `stamp` as a JPEG image (4:2:0).
+    /// Frame `stamp` as a JPEG image (4:2:0, full range as JFIF says).
     public func renderJPEG(_ stamp: FrameStamp, quality: Int = 85) throws -> [UInt8] {
         let size = frameSize(.i420)
         if scratch.count != size { scratch = [UInt8](repeating: 0, count: size) }
-        scratch.withUnsafeMutableBytes { render(stamp, format: .i420, into: $0) }
+        scratch.withUnsafeMutableBytes { bytes in
+            render(stamp, format: .i420, into: bytes)
+            YUVRange.toFullRange(I420Image(packedAt: bytes.baseAddress!, width: width, height: height))
+        }
         if encoder == nil { encoder = try JPEGEncoder() }
         return try scratch.withUnsafeBytes { bytes in
-            try encoder!.encodeI420(bytes, width: width, height: height, quality: quality)
+            try encoder!.encodeFullRangeI420(bytes, width: width, height: height, quality: quality)
         }
     }
 
