@@ -65,7 +65,7 @@ let package = Package(
         .executableTarget(
             name: "camctl",
             dependencies: [
-                "CaptureKit",
+                "CaptureKit", "CameraMedia",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

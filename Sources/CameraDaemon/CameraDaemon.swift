@@ -30,7 +30,7 @@ public final class CameraDaemon: Sendable {
     }
 
     /// What Hello reports this daemon can do.
-    public static let features = ["devices", "device-events", "virtual-cameras", "ping"]
+    public static let features = ["devices", "device-events", "virtual-cameras", "ping", "streaming"]
 
     public let configuration: Configuration
     private let logger: Logger
@@ -57,7 +57,7 @@ public final class CameraDaemon: Sendable {
             throw DaemonError.invalidConfiguration(
                 "--virtual-cameras must be 0 to \(VirtualCameraRoster.maxCount), not \(configuration.virtualCameraCount)")
         }
-        let registry = DeviceRegistry()
+        let registry = DeviceRegistry(logger: logger)
         let roster = VirtualCameraRoster(registry: registry)
         for index in 0..<configuration.virtualCameraCount {
             let position: Camerad_V1_Position =
@@ -88,6 +88,7 @@ public final class CameraDaemon: Sendable {
     public func shutDown() async {
         logger.info("shutting down: ending \(server.connections.count) connection(s)")
         socket.remove()
+        registry.interruptAllStreams(.shuttingDown, RPCError(.shuttingDown, "camerad is shutting down; reconnect when it is back"))
         await server.shutDown(with: RPCError(.shuttingDown, "camerad is shutting down; reconnect when it is back"))
         loop.stop()
     }

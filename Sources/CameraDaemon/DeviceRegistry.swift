@@ -1,5 +1,6 @@
 import CameraProtocol
 import Glibc
+import Logging
 import Synchronization
 
 /// The devices the daemon serves, in the order it found them, and everyone
@@ -12,16 +13,32 @@ final class DeviceRegistry: Sendable {
 
     private struct State {
         var devices: [any CameraBackend] = []
+        var streamers: [String: DeviceStreamer] = [:]
         var subscribers: [UInt64: AsyncStream<Event>.Continuation] = [:]
         var nextSubscriberID: UInt64 = 1
     }
     private let state = Mutex(State())
+    private let logger: Logger
+
+    init(logger: Logger = Logger(label: "camerad")) {
+        self.logger = logger
+    }
 
     /// Every device, in the order they arrived.
     var devices: [any CameraBackend] { state.withLock { $0.devices } }
 
     func device(_ uniqueID: String) -> (any CameraBackend)? {
         state.withLock { state in state.devices.first { $0.uniqueID == uniqueID } }
+    }
+
+    /// The fan-out engine of a device.
+    func streamer(_ uniqueID: String) -> DeviceStreamer? {
+        state.withLock { $0.streamers[uniqueID] }
+    }
+
+    /// Ends every stream of every device (the daemon is stopping).
+    func interruptAllStreams(_ reason: Camerad_V1_InterruptionReason, _ error: RPCError) {
+        for streamer in state.withLock({ Array($0.streamers.values) }) { streamer.interrupt(reason, error) }
     }
 
     /// Adds a device and tells the watchers.
@@ -33,21 +50,27 @@ final class DeviceRegistry: Sendable {
                 throw RPCError(.alreadyExists, "a device '\(device.uniqueID)' already exists; pick another index")
             }
             state.devices.append(device)
+            state.streamers[device.uniqueID] = DeviceStreamer(device: device, logger: logger)
             Self.broadcast(.connected, device.describe(), to: state.subscribers)
         }
     }
 
-    /// Removes a device and tells the watchers; nil when there was none.
+    /// Removes a device, ends its streams as disconnected, and tells the watchers;
+    /// nil when there was none.
     @discardableResult
     func remove(_ uniqueID: String) -> (any CameraBackend)? {
-        state.withLock { state in
+        let removed = state.withLock { state -> (any CameraBackend, DeviceStreamer?)? in
             guard let index = state.devices.firstIndex(where: { $0.uniqueID == uniqueID }) else { return nil }
             let device = state.devices.remove(at: index)
             var description = device.describe()
             description.isConnected = false
             Self.broadcast(.disconnected, description, to: state.subscribers)
-            return device
+            return (device, state.streamers.removeValue(forKey: uniqueID))
         }
+        guard let (device, streamer) = removed else { return nil }
+        streamer?.interrupt(.deviceDisconnected, RPCError(.deviceDisconnected,
+            "\(uniqueID) was disconnected; streams resume when a session starts again with the device back"))
+        return device
     }
 
     /// Tells the watchers a device's description changed.

@@ -1,3 +1,4 @@
+import CameraMedia
 import CameraProtocol
 
 /// Adds and removes the daemon's virtual cameras, keeping their indices unique.
@@ -12,12 +13,15 @@ struct VirtualCameraRoster: Sendable {
     /// - Throws: `ALREADY_EXISTS` for a taken index, `INVALID_ARGUMENT` for one out
     ///   of range, `RESOURCE_EXHAUSTED` when all are taken.
     @discardableResult
-    func add(index: Int? = nil, localizedName: String = "", position: Camerad_V1_Position = .unspecified) throws -> VirtualCamera {
+    func add(
+        index: Int? = nil, localizedName: String = "", position: Camerad_V1_Position = .unspecified,
+        options: VirtualCamera.Options = VirtualCamera.Options()
+    ) throws -> VirtualCamera {
         if let index {
             guard (0..<Self.maxCount).contains(index) else {
                 throw RPCError(.invalidArgument, "virtual camera index \(index) is out of range; use 0 to \(Self.maxCount - 1)")
             }
-            let camera = VirtualCamera(index: index, localizedName: localizedName, position: position)
+            let camera = VirtualCamera(index: index, localizedName: localizedName, position: position, options: options)
             try registry.add(camera)
             return camera
         }
@@ -27,7 +31,7 @@ struct VirtualCameraRoster: Sendable {
             guard let free = (0..<Self.maxCount).first(where: { !taken.contains($0) }) else {
                 throw RPCError(.resourceExhausted, "all \(Self.maxCount) virtual cameras exist; remove one first")
             }
-            let camera = VirtualCamera(index: free, localizedName: localizedName, position: position)
+            let camera = VirtualCamera(index: free, localizedName: localizedName, position: position, options: options)
             do {
                 try registry.add(camera)
                 return camera
@@ -48,5 +52,42 @@ struct VirtualCameraRoster: Sendable {
             throw RPCError(.invalidArgument, "'\(uniqueID)' is not a virtual camera; only virtual cameras can be removed")
         }
         registry.remove(uniqueID)
+    }
+}
+
+extension VirtualCamera.Options {
+    /// The options an AddVirtualCamera request asks for.
+    ///
+    /// - Throws: `UNSUPPORTED_FORMAT` for a mode virtual cameras do not have,
+    ///   `INVALID_ARGUMENT` for a frame duration outside its format's range.
+    init(_ request: Camerad_V1_AddVirtualCameraRequest) throws {
+        self.init()
+        unthrottled = request.unthrottled
+        staticPicture = request.staticPicture
+        if request.fourcc != 0 || request.width != 0 || request.height != 0 {
+            let fourcc = request.fourcc == 0 ? VirtualCamera.formats[formatIndex].fourcc : request.fourcc
+            let width = request.width == 0 ? VirtualCamera.formats[formatIndex].width : request.width
+            let height = request.height == 0 ? VirtualCamera.formats[formatIndex].height : request.height
+            guard let index = VirtualCamera.formats.firstIndex(where: {
+                $0.fourcc == fourcc && $0.width == width && $0.height == height
+            }) else {
+                throw RPCError(.unsupportedFormat,
+                               "virtual cameras have YUYV, NV12 and MJPG at 640x480, 1280x720 and 1920x1080, not \(PixelFormat(fourcc: fourcc).code) \(width)x\(height)")
+            }
+            formatIndex = index
+        }
+        let format = VirtualCamera.formats[formatIndex]
+        if request.hasFrameDuration {
+            guard request.frameDuration.denominator > 0, request.frameDuration.numerator > 0,
+                  ModeSelection.allows(format, request.frameDuration)
+            else {
+                let fastest = format.frameRateRanges[0].minFrameDuration.denominator
+                throw RPCError(.invalidArgument,
+                               "frame duration \(request.frameDuration.numerator)/\(request.frameDuration.denominator) s is outside 1/\(fastest) to 1 s for \(format.width)x\(format.height)")
+            }
+            frameDuration = request.frameDuration
+        } else {
+            frameDuration = ModeSelection.frameDuration(for: format, preferring: VirtualCamera.defaultFrameDuration)
+        }
     }
 }

@@ -63,8 +63,12 @@ public final class TestPattern {
 
     /// Draws frame `stamp` in `format` (YUYV, NV12 or I420) into `buffer`, top to bottom.
     ///
+    /// - Parameter bandsOnly: draw only the two stamp bands, leaving the rows
+    ///   between as they are (a still picture whose stamp still changes).
     /// - Precondition: `buffer` holds at least ``frameSize(_:)`` bytes.
-    public func render(_ stamp: FrameStamp, format: PixelFormat, into buffer: UnsafeMutableRawBufferPointer) {
+    public func render(
+        _ stamp: FrameStamp, format: PixelFormat, into buffer: UnsafeMutableRawBufferPointer, bandsOnly: Bool = false
+    ) {
         let planes = format.planes(width: width, height: height)!
         precondition(buffer.count >= frameSize(format), "buffer too small for a \(width)x\(height) \(format) frame")
         let shift = (Int(stamp.sequence) * Self.scrollPerFrame) % width & ~1
@@ -98,7 +102,7 @@ public final class TestPattern {
                         pixels[x * 2] = luma[x]
                         pixels[x * 2 + 1] = 128
                     }
-                } else {
+                } else if !bandsOnly {
                     copyRow(barYUYV, from: shift * 2, count: width * 2, to: line)
                 }
             }
@@ -108,12 +112,13 @@ public final class TestPattern {
                 let line = base + luma.offset + row * luma.bytesPerRow
                 if isBand(row) {
                     copyRow(bandRow(row), from: 0, count: width, to: line)
-                } else {
+                } else if !bandsOnly {
                     copyRow(barLuma, from: shift, count: width, to: line)
                 }
             }
             for row in 0..<height / 2 {
                 let band = isBand(row * 2)
+                if bandsOnly && !band { continue }
                 if format == .nv12 {
                     let line = base + planes[1].offset + row * planes[1].bytesPerRow
                     if band { fill(line, 128, width) } else { copyRow(barChromaInterleaved, from: shift, count: width, to: line) }

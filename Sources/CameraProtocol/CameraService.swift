@@ -24,6 +24,11 @@ public enum CameraService {
     public static let ping = Method<Camerad_V1_PingRequest, Camerad_V1_PingResponse>(
         service: name, method: "Ping", kind: .bidirectionalStreaming)
 
+    public static let stream = Method<Camerad_V1_StreamRequest, Camerad_V1_StreamResponse>(
+        service: name, method: "Stream", kind: .bidirectionalStreaming)
+    public static let getDeviceStatistics = Method<Camerad_V1_GetDeviceStatisticsRequest, Camerad_V1_DeviceStatistics>(
+        service: name, method: "GetDeviceStatistics", kind: .unary)
+
     /// Every method's name and shape, for checks against the .proto file.
     public static let all: [(name: String, kind: MethodKind)] = [
         (hello.name, hello.kind),
@@ -33,5 +38,7 @@ public enum CameraService {
         (addVirtualCamera.name, addVirtualCamera.kind),
         (removeVirtualCamera.name, removeVirtualCamera.kind),
         (ping.name, ping.kind),
+        (stream.name, stream.kind),
+        (getDeviceStatistics.name, getDeviceStatistics.kind),
     ]
 }

@@ -8,6 +8,13 @@ struct RawMessage: Sendable {
     var descriptors: [OwnedFD]
 }
 
+/// A message with the file descriptors that came with it.
+public struct Received<Message: SwiftProtobuf.Message>: Sendable {
+    public let message: Message
+    /// In the order they were sent; closed when the last reference goes.
+    public let descriptors: [OwnedFD]
+}
+
 /// The messages of one call, decoded as they are read, in the order they were
 /// sent. Serves both sides: a bidirectional call's requests on the server
 /// (``RequestStream``) and a call's responses on the client (``ResponseStream``).
@@ -18,21 +25,43 @@ public struct MessageStream<Message: SwiftProtobuf.Message>: AsyncSequence, Send
     let undecodable: @Sendable (_ detail: String) -> RPCError
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        var base: AsyncThrowingStream<RawMessage, any Error>.AsyncIterator
-        let undecodable: @Sendable (String) -> RPCError
+        var received: WithDescriptors.AsyncIterator
 
         public mutating func next() async throws -> Message? {
-            guard let raw = try await base.next() else { return nil }
-            do {
-                return try Message(serializedBytes: raw.payload)
-            } catch {
-                throw undecodable("\(error)")
-            }
+            try await received.next()?.message
         }
     }
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: base.makeAsyncIterator(), undecodable: undecodable)
+        AsyncIterator(received: withDescriptors.makeAsyncIterator())
+    }
+
+    /// The same messages with the descriptors that came with each.
+    public var withDescriptors: WithDescriptors { WithDescriptors(base: base, undecodable: undecodable) }
+
+    /// ``MessageStream/withDescriptors``: messages and their descriptors.
+    public struct WithDescriptors: AsyncSequence, Sendable {
+        public typealias Element = Received<Message>
+        let base: AsyncThrowingStream<RawMessage, any Error>
+        let undecodable: @Sendable (String) -> RPCError
+
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            var base: AsyncThrowingStream<RawMessage, any Error>.AsyncIterator
+            let undecodable: @Sendable (String) -> RPCError
+
+            public mutating func next() async throws -> Received<Message>? {
+                guard let raw = try await base.next() else { return nil }
+                do {
+                    return Received(message: try Message(serializedBytes: raw.payload), descriptors: raw.descriptors)
+                } catch {
+                    throw undecodable("\(error)")
+                }
+            }
+        }
+
+        public func makeAsyncIterator() -> AsyncIterator {
+            AsyncIterator(base: base.makeAsyncIterator(), undecodable: undecodable)
+        }
     }
 }
 

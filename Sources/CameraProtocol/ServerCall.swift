@@ -136,6 +136,13 @@ public struct ResponseWriter<Response: SwiftProtobuf.Message>: Sendable {
     /// Whether the call has ended (cancelled, or the client gone).
     public var isClosed: Bool { call.hasEnded }
 
+    /// Ends the call now with `error` (nil: OK), from anywhere; the handler's task
+    /// is cancelled and sees it at its next suspension.
+    public func end(with error: RPCError?) {
+        call.end(with: error)
+        call.cancelHandler()
+    }
+
     private static func serialize(_ response: Response) -> [UInt8] {
         // Serializing a message built in memory cannot fail.
         try! response.serializedBytes()

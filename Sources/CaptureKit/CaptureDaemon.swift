@@ -70,14 +70,41 @@ public enum CaptureDaemon {
 // MARK: - Virtual cameras
 
 extension CaptureDaemon {
+    /// How a new virtual camera starts and makes frames.
+    public struct VirtualCameraOptions: Sendable {
+        /// The mode it starts in: a fourcc ("YUYV", "NV12", "MJPG") and size among
+        /// its formats. nil: YUYV 640x480.
+        public var pixelFormat: FourCharCode?
+        public var width: Int?
+        public var height: Int?
+        /// Its frame duration; nil: 1/30 s.
+        public var frameDuration: CMTime?
+        /// Frames as fast as they can be made (for benchmarks).
+        public var unthrottled = false
+        /// Bars drawn once, then only the stamp bands (for benchmarks).
+        public var staticPicture = false
+
+        public init(pixelFormat: FourCharCode? = nil, width: Int? = nil, height: Int? = nil, frameDuration: CMTime? = nil,
+                    unthrottled: Bool = false, staticPicture: Bool = false) {
+            self.pixelFormat = pixelFormat
+            self.width = width
+            self.height = height
+            self.frameDuration = frameDuration
+            self.unthrottled = unthrottled
+            self.staticPicture = staticPicture
+        }
+    }
+
     /// Adds one of camerad's virtual cameras. Allowed to camerad's own user and root.
     ///
     /// - Parameters:
     ///   - index: makes the uniqueID "virtual-<index>" (0–63); nil takes the lowest free index.
     ///   - localizedName: empty for "Virtual Camera <index>".
-    /// - Throws: `permissionDenied`, `alreadyExists` for a taken index, `invalidArgument`.
+    /// - Throws: `permissionDenied`, `alreadyExists` for a taken index, `invalidArgument`,
+    ///   `unsupportedFormat` for a mode virtual cameras do not have.
     public static func addVirtualCamera(
-        index: Int? = nil, localizedName: String = "", position: CaptureDevice.Position = .unspecified
+        index: Int? = nil, localizedName: String = "", position: CaptureDevice.Position = .unspecified,
+        options: VirtualCameraOptions = VirtualCameraOptions()
     ) async throws(CaptureError) -> CaptureDevice {
         var request = Camerad_V1_AddVirtualCameraRequest()
         if let index {
@@ -88,6 +115,15 @@ extension CaptureDaemon {
         }
         request.localizedName = localizedName
         request.position = position.proto
+        request.fourcc = options.pixelFormat?.rawValue ?? 0
+        request.width = UInt32(clamping: options.width ?? 0)
+        request.height = UInt32(clamping: options.height ?? 0)
+        if let duration = options.frameDuration, duration.isValid {
+            request.frameDuration.numerator = UInt32(clamping: duration.value)
+            request.frameDuration.denominator = UInt32(duration.timescale)
+        }
+        request.unthrottled = options.unthrottled
+        request.staticPicture = options.staticPicture
         return LiveDevices.shared.update(try await DaemonClient.shared.unary(CameraService.addVirtualCamera, request).device)
     }
 

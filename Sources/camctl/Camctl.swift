@@ -4,7 +4,7 @@ import CaptureKit
 struct Camctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "camctl",
-        abstract: "List, inspect and watch the cameras camerad serves.",
+        abstract: "List, inspect, stream and watch the cameras camerad serves.",
         discussion: """
             camctl talks to camerad over its socket: --socket, else $CAMERAD_SOCKET, else \
             $XDG_RUNTIME_DIR/camerad.sock, else /run/camerad/camerad.sock.
@@ -14,7 +14,7 @@ struct Camctl: AsyncParsableCommand {
             is printed on one line), 2 usage error.
             """,
         version: "0.1.0",
-        subcommands: [List.self, Info.self, Watch.self, Virtual.self, Ping.self]
+        subcommands: [List.self, Info.self, Stream.self, Watch.self, Virtual.self, Ping.self]
     )
 
     // Declared here too, so that `camctl --socket PATH list` parses as well as

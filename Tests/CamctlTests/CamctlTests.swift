@@ -191,7 +191,8 @@ import Testing
 
     @Test(arguments: [
         ("camctl", ["--help"]), ("camctl", ["list", "--help"]), ("camctl", ["info", "--help"]),
-        ("camctl", ["watch", "--help"]), ("camctl", ["virtual", "add", "--help"]), ("camerad", ["--help"]),
+        ("camctl", ["watch", "--help"]), ("camctl", ["stream", "--help"]), ("camctl", ["virtual", "add", "--help"]),
+        ("camerad", ["--help"]),
     ])
     func helpMatchesItsSnapshot(tool: String, arguments: [String]) async throws {
         let executable = tool == "camctl" ? Binaries.camctl : Binaries.camerad

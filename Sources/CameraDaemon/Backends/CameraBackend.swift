@@ -1,3 +1,4 @@
+import CameraMedia
 import CameraProtocol
 
 /// One camera as the daemon drives it, whatever it is underneath: a virtual
@@ -12,4 +13,46 @@ protocol CameraBackend: AnyObject, Sendable {
 
     /// The device as clients see it now (`isConnected` true).
     func describe() -> Camerad_V1_Device
+
+    /// The mode a stream gets when it does not ask for another.
+    var activeMode: CaptureMode { get }
+
+    /// Starts making frames in `mode`, calling `onFrame` for each on a capture
+    /// thread of its own, until the returned stream is stopped.
+    func startCapture(_ mode: CaptureMode, onFrame: @escaping @Sendable (CapturedFrame) -> Void) throws -> any CaptureStream
+}
+
+/// A device making frames; ``stop()`` ends it and waits for its thread.
+protocol CaptureStream: AnyObject, Sendable {
+    func stop()
+}
+
+/// One frame as the device made it. `bytes` is valid only during the call that
+/// hands it over: the device reuses its buffer at once.
+struct CapturedFrame {
+    let bytes: UnsafeRawBufferPointer
+    let sequence: UInt64
+    /// CLOCK_MONOTONIC nanoseconds at capture.
+    let timestampNanoseconds: Int64
+    let durationNanoseconds: Int64
+}
+
+/// A device mode: one of its formats, at a frame duration.
+struct CaptureMode: Equatable, Sendable, CustomStringConvertible {
+    let formatIndex: Int
+    let format: Camerad_V1_Format
+    let frameDuration: Camerad_V1_Fraction
+
+    var layout: FrameLayout {
+        FrameLayout(format: PixelFormat(fourcc: format.fourcc), width: Int(format.width), height: Int(format.height))
+    }
+
+    var frameDurationNanoseconds: Int64 {
+        Int64(frameDuration.numerator) * 1_000_000_000 / Int64(max(1, frameDuration.denominator))
+    }
+
+    var description: String {
+        let rate = Double(frameDuration.denominator) / Double(max(1, frameDuration.numerator))
+        return "\(PixelFormat(fourcc: format.fourcc).code) \(format.width)x\(format.height) at \(rate) fps"
+    }
 }

@@ -39,24 +39,45 @@ final class VirtualCamera: CameraBackend {
     static let defaultFormatIndex = 0
     static let defaultFrameDuration = Camerad_V1_Fraction.seconds(1, per: 30)
 
+    /// How a virtual camera starts and makes frames.
+    struct Options: Sendable {
+        /// Index into ``formats`` of the mode it starts in.
+        var formatIndex = VirtualCamera.defaultFormatIndex
+        var frameDuration = VirtualCamera.defaultFrameDuration
+        /// Frames as fast as they can be made (benchmarks).
+        var unthrottled = false
+        /// Bars drawn once, only the stamp bands after (benchmarks).
+        var staticPicture = false
+    }
+
     let index: Int
     let uniqueID: String
     let localizedName: String
     let position: Camerad_V1_Position
+    let options: Options
 
     private struct State {
         var controls: [Camerad_V1_Control]
-        var activeFormatIndex = VirtualCamera.defaultFormatIndex
-        var frameDuration = VirtualCamera.defaultFrameDuration
+        var activeFormatIndex: Int
+        var frameDuration: Camerad_V1_Fraction
     }
     private let state: Mutex<State>
 
-    init(index: Int, localizedName: String? = nil, position: Camerad_V1_Position = .unspecified) {
+    init(index: Int, localizedName: String? = nil, position: Camerad_V1_Position = .unspecified, options: Options = Options()) {
         self.index = index
         uniqueID = "virtual-\(index)"
         self.localizedName = localizedName.flatMap { $0.isEmpty ? nil : $0 } ?? "Virtual Camera \(index)"
         self.position = position
-        state = Mutex(State(controls: Self.defaultControls()))
+        self.options = options
+        state = Mutex(State(controls: Self.defaultControls(), activeFormatIndex: options.formatIndex,
+                            frameDuration: options.frameDuration))
+    }
+
+    var activeMode: CaptureMode {
+        state.withLock { state in
+            CaptureMode(formatIndex: state.activeFormatIndex, format: Self.formats[state.activeFormatIndex],
+                        frameDuration: state.frameDuration)
+        }
     }
 
     func describe() -> Camerad_V1_Device {

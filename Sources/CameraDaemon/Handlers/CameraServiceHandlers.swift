@@ -17,6 +17,8 @@ struct CameraServiceHandlers: Sendable {
         router.register(CameraService.addVirtualCamera, unary: addVirtualCamera)
         router.register(CameraService.removeVirtualCamera, unary: removeVirtualCamera)
         router.register(CameraService.ping, bidirectional: ping)
+        router.register(CameraService.stream, bidirectional: stream)
+        router.register(CameraService.getDeviceStatistics, unary: getDeviceStatistics)
     }
 
     @Sendable func listDevices(
@@ -51,7 +53,8 @@ struct CameraServiceHandlers: Sendable {
         try policy.requireAdmin(context.peer, for: "adding a virtual camera")
         let camera = try virtualCameras.add(
             index: request.hasIndex ? Int(request.index) : nil,
-            localizedName: request.localizedName, position: request.position)
+            localizedName: request.localizedName, position: request.position,
+            options: VirtualCamera.Options(request))
         var response = Camerad_V1_AddVirtualCameraResponse()
         response.device = camera.describe()
         return response
@@ -81,6 +84,45 @@ struct CameraServiceHandlers: Sendable {
             response.payload = request.payload
             guard writer.send(response) else { return }
         }
+    }
+
+    /// A stream: the first request opens it, later ones release frames; it ends
+    /// when the client half-closes, cancels or goes, or the device goes.
+    @Sendable func stream(
+        _ requests: RequestStream<Camerad_V1_StreamRequest>, _ writer: ResponseWriter<Camerad_V1_StreamResponse>,
+        _ context: RPCContext
+    ) async throws {
+        var iterator = requests.makeAsyncIterator()
+        guard let first = try await iterator.next() else { return }
+        guard case .open(let open)? = first.kind else {
+            throw RPCError(.invalidArgument, "a stream's first request must open it (OpenStream)")
+        }
+        let streamer = try self.streamer(open.uniqueID)
+        let id = try streamer.open(open, writer: writer)
+        defer { streamer.close(id) }
+        while let request = try await iterator.next() {
+            switch request.kind {
+            case .release(let release):
+                try streamer.release(id, release)
+            case .open:
+                throw RPCError(.invalidArgument, "a stream is opened once; start another Stream call for another stream")
+            case nil:
+                throw RPCError(.invalidArgument, "a stream request must open the stream or release frames")
+            }
+        }
+    }
+
+    @Sendable func getDeviceStatistics(
+        _ request: Camerad_V1_GetDeviceStatisticsRequest, _ context: RPCContext
+    ) async throws -> Camerad_V1_DeviceStatistics {
+        try streamer(request.uniqueID).statistics()
+    }
+
+    private func streamer(_ uniqueID: String) throws -> DeviceStreamer {
+        guard let streamer = registry.streamer(uniqueID) else {
+            throw RPCError(.deviceNotFound, "no device '\(uniqueID)'; 'camctl list' shows the devices")
+        }
+        return streamer
     }
 
     private func device(_ uniqueID: String) throws -> any CameraBackend {

@@ -294,16 +294,41 @@ public nonisolated struct Camerad_V1_AddVirtualCameraRequest: Sendable {
   /// Clears the value of `index`. Subsequent reads from it will return its default value.
   public mutating func clearIndex() {self._index = nil}
 
-  /// Unset: "camerad Virtual Camera <index>".
+  /// Unset: "Virtual Camera <index>".
   public var localizedName: String = String()
 
   public var position: Camerad_V1_Position = .unspecified
+
+  /// The mode it starts in: a fourcc (YUYV, NV12, MJPG) and size among its
+  /// formats, and a frame duration. Unset: YUYV 640x480 at 30 fps.
+  public var fourcc: UInt32 = 0
+
+  public var width: UInt32 = 0
+
+  public var height: UInt32 = 0
+
+  public var frameDuration: Camerad_V1_Fraction {
+    get {_frameDuration ?? Camerad_V1_Fraction()}
+    set {_frameDuration = newValue}
+  }
+  /// Returns true if `frameDuration` has been explicitly set.
+  public var hasFrameDuration: Bool {self._frameDuration != nil}
+  /// Clears the value of `frameDuration`. Subsequent reads from it will return its default value.
+  public mutating func clearFrameDuration() {self._frameDuration = nil}
+
+  /// Make frames as fast as they can be made, ignoring the frame duration (for benchmarks).
+  public var unthrottled: Bool = false
+
+  /// Draw the bars once and only the stamp bands after (for benchmarks: the
+  /// picture then costs almost nothing to make).
+  public var staticPicture: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _index: UInt32? = nil
+  fileprivate var _frameDuration: Camerad_V1_Fraction? = nil
 }
 
 public nonisolated struct Camerad_V1_AddVirtualCameraResponse: Sendable {
@@ -732,7 +757,7 @@ nonisolated extension Camerad_V1_DeviceEvent.Kind: SwiftProtobuf._ProtoNameProvi
 
 nonisolated extension Camerad_V1_AddVirtualCameraRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".AddVirtualCameraRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}index\0\u{3}localized_name\0\u{1}position\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}index\0\u{3}localized_name\0\u{1}position\0\u{1}fourcc\0\u{1}width\0\u{1}height\0\u{3}frame_duration\0\u{1}unthrottled\0\u{3}static_picture\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -743,6 +768,12 @@ nonisolated extension Camerad_V1_AddVirtualCameraRequest: SwiftProtobuf.Message,
       case 1: try { try decoder.decodeSingularUInt32Field(value: &self._index) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.localizedName) }()
       case 3: try { try decoder.decodeSingularEnumField(value: &self.position) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.fourcc) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.width) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.height) }()
+      case 7: try { try decoder.decodeSingularMessageField(value: &self._frameDuration) }()
+      case 8: try { try decoder.decodeSingularBoolField(value: &self.unthrottled) }()
+      case 9: try { try decoder.decodeSingularBoolField(value: &self.staticPicture) }()
       default: break
       }
     }
@@ -762,6 +793,24 @@ nonisolated extension Camerad_V1_AddVirtualCameraRequest: SwiftProtobuf.Message,
     if self.position != .unspecified {
       try visitor.visitSingularEnumField(value: self.position, fieldNumber: 3)
     }
+    if self.fourcc != 0 {
+      try visitor.visitSingularUInt32Field(value: self.fourcc, fieldNumber: 4)
+    }
+    if self.width != 0 {
+      try visitor.visitSingularUInt32Field(value: self.width, fieldNumber: 5)
+    }
+    if self.height != 0 {
+      try visitor.visitSingularUInt32Field(value: self.height, fieldNumber: 6)
+    }
+    try { if let v = self._frameDuration {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
+    } }()
+    if self.unthrottled != false {
+      try visitor.visitSingularBoolField(value: self.unthrottled, fieldNumber: 8)
+    }
+    if self.staticPicture != false {
+      try visitor.visitSingularBoolField(value: self.staticPicture, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -769,6 +818,12 @@ nonisolated extension Camerad_V1_AddVirtualCameraRequest: SwiftProtobuf.Message,
     if lhs._index != rhs._index {return false}
     if lhs.localizedName != rhs.localizedName {return false}
     if lhs.position != rhs.position {return false}
+    if lhs.fourcc != rhs.fourcc {return false}
+    if lhs.width != rhs.width {return false}
+    if lhs.height != rhs.height {return false}
+    if lhs._frameDuration != rhs._frameDuration {return false}
+    if lhs.unthrottled != rhs.unthrottled {return false}
+    if lhs.staticPicture != rhs.staticPicture {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -27,15 +27,48 @@ extension Camctl.Virtual {
         @Option(help: "Which way it faces.")
         var position: PositionArgument = .unspecified
 
+        @Option(help: ArgumentHelp("The mode it starts in: YUYV, NV12 or MJPG, at --size (default YUYV).", valueName: "fourcc"))
+        var format: String?
+
+        @Option(help: ArgumentHelp("640x480, 1280x720 or 1920x1080 (default 640x480).", valueName: "WxH"))
+        var size: String?
+
+        @Option(help: "Frames per second (default 30; 60 at most, 30 at 1920x1080).")
+        var fps: Double?
+
+        @Flag(help: "Make frames as fast as possible, ignoring --fps (for benchmarks).")
+        var unthrottled = false
+
+        @Flag(help: "Draw the picture once and only the frame stamps after (for benchmarks).")
+        var staticPicture = false
+
         func validate() throws {
             if let index, !(0..<64).contains(index) {
                 throw ValidationError("--index must be 0 to 63, not \(index)")
             }
+            if let format, FourCharCode(format.uppercased()) == nil {
+                throw ValidationError("--format must be a four-character code such as NV12")
+            }
+            if size != nil && parsedSize == nil { throw ValidationError("--size must be WxH, such as 1280x720") }
+            if let fps, !(fps > 0 && fps <= 1000) { throw ValidationError("--fps must be between 0 and 1000") }
+        }
+
+        private var parsedSize: (Int, Int)? {
+            guard let size else { return nil }
+            let parts = size.lowercased().split(separator: "x")
+            guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]) else { return nil }
+            return (width, height)
         }
 
         func run() async throws {
             global.apply()
-            let device = try await CaptureDaemon.addVirtualCamera(index: index, localizedName: name ?? "", position: position.position)
+            var options = CaptureDaemon.VirtualCameraOptions(unthrottled: unthrottled, staticPicture: staticPicture)
+            options.pixelFormat = format.flatMap { FourCharCode($0.uppercased()) }
+            options.width = parsedSize?.0
+            options.height = parsedSize?.1
+            options.frameDuration = fps.map { CMTime(value: 1000, timescale: Int32(($0 * 1000).rounded())) }
+            let device = try await CaptureDaemon.addVirtualCamera(
+                index: index, localizedName: name ?? "", position: position.position, options: options)
             Output.line(device.uniqueID)
         }
     }

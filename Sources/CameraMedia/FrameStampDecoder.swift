@@ -1,4 +1,3 @@
-import CameraMedia
 
 /// Reads the ``FrameStamp`` a virtual camera drew into a frame, from its luma.
 ///

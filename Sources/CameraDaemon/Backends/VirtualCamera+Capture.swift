@@ -1,0 +1,81 @@
+import CameraMedia
+import CameraProtocol
+import Foundation
+import Synchronization
+
+extension VirtualCamera {
+    func startCapture(_ mode: CaptureMode, onFrame: @escaping @Sendable (CapturedFrame) -> Void) throws -> any CaptureStream {
+        VirtualCameraCapture(mode: mode, unthrottled: options.unthrottled, staticPicture: options.staticPicture, onFrame: onFrame)
+    }
+}
+
+/// The capture thread of a virtual camera: draws ``TestPattern`` frames at the
+/// mode's frame duration, on absolute CLOCK_MONOTONIC deadlines, and hands each
+/// to the streamer. A frame's timestamp is its deadline. When it falls more than
+/// a frame behind, it skips ahead as a real camera would, leaving a gap in the
+/// sequence numbers.
+final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
+    private let stopRequested = Atomic(false)
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(mode: CaptureMode, unthrottled: Bool, staticPicture: Bool, onFrame: @escaping @Sendable (CapturedFrame) -> Void) {
+        // The thread keeps this object until it ends.
+        let thread = Thread { [self] in
+            Self.run(mode: mode, unthrottled: unthrottled, staticPicture: staticPicture, stop: stopRequested, onFrame: onFrame)
+            finished.signal()
+        }
+        thread.name = "camerad-capture"
+        thread.start()
+    }
+
+    func stop() {
+        stopRequested.store(true, ordering: .relaxed)
+        finished.wait()
+    }
+
+    private static func run(
+        mode: CaptureMode, unthrottled: Bool, staticPicture: Bool, stop: borrowing Atomic<Bool>,
+        onFrame: (CapturedFrame) -> Void
+    ) {
+        let layout = mode.layout
+        let pattern = TestPattern(width: layout.width, height: layout.height)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, layout.capacity), alignment: 64)
+        defer { buffer.deallocate() }
+        let duration = mode.frameDurationNanoseconds
+        let start = monotonicNanoseconds()
+        var sequence: UInt64 = 0
+        var drawnOnce = false
+        while !stop.load(ordering: .relaxed) {
+            var timestamp = start + Int64(sequence) * duration
+            if unthrottled {
+                timestamp = monotonicNanoseconds()
+            } else {
+                let now = monotonicNanoseconds()
+                if now > timestamp + duration {
+                    // Behind: skip to the frame due now.
+                    sequence = UInt64((now - start) / duration)
+                    timestamp = start + Int64(sequence) * duration
+                }
+                sleep(until: timestamp)
+            }
+            let stamp = FrameStamp(sequence: UInt32(truncatingIfNeeded: sequence), timestampNanoseconds: timestamp)
+            if layout.format == .mjpeg {
+                guard let jpeg = try? pattern.renderJPEG(stamp) else { break }
+                jpeg.withUnsafeBytes { bytes in
+                    onFrame(CapturedFrame(bytes: bytes, sequence: sequence, timestampNanoseconds: timestamp, durationNanoseconds: duration))
+                }
+            } else {
+                pattern.render(stamp, format: layout.format, into: buffer, bandsOnly: staticPicture && drawnOnce)
+                drawnOnce = true
+                onFrame(CapturedFrame(bytes: UnsafeRawBufferPointer(rebasing: buffer[..<layout.capacity]), sequence: sequence,
+                                      timestampNanoseconds: timestamp, durationNanoseconds: duration))
+            }
+            sequence += 1
+        }
+    }
+
+    private static func sleep(until deadline: Int64) {
+        var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
+    }
+}

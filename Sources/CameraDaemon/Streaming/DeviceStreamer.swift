@@ -1,0 +1,402 @@
+import CameraIPC
+import CameraMedia
+import CameraProtocol
+import Dispatch
+import Foundation
+import Logging
+import Synchronization
+
+/// Feeds one device's frames to every stream open on it.
+///
+/// ```
+/// capture thread: frame ─► for each variant some stream wants now:
+///                              take a free slot ─► convert once (lock not held)
+///                          ─► for each stream of the variant:
+///                              room (held < its limit)? hold the slot, send FrameReady
+///                              else drop for that stream only (FRAME_WAS_LATE),
+///                              or queue up to 3 (alwaysDiscardsLateVideoFrames false)
+/// client: ReleaseFrames ─► slot free again once no stream holds it
+/// ```
+///
+/// The capture thread never waits on a client: every send is non-blocking and a
+/// full client costs only itself. Work per frame grows with the variants, not the
+/// streams. A device with no streams stops capturing.
+final class DeviceStreamer: @unchecked Sendable {
+    let device: any CameraBackend
+    private let logger: Logger
+    private let state = Mutex(State())
+    /// Stopping a capture waits for its thread; that happens here, off the callers.
+    private let stopQueue = DispatchQueue(label: "camerad.capture-stop")
+
+    private static let nextPoolID = Atomic<UInt64>(1)
+
+    struct SlotReference: Hashable {
+        let poolID: UInt64
+        let slot: Int
+    }
+
+    private struct Stream {
+        let id: UInt64
+        let options: StreamOptions
+        let writer: ResponseWriter<Camerad_V1_StreamResponse>
+        var poolID: UInt64
+        var held: Set<SlotReference> = []
+        var queue: [(reference: SlotReference, frame: Camerad_V1_FrameReady)] = []
+        var lastOffered: Int64?
+        var drops: [Camerad_V1_DropReason: (count: Int, lastSequence: UInt64)] = [:]
+    }
+
+    private struct State {
+        var mode: CaptureMode?
+        var capture: (any CaptureStream)?
+        /// Counts capture starts, so frames from a capture being stopped are ignored.
+        var generation: UInt64 = 0
+        var lastSequence: UInt64?
+        var framesCaptured: UInt64 = 0
+        /// Every pool: the current one of each variant, and replaced ones still held.
+        var pools: [UInt64: VariantPool] = [:]
+        var currentPool: [FrameVariant: UInt64] = [:]
+        var streams: [UInt64: Stream] = [:]
+        var nextStreamID: UInt64 = 1
+    }
+
+    init(device: any CameraBackend, logger: Logger) {
+        self.device = device
+        self.logger = logger
+    }
+
+    // MARK: - Streams
+
+    /// Opens a stream and sends it StreamStarted with its pool; starts the device
+    /// if it is idle, in the mode its preset picks.
+    ///
+    /// - Returns: the stream's id, for ``release(_:_:)`` and ``close(_:)``.
+    /// - Throws: ``RPCError`` for settings the device cannot serve, or a device that cannot start.
+    func open(_ request: Camerad_V1_OpenStream, writer: ResponseWriter<Camerad_V1_StreamResponse>) throws -> UInt64 {
+        let description = device.describe()
+        return try state.withLock { state in
+            let wanted = ModeSelection.mode(for: request.preset, formats: description.formats, active: device.activeMode)
+            let mode = state.mode ?? wanted
+            let options = try StreamOptions(request.settings, preset: request.preset, mode: mode)
+            let id = state.nextStreamID
+            state.nextStreamID += 1
+            let pool = try pool(for: options, joining: id, in: &state, source: mode.layout)
+            state.streams[id] = Stream(id: id, options: options, writer: writer, poolID: pool.id)
+
+            if state.capture == nil {
+                state.generation += 1
+                let generation = state.generation
+                do {
+                    state.capture = try device.startCapture(mode) { [weak self] frame in
+                        self?.deliver(frame, generation: generation)
+                    }
+                } catch {
+                    state.streams[id] = nil
+                    pool.streamIDs.remove(id)
+                    dropUnusedPools(&state)
+                    throw error as? RPCError ?? RPCError(.deviceBusy, "\(device.uniqueID) cannot start: \(error)")
+                }
+                state.mode = mode
+                state.lastSequence = nil
+                logger.info("\(device.uniqueID): capturing \(mode)")
+            }
+
+            var started = Camerad_V1_StreamStarted()
+            started.pool = pool.description(shared: !options.inline)
+            started.device = description
+            started.device.activeFormatIndex = UInt32(mode.formatIndex)
+            started.frameDuration = mode.frameDuration
+            if mode != wanted {
+                started.note = "the device runs \(mode) for another client; you get \(options.variant)"
+            }
+            var response = Camerad_V1_StreamResponse()
+            response.started = started
+            writer.send(response, descriptors: options.inline ? [] : [pool.memory.descriptor])
+            return id
+        }
+    }
+
+    /// The client is done with some slots; queued frames move up.
+    ///
+    /// - Throws: `INVALID_ARGUMENT` for a slot this stream does not hold.
+    func release(_ streamID: UInt64, _ request: Camerad_V1_ReleaseFrames) throws {
+        try state.withLock { state in
+            guard var stream = state.streams[streamID] else { return }
+            let references = request.slots.map { SlotReference(poolID: request.poolID, slot: Int($0)) }
+            for reference in references where !stream.held.contains(reference) {
+                throw RPCError(.invalidArgument,
+                               "slot \(reference.slot) of pool \(reference.poolID) is not held by this stream; release each frame once")
+            }
+            for reference in references {
+                stream.held.remove(reference)
+                state.pools[reference.poolID]?.references[reference.slot] -= 1
+            }
+            while stream.held.count < stream.options.maxFramesInFlight, !stream.queue.isEmpty {
+                let next = stream.queue.removeFirst()
+                stream.held.insert(next.reference)
+                sendDrops(&stream)
+                var response = Camerad_V1_StreamResponse()
+                response.frame = next.frame
+                stream.writer.send(response)
+            }
+            state.streams[streamID] = stream
+            dropUnusedPools(&state)
+        }
+    }
+
+    /// Closes a stream: its slots return, and the device stops if it was the last.
+    func close(_ streamID: UInt64) {
+        let stopping = state.withLock { state -> (any CaptureStream)? in
+            guard let stream = state.streams.removeValue(forKey: streamID) else { return nil }
+            for reference in stream.held.union(stream.queue.map(\.reference)) {
+                state.pools[reference.poolID]?.references[reference.slot] -= 1
+            }
+            state.pools[stream.poolID]?.streamIDs.remove(streamID)
+            dropUnusedPools(&state)
+            return state.streams.isEmpty ? stopCapture(&state) : nil
+        }
+        if let stopping { stop(stopping) }
+    }
+
+    /// Ends every stream with `reason` (the device went, the daemon stops) and the capture.
+    func interrupt(_ reason: Camerad_V1_InterruptionReason, _ error: RPCError) {
+        let (streams, stopping) = state.withLock { state in
+            defer {
+                state.streams.removeAll()
+                state.pools.removeAll()
+                state.currentPool.removeAll()
+            }
+            return (Array(state.streams.values), stopCapture(&state))
+        }
+        for stream in streams {
+            var response = Camerad_V1_StreamResponse()
+            response.interrupted.reason = reason
+            response.interrupted.message = error.message
+            stream.writer.send(response)
+            stream.writer.end(with: error)
+        }
+        if let stopping { stop(stopping) }
+    }
+
+    func statistics() -> Camerad_V1_DeviceStatistics {
+        state.withLock { state in
+            var statistics = Camerad_V1_DeviceStatistics()
+            statistics.uniqueID = device.uniqueID
+            statistics.capturing = state.capture != nil
+            statistics.framesCaptured = state.framesCaptured
+            statistics.streams = UInt32(state.streams.count)
+            statistics.variants = state.currentPool.values.compactMap { state.pools[$0] }.sorted { $0.id < $1.id }.map { pool in
+                var variant = Camerad_V1_VariantStatistics()
+                variant.poolID = pool.id
+                variant.fourcc = pool.variant.format.fourcc
+                variant.width = UInt32(pool.variant.width)
+                variant.height = UInt32(pool.variant.height)
+                variant.rotationDegrees = UInt32(pool.variant.rotation.rawValue)
+                variant.mirrored = pool.variant.mirrored
+                variant.streams = UInt32(pool.streamIDs.count)
+                variant.slotCount = UInt32(pool.slotCount)
+                variant.slotsInUse = UInt32(pool.slotsInUse)
+                variant.conversions = pool.conversions
+                return variant
+            }
+            return statistics
+        }
+    }
+
+    // MARK: - The capture thread
+
+    /// One frame from the device.
+    private func deliver(_ frame: CapturedFrame, generation: UInt64) {
+        var jobs: [(pool: VariantPool, slot: Int, streams: [UInt64])] = []
+        state.withLock { state in
+            guard state.generation == generation else { return }
+            state.framesCaptured += 1
+            if let last = state.lastSequence, frame.sequence > last + 1 {
+                for id in state.streams.keys {
+                    drop(&state.streams[id]!, .discontinuity, count: Int(frame.sequence - last - 1), sequence: frame.sequence - 1)
+                }
+            }
+            state.lastSequence = frame.sequence
+            for poolID in state.currentPool.values {
+                guard let pool = state.pools[poolID] else { continue }
+                let wanting = pool.streamIDs.filter { id in state.streams[id].map { wants($0, frame) } ?? false }
+                guard !wanting.isEmpty else { continue }
+                guard let slot = pool.freeSlot() else {
+                    for id in wanting {
+                        state.streams[id]!.lastOffered = frame.timestampNanoseconds
+                        drop(&state.streams[id]!, .outOfBuffers, count: 1, sequence: frame.sequence)
+                    }
+                    continue
+                }
+                pool.writing = slot
+                jobs.append((pool, slot, wanting.sorted()))
+            }
+        }
+        guard !jobs.isEmpty else { return }
+
+        // Convert with the lock free: releases and other streams go on meanwhile.
+        var written: [Int?] = []
+        for job in jobs {
+            do {
+                written.append(try job.pool.converter.convert(frame.bytes, into: job.pool.slot(job.slot)))
+            } catch {
+                logger.error("\(device.uniqueID): converting to \(job.pool.variant) failed: \(error)")
+                written.append(nil)
+            }
+        }
+
+        state.withLock { state in
+            for (job, bytes) in zip(jobs, written) {
+                job.pool.writing = nil
+                guard let bytes, state.pools[job.pool.id] === job.pool else { continue }
+                job.pool.conversions += 1
+                job.pool.bytesUsed[job.slot] = bytes
+                var message = Camerad_V1_FrameReady()
+                message.poolID = job.pool.id
+                message.slot = UInt32(job.slot)
+                message.sequence = frame.sequence
+                message.presentationTimeNs = frame.timestampNanoseconds
+                message.durationNs = frame.durationNanoseconds
+                message.bytesUsed = UInt64(bytes)
+                message.planes = job.pool.planes
+                for id in job.streams where state.streams[id]?.poolID == job.pool.id {
+                    offer(message, from: job.pool, to: &state.streams[id]!)
+                }
+            }
+        }
+    }
+
+    /// Whether a stream takes this frame, given its minimum frame duration. Half a
+    /// device frame of slack keeps 30 fps from a 60 fps device steady.
+    private func wants(_ stream: Stream, _ frame: CapturedFrame) -> Bool {
+        let minimum = stream.options.minFrameDurationNanoseconds
+        guard minimum > 0, let last = stream.lastOffered else { return true }
+        return frame.timestampNanoseconds - last >= minimum - frame.durationNanoseconds / 2
+    }
+
+    /// Gives a stream a converted frame, or drops it for that stream alone.
+    private func offer(_ frame: Camerad_V1_FrameReady, from pool: VariantPool, to stream: inout Stream) {
+        stream.lastOffered = frame.presentationTimeNs
+        let slot = Int(frame.slot)
+        var response = Camerad_V1_StreamResponse()
+        if stream.options.inline {
+            var inline = frame
+            inline.data = Data(bytes: pool.slot(slot).baseAddress!, count: pool.bytesUsed[slot])
+            response.frame = inline
+            sendDrops(&stream)
+            // Two frames behind in reading: this one is late.
+            if !stream.writer.send(response, droppingAbove: 2 * pool.layout.capacity) {
+                drop(&stream, .frameWasLate, count: 1, sequence: frame.sequence)
+            }
+            return
+        }
+        let reference = SlotReference(poolID: pool.id, slot: slot)
+        if stream.held.count < stream.options.maxFramesInFlight {
+            pool.references[slot] += 1
+            stream.held.insert(reference)
+            sendDrops(&stream)
+            response.frame = frame
+            if !stream.writer.send(response) {
+                // The call is gone; close() follows.
+                pool.references[slot] -= 1
+                stream.held.remove(reference)
+            }
+        } else if stream.options.alwaysDiscardsLateFrames {
+            drop(&stream, .frameWasLate, count: 1, sequence: frame.sequence)
+        } else if stream.queue.count < StreamOptions.queueLimit {
+            pool.references[slot] += 1
+            stream.queue.append((reference, frame))
+        } else {
+            drop(&stream, .outOfBuffers, count: 1, sequence: frame.sequence)
+        }
+    }
+
+    private func drop(_ stream: inout Stream, _ reason: Camerad_V1_DropReason, count: Int, sequence: UInt64) {
+        let previous = stream.drops[reason]?.count ?? 0
+        stream.drops[reason] = (previous + count, sequence)
+    }
+
+    /// Reports the drops counted since the last report, ahead of the next frame.
+    private func sendDrops(_ stream: inout Stream) {
+        for reason in [Camerad_V1_DropReason.discontinuity, .frameWasLate, .outOfBuffers] {
+            guard let drop = stream.drops[reason], drop.count > 0 else { continue }
+            var response = Camerad_V1_StreamResponse()
+            response.dropped.reason = reason
+            response.dropped.count = UInt32(clamping: drop.count)
+            response.dropped.lastSequence = drop.lastSequence
+            if stream.writer.send(response, droppingAbove: 64 * 1024) { stream.drops[reason] = nil }
+        }
+    }
+
+    // MARK: - Pools and capture
+
+    /// The pool a new stream of `options` joins: the variant's, grown if the stream
+    /// needs more slots than it has, or a new one.
+    private func pool(
+        for options: StreamOptions, joining streamID: UInt64, in state: inout State, source: FrameLayout
+    ) throws -> VariantPool {
+        let current = state.currentPool[options.variant].flatMap { state.pools[$0] }
+        let others = current.map { pool in pool.streamIDs.compactMap { state.streams[$0]?.options.slotsHeld } } ?? []
+        let slots = Self.spareSlots + max(options.slotsHeld, others.max() ?? 0)
+        if let current, current.slotCount >= slots {
+            current.streamIDs.insert(streamID)
+            return current
+        }
+        let pool: VariantPool
+        do {
+            pool = try VariantPool(id: Self.nextPoolID.wrappingAdd(1, ordering: .relaxed).oldValue,
+                                   source: source, variant: options.variant, slotCount: slots)
+        } catch let error as ConversionError {
+            throw RPCError(.unsupportedFormat, "\(options.variant): \(error.message)")
+        } catch {
+            throw RPCError(.resourceExhausted, "cannot make a frame pool for \(options.variant): \(error)")
+        }
+        state.pools[pool.id] = pool
+        state.currentPool[options.variant] = pool.id
+        pool.streamIDs = [streamID]
+        if let current {
+            // Too small for the newcomer: its streams move to the new pool and
+            // keep the old one's slots until they release them.
+            for id in current.streamIDs {
+                state.streams[id]?.poolID = pool.id
+                pool.streamIDs.insert(id)
+                if let stream = state.streams[id] {
+                    var response = Camerad_V1_StreamResponse()
+                    response.formatChanged.pool = pool.description(shared: !stream.options.inline)
+                    if let mode = state.mode { response.formatChanged.frameDuration = mode.frameDuration }
+                    response.formatChanged.note = "a larger pool for a new stream of the same variant"
+                    stream.writer.send(response, descriptors: stream.options.inline ? [] : [pool.memory.descriptor])
+                }
+            }
+            current.streamIDs = []
+            dropUnusedPools(&state)
+        }
+        return pool
+    }
+
+    /// Slots beyond what its streams may hold: one being written, the others
+    /// for frames on their way to the clients.
+    static let spareSlots = 4
+
+    /// Forgets pools no stream uses and no client holds.
+    private func dropUnusedPools(_ state: inout State) {
+        for (id, pool) in state.pools where pool.streamIDs.isEmpty && pool.slotsInUse == 0 {
+            state.pools[id] = nil
+            if state.currentPool[pool.variant] == id { state.currentPool[pool.variant] = nil }
+        }
+    }
+
+    private func stopCapture(_ state: inout State) -> (any CaptureStream)? {
+        defer {
+            state.capture = nil
+            state.mode = nil
+            state.generation += 1
+        }
+        if state.capture != nil { logger.info("\(device.uniqueID): capture stopped") }
+        return state.capture
+    }
+
+    private func stop(_ capture: any CaptureStream) {
+        stopQueue.async { capture.stop() }
+    }
+}

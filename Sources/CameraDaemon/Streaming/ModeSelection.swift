@@ -1,0 +1,104 @@
+import CameraMedia
+import CameraProtocol
+
+/// How a session preset picks a device mode, and the output size it asks for.
+///
+/// The device runs one mode at a time. The first stream to start an idle device
+/// picks it from its preset:
+///
+/// | preset | mode | output size when the client names none |
+/// |---|---|---|
+/// | `.inputPriority`, unspecified | the device's active format and frame duration | the mode's |
+/// | `.vga640x480`, `.hd1280x720`, `.hd1920x1080`, `.hd4K3840x2160` | a format of exactly that size, else the smallest larger one, else the largest | the preset's |
+/// | `.high` | the largest format up to 1920x1080 that reaches 30 fps | the mode's |
+/// | `.photo` | the largest format | the mode's |
+/// | `.medium` | the smallest format of at least 480x360 | 480x360 |
+/// | `.low` | the smallest format of at least 192x144 | 192x144 |
+///
+/// Among formats of one size, the active format's pixel format wins, then NV12,
+/// YUYV, others, and MJPEG last (it must be decoded). The frame duration is the
+/// active one if the format allows it, else 1/30 s, else the format's shortest.
+/// A later stream whose preset wants another mode gets the running mode,
+/// scaled to its own output size, and is told so.
+enum ModeSelection {
+    static func mode(for preset: Camerad_V1_SessionPreset, formats: [Camerad_V1_Format], active: CaptureMode) -> CaptureMode {
+        let candidates = formats.indices.sorted { rank(formats[$0], active) < rank(formats[$1], active) }
+        func area(_ index: Int) -> UInt64 { UInt64(formats[index].width) * UInt64(formats[index].height) }
+        func atLeast(_ width: UInt32, _ height: UInt32) -> [Int] {
+            candidates.filter { formats[$0].width >= width && formats[$0].height >= height }
+        }
+        let chosen: Int?
+        switch preset {
+        case .vga640X480, .hd1280X720, .hd1920X1080, .hd4K3840X2160:
+            let (width, height) = outputSize(for: preset)!
+            let exact = candidates.first { formats[$0].width == width && formats[$0].height == height }
+            let larger = atLeast(width, height).min { area($0) < area($1) }
+            chosen = exact ?? larger ?? candidates.max { area($0) < area($1) }
+        case .high:
+            let fitting = candidates.filter {
+                formats[$0].width <= 1920 && formats[$0].height <= 1080 && reaches30(formats[$0])
+            }
+            chosen = (fitting.isEmpty ? candidates : fitting).max { area($0) < area($1) }
+        case .photo:
+            chosen = candidates.max { area($0) < area($1) }
+        case .medium, .low:
+            let (width, height) = outputSize(for: preset)!
+            chosen = atLeast(width, height).min { area($0) < area($1) } ?? candidates.max { area($0) < area($1) }
+        default:
+            return active
+        }
+        guard let index = chosen else { return active }
+        // `max`/`min` keep the first of equals, which the ranking put first.
+        return CaptureMode(formatIndex: index, format: formats[index],
+                           frameDuration: frameDuration(for: formats[index], preferring: active.frameDuration))
+    }
+
+    /// The output size a preset asks for; nil when it takes the mode's.
+    static func outputSize(for preset: Camerad_V1_SessionPreset) -> (UInt32, UInt32)? {
+        switch preset {
+        case .vga640X480: (640, 480)
+        case .hd1280X720: (1280, 720)
+        case .hd1920X1080: (1920, 1080)
+        case .hd4K3840X2160: (3840, 2160)
+        case .medium: (480, 360)
+        case .low: (192, 144)
+        default: nil
+        }
+    }
+
+    /// `preferred` if the format allows it, else 1/30 s, else its shortest duration.
+    static func frameDuration(for format: Camerad_V1_Format, preferring preferred: Camerad_V1_Fraction) -> Camerad_V1_Fraction {
+        if allows(format, preferred) { return preferred }
+        let thirtieth = Camerad_V1_Fraction.seconds(1, per: 30)
+        if allows(format, thirtieth) { return thirtieth }
+        return format.frameRateRanges.first?.minFrameDuration ?? thirtieth
+    }
+
+    /// Whether a frame duration lies in one of the format's ranges.
+    static func allows(_ format: Camerad_V1_Format, _ duration: Camerad_V1_Fraction) -> Bool {
+        format.frameRateRanges.contains { range in
+            compare(range.minFrameDuration, duration) <= 0 && compare(duration, range.maxFrameDuration) <= 0
+        }
+    }
+
+    private static func reaches30(_ format: Camerad_V1_Format) -> Bool {
+        format.frameRateRanges.contains { compare($0.minFrameDuration, .seconds(1, per: 30)) <= 0 }
+    }
+
+    private static func rank(_ format: Camerad_V1_Format, _ active: CaptureMode) -> Int {
+        switch PixelFormat(fourcc: format.fourcc) {
+        case PixelFormat(fourcc: active.format.fourcc): 0
+        case .nv12: 1
+        case .yuyv: 2
+        case .mjpeg: 4
+        default: 3
+        }
+    }
+
+    /// -1, 0 or 1 as `a` is shorter than, equal to or longer than `b`.
+    static func compare(_ a: Camerad_V1_Fraction, _ b: Camerad_V1_Fraction) -> Int {
+        let left = UInt64(a.numerator) * UInt64(b.denominator)
+        let right = UInt64(b.numerator) * UInt64(a.denominator)
+        return left < right ? -1 : left == right ? 0 : 1
+    }
+}

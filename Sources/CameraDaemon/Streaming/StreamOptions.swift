@@ -1,0 +1,84 @@
+import CameraMedia
+import CameraProtocol
+
+/// A stream's settings, checked and resolved against the mode the device runs.
+struct StreamOptions: Sendable {
+    /// Frames a client holds at most, when it does not say.
+    static let defaultFramesInFlight = 3
+    /// Frames waiting for a client that does not discard late ones.
+    static let queueLimit = 3
+
+    let variant: FrameVariant
+    let maxFramesInFlight: Int
+    let alwaysDiscardsLateFrames: Bool
+    let minFrameDurationNanoseconds: Int64
+    let inline: Bool
+
+    /// Slots a stream of these options may hold at once.
+    var slotsHeld: Int { inline ? 0 : maxFramesInFlight + (alwaysDiscardsLateFrames ? 0 : Self.queueLimit) }
+
+    /// - Throws: `INVALID_ARGUMENT` for out-of-range numbers, `UNSUPPORTED_FORMAT`
+    ///   for a format or size the device's frames cannot be made into.
+    init(_ settings: Camerad_V1_OutputSettings, preset: Camerad_V1_SessionPreset, mode: CaptureMode) throws {
+        let rotation: Rotation = switch settings.orientation {
+        case .portrait: .clockwise90
+        case .landscapeLeft: .clockwise180
+        case .portraitUpsideDown: .clockwise270
+        default: .none
+        }
+        let format: PixelFormat
+        switch settings.pixelFormat {
+        case .nv12: format = .nv12
+        case .i420: format = .i420
+        case .yuyv: format = .yuyv
+        case .bgra: format = .bgra
+        case .native: format = mode.layout.format
+        case .UNRECOGNIZED(let value):
+            throw RPCError(.unsupportedFormat, "unknown pixel format \(value); use native, nv12, i420, yuyv or bgra")
+        }
+
+        // The device's size as the client sees it: turned.
+        let (modeWidth, modeHeight) = rotation.swapsDimensions
+            ? (Int(mode.format.height), Int(mode.format.width)) : (Int(mode.format.width), Int(mode.format.height))
+        var width = Int(settings.width)
+        var height = Int(settings.height)
+        if width == 0 && height == 0, let size = ModeSelection.outputSize(for: preset) {
+            (width, height) = rotation.swapsDimensions ? (Int(size.1), Int(size.0)) : (Int(size.0), Int(size.1))
+        }
+        if width == 0 && height == 0 {
+            (width, height) = (modeWidth, modeHeight)
+        } else if width == 0 {
+            width = Self.even(height * modeWidth / modeHeight)
+        } else if height == 0 {
+            height = Self.even(width * modeHeight / modeWidth)
+        }
+        guard (2...8192).contains(width), (2...8192).contains(height) else {
+            throw RPCError(.invalidArgument, "output size \(width)x\(height) is out of range; use 2 to 8192 each way")
+        }
+        variant = FrameVariant(format: format, width: width, height: height, rotation: rotation, mirrored: settings.mirrored)
+        do {
+            _ = try FrameConverter(source: mode.layout, target: variant)
+        } catch let error as ConversionError {
+            throw RPCError(.unsupportedFormat, "\(variant) from the device's \(mode.layout): \(error.message)")
+        }
+
+        let inFlight = settings.maxFramesInFlight == 0 ? Self.defaultFramesInFlight : Int(settings.maxFramesInFlight)
+        guard (1...8).contains(inFlight) else {
+            throw RPCError(.invalidArgument, "max_frames_in_flight \(inFlight) is out of range; use 1 to 8")
+        }
+        maxFramesInFlight = inFlight
+        alwaysDiscardsLateFrames = settings.hasAlwaysDiscardsLateVideoFrames ? settings.alwaysDiscardsLateVideoFrames : true
+        if settings.hasMinFrameDuration && settings.minFrameDuration.numerator > 0 {
+            guard settings.minFrameDuration.denominator > 0 else {
+                throw RPCError(.invalidArgument, "min_frame_duration has a zero denominator")
+            }
+            minFrameDurationNanoseconds = Int64(settings.minFrameDuration.numerator) * 1_000_000_000
+                / Int64(settings.minFrameDuration.denominator)
+        } else {
+            minFrameDurationNanoseconds = 0
+        }
+        inline = settings.delivery == .inline
+    }
+
+    private static func even(_ value: Int) -> Int { max(2, value & ~1) }
+}

@@ -1,0 +1,79 @@
+import CameraIPC
+import CameraMedia
+import CameraProtocol
+
+/// One output variant of a device: its converter and its shared-memory slots.
+///
+/// The capture thread converts each frame once into a free slot; every stream of
+/// the variant then gets the same slot. A slot is free when no stream holds it and
+/// it is not being written, so it is never rewritten while a client reads it.
+/// State is guarded by the owning ``DeviceStreamer``'s lock; the converter is the
+/// capture thread's alone.
+final class VariantPool: @unchecked Sendable {
+    let id: UInt64
+    let variant: FrameVariant
+    let layout: FrameLayout
+    let memory: SharedMemory
+    let slotSize: Int
+    let slotCount: Int
+    /// Used by the capture thread only.
+    let converter: FrameConverter
+
+    // Guarded by the streamer's lock.
+    var references: [Int]
+    var writing: Int?
+    var bytesUsed: [Int]
+    var streamIDs: Set<UInt64> = []
+    var conversions: UInt64 = 0
+
+    /// - Throws: ``ConversionError`` when the device's frames cannot be made into `variant`.
+    init(id: UInt64, source: FrameLayout, variant: FrameVariant, slotCount: Int) throws {
+        converter = try FrameConverter(source: source, target: variant)
+        self.id = id
+        self.variant = variant
+        layout = converter.targetLayout
+        let page = 4096
+        slotSize = (layout.capacity + page - 1) / page * page
+        self.slotCount = slotCount
+        memory = try SharedMemory(name: "camerad-pool-\(id)", size: slotSize * slotCount)
+        references = Array(repeating: 0, count: slotCount)
+        bytesUsed = Array(repeating: 0, count: slotCount)
+    }
+
+    /// A slot nobody holds and nobody writes, preferring low numbers.
+    func freeSlot() -> Int? {
+        references.indices.first { references[$0] == 0 && $0 != writing }
+    }
+
+    var slotsInUse: Int { references.filter { $0 > 0 }.count }
+
+    func slot(_ index: Int) -> UnsafeMutableRawBufferPointer {
+        UnsafeMutableRawBufferPointer(rebasing: memory.bytes[index * slotSize..<(index + 1) * slotSize])
+    }
+
+    var planes: [Camerad_V1_PlaneInfo] {
+        layout.planes.map { plane in
+            var info = Camerad_V1_PlaneInfo()
+            info.offset = UInt64(plane.offset)
+            info.bytesPerRow = UInt32(plane.bytesPerRow)
+            info.height = UInt32(plane.height)
+            return info
+        }
+    }
+
+    /// The pool as the protocol describes it; its memfd is descriptor 0 when `shared`.
+    func description(shared: Bool) -> Camerad_V1_FramePool {
+        var pool = Camerad_V1_FramePool()
+        pool.poolID = id
+        pool.fdIndex = 0
+        pool.shared = shared
+        pool.slotSize = UInt64(slotSize)
+        pool.slotCount = UInt32(slotCount)
+        pool.fourcc = layout.format.fourcc
+        pool.width = UInt32(layout.width)
+        pool.height = UInt32(layout.height)
+        pool.planes = planes
+        pool.compressed = layout.format.isCompressed
+        return pool
+    }
+}

@@ -1,0 +1,63 @@
+import Synchronization
+
+/// AVCaptureConnection: links a session's input to one of its outputs, and says
+/// how that output's frames are turned and mirrored.
+///
+/// Changes while the session runs take effect at once (the output's stream is
+/// reopened), or at `commitConfiguration()` inside a configuration block.
+public final class CaptureConnection: @unchecked Sendable {
+    /// AVCaptureVideoOrientation, with Apple's values. A camera's own orientation is
+    /// `.landscapeRight`: frames as the device gives them. `.portrait` turns them 90°
+    /// clockwise, `.landscapeLeft` 180°, `.portraitUpsideDown` 270°.
+    public enum VideoOrientation: Int, CaseIterable, Sendable {
+        case portrait = 1
+        case portraitUpsideDown = 2
+        case landscapeRight = 3
+        case landscapeLeft = 4
+    }
+
+    private struct State {
+        var videoOrientation = VideoOrientation.landscapeRight
+        var isVideoMirrored = false
+        var isEnabled = true
+    }
+    private let state = Mutex(State())
+    weak var session: CaptureSession?
+    public let input: CaptureDeviceInput
+    public unowned let output: CaptureOutput
+
+    init(input: CaptureDeviceInput, output: CaptureOutput, session: CaptureSession) {
+        self.input = input
+        self.output = output
+        self.session = session
+    }
+
+    /// Every orientation is supported: the daemon turns frames itself.
+    public var isVideoOrientationSupported: Bool { true }
+    public var isVideoMirroringSupported: Bool { true }
+
+    public var videoOrientation: VideoOrientation {
+        get { state.withLock { $0.videoOrientation } }
+        set { update { $0.videoOrientation = newValue } }
+    }
+
+    /// Flipped left to right, after rotation.
+    public var isVideoMirrored: Bool {
+        get { state.withLock { $0.isVideoMirrored } }
+        set { update { $0.isVideoMirrored = newValue } }
+    }
+
+    /// A disabled connection gets no frames; its output's stream closes.
+    public var isEnabled: Bool {
+        get { state.withLock { $0.isEnabled } }
+        set { update { $0.isEnabled = newValue } }
+    }
+
+    /// Whether frames flow now: enabled, and its session running.
+    public var isActive: Bool { isEnabled && (session?.isRunning ?? false) }
+
+    private func update(_ change: (inout State) -> Void) {
+        state.withLock { change(&$0) }
+        session?.configurationDidChange()
+    }
+}

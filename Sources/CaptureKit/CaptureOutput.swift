@@ -1,0 +1,34 @@
+import CameraProtocol
+import Synchronization
+
+/// AVCaptureOutput: where a session sends media. ``CaptureVideoDataOutput`` is
+/// the kind camerad has.
+public class CaptureOutput: @unchecked Sendable {
+    private let links = Mutex<[CaptureConnection]>([])
+
+    init() {}
+
+    /// The connections feeding this output (one, once it and a device input are in a session).
+    public var connections: [CaptureConnection] { links.withLock { $0 } }
+
+    /// The connection carrying `mediaType`, if any.
+    public func connection(with mediaType: MediaType) -> CaptureConnection? {
+        mediaType == .video ? connections.first : nil
+    }
+
+    func setConnections(_ connections: [CaptureConnection]) {
+        links.withLock { $0 = connections }
+    }
+
+    // Hooks for the session, which subclasses fill in.
+
+    /// What to ask the daemon for; nil when this output wants no stream.
+    func streamSettings(for connection: CaptureConnection) -> Camerad_V1_OutputSettings? { nil }
+
+    /// A stream event for this output, in order.
+    func deliver(_ event: FrameStream.Event, from connection: CaptureConnection) {}
+
+    /// The session started or stopped feeding this output.
+    func sessionDidStart() {}
+    func sessionDidStop() {}
+}

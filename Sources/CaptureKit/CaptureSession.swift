@@ -1,0 +1,408 @@
+import CameraProtocol
+import Foundation
+import Synchronization
+
+/// AVCaptureSession: runs frames from a device input to its outputs.
+///
+/// Lifecycle (``isRunning``):
+///
+/// ```
+/// stopped ──start──► starting ──all streams open──► running ──stop──► stopping ──► stopped
+///                       │ a stream fails: runtime error               │ device gone / daemon gone:
+///                       └──────────────────────────► stopped ◄────────┘ interrupted + runtime error
+/// ```
+///
+/// Start, stop and reconfiguration happen one at a time, in the order asked.
+/// Changes to outputs and connections while running apply at once, or, inside
+/// ``beginConfiguration()`` / ``commitConfiguration()``, together at the commit.
+public final class CaptureSession: @unchecked Sendable {
+    public typealias Preset = SessionPreset
+
+    /// AVCaptureSession.InterruptionReason, for what interrupts a session on Linux.
+    public enum InterruptionReason: Int, Sendable {
+        /// The device went away or failed.
+        case videoDeviceNotAvailable = 1
+        /// Another program holds the device.
+        case videoDeviceInUseByAnotherClient = 2
+        /// camerad stopped, or the connection to it broke.
+        case daemonNotAvailable = 3
+    }
+
+    /// What the notifications say, as an AsyncSequence (``events()``).
+    public enum Event: Sendable {
+        case didStartRunning
+        case didStopRunning
+        case runtimeError(CaptureError)
+        case wasInterrupted(InterruptionReason)
+        case interruptionEnded
+    }
+
+    // Notification names and userInfo keys, as AVFoundation's.
+    public static let runtimeErrorNotification = Notification.Name("CaptureSessionRuntimeErrorNotification")
+    public static let didStartRunningNotification = Notification.Name("CaptureSessionDidStartRunningNotification")
+    public static let didStopRunningNotification = Notification.Name("CaptureSessionDidStopRunningNotification")
+    public static let wasInterruptedNotification = Notification.Name("CaptureSessionWasInterruptedNotification")
+    public static let interruptionEndedNotification = Notification.Name("CaptureSessionInterruptionEndedNotification")
+    /// userInfo key of a runtime error: the ``CaptureError``.
+    public static let errorKey = "CaptureSessionErrorKey"
+    /// userInfo key of an interruption: the ``InterruptionReason``'s raw value.
+    public static let interruptionReasonKey = "CaptureSessionInterruptionReasonKey"
+
+    private enum Lifecycle {
+        case stopped, starting, running, stopping
+    }
+
+    private struct Running {
+        let output: CaptureOutput
+        let connection: CaptureConnection
+        let request: Camerad_V1_OpenStream
+        let stream: FrameStream
+        var consumer: Task<Void, Never>?
+    }
+
+    private struct State {
+        var preset = Preset.high
+        var inputs: [CaptureInput] = []
+        var outputs: [CaptureOutput] = []
+        var configurationDepth = 0
+        var changedDuringConfiguration = false
+        var lifecycle = Lifecycle.stopped
+        var isInterrupted = false
+        var running: [ObjectIdentifier: Running] = [:]
+        var listeners: [UInt64: AsyncStream<Event>.Continuation] = [:]
+        var nextListenerID: UInt64 = 1
+    }
+    private let state = Mutex(State())
+    private let work = Mutex<Task<Void, Never>?>(nil)
+
+    public init() {}
+
+    // MARK: - Inputs, outputs, connections
+
+    public var inputs: [CaptureInput] { state.withLock { $0.inputs } }
+    public var outputs: [CaptureOutput] { state.withLock { $0.outputs } }
+    public var connections: [CaptureConnection] { outputs.flatMap(\.connections) }
+
+    /// One camera per session, as on a phone without multi-camera: false when the
+    /// session already has a device input.
+    public func canAddInput(_ input: CaptureInput) -> Bool {
+        guard input is CaptureDeviceInput else { return false }
+        return state.withLock { state in !state.inputs.contains { $0 is CaptureDeviceInput } }
+    }
+
+    /// - Precondition: ``canAddInput(_:)``, as AVFoundation requires.
+    public func addInput(_ input: CaptureInput) {
+        precondition(canAddInput(input), "cannot add \(input): check canAddInput first (one device input per session)")
+        state.withLock { $0.inputs.append(input) }
+        rebuildConnections()
+    }
+
+    public func removeInput(_ input: CaptureInput) {
+        state.withLock { $0.inputs.removeAll { $0 === input } }
+        rebuildConnections()
+    }
+
+    /// False for an output already in a session.
+    public func canAddOutput(_ output: CaptureOutput) -> Bool {
+        output.connections.isEmpty && !state.withLock { state in state.outputs.contains { $0 === output } }
+    }
+
+    /// - Precondition: ``canAddOutput(_:)``.
+    public func addOutput(_ output: CaptureOutput) {
+        precondition(canAddOutput(output), "cannot add the output: it is already in a session")
+        state.withLock { $0.outputs.append(output) }
+        rebuildConnections()
+    }
+
+    public func removeOutput(_ output: CaptureOutput) {
+        state.withLock { $0.outputs.removeAll { $0 === output } }
+        output.setConnections([])
+        configurationDidChange()
+    }
+
+    /// Connections form between the device input and every output, as in AVFoundation.
+    private func rebuildConnections() {
+        let (input, outputs) = state.withLock { state in
+            (state.inputs.compactMap { $0 as? CaptureDeviceInput }.first, state.outputs)
+        }
+        for output in outputs {
+            if let input {
+                if output.connections.first?.input !== input {
+                    output.setConnections([CaptureConnection(input: input, output: output, session: self)])
+                }
+            } else {
+                output.setConnections([])
+            }
+        }
+        configurationDidChange()
+    }
+
+    // MARK: - Presets and configuration
+
+    /// Default `.high`. Picks the device's mode when this session starts it.
+    ///
+    /// - Precondition: ``canSetSessionPreset(_:)``, as AVFoundation requires.
+    public var sessionPreset: Preset {
+        get { state.withLock { $0.preset } }
+        set {
+            precondition(canSetSessionPreset(newValue),
+                         "the input's device does not support \(newValue): check canSetSessionPreset first")
+            state.withLock { $0.preset = newValue }
+            configurationDidChange()
+        }
+    }
+
+    /// Whether every device input supports `preset` (true with none).
+    public func canSetSessionPreset(_ preset: Preset) -> Bool {
+        inputs.compactMap { ($0 as? CaptureDeviceInput)?.device }.allSatisfy { $0.supportsSessionPreset(preset) }
+    }
+
+    /// Holds changes until the matching ``commitConfiguration()``; nestable.
+    public func beginConfiguration() {
+        state.withLock { $0.configurationDepth += 1 }
+    }
+
+    /// Applies the changes since the outermost ``beginConfiguration()`` as one change.
+    public func commitConfiguration() {
+        let apply = state.withLock { state -> Bool in
+            precondition(state.configurationDepth > 0, "commitConfiguration without beginConfiguration")
+            state.configurationDepth -= 1
+            guard state.configurationDepth == 0 else { return false }
+            defer { state.changedDuringConfiguration = false }
+            return state.changedDuringConfiguration
+        }
+        if apply { enqueue { await self.reconcile() } }
+    }
+
+    func configurationDidChange() {
+        let apply = state.withLock { state -> Bool in
+            if state.configurationDepth > 0 {
+                state.changedDuringConfiguration = true
+                return false
+            }
+            return state.lifecycle == .running
+        }
+        if apply { enqueue { await self.reconcile() } }
+    }
+
+    // MARK: - Running
+
+    public var isRunning: Bool { state.withLock { $0.lifecycle == .running } }
+    public var isInterrupted: Bool { state.withLock { $0.isInterrupted } }
+
+    /// Starts the flow of frames. Failures are posted as ``runtimeErrorNotification``
+    /// (and ``Event/runtimeError(_:)``), as in AVFoundation; ``start()`` throws them.
+    public func startRunning() async {
+        try? await start()
+    }
+
+    /// ``startRunning()`` that also throws what went wrong. Linux only.
+    public func start() async throws(CaptureError) {
+        let failure = Mutex<CaptureError?>(nil)
+        await enqueue {
+            do throws(CaptureError) {
+                try await self.performStart()
+            } catch {
+                failure.withLock { $0 = error }
+            }
+        }.value
+        if let error = failure.withLock({ $0 }) { throw error }
+    }
+
+    /// Stops the flow of frames; returns once no more will be delivered.
+    public func stopRunning() async {
+        await enqueue { await self.performStop() }.value
+    }
+
+    /// The session's events from now on, for as long as the sequence is iterated.
+    public func events() -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Event.self)
+        let id = state.withLock { state in
+            defer { state.nextListenerID += 1 }
+            state.listeners[state.nextListenerID] = continuation
+            return state.nextListenerID
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.listeners.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Runs `operation` after every operation enqueued before it.
+    @discardableResult
+    private func enqueue(_ operation: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+        work.withLock { previous in
+            let last = previous
+            let task = Task {
+                await last?.value
+                await operation()
+            }
+            previous = task
+            return task
+        }
+    }
+
+    /// What each output wants now: its connection and the stream to open.
+    private func plan() -> [(CaptureOutput, CaptureConnection, Camerad_V1_OpenStream)] {
+        let preset = sessionPreset
+        return outputs.compactMap { output in
+            guard let connection = output.connections.first, let settings = output.streamSettings(for: connection) else {
+                return nil
+            }
+            var request = Camerad_V1_OpenStream()
+            request.uniqueID = connection.input.device.uniqueID
+            request.settings = settings
+            request.preset = preset.proto
+            return (output, connection, request)
+        }
+    }
+
+    private func performStart() async throws(CaptureError) {
+        guard state.withLock({ state -> Bool in
+            guard state.lifecycle == .stopped else { return false }
+            state.lifecycle = .starting
+            return true
+        }) else { return }
+        var opened: [Running] = []
+        for (output, connection, request) in plan() {
+            do {
+                let stream = try await FrameStream.open(request)
+                opened.append(Running(output: output, connection: connection, request: request, stream: stream))
+            } catch {
+                for running in opened { running.stream.close() }
+                state.withLock { $0.lifecycle = .stopped }
+                post(.runtimeError(error))
+                throw error
+            }
+        }
+        for running in opened { running.output.sessionDidStart() }
+        state.withLock { state in
+            state.lifecycle = .running
+            state.isInterrupted = false
+            for running in opened { state.running[ObjectIdentifier(running.output)] = running }
+        }
+        for running in opened { consume(running) }
+        post(.didStartRunning)
+    }
+
+    private func performStop() async {
+        let stopped = state.withLock { state -> [Running]? in
+            guard state.lifecycle == .running else { return nil }
+            state.lifecycle = .stopping
+            defer { state.running.removeAll() }
+            return Array(state.running.values)
+        }
+        guard let stopped else { return }
+        await close(stopped)
+        for output in outputs { output.sessionDidStop() }
+        state.withLock { $0.lifecycle = .stopped }
+        post(.didStopRunning)
+    }
+
+    /// Reopens the streams whose settings changed, opens new ones, closes gone ones.
+    private func reconcile() async {
+        guard state.withLock({ $0.lifecycle == .running }) else { return }
+        let wanted = plan()
+        let current = state.withLock { $0.running }
+        var stale: [Running] = []
+        for (key, running) in current where !wanted.contains(where: { ObjectIdentifier($0.0) == key && $0.2 == running.request }) {
+            stale.append(running)
+        }
+        state.withLock { state in for running in stale { state.running[ObjectIdentifier(running.output)] = nil } }
+        await close(stale)
+        for (output, connection, request) in wanted where current[ObjectIdentifier(output)]?.request != request {
+            do {
+                let stream = try await FrameStream.open(request)
+                let running = Running(output: output, connection: connection, request: request, stream: stream)
+                output.sessionDidStart()
+                state.withLock { $0.running[ObjectIdentifier(output)] = running }
+                consume(running)
+            } catch {
+                post(.runtimeError(error))
+            }
+        }
+    }
+
+    private func close(_ streams: [Running]) async {
+        for running in streams { running.stream.close() }
+        for running in streams { await running.consumer?.value }
+    }
+
+    /// Delivers a stream's events to its output until the stream ends.
+    private func consume(_ running: Running) {
+        let key = ObjectIdentifier(running.output)
+        let stream = running.stream
+        let task = Task { [weak self] in
+            do throws(CaptureError) {
+                while let event = try await stream.next() {
+                    running.output.deliver(event, from: running.connection)
+                }
+                self?.streamEnded(key, stream, nil)
+            } catch {
+                self?.streamEnded(key, stream, error)
+            }
+        }
+        state.withLock { state in
+            if state.running[key]?.stream === stream { state.running[key]?.consumer = task }
+        }
+    }
+
+    /// A stream ended without being asked to: the device or the daemon went away.
+    private func streamEnded(_ key: ObjectIdentifier, _ stream: FrameStream, _ error: CaptureError?) {
+        let outcome = state.withLock { state -> (lastOne: Bool, Void)? in
+            guard let running = state.running[key], running.stream === stream else { return nil }
+            state.running[key] = nil
+            state.isInterrupted = true
+            let lastOne = state.running.isEmpty && state.lifecycle == .running
+            if lastOne { state.lifecycle = .stopped }
+            return (lastOne, ())
+        }
+        guard let outcome else { return }
+        let error = error ?? CaptureError(.deviceDisconnected, "camerad ended the stream")
+        let reason: InterruptionReason = switch error.code {
+        case .deviceBusy: .videoDeviceInUseByAnotherClient
+        case .shuttingDown, .connectionLost, .daemonUnavailable: .daemonNotAvailable
+        default: .videoDeviceNotAvailable
+        }
+        post(.wasInterrupted(reason))
+        post(.runtimeError(error))
+        if outcome.lastOne {
+            for output in outputs { output.sessionDidStop() }
+            post(.didStopRunning)
+        }
+    }
+
+    private func post(_ event: Event) {
+        for listener in state.withLock({ Array($0.listeners.values) }) { listener.yield(event) }
+        let center = NotificationCenter.default
+        switch event {
+        case .didStartRunning:
+            center.post(name: Self.didStartRunningNotification, object: self)
+        case .didStopRunning:
+            center.post(name: Self.didStopRunningNotification, object: self)
+        case .runtimeError(let error):
+            center.post(name: Self.runtimeErrorNotification, object: self, userInfo: [Self.errorKey: error])
+        case .wasInterrupted(let reason):
+            center.post(name: Self.wasInterruptedNotification, object: self, userInfo: [Self.interruptionReasonKey: reason.rawValue])
+        case .interruptionEnded:
+            center.post(name: Self.interruptionEndedNotification, object: self)
+        }
+    }
+}
+
+extension SessionPreset {
+    var proto: Camerad_V1_SessionPreset {
+        switch self {
+        case .high: .high
+        case .medium: .medium
+        case .low: .low
+        case .photo: .photo
+        case .vga640x480: .vga640X480
+        case .hd1280x720: .hd1280X720
+        case .hd1920x1080: .hd1920X1080
+        case .hd4K3840x2160: .hd4K3840X2160
+        case .inputPriority: .inputPriority
+        default: .unspecified
+        }
+    }
+}

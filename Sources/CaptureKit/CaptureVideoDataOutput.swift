@@ -1,0 +1,212 @@
+import CameraProtocol
+import Dispatch
+import Synchronization
+
+/// AVCaptureVideoDataOutputSampleBufferDelegate. Both methods are optional.
+public protocol CaptureVideoDataOutputSampleBufferDelegate: AnyObject {
+    /// A frame, on the delegate's queue, in order.
+    func captureOutput(_ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection)
+    /// Frames that did not arrive: `sampleBuffer.attachments.droppedFrameReason` says why.
+    func captureOutput(_ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection)
+}
+
+extension CaptureVideoDataOutputSampleBufferDelegate {
+    public func captureOutput(_ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection) {}
+    public func captureOutput(_ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection) {}
+}
+
+/// AVCaptureVideoDataOutput: every frame, converted by camerad to this output's
+/// pixel format and size, in shared memory.
+///
+/// Frames reach a delegate on its serial queue, and the ``sampleBuffers``
+/// sequence; both may be used.
+public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
+    /// AVCaptureVideoDataOutput.videoSettings, typed: the pixel format (nil: the
+    /// device's own) and an output size (nil: the session preset's, else the device's).
+    public struct VideoSettings: Equatable, Sendable {
+        public var pixelFormatType: OSType?
+        public var width: Int?
+        public var height: Int?
+
+        public init(pixelFormatType: OSType? = nil, width: Int? = nil, height: Int? = nil) {
+            self.pixelFormatType = pixelFormatType
+            self.width = width
+            self.height = height
+        }
+    }
+
+    /// How frames travel (Linux only).
+    public enum Delivery: Sendable {
+        /// Shared memory, zero-copy: the default.
+        case sharedMemory
+        /// Frame bytes copied into each message, for clients that cannot map memory.
+        case inline
+    }
+
+    private struct Settings {
+        var videoSettings = VideoSettings()
+        var alwaysDiscardsLateVideoFrames = true
+        var minFrameDuration = CMTime.invalid
+        var delivery = Delivery.sharedMemory
+        var maxFramesInFlight = 3
+        var delegate: DelegateBox?
+        var sequence: (stream: AsyncStream<SampleBuffer>, continuation: AsyncStream<SampleBuffer>.Continuation)?
+        var delegateBusy = 0
+    }
+    private let settings = Mutex(Settings())
+
+    public override init() {
+        super.init()
+    }
+
+    /// The pixel format and size; changing it while running reopens the stream.
+    public var videoSettings: VideoSettings {
+        get { settings.withLock { $0.videoSettings } }
+        set { change { $0.videoSettings = newValue } }
+    }
+
+    /// The formats ``videoSettings`` may ask for (the device's own is also
+    /// available, as a nil pixel format).
+    public var availableVideoPixelFormatTypes: [OSType] { PixelFormats.convertible }
+
+    /// True (the default): frames arriving while the delegate is still busy with
+    /// one, or while this process holds as many frames as it may, are dropped
+    /// (`frameWasLate`). False: they wait, up to a bound, then `outOfBuffers`.
+    public var alwaysDiscardsLateVideoFrames: Bool {
+        get { settings.withLock { $0.alwaysDiscardsLateVideoFrames } }
+        set { change { $0.alwaysDiscardsLateVideoFrames = newValue } }
+    }
+
+    /// At most one frame per this long (invalid: every frame). The daemon skips the others.
+    public var minFrameDuration: CMTime {
+        get { settings.withLock { $0.minFrameDuration } }
+        set { change { $0.minFrameDuration = newValue } }
+    }
+
+    /// Shared memory (default) or inline bytes. Linux only.
+    public var delivery: Delivery {
+        get { settings.withLock { $0.delivery } }
+        set { change { $0.delivery = newValue } }
+    }
+
+    /// Frames this output may hold unreleased, 1 to 8 (default 3). Linux only.
+    public var maxFramesInFlight: Int {
+        get { settings.withLock { $0.maxFramesInFlight } }
+        set { change { $0.maxFramesInFlight = min(8, max(1, newValue)) } }
+    }
+
+    /// Calls `delegate` on `queue` (a serial queue) with every frame, in order.
+    /// Pass nil to stop.
+    public func setSampleBufferDelegate(_ delegate: (any CaptureVideoDataOutputSampleBufferDelegate)?, queue: DispatchQueue?) {
+        settings.withLock { settings in
+            settings.delegate = delegate.map { DelegateBox(delegate: $0, queue: queue ?? DispatchQueue(label: "CaptureVideoDataOutput")) }
+        }
+    }
+
+    public var sampleBufferDelegate: (any CaptureVideoDataOutputSampleBufferDelegate)? {
+        settings.withLock { $0.delegate?.delegate }
+    }
+
+    public var sampleBufferCallbackQueue: DispatchQueue? {
+        settings.withLock { $0.delegate?.queue }
+    }
+
+    /// The frames of this output while its session runs, in order; dropped frames
+    /// come as sample buffers without an image buffer and with
+    /// `attachments.droppedFrameReason`. The sequence ends when the session stops;
+    /// a later run gives a new one. (AVFoundation has only the delegate.)
+    public var sampleBuffers: AsyncStream<SampleBuffer> {
+        settings.withLock { settings in
+            if let sequence = settings.sequence { return sequence.stream }
+            let sequence = AsyncStream.makeStream(of: SampleBuffer.self)
+            settings.sequence = sequence
+            return sequence.stream
+        }
+    }
+
+    private func change(_ body: (inout Settings) -> Void) {
+        settings.withLock { body(&$0) }
+        connections.first?.session?.configurationDidChange()
+    }
+
+    // MARK: - Session hooks
+
+    override func streamSettings(for connection: CaptureConnection) -> Camerad_V1_OutputSettings? {
+        guard connection.isEnabled else { return nil }
+        return settings.withLock { current in
+            var request = Camerad_V1_OutputSettings()
+            request.pixelFormat = PixelFormats.output(current.videoSettings.pixelFormatType) ?? .native
+            request.width = UInt32(max(0, current.videoSettings.width ?? 0))
+            request.height = UInt32(max(0, current.videoSettings.height ?? 0))
+            if current.minFrameDuration.isValid && current.minFrameDuration.value > 0 {
+                request.minFrameDuration.numerator = UInt32(clamping: current.minFrameDuration.value)
+                request.minFrameDuration.denominator = UInt32(current.minFrameDuration.timescale)
+            }
+            request.orientation = switch connection.videoOrientation {
+            case .portrait: .portrait
+            case .portraitUpsideDown: .portraitUpsideDown
+            case .landscapeRight: .landscapeRight
+            case .landscapeLeft: .landscapeLeft
+            }
+            request.mirrored = connection.isVideoMirrored
+            request.alwaysDiscardsLateVideoFrames = current.alwaysDiscardsLateVideoFrames
+            request.delivery = current.delivery == .inline ? .inline : .sharedMemory
+            request.maxFramesInFlight = UInt32(current.maxFramesInFlight)
+            return request
+        }
+    }
+
+    override func sessionDidStart() {
+        _ = sampleBuffers
+    }
+
+    override func sessionDidStop() {
+        settings.withLock { settings -> AsyncStream<SampleBuffer>.Continuation? in
+            defer { settings.sequence = nil }
+            return settings.sequence?.continuation
+        }?.finish()
+    }
+
+    override func deliver(_ event: FrameStream.Event, from connection: CaptureConnection) {
+        let buffer: SampleBuffer
+        let isFrame: Bool
+        switch event {
+        case .frame(let frame):
+            buffer = frame
+            isFrame = true
+        case .dropped(let reason, let count):
+            buffer = SampleBuffer(dropped: reason, count: count)
+            isFrame = false
+        case .formatChanged:
+            return
+        }
+        let (delegate, continuation, late) = settings.withLock { settings in
+            let late = isFrame && settings.delegate != nil && settings.alwaysDiscardsLateVideoFrames && settings.delegateBusy > 0
+            if isFrame && settings.delegate != nil && !late { settings.delegateBusy += 1 }
+            return (settings.delegate, settings.sequence?.continuation, late)
+        }
+        continuation?.yield(buffer)
+        guard let delegate else { return }
+        if late {
+            // AVFoundation's rule: a frame that comes while the delegate is busy is dropped.
+            delegate.queue.async {
+                delegate.delegate?.captureOutput(self, didDrop: SampleBuffer(dropped: .frameWasLate, count: 1), from: connection)
+            }
+            return
+        }
+        delegate.queue.async { [self] in
+            if isFrame {
+                delegate.delegate?.captureOutput(self, didOutput: buffer, from: connection)
+                settings.withLock { $0.delegateBusy -= 1 }
+            } else {
+                delegate.delegate?.captureOutput(self, didDrop: buffer, from: connection)
+            }
+        }
+    }
+}
+
+/// A delegate (held weakly, as AVFoundation does) and the queue to call it on.
+private struct DelegateBox: @unchecked Sendable {
+    weak var delegate: (any CaptureVideoDataOutputSampleBufferDelegate)?
+    let queue: DispatchQueue
+}

@@ -1,0 +1,52 @@
+import CameraProtocol
+
+/// A CoreVideo pixel format code (`OSType`), as AVFoundation names pixel formats.
+public typealias OSType = UInt32
+
+/// BGRA, 4 bytes per pixel (V4L2 `AR24`).
+public let kCVPixelFormatType_32BGRA: OSType = 0x4247_5241  // 'BGRA'
+/// NV12: a Y plane and an interleaved CbCr plane, video range (V4L2 `NV12`).
+public let kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange: OSType = 0x3432_3076  // '420v'
+/// I420: Y, Cb and Cr planes (V4L2 `YU12`).
+public let kCVPixelFormatType_420YpCbCr8Planar: OSType = 0x7934_3230  // 'y420'
+/// YUYV: packed Y0 Cb Y1 Cr (V4L2 `YUYV`).
+public let kCVPixelFormatType_422YpCbCr8_yuvs: OSType = 0x7975_7673  // 'yuvs'
+/// Motion-JPEG frames as a camera sends them (CoreMedia's `kCMVideoCodecType_JPEG_OpenDML`).
+public let kCMVideoCodecType_JPEG_OpenDML: OSType = 0x646D_6231  // 'dmb1'
+
+/// The conversions between CoreVideo codes, the protocol's output formats and V4L2 fourccs.
+enum PixelFormats {
+    /// Every format a video data output can ask for, besides the device's own.
+    static let convertible: [OSType] = [
+        kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange, kCVPixelFormatType_420YpCbCr8Planar,
+        kCVPixelFormatType_422YpCbCr8_yuvs, kCVPixelFormatType_32BGRA,
+    ]
+
+    static func output(_ type: OSType?) -> Camerad_V1_OutputPixelFormat? {
+        switch type {
+        case nil: .native
+        case kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange: .nv12
+        case kCVPixelFormatType_420YpCbCr8Planar: .i420
+        case kCVPixelFormatType_422YpCbCr8_yuvs: .yuyv
+        case kCVPixelFormatType_32BGRA: .bgra
+        default: nil
+        }
+    }
+
+    /// The CoreVideo code of a V4L2 fourcc; the fourcc itself when there is none.
+    static func type(fourcc: UInt32) -> OSType {
+        switch FourCharCode(rawValue: fourcc).description {
+        case "NV12": kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange
+        case "YU12": kCVPixelFormatType_420YpCbCr8Planar
+        case "YUYV": kCVPixelFormatType_422YpCbCr8_yuvs
+        case "AR24": kCVPixelFormatType_32BGRA
+        case "MJPG": kCMVideoCodecType_JPEG_OpenDML
+        default: fourcc
+        }
+    }
+
+    /// "420v", "BGRA": a code as its four characters, most significant first.
+    static func name(_ type: OSType) -> String {
+        String(decoding: (0..<4).reversed().map { UInt8(truncatingIfNeeded: type >> (8 * $0)) }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,234 @@
+import ArgumentParser
+import CaptureKit
+import Dispatch
+import Foundation
+import Glibc
+
+extension Camctl {
+    struct Stream: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Stream frames from a device, as a CaptureSession with a video data output would.",
+            discussion: """
+                Without --count or --duration it streams until interrupted. --output appends the raw \
+                frames to a file. --stats prints frames, frame rate, drops by reason and latency \
+                (receive time minus capture time) at the end; --json prints them as one object.
+                """
+        )
+
+        @OptionGroup var global: GlobalOptions
+
+        @Argument(help: "A uniqueID, an index from 'camctl list', or a /dev/video path.")
+        var device: String
+
+        @Option(help: "The frames' pixel format (native: the device's own).")
+        var pixelFormat: PixelFormatArgument = .native
+
+        @Option(help: ArgumentHelp("The output size, WxH (default: the device's).", valueName: "WxH"))
+        var size: String?
+
+        @Option(help: "At most this many frames per second (the daemon skips the others).")
+        var fps: Double?
+
+        @Option(help: "How frames are turned (landscapeRight: as the camera gives them).")
+        var orientation: OrientationArgument = .landscapeRight
+
+        @Flag(help: "Flip frames left to right (after rotation).")
+        var mirror = false
+
+        @Option(help: "The session preset, which picks the device's mode if it is idle (inputPriority: its own mode).")
+        var preset: String = "inputPriority"
+
+        @Option(help: "Stop after this many frames.")
+        var count: Int?
+
+        @Option(help: "Stop after this many seconds.")
+        var duration: Double?
+
+        @Option(help: ArgumentHelp("Append the raw frames to this file.", valueName: "file"))
+        var output: String?
+
+        @Flag(help: "Copy frame bytes into messages instead of sharing memory.")
+        var inline = false
+
+        @Flag(help: "Queue late frames (up to a bound) instead of dropping them (alwaysDiscardsLateVideoFrames off).")
+        var keepLateFrames = false
+
+        @Option(help: "Hold each frame this many milliseconds before releasing it (to act as a slow client).")
+        var holdMilliseconds: Double = 0
+
+        @Flag(help: "Print statistics at the end.")
+        var stats = false
+
+        @Flag(help: "Print the statistics as one JSON object.")
+        var json = false
+
+        @Flag(help: "Read the frame stamps of camerad's virtual cameras: count torn and out-of-order frames.")
+        var check = false
+
+        func validate() throws {
+            if count != nil && duration != nil { throw ValidationError("give --count or --duration, not both") }
+            if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+            if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
+            if let fps, fps <= 0 { throw ValidationError("--fps must be positive") }
+            if size != nil && parsedSize == nil { throw ValidationError("--size must be WxH, such as 640x480") }
+            if SessionPreset.allCases.first(where: { $0.rawValue == preset }) == nil {
+                throw ValidationError("--preset must be one of " + SessionPreset.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+        }
+
+        private var parsedSize: (Int, Int)? {
+            guard let size else { return nil }
+            let parts = size.lowercased().split(separator: "x")
+            guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]), width > 0, height > 0 else { return nil }
+            return (width, height)
+        }
+
+        func run() async throws {
+            global.apply()
+            let camera = try await CaptureDevice.matching(device)
+            let session = CaptureSession()
+            let videoOutput = CaptureVideoDataOutput()
+            session.beginConfiguration()
+            session.addInput(try CaptureDeviceInput(device: camera))
+            session.addOutput(videoOutput)
+            let chosen = SessionPreset(rawValue: preset)
+            if session.canSetSessionPreset(chosen) { session.sessionPreset = chosen }
+            videoOutput.videoSettings = .init(pixelFormatType: pixelFormat.type, width: parsedSize?.0, height: parsedSize?.1)
+            if let fps { videoOutput.minFrameDuration = CMTime(value: 1_000_000, timescale: Int32(min(Double(Int32.max), fps * 1_000_000))) }
+            videoOutput.alwaysDiscardsLateVideoFrames = !keepLateFrames
+            videoOutput.delivery = inline ? .inline : .sharedMemory
+            if let connection = videoOutput.connection(with: .video) {
+                connection.videoOrientation = orientation.orientation
+                connection.isVideoMirrored = mirror
+            }
+            session.commitConfiguration()
+
+            let file = try output.map(Self.openOutput)
+            defer { file?.closeFile() }
+            let runtimeErrors = RuntimeErrors(session)
+            let interrupted = Interruption()
+            try await session.start()
+
+            var statistics = StreamStatistics()
+            let deadline = duration.map { monotonicNanoseconds() + Int64($0 * 1e9) }
+            let frames = videoOutput.sampleBuffers
+            let watchdog = deadline.map { deadline in
+                Task {
+                    try? await Task.sleep(for: .nanoseconds(max(0, deadline - monotonicNanoseconds())))
+                    await session.stopRunning()
+                }
+            }
+            let stopper = Task {
+                await interrupted.wait()
+                await session.stopRunning()
+            }
+            for await sample in frames {
+                statistics.record(sample, receivedAt: monotonicNanoseconds(), checking: check)
+                if let file, let pixels = sample.imageBuffer {
+                    try pixels.withUnsafeBytes { file.write(Data($0)) }
+                }
+                if holdMilliseconds > 0 { try? await Task.sleep(for: .milliseconds(holdMilliseconds)) }
+                sample.invalidate()
+                if let count, statistics.frames >= count { break }
+            }
+            watchdog?.cancel()
+            stopper.cancel()
+            await session.stopRunning()
+
+            if json {
+                Output.line(try JSON.encode(statistics.json, pretty: false))
+            } else if stats {
+                Output.line("\(camera.uniqueID): " + statistics.text)
+            }
+            if let error = runtimeErrors.first { throw error }
+        }
+
+        private static func openOutput(_ path: String) throws -> FileHandle {
+            if !FileManager.default.fileExists(atPath: path) {
+                guard FileManager.default.createFile(atPath: path, contents: nil) else {
+                    throw CommandFailure("cannot create \(path); check the directory exists and is writable")
+                }
+            }
+            guard let handle = FileHandle(forWritingAtPath: path) else {
+                throw CommandFailure("cannot write \(path); check its permissions")
+            }
+            handle.seekToEndOfFile()
+            return handle
+        }
+    }
+}
+
+/// The first runtime error a session reports, if any.
+private final class RuntimeErrors: @unchecked Sendable {
+    private var error: CaptureError?
+    private let lock = NSLock()
+    private var task: Task<Void, Never>?
+
+    init(_ session: CaptureSession) {
+        let events = session.events()
+        task = Task { [weak self] in
+            for await event in events {
+                if case .runtimeError(let error) = event { self?.record(error) }
+            }
+        }
+    }
+
+    private func record(_ error: CaptureError) {
+        lock.withLock { if self.error == nil { self.error = error } }
+    }
+
+    var first: CaptureError? { lock.withLock { error } }
+
+    deinit { task?.cancel() }
+}
+
+/// SIGINT or SIGTERM, so that an interrupted stream still prints its statistics.
+private final class Interruption: @unchecked Sendable {
+    private let sources: [any DispatchSourceSignal]
+    private let signals: AsyncStream<Void>
+
+    init() {
+        let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
+        signals = stream
+        sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { continuation.yield() }
+            source.resume()
+            return source
+        }
+    }
+
+    func wait() async {
+        for await _ in signals { return }
+    }
+
+    deinit { sources.forEach { $0.cancel() } }
+}
+
+enum PixelFormatArgument: String, CaseIterable, ExpressibleByArgument {
+    case native, nv12, i420, yuyv, bgra
+
+    var type: OSType? {
+        switch self {
+        case .native: nil
+        case .nv12: kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange
+        case .i420: kCVPixelFormatType_420YpCbCr8Planar
+        case .yuyv: kCVPixelFormatType_422YpCbCr8_yuvs
+        case .bgra: kCVPixelFormatType_32BGRA
+        }
+    }
+}
+
+enum OrientationArgument: String, CaseIterable, ExpressibleByArgument {
+    case portrait, portraitUpsideDown, landscapeRight, landscapeLeft
+
+    var orientation: CaptureConnection.VideoOrientation {
+        switch self {
+        case .portrait: .portrait
+        case .portraitUpsideDown: .portraitUpsideDown
+        case .landscapeRight: .landscapeRight
+        case .landscapeLeft: .landscapeLeft
+        }
+    }
+}
