@@ -87,7 +87,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CaptureKitTests",
-            dependencies: ["CaptureKit", "CameraProtocol", "CameraIPC", "CameraTestSupport"]
+            dependencies: ["CaptureKit", "CameraProtocol", "CameraIPC", "CameraTestSupport", "CameraMedia", "CYUV"]
         ),
         .testTarget(name: "CamctlTests", dependencies: ["CameraTestSupport"], exclude: ["Snapshots"]),
     ]

@@ -136,3 +136,48 @@ extension CaptureDaemon {
         _ = try await DaemonClient.shared.unary(CameraService.removeVirtualCamera, request)
     }
 }
+
+// MARK: - Statistics
+
+extension CaptureDaemon {
+    /// What camerad's fan-out engine does for one device. Linux only.
+    public struct DeviceStatistics: Sendable, Equatable {
+        /// One output variant: converted once per frame, shared by its streams.
+        public struct Variant: Sendable, Equatable {
+            public var poolID: UInt64
+            public var pixelFormat: FourCharCode
+            public var width: Int
+            public var height: Int
+            public var rotationDegrees: Int
+            public var isMirrored: Bool
+            public var streams: Int
+            public var slotCount: Int
+            public var slotsInUse: Int
+            /// Frames converted into this variant's pool.
+            public var conversions: UInt64
+        }
+
+        public var uniqueID: String
+        public var isCapturing: Bool
+        public var framesCaptured: UInt64
+        public var streams: Int
+        public var variants: [Variant]
+    }
+
+    /// The fan-out engine's numbers for `device` now.
+    public static func statistics(for device: CaptureDevice) async throws(CaptureError) -> DeviceStatistics {
+        var request = Camerad_V1_GetDeviceStatisticsRequest()
+        request.uniqueID = device.uniqueID
+        let statistics = try await DaemonClient.shared.unary(CameraService.getDeviceStatistics, request)
+        return DeviceStatistics(
+            uniqueID: statistics.uniqueID, isCapturing: statistics.capturing, framesCaptured: statistics.framesCaptured,
+            streams: Int(statistics.streams),
+            variants: statistics.variants.map { variant in
+                DeviceStatistics.Variant(
+                    poolID: variant.poolID, pixelFormat: FourCharCode(rawValue: variant.fourcc), width: Int(variant.width),
+                    height: Int(variant.height), rotationDegrees: Int(variant.rotationDegrees), isMirrored: variant.mirrored,
+                    streams: Int(variant.streams), slotCount: Int(variant.slotCount), slotsInUse: Int(variant.slotsInUse),
+                    conversions: variant.conversions)
+            })
+    }
+}

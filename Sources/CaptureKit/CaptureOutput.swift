@@ -28,7 +28,6 @@ public class CaptureOutput: @unchecked Sendable {
     /// A stream event for this output, in order.
     func deliver(_ event: FrameStream.Event, from connection: CaptureConnection) {}
 
-    /// The session started or stopped feeding this output.
-    func sessionDidStart() {}
+    /// The session stopped feeding this output.
     func sessionDidStop() {}
 }

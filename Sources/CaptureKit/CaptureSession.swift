@@ -275,7 +275,6 @@ public final class CaptureSession: @unchecked Sendable {
                 throw error
             }
         }
-        for running in opened { running.output.sessionDidStart() }
         state.withLock { state in
             state.lifecycle = .running
             state.isInterrupted = false
@@ -314,7 +313,6 @@ public final class CaptureSession: @unchecked Sendable {
             do {
                 let stream = try await FrameStream.open(request)
                 let running = Running(output: output, connection: connection, request: request, stream: stream)
-                output.sessionDidStart()
                 state.withLock { $0.running[ObjectIdentifier(output)] = running }
                 consume(running)
             } catch {
@@ -349,15 +347,15 @@ public final class CaptureSession: @unchecked Sendable {
 
     /// A stream ended without being asked to: the device or the daemon went away.
     private func streamEnded(_ key: ObjectIdentifier, _ stream: FrameStream, _ error: CaptureError?) {
-        let outcome = state.withLock { state -> (lastOne: Bool, Void)? in
+        let lastOne = state.withLock { state -> Bool? in
             guard let running = state.running[key], running.stream === stream else { return nil }
             state.running[key] = nil
             state.isInterrupted = true
             let lastOne = state.running.isEmpty && state.lifecycle == .running
             if lastOne { state.lifecycle = .stopped }
-            return (lastOne, ())
+            return lastOne
         }
-        guard let outcome else { return }
+        guard let lastOne else { return }
         let error = error ?? CaptureError(.deviceDisconnected, "camerad ended the stream")
         let reason: InterruptionReason = switch error.code {
         case .deviceBusy: .videoDeviceInUseByAnotherClient
@@ -366,7 +364,7 @@ public final class CaptureSession: @unchecked Sendable {
         }
         post(.wasInterrupted(reason))
         post(.runtimeError(error))
-        if outcome.lastOne {
+        if lastOne {
             for output in outputs { output.sessionDidStop() }
             post(.didStopRunning)
         }

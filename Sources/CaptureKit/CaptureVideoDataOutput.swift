@@ -22,7 +22,9 @@ extension CaptureVideoDataOutputSampleBufferDelegate {
 /// sequence; both may be used.
 public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
     /// AVCaptureVideoDataOutput.videoSettings, typed: the pixel format (nil: the
-    /// device's own) and an output size (nil: the session preset's, else the device's).
+    /// device's own) and an output size (nil: the session preset's, else the
+    /// device's). The size is before the connection's rotation: a portrait
+    /// connection swaps it, as in AVFoundation.
     public struct VideoSettings: Equatable, Sendable {
         public var pixelFormatType: OSType?
         public var width: Int?
@@ -115,6 +117,10 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
     /// come as sample buffers without an image buffer and with
     /// `attachments.droppedFrameReason`. The sequence ends when the session stops;
     /// a later run gives a new one. (AVFoundation has only the delegate.)
+    ///
+    /// Ask for it only to read it: frames wait in it until read, each holding
+    /// one of the ``maxFramesInFlight`` the daemon lets this output have, so an
+    /// unread sequence stops the flow — to the delegate too.
     public var sampleBuffers: AsyncStream<SampleBuffer> {
         settings.withLock { settings in
             if let sequence = settings.sequence { return sequence.stream }
@@ -154,10 +160,6 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
             request.maxFramesInFlight = UInt32(current.maxFramesInFlight)
             return request
         }
-    }
-
-    override func sessionDidStart() {
-        _ = sampleBuffers
     }
 
     override func sessionDidStop() {

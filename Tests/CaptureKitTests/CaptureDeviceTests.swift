@@ -4,9 +4,12 @@ import CaptureKit
 import Foundation
 import Testing
 
-/// CaptureKit keeps one connection per process, as AVFoundation does, so these
-/// tests take turns.
-@Suite(.serialized) struct CaptureKitEndToEndTests {
+/// CaptureKit keeps one connection per process, as AVFoundation does, so every
+/// suite that talks to a daemon through it nests here and takes turns.
+@Suite(.serialized) enum CaptureKitEndToEnd {}
+
+extension CaptureKitEndToEnd {
+@Suite struct DeviceTests {
     @Test func devicesListsTheVirtualCamerasLikeAPhonesCameras() async throws {
         try await withCaptureKitDaemon { _ in
             let devices = try await CaptureDevice.devices()
@@ -207,4 +210,5 @@ import Testing
             await daemon.stop()
         }
     }
+}
 }

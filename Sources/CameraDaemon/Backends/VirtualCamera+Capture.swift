@@ -13,15 +13,18 @@ extension VirtualCamera {
 /// mode's frame duration, on absolute CLOCK_MONOTONIC deadlines, and hands each
 /// to the streamer. A frame's timestamp is its deadline. When it falls more than
 /// a frame behind, it skips ahead as a real camera would, leaving a gap in the
-/// sequence numbers.
+/// sequence numbers. It waits for a deadline on a semaphore, so ``stop()`` wakes
+/// it at once instead of after the frame.
 final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
     private let stopRequested = Atomic(false)
+    private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
 
     init(mode: CaptureMode, unthrottled: Bool, staticPicture: Bool, onFrame: @escaping @Sendable (CapturedFrame) -> Void) {
         // The thread keeps this object until it ends.
         let thread = Thread { [self] in
-            Self.run(mode: mode, unthrottled: unthrottled, staticPicture: staticPicture, stop: stopRequested, onFrame: onFrame)
+            Self.run(mode: mode, unthrottled: unthrottled, staticPicture: staticPicture, stop: stopRequested, wake: wake,
+                     onFrame: onFrame)
             finished.signal()
         }
         thread.name = "camerad-capture"
@@ -30,12 +33,13 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
 
     func stop() {
         stopRequested.store(true, ordering: .relaxed)
+        wake.signal()
         finished.wait()
     }
 
     private static func run(
         mode: CaptureMode, unthrottled: Bool, staticPicture: Bool, stop: borrowing Atomic<Bool>,
-        onFrame: (CapturedFrame) -> Void
+        wake: DispatchSemaphore, onFrame: (CapturedFrame) -> Void
     ) {
         let layout = mode.layout
         let pattern = TestPattern(width: layout.width, height: layout.height)
@@ -56,7 +60,8 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
                     sequence = UInt64((now - start) / duration)
                     timestamp = start + Int64(sequence) * duration
                 }
-                sleep(until: timestamp)
+                let remaining = timestamp - monotonicNanoseconds()
+                if remaining > 0 && wake.wait(timeout: .now() + .nanoseconds(Int(remaining))) == .success { break }
             }
             let stamp = FrameStamp(sequence: UInt32(truncatingIfNeeded: sequence), timestampNanoseconds: timestamp)
             if layout.format == .mjpeg {
@@ -72,10 +77,5 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
             }
             sequence += 1
         }
-    }
-
-    private static func sleep(until deadline: Int64) {
-        var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
     }
 }

@@ -37,13 +37,13 @@ struct StreamOptions: Sendable {
             throw RPCError(.unsupportedFormat, "unknown pixel format \(value); use native, nv12, i420, yuyv or bgra")
         }
 
-        // The device's size as the client sees it: turned.
-        let (modeWidth, modeHeight) = rotation.swapsDimensions
-            ? (Int(mode.format.height), Int(mode.format.width)) : (Int(mode.format.width), Int(mode.format.height))
+        // The size is the output's before the connection turns it, as in
+        // AVFoundation: a portrait connection swaps it.
+        let (modeWidth, modeHeight) = (Int(mode.format.width), Int(mode.format.height))
         var width = Int(settings.width)
         var height = Int(settings.height)
         if width == 0 && height == 0, let size = ModeSelection.outputSize(for: preset) {
-            (width, height) = rotation.swapsDimensions ? (Int(size.1), Int(size.0)) : (Int(size.0), Int(size.1))
+            (width, height) = (Int(size.0), Int(size.1))
         }
         if width == 0 && height == 0 {
             (width, height) = (modeWidth, modeHeight)
@@ -52,6 +52,7 @@ struct StreamOptions: Sendable {
         } else if height == 0 {
             height = Self.even(width * modeHeight / modeWidth)
         }
+        if rotation.swapsDimensions { (width, height) = (height, width) }
         guard (2...8192).contains(width), (2...8192).contains(height) else {
             throw RPCError(.invalidArgument, "output size \(width)x\(height) is out of range; use 2 to 8192 each way")
         }

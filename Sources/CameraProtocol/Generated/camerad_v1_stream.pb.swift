@@ -286,8 +286,9 @@ public nonisolated struct Camerad_V1_OutputSettings: Sendable {
 
   public var pixelFormat: Camerad_V1_OutputPixelFormat = .native
 
-  /// The output size after rotation. 0 and 0: the size the preset asks for, else
-  /// the device's. One of them 0: kept in the device's aspect ratio.
+  /// The output size before rotation, as AVFoundation's videoSettings: a portrait
+  /// orientation swaps it. 0 and 0: the size the preset asks for, else the
+  /// device's. One of them 0: kept in the device's aspect ratio.
   public var width: UInt32 = 0
 
   public var height: UInt32 = 0

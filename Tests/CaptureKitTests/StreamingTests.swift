@@ -1,0 +1,464 @@
+import CYUV
+import CameraMedia
+import CameraTestSupport
+import CaptureKit
+import Foundation
+import Testing
+
+/// The frame a virtual camera of `layout` made for a sample: re-drawn from the
+/// sequence number and timestamp the sample carries.
+func sourceFrame(of sample: SampleBuffer, width: Int = 640, height: Int = 480) -> [UInt8] {
+    let pattern = TestPattern(width: width, height: height)
+    var frame = [UInt8](repeating: 0, count: pattern.frameSize(.nv12))
+    let stamp = FrameStamp(sequence: UInt32(truncatingIfNeeded: sample.sequenceNumber),
+                           timestampNanoseconds: sample.presentationTimeStamp.value)
+    frame.withUnsafeMutableBytes { pattern.render(stamp, format: .nv12, into: $0) }
+    return frame
+}
+
+/// The bytes of a sample's frame.
+func bytes(of sample: SampleBuffer) throws -> [UInt8] {
+    let pixels = try #require(sample.imageBuffer)
+    return try pixels.withUnsafeBytes { Array($0) }
+}
+
+/// Runs a session on `device` with one video data output set up by `configure`,
+/// hands `body` its frames, then stops it.
+func withStreamingSession<T>(
+    _ device: CaptureDevice, preset: SessionPreset = .inputPriority,
+    configure: (CaptureVideoDataOutput, CaptureConnection) -> Void = { _, _ in },
+    _ body: (CaptureSession, CaptureVideoDataOutput, FrameReader) async throws -> T
+) async throws -> T {
+    let session = CaptureSession()
+    let output = CaptureVideoDataOutput()
+    session.beginConfiguration()
+    session.addInput(try CaptureDeviceInput(device: device))
+    session.addOutput(output)
+    session.sessionPreset = preset
+    configure(output, try #require(output.connection(with: .video)))
+    session.commitConfiguration()
+    let frames = FrameReader(output.sampleBuffers)
+    try await session.start()
+    do {
+        let result = try await body(session, output, frames)
+        await session.stopRunning()
+        return result
+    } catch {
+        await session.stopRunning()
+        throw error
+    }
+}
+
+/// Reads an output's sample buffers; a class, so closures can share it.
+final class FrameReader {
+    private var iterator: AsyncStream<SampleBuffer>.AsyncIterator
+
+    init(_ sequence: AsyncStream<SampleBuffer>) {
+        iterator = sequence.makeAsyncIterator()
+    }
+
+    /// The next sample buffer (a frame or a drop report); nil when the session stopped.
+    func next() async -> SampleBuffer? {
+        await iterator.next()
+    }
+
+    /// The next frame, skipping drop reports.
+    func nextFrame() async throws -> SampleBuffer {
+        while let sample = await next() {
+            if sample.imageBuffer != nil { return sample }
+        }
+        throw DaemonFailure("the session stopped before a frame came")
+    }
+}
+
+/// libyuv's own conversions of an NV12 640x480 frame, to compare with what the daemon sent.
+enum Reference {
+    static func i420(_ nv12: [UInt8], _ w: Int, _ h: Int) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: w * h * 3 / 2)
+        nv12.withUnsafeBufferPointer { s in
+            out.withUnsafeMutableBufferPointer { d in
+                let o = d.baseAddress!
+                _ = NV12ToI420(s.baseAddress, Int32(w), s.baseAddress! + w * h, Int32(w),
+                               o, Int32(w), o + w * h, Int32(w / 2), o + w * h * 5 / 4, Int32(w / 2), Int32(w), Int32(h))
+            }
+        }
+        return out
+    }
+
+    static func yuyv(_ nv12: [UInt8], _ w: Int, _ h: Int) -> [UInt8] {
+        let planar = i420(nv12, w, h)
+        var out = [UInt8](repeating: 0, count: w * h * 2)
+        planar.withUnsafeBufferPointer { s in
+            out.withUnsafeMutableBufferPointer { d in
+                let p = s.baseAddress!
+                _ = I420ToYUY2(p, Int32(w), p + w * h, Int32(w / 2), p + w * h * 5 / 4, Int32(w / 2), d.baseAddress, Int32(w * 2), Int32(w), Int32(h))
+            }
+        }
+        return out
+    }
+
+    static func bgra(_ nv12: [UInt8], _ w: Int, _ h: Int) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: w * h * 4)
+        nv12.withUnsafeBufferPointer { s in
+            out.withUnsafeMutableBufferPointer { d in
+                _ = NV12ToARGB(s.baseAddress, Int32(w), s.baseAddress! + w * h, Int32(w), d.baseAddress, Int32(w * 4), Int32(w), Int32(h))
+            }
+        }
+        return out
+    }
+
+    static func scaled(_ nv12: [UInt8], _ w: Int, _ h: Int, to ow: Int, _ oh: Int) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: ow * oh * 3 / 2)
+        nv12.withUnsafeBufferPointer { s in
+            out.withUnsafeMutableBufferPointer { d in
+                _ = NV12Scale(s.baseAddress, Int32(w), s.baseAddress! + w * h, Int32(w), Int32(w), Int32(h),
+                              d.baseAddress, Int32(ow), d.baseAddress! + ow * oh, Int32(ow), Int32(ow), Int32(oh), kFilterBilinear)
+            }
+        }
+        return out
+    }
+}
+
+func meanAbsoluteDifference(_ a: [UInt8], _ b: [UInt8]) -> Double {
+    guard a.count == b.count, !a.isEmpty else { return .infinity }
+    var total = 0
+    for index in a.indices { total += abs(Int(a[index]) - Int(b[index])) }
+    return Double(total) / Double(a.count)
+}
+
+extension CaptureKitEndToEnd {
+@Suite struct StreamingTests {
+    /// An NV12 640x480 virtual camera at 30 fps, in a fresh daemon.
+    func withCamera<T>(fps: Int = 30, _ body: (CaptureDevice, DaemonProcess) async throws -> T) async throws -> T {
+        try await withCaptureKitDaemon(virtualCameras: 0) { daemon in
+            let device = try await CaptureDaemon.addVirtualCamera(options: .init(
+                pixelFormat: FourCharCode("NV12"), width: 640, height: 480, frameDuration: CMTime(value: 1, timescale: Int32(fps))))
+            return try await body(device, daemon)
+        }
+    }
+
+    @Test func everyOutputFormatMatchesLibyuvsConversionOfTheSameFrame() async throws {
+        try await withCamera { device, _ in
+            let cases: [(OSType?, Int?, Int?, ([UInt8]) -> [UInt8], exact: Bool)] = [
+                (nil, nil, nil, { $0 }, true),
+                (kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange, nil, nil, { $0 }, true),
+                (kCVPixelFormatType_420YpCbCr8Planar, nil, nil, { Reference.i420($0, 640, 480) }, true),
+                (kCVPixelFormatType_422YpCbCr8_yuvs, nil, nil, { Reference.yuyv($0, 640, 480) }, true),
+                (kCVPixelFormatType_32BGRA, nil, nil, { Reference.bgra($0, 640, 480) }, true),
+                (kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange, 320, 240, { Reference.scaled($0, 640, 480, to: 320, 240) }, true),
+                (kCVPixelFormatType_32BGRA, 320, 240, { Reference.bgra(Reference.scaled($0, 640, 480, to: 320, 240), 320, 240) }, false),
+            ]
+            for (type, width, height, reference, exact) in cases {
+                try await withStreamingSession(device, configure: { output, _ in
+                    output.videoSettings = .init(pixelFormatType: type, width: width, height: height)
+                }) { _, _, frames in
+                    for _ in 0..<3 {
+                        let sample = try await frames.nextFrame()
+                        let pixels = try #require(sample.imageBuffer)
+                        #expect(pixels.width == (width ?? 640) && pixels.height == (height ?? 480))
+                        let received = try bytes(of: sample)
+                        let expected = reference(sourceFrame(of: sample))
+                        if exact {
+                            #expect(received == expected, "\(pixels)")
+                        } else {
+                            #expect(meanAbsoluteDifference(received, expected) < 1.5, "\(pixels)")
+                        }
+                        let format: PixelFormat = switch pixels.pixelFormatType {
+                        case kCVPixelFormatType_420YpCbCr8Planar: .i420
+                        case kCVPixelFormatType_422YpCbCr8_yuvs: .yuyv
+                        case kCVPixelFormatType_32BGRA: .bgra
+                        default: .nv12
+                        }
+                        let stamp = received.withUnsafeBytes {
+                            FrameStampDecoder.decode(frame: $0, format: format, width: pixels.width, height: pixels.height)
+                        }
+                        #expect(stamp.stamp?.sequence == UInt32(truncatingIfNeeded: sample.sequenceNumber), "the bands name the frame")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every luma pixel of a turned, mirrored frame is where the connection says.
+    @Test func orientationAndMirroringTurnFramesAsAsked() async throws {
+        try await withCamera { device, _ in
+            for orientation in CaptureConnection.VideoOrientation.allCases {
+                for mirrored in [false, true] {
+                    try await withStreamingSession(device, configure: { output, connection in
+                        output.videoSettings = .init(pixelFormatType: kCVPixelFormatType_420YpCbCr8Planar)
+                        connection.videoOrientation = orientation
+                        connection.isVideoMirrored = mirrored
+                    }) { _, _, frames in
+                        let sample = try await frames.nextFrame()
+                        let pixels = try #require(sample.imageBuffer)
+                        let turned = orientation == .portrait || orientation == .portraitUpsideDown
+                        #expect((pixels.width, pixels.height) == (turned ? (480, 640) : (640, 480)))
+                        let received = try bytes(of: sample)
+                        let source = sourceFrame(of: sample)
+                        let (w, h, ow) = (640, 480, pixels.width)
+                        var wrong = 0
+                        for v in stride(from: 0, to: pixels.height, by: 7) {
+                            for u in stride(from: 0, to: pixels.width, by: 5) {
+                                let m = mirrored ? ow - 1 - u : u
+                                let (x, y): (Int, Int) = switch orientation {
+                                case .landscapeRight: (m, v)
+                                case .portrait: (v, h - 1 - m)
+                                case .landscapeLeft: (w - 1 - m, h - 1 - v)
+                                case .portraitUpsideDown: (w - 1 - v, m)
+                                }
+                                if received[v * ow + u] != source[y * w + x] { wrong += 1 }
+                            }
+                        }
+                        #expect(wrong == 0, "\(orientation) mirrored \(mirrored)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func twoStreamsOfOneVariantShareOneConversionAndAnotherVariantGetsItsOwn() async throws {
+        try await withCamera { device, _ in
+            let nv12 = CaptureVideoDataOutput.VideoSettings(pixelFormatType: kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange)
+            let bgra = CaptureVideoDataOutput.VideoSettings(pixelFormatType: kCVPixelFormatType_32BGRA, width: 320, height: 240)
+            try await withStreamingSession(device, configure: { output, _ in output.videoSettings = nv12 }) { _, _, a in
+                try await withStreamingSession(device, configure: { output, _ in output.videoSettings = nv12 }) { _, _, b in
+                    try await withStreamingSession(device, configure: { output, _ in output.videoSettings = bgra }) { _, _, c in
+                        for _ in 0..<20 {
+                            _ = try await a.nextFrame()
+                            _ = try await b.nextFrame()
+                            _ = try await c.nextFrame()
+                        }
+                        let statistics = try await CaptureDaemon.statistics(for: device)
+                        #expect(statistics.streams == 3)
+                        #expect(statistics.variants.count == 2)
+                        let shared = try #require(statistics.variants.first { $0.pixelFormat == FourCharCode("NV12") })
+                        let own = try #require(statistics.variants.first { $0.pixelFormat == FourCharCode("AR24") })
+                        #expect(shared.streams == 2 && own.streams == 1)
+                        #expect(shared.poolID != own.poolID)
+                        #expect(shared.conversions <= statistics.framesCaptured, "one conversion per frame, not one per stream")
+                        #expect(shared.conversions >= 20)
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func inlineDeliveryCarriesTheSameFrames() async throws {
+        try await withCamera { device, _ in
+            try await withStreamingSession(device, configure: { output, _ in
+                output.videoSettings = .init(pixelFormatType: kCVPixelFormatType_32BGRA)
+                output.delivery = .inline
+            }) { _, _, frames in
+                for _ in 0..<5 {
+                    let sample = try await frames.nextFrame()
+                    #expect(try bytes(of: sample) == Reference.bgra(sourceFrame(of: sample), 640, 480))
+                }
+            }
+        }
+    }
+
+    @Test func framesArriveInOrderAtTheCamerasRateAndEndWhenReleased() async throws {
+        try await withCamera(fps: 60) { device, _ in
+            try await withStreamingSession(device) { _, _, frames in
+                var sequences: [UInt64] = []
+                var times: [Int64] = []
+                for _ in 0..<60 {
+                    let sample = try await frames.nextFrame()
+                    sequences.append(sample.sequenceNumber)
+                    times.append(sample.presentationTimeStamp.value)
+                    #expect(abs(sample.duration.seconds - 1.0 / 60) < 1e-6, "durations travel in nanoseconds")
+                    sample.invalidate()
+                    #expect(sample.imageBuffer?.baseAddress == nil, "released buffers have no memory")
+                }
+                #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $0 + 1 == $1 }, "contiguous")
+                let seconds = Double(times.last! - times.first!) / 1e9
+                #expect(abs(seconds - 59.0 / 60.0) < 0.01, "capture timestamps are 1/60 s apart")
+            }
+        }
+    }
+
+    @Test func minFrameDurationSkipsFramesInTheDaemon() async throws {
+        try await withCamera(fps: 60) { device, _ in
+            try await withStreamingSession(device, configure: { output, _ in
+                output.minFrameDuration = CMTime(value: 1, timescale: 15)
+            }) { _, _, frames in
+                var previous: SampleBuffer?
+                for _ in 0..<10 {
+                    let sample = try await frames.nextFrame()
+                    if let previous {
+                        #expect(sample.sequenceNumber - previous.sequenceNumber == 4, "every fourth frame of 60 fps")
+                    }
+                    previous = sample
+                }
+            }
+        }
+    }
+
+    @Test func aClientHoldingItsFramesGetsLateDropsAndItsQueueWhenAskedFor() async throws {
+        try await withCamera(fps: 60) { device, _ in
+            for keep in [false, true] {
+                try await withStreamingSession(device, configure: { output, _ in
+                    output.alwaysDiscardsLateVideoFrames = !keep
+                    output.maxFramesInFlight = 2
+                }) { _, _, frames in
+                    var held: [SampleBuffer] = []
+                    var drops: [SampleBuffer.DroppedFrameReason: Int] = [:]
+                    while held.count < 2 || drops.isEmpty {
+                        guard let sample = await frames.next() else { break }
+                        if let reason = sample.attachments.droppedFrameReason {
+                            drops[reason, default: 0] += sample.attachments.droppedFrameCount
+                        } else {
+                            held.append(sample)
+                        }
+                        if held.count == 2 && drops.isEmpty {
+                            // Let the daemon notice, then release one so the report can come.
+                            try await Task.sleep(for: .milliseconds(300))
+                            held.removeFirst().invalidate()
+                        }
+                    }
+                    #expect(drops[keep ? .outOfBuffers : .frameWasLate, default: 0] > 0, "keep late frames: \(keep), drops \(drops)")
+                }
+            }
+        }
+    }
+
+    @Test func aDelegateGetsEveryFrameInOrderOnItsQueue() async throws {
+        final class Recorder: CaptureVideoDataOutputSampleBufferDelegate, @unchecked Sendable {
+            let queue = DispatchQueue(label: "recorder")
+            private(set) var sequences: [UInt64] = []
+            private(set) var onQueue = true
+            let done = AsyncStream<Void>.makeStream()
+
+            func captureOutput(_ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection) {
+                dispatchPrecondition(condition: .onQueue(queue))
+                sequences.append(sampleBuffer.sequenceNumber)
+                if sequences.count == 30 { done.continuation.yield() }
+            }
+        }
+        try await withCamera(fps: 60) { device, _ in
+            let recorder = Recorder()
+            // Delegate only: an unread sampleBuffers sequence would hold the frames.
+            let session = CaptureSession()
+            let output = CaptureVideoDataOutput()
+            session.addInput(try CaptureDeviceInput(device: device))
+            session.addOutput(output)
+            output.setSampleBufferDelegate(recorder, queue: recorder.queue)
+            #expect(output.sampleBufferDelegate === recorder)
+            try await session.start()
+            var done = recorder.done.stream.makeAsyncIterator()
+            await done.next()
+            await session.stopRunning()
+            let sequences = recorder.queue.sync { recorder.sequences }
+            #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $0 < $1 })
+            #expect(sequences.count >= 30)
+        }
+    }
+
+    @Test func changingSettingsWhileRunningAppliesThemAtOnce() async throws {
+        try await withCamera { device, _ in
+            try await withStreamingSession(device) { session, output, frames in
+                #expect(try await frames.nextFrame().imageBuffer?.width == 640)
+                session.beginConfiguration()
+                output.videoSettings = .init(pixelFormatType: kCVPixelFormatType_32BGRA, width: 160, height: 120)
+                output.connection(with: .video)?.videoOrientation = .portrait
+                session.commitConfiguration()
+                var sample = try await frames.nextFrame()
+                for _ in 0..<10 where sample.imageBuffer?.pixelFormatType != kCVPixelFormatType_32BGRA {
+                    sample = try await frames.nextFrame()
+                }
+                let pixels = try #require(sample.imageBuffer)
+                #expect(pixels.pixelFormatType == kCVPixelFormatType_32BGRA)
+                #expect((pixels.width, pixels.height) == (120, 160), "portrait turns the asked size")
+            }
+        }
+    }
+
+    @Test func removingTheDeviceInterruptsTheSessionWithDeviceDisconnected() async throws {
+        try await withCamera { device, _ in
+            let session = CaptureSession()
+            let output = CaptureVideoDataOutput()
+            session.addInput(try CaptureDeviceInput(device: device))
+            session.addOutput(output)
+            var events = session.events().makeAsyncIterator()
+            let frames = FrameReader(output.sampleBuffers)
+            try await session.start()
+            #expect(session.isRunning)
+            _ = try await frames.nextFrame()
+            try await CaptureDaemon.removeVirtualCamera(uniqueID: device.uniqueID)
+            var seen: [String] = []
+            while let event = await events.next() {
+                switch event {
+                case .didStartRunning: continue
+                case .wasInterrupted(let reason): seen.append("interrupted \(reason)")
+                case .runtimeError(let error): seen.append("error \(error.code)")
+                case .didStopRunning: seen.append("stopped")
+                case .interruptionEnded: seen.append("ended")
+                }
+                if seen.contains("stopped") { break }
+            }
+            #expect(seen == ["interrupted videoDeviceNotAvailable", "error deviceDisconnected", "stopped"])
+            #expect(!session.isRunning && session.isInterrupted)
+            while await frames.next() != nil {}  // the sequence ends
+        }
+    }
+
+    @Test func aBadOutputSizeFailsToStartWithItsReason() async throws {
+        try await withCamera { device, _ in
+            let session = CaptureSession()
+            let output = CaptureVideoDataOutput()
+            session.addInput(try CaptureDeviceInput(device: device))
+            session.addOutput(output)
+            output.videoSettings = .init(pixelFormatType: kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange, width: 321, height: 241)
+            let error = await #expect(throws: CaptureError.self) { try await session.start() }
+            #expect(error?.code == .unsupportedFormat)
+            #expect(error?.message.contains("even") == true)
+            #expect(!session.isRunning)
+        }
+    }
+
+    @Test func startingAndStoppingAHundredTimesLeavesNothingBehindInTheDaemon() async throws {
+        try await withCamera(fps: 60) { device, daemon in try await Self.startAndStopAHundredTimes(device, daemon) }
+    }
+
+    static func startAndStopAHundredTimes(_ device: CaptureDevice, _ daemon: DaemonProcess) async throws {
+        try await streamOneFrame(device)
+        try await Task.sleep(for: .milliseconds(200))
+        let descriptors = daemon.openDescriptorCount
+        let memory = residentKilobytes(daemon.pid)
+        for _ in 0..<100 { try await streamOneFrame(device) }
+        let deadline = ContinuousClock.now + .seconds(5)
+        var idle = try await CaptureDaemon.statistics(for: device)
+        while idle.isCapturing || daemon.openDescriptorCount > descriptors, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+            idle = try await CaptureDaemon.statistics(for: device)
+        }
+        let statistics = idle
+        let leftDescriptors = daemon.openDescriptorCount
+        let grownKilobytes = residentKilobytes(daemon.pid) - memory
+        #expect(!statistics.isCapturing && statistics.streams == 0 && statistics.variants.isEmpty)
+        #expect(leftDescriptors <= descriptors, "descriptors left in the daemon")
+        #expect(grownKilobytes < 16 * 1024, "memory grew by more than 16 MiB")
+    }
+
+    /// Starts a session, takes one frame, stops.
+    static func streamOneFrame(_ device: CaptureDevice) async throws {
+        let session = CaptureSession()
+        let output = CaptureVideoDataOutput()
+        session.addInput(try CaptureDeviceInput(device: device))
+        session.addOutput(output)
+        let frames = FrameReader(output.sampleBuffers)
+        try await session.start()
+        let frame = try await frames.nextFrame()
+        frame.invalidate()
+        await session.stopRunning()
+    }
+}
+}
+
+/// A process's resident memory (VmRSS), in KiB.
+func residentKilobytes(_ pid: Int32) -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+    else { return -1 }
+    return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? -1
+}
