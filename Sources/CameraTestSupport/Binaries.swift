@@ -66,8 +66,11 @@ public func runProcess(
 }
 
 /// Runs the camctl binary against `socket`.
-public func camctl(_ arguments: [String], socket: String?, environment: [String: String] = [:]) async throws -> ProcessResult {
-    try await runProcess(Binaries.camctl, (socket.map { ["--socket", $0] } ?? []) + arguments, environment: environment)
+public func camctl(
+    _ arguments: [String], socket: String?, environment: [String: String] = [:], timeout: Duration = .seconds(30)
+) async throws -> ProcessResult {
+    try await runProcess(Binaries.camctl, (socket.map { ["--socket", $0] } ?? []) + arguments, environment: environment,
+                         timeout: timeout)
 }
 
 /// A file that collects a child's output; removed when released.

@@ -1,0 +1,193 @@
+import CameraTestSupport
+import Foundation
+import Testing
+
+/// What `camctl stream --json` printed.
+struct StreamReport: Decodable {
+    struct Check: Decodable {
+        let intact: Int
+        let torn: Int
+        let mismatched: Int
+        let unreadable: Int
+        let outOfOrder: Int
+    }
+    let frames: Int
+    let framesPerSecond: Double
+    let firstSequence: UInt64?
+    let lastSequence: UInt64?
+    let drops: [String: Int]
+    let latencyMilliseconds: [String: Double]
+    let check: Check?
+
+    init(_ result: ProcessResult) throws {
+        guard result.status == 0, let line = result.lines.last else {
+            throw DaemonFailure("camctl stream failed (\(result.status)): \(result.standardError)")
+        }
+        self = try JSONDecoder().decode(StreamReport.self, from: Data(line.utf8))
+    }
+
+    var totalDrops: Int { drops.values.reduce(0, +) }
+}
+
+/// What `camctl stats --json` printed.
+struct StatsReport: Decodable {
+    struct Variant: Decodable {
+        let streams: Int
+        let slotsInUse: Int
+        let slotCount: Int
+        let conversions: UInt64
+    }
+    let isCapturing: Bool
+    let streams: Int
+    let framesCaptured: UInt64
+    let variants: [Variant]
+
+    static func of(_ device: String, _ daemon: DaemonProcess) async throws -> StatsReport {
+        let result = try await camctl(["stats", device, "--json"], socket: daemon.socketPath)
+        return try JSONDecoder().decode(StatsReport.self, from: Data(result.standardOutput.utf8))
+    }
+}
+
+/// A daemon with one NV12 640x480 virtual camera at 30 fps.
+func withStreamingDaemon(_ body: (DaemonProcess) async throws -> Void) async throws {
+    try await withRunningDaemon(virtualCameras: 0) { daemon in
+        let added = try await camctl(["virtual", "add", "--format", "NV12", "--size", "640x480", "--fps", "30"],
+                                     socket: daemon.socketPath)
+        #expect(added.lines == ["virtual-0"])
+        try await body(daemon)
+    }
+}
+
+@Suite struct StreamProcessTests {
+    @Test func eightProcessesEachGetEveryFrameIntactAndInOrder() async throws {
+        try await withStreamingDaemon { daemon in
+            let results = try await withThrowingTaskGroup(of: ProcessResult.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        try await camctl(["stream", "virtual-0", "--count", "300", "--check", "--json"], socket: daemon.socketPath,
+                                         timeout: .seconds(60))
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            for result in results {
+                let report = try StreamReport(result)
+                #expect(report.frames == 300)
+                #expect(report.totalDrops == 0, "\(report.drops)")
+                #expect(report.check?.intact == 300, "every frame's two bands agree and name the frame")
+                #expect(report.check?.torn == 0 && report.check?.outOfOrder == 0 && report.check?.mismatched == 0)
+                if let first = report.firstSequence, let last = report.lastSequence {
+                    #expect(last - first == 299, "contiguous sequence numbers")
+                }
+            }
+            let stats = try await StatsReport.of("virtual-0", daemon)
+            #expect(stats.streams == 0)
+        }
+    }
+
+    @Test func aStoppedClientCostsOnlyItselfAndGivesItsSlotsBackWhenKilled() async throws {
+        try await withStreamingDaemon { daemon in
+            let stalled = try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "stream", "virtual-0", "--json"])
+            #expect(await stalled.wait { _ in ((try? await StatsReport.of("virtual-0", daemon))?.framesCaptured ?? 0) > 10 })
+            kill(stalled.process.processIdentifier, SIGSTOP)
+            try await Task.sleep(for: .milliseconds(300))
+            let memoryBefore = residentKilobytes(daemon.pid)
+
+            // Three clients stream while the memory is sampled.
+            let (results, peak) = try await withThrowingTaskGroup(of: (ProcessResult?, Int).self) { group in
+                for _ in 0..<3 {
+                    group.addTask {
+                        (try await camctl(["stream", "virtual-0", "--duration", "4", "--check", "--json"], socket: daemon.socketPath), 0)
+                    }
+                }
+                group.addTask {
+                    var peak = memoryBefore
+                    for _ in 0..<8 {
+                        try await Task.sleep(for: .milliseconds(500))
+                        peak = max(peak, residentKilobytes(daemon.pid))
+                    }
+                    return (nil, peak)
+                }
+                var results: [ProcessResult] = []
+                var peak = memoryBefore
+                for try await (result, sampled) in group {
+                    if let result { results.append(result) }
+                    peak = max(peak, sampled)
+                }
+                return (results, peak)
+            }
+            for result in results {
+                let report = try StreamReport(result)
+                #expect(report.framesPerSecond > 27 && report.framesPerSecond < 33, "the camera's rate, within 10%")
+                #expect(report.check?.torn == 0)
+                #expect(report.totalDrops == 0, "\(report.drops)")
+            }
+            #expect(peak - memoryBefore < 32 * 1024, "the daemon's memory stays bounded while a client is stopped")
+            let whileStopped = try await StatsReport.of("virtual-0", daemon)
+            #expect(whileStopped.streams == 1)
+            #expect(whileStopped.variants.first?.slotsInUse == 3, "the stopped client holds its three frames, no more")
+
+            kill(stalled.process.processIdentifier, SIGKILL)
+            _ = await stalled.stop()
+            var after = try await StatsReport.of("virtual-0", daemon)
+            let deadline = ContinuousClock.now + .seconds(5)
+            while after.streams > 0 && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+                after = try await StatsReport.of("virtual-0", daemon)
+            }
+            #expect(after.streams == 0 && after.variants.isEmpty && !after.isCapturing, "its slots and stream are gone")
+
+            let fresh = try StreamReport(try await camctl(["stream", "virtual-0", "--count", "30", "--check", "--json"],
+                                                          socket: daemon.socketPath))
+            #expect(fresh.frames == 30 && fresh.check?.intact == 30 && fresh.totalDrops == 0)
+        }
+    }
+
+    @Test func aStreamEndsWithStatusOneWhenItsDeviceIsRemoved() async throws {
+        try await withStreamingDaemon { daemon in
+            let stream = try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "stream", "virtual-0", "--stats"])
+            #expect(await stream.wait { _ in ((try? await StatsReport.of("virtual-0", daemon))?.streams ?? 0) == 1 })
+            #expect(try await camctl(["virtual", "remove", "virtual-0"], socket: daemon.socketPath).status == 0)
+            #expect(await stream.wait { !$0.process.isRunning })
+            let result = await stream.stop()
+            #expect(result.status == 1)
+            #expect(result.standardError.contains("virtual-0 was disconnected"))
+            #expect(result.standardOutput.contains("frames of 420v 640x480"), "the statistics still print")
+        }
+    }
+
+    @Test func streamMistakesAreStatusOneWithTheReason() async throws {
+        try await withStreamingDaemon { daemon in
+            let odd = try await camctl(["stream", "virtual-0", "--pixel-format", "nv12", "--size", "321x241", "--count", "1"],
+                                       socket: daemon.socketPath)
+            #expect(odd.status == 1)
+            #expect(odd.standardError.contains("even"))
+            let missing = try await camctl(["stream", "virtual-7", "--count", "1"], socket: daemon.socketPath)
+            #expect(missing.status == 1)
+            #expect(missing.standardError.contains("no device 'virtual-7'"))
+            let usage = try await camctl(["stream", "virtual-0", "--count", "1", "--duration", "1"], socket: daemon.socketPath)
+            #expect(usage.status == 2)
+        }
+    }
+
+    @Test func outputWritesTheRawFrames() async throws {
+        try await withStreamingDaemon { daemon in
+            try await withTemporaryDirectory { directory in
+                let file = directory + "/frames.raw"
+                let result = try await camctl(["stream", "virtual-0", "--count", "5", "--pixel-format", "bgra", "--size", "64x48",
+                                               "--output", file], socket: daemon.socketPath)
+                #expect(result.status == 0)
+                let size = try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int
+                #expect(size == 5 * 64 * 48 * 4)
+            }
+        }
+    }
+}
+
+/// A process's resident memory (VmRSS), in KiB.
+func residentKilobytes(_ pid: Int32) -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+    else { return -1 }
+    return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? -1
+}

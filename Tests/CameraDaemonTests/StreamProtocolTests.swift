@@ -1,0 +1,155 @@
+import CameraIPC
+import CameraProtocol
+import CameraTestSupport
+import Foundation
+import SwiftProtobuf
+import Testing
+
+/// A raw client's Stream call: start it, send requests, read its envelopes.
+struct RawStream {
+    let client: RawProtocolClient
+    let callID: UInt64
+
+    init(_ client: RawProtocolClient, callID: UInt64) async throws {
+        self.client = client
+        self.callID = callID
+        try await client.send(EnvelopeCodec.start(callID: callID, method: CameraService.stream.name, request: []))
+    }
+
+    func send(_ request: Camerad_V1_StreamRequest) async throws {
+        try await client.send(EnvelopeCodec.message(callID: callID, payload: try request.serializedBytes()))
+    }
+
+    /// The next response of this call, or its end status.
+    func next() async throws -> Result<(Camerad_V1_StreamResponse, UInt32), RPCError> {
+        while let envelope = try await client.receive() {
+            guard envelope.callID == callID else { continue }
+            switch envelope.kind {
+            case .message(let message):
+                return .success((try Camerad_V1_StreamResponse(serializedBytes: message.payload), envelope.fdCount))
+            case .end(let end):
+                return .failure(RPCError(status: end.status) ?? RPCError(.unspecified, "ended OK"))
+            default:
+                continue
+            }
+        }
+        throw DaemonFailure("connection closed")
+    }
+
+    /// Reads until the call ends; its status.
+    func end() async throws -> RPCError {
+        while true {
+            if case .failure(let error) = try await next() { return error }
+        }
+    }
+}
+
+func open(_ uniqueID: String) -> Camerad_V1_StreamRequest {
+    var request = Camerad_V1_StreamRequest()
+    request.open.uniqueID = uniqueID
+    return request
+}
+
+@Suite struct StreamProtocolTests {
+    @Test func aStreamMustBeOpenedFirst() async throws {
+        try await withRunningDaemon { daemon in
+            let raw = try RawProtocolClient(path: daemon.socketPath)
+            try await raw.hello()
+            let stream = try await RawStream(raw, callID: 7)
+            var release = Camerad_V1_StreamRequest()
+            release.release.poolID = 1
+            try await stream.send(release)
+            let error = try await stream.end()
+            #expect(error.code == .invalidArgument)
+            #expect(error.message.contains("open"))
+            try await expectServes(daemon)
+        }
+    }
+
+    @Test func anUnknownDeviceIsNotFound() async throws {
+        try await withRunningDaemon { daemon in
+            let raw = try RawProtocolClient(path: daemon.socketPath)
+            try await raw.hello()
+            let stream = try await RawStream(raw, callID: 7)
+            try await stream.send(open("virtual-9"))
+            #expect(try await stream.end().reason == .deviceNotFound)
+        }
+    }
+
+    @Test func startedCarriesThePoolAndItsMemfd() async throws {
+        try await withRunningDaemon { daemon in
+            let raw = try RawProtocolClient(path: daemon.socketPath)
+            try await raw.hello()
+            let stream = try await RawStream(raw, callID: 7)
+            try await stream.send(open("virtual-0"))
+            guard case .success(let (response, descriptors)) = try await stream.next() else {
+                Issue.record("no StreamStarted")
+                return
+            }
+            #expect(descriptors == 1, "the pool's memfd rides with StreamStarted")
+            let pool = response.started.pool
+            #expect(pool.shared && pool.slotCount >= 4)
+            #expect(pool.slotSize % 4096 == 0 && pool.slotSize >= 640 * 480 * 2)
+            #expect(PixelFormatCode(pool.fourcc) == "YUYV" && pool.width == 640 && pool.height == 480)
+            #expect(pool.planes.map(\.bytesPerRow) == [1280])
+            guard case .success(let (frame, _)) = try await stream.next() else { return }
+            #expect(frame.frame.poolID == pool.poolID && frame.frame.bytesUsed == 640 * 480 * 2)
+        }
+    }
+
+    @Test func releasingASlotNotHeldIsAnInvalidArgument() async throws {
+        try await withRunningDaemon { daemon in
+            let raw = try RawProtocolClient(path: daemon.socketPath)
+            try await raw.hello()
+            let stream = try await RawStream(raw, callID: 7)
+            try await stream.send(open("virtual-0"))
+            var pool: UInt64 = 0
+            var frameSlot: UInt32?
+            while frameSlot == nil, case .success(let (response, _)) = try await stream.next() {
+                if case .started(let started)? = response.kind { pool = started.pool.poolID }
+                if case .frame(let frame)? = response.kind { frameSlot = frame.slot }
+            }
+            var release = Camerad_V1_StreamRequest()
+            release.release.poolID = pool
+            release.release.slots = [try #require(frameSlot)]
+            try await stream.send(release)
+            try await stream.send(release)  // twice
+            let error = try await stream.end()
+            #expect(error.code == .invalidArgument)
+            #expect(error.message.contains("release each frame once"))
+        }
+    }
+
+    @Test func openingTwiceOnOneCallIsAnInvalidArgument() async throws {
+        try await withRunningDaemon { daemon in
+            let raw = try RawProtocolClient(path: daemon.socketPath)
+            try await raw.hello()
+            let stream = try await RawStream(raw, callID: 7)
+            try await stream.send(open("virtual-0"))
+            try await stream.send(open("virtual-0"))
+            #expect(try await stream.end().code == .invalidArgument)
+        }
+    }
+
+    @Test func settingsOutOfRangeAreRefusedWithTheRange() async throws {
+        try await withRunningDaemon { daemon in
+            let raw = try RawProtocolClient(path: daemon.socketPath)
+            try await raw.hello()
+            var request = open("virtual-0")
+            request.open.settings.maxFramesInFlight = 20
+            let stream = try await RawStream(raw, callID: 7)
+            try await stream.send(request)
+            let error = try await stream.end()
+            #expect(error.code == .invalidArgument && error.message.contains("1 to 8"))
+            var huge = open("virtual-0")
+            huge.open.settings.width = 100_000
+            let second = try await RawStream(raw, callID: 8)
+            try await second.send(huge)
+            #expect(try await second.end().message.contains("2 to 8192"))
+        }
+    }
+}
+
+func PixelFormatCode(_ fourcc: UInt32) -> String {
+    String(decoding: (0..<4).map { UInt8(truncatingIfNeeded: fourcc >> (8 * $0)) }, as: UTF8.self)
+}
