@@ -4,16 +4,18 @@ SHELL := /bin/bash
 
 # Debian packages the build, the tests and `make protos` need.
 APT_PACKAGES := libturbojpeg0-dev libyuv-dev protobuf-compiler
+# And those `make bench` compares against.
+BENCH_APT_PACKAGES := gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-bad
 # Warnings are errors here and in CI (dependencies' warnings are not ours: SwiftPM hides them).
 SWIFT_BUILD_FLAGS := -Xswiftc -warnings-as-errors
 BIN = $(shell swift build --show-bin-path)
 # A hung test must not hang CI.
 TEST_TIMEOUT := 1200
 
-.PHONY: build deps test demo protos clean
+.PHONY: build deps test demo bench protos clean
 
 deps:
-	@missing=$$(for p in $(APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	@missing=$$(for p in $(APT_PACKAGES) $(EXTRA_APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 		echo "installing missing packages:" $$missing; \
 		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
@@ -28,9 +30,15 @@ test: deps
 	timeout $(TEST_TIMEOUT) swift test --skip-build
 
 # Starts camerad with two virtual cameras on a temporary socket, shows what
-# camctl sees, and stops the daemon.
+# camctl sees, streams for a few seconds, and stops the daemon.
 demo: build
 	@scripts/demo.sh "$(BIN)"
+
+# Fan-out figures from a release build, against memcpy and GStreamer, in one run.
+bench:
+	@$(MAKE) --no-print-directory deps EXTRA_APT_PACKAGES="$(BENCH_APT_PACKAGES)"
+	swift build -c release $(SWIFT_BUILD_FLAGS)
+	"$$(swift build -c release --show-bin-path)/camerad-bench"
 
 protos: deps
 	scripts/generate-protos.sh

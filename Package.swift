@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "CaptureKit", targets: ["CaptureKit"]),
         .executable(name: "camerad", targets: ["camerad"]),
         .executable(name: "camctl", targets: ["camctl"]),
+        .executable(name: "camerad-bench", targets: ["camerad-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-protobuf", exact: "1.39.0"),
@@ -69,6 +70,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+
+        /// `make bench`: fan-out figures against memcpy and GStreamer.
+        .executableTarget(name: "camerad-bench"),
 
         // MARK: - Tests
 

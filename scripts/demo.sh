@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make demo`: camerad with two virtual cameras on a temporary socket, camctl
-# listing and inspecting them, then the daemon stopped.
+# listing, inspecting and streaming from them, then the daemon stopped.
 set -euo pipefail
 bin=${1:?usage: demo.sh BIN_DIR}
 dir=$(mktemp -d /tmp/camerad-demo.XXXXXX)
@@ -16,6 +16,7 @@ run() { echo; echo "\$ $*"; "$@"; }
 run "$bin/camctl" list
 run "$bin/camctl" info 0
 run "$bin/camctl" ping --count 100
+run "$bin/camctl" stream 0 --duration 3 --pixel-format nv12 --check --stats
 echo
 kill -TERM $daemon
 wait $daemon && echo "camerad stopped cleanly."

@@ -60,7 +60,8 @@ public final class BidirectionalCall<Request: SwiftProtobuf.Message, Response: S
     public func send(_ request: Request, descriptors: [OwnedFD] = []) throws {
         guard !call.hasEnded else { throw RPCError(.invalidState, "\(call.method) has ended; start a new call") }
         let payload: [UInt8] = try request.serializedBytes()
-        try client.send(EnvelopeCodec.message(callID: call.callID, payload: payload), descriptors: descriptors)
+        try client.send(EnvelopeCodec.encodeMessage(callID: call.callID, payload: payload, descriptorCount: descriptors.count),
+                        descriptors: descriptors)
     }
 
     /// Tells the server no more requests will come; responses keep arriving.

@@ -40,6 +40,43 @@ public enum EnvelopeCodec {
         return try! envelope.serializedBytes()
     }
 
+    /// A message envelope's bytes, written directly: what SwiftProtobuf writes for
+    /// `Envelope{call_id, fd_count, message{payload}}`, without building and
+    /// serializing that message around an already serialized payload. Frames and
+    /// releases go this way, once per client per frame.
+    public static func encodeMessage(callID: UInt64, payload: [UInt8], descriptorCount: Int = 0) -> [UInt8] {
+        var inner: [UInt8] = []
+        if !payload.isEmpty {
+            inner.reserveCapacity(payload.count + 6)
+            inner.append(0x0A)  // CallMessage.payload: field 1, length-delimited
+            appendVarint(UInt64(payload.count), to: &inner)
+            inner.append(contentsOf: payload)
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(inner.count + 24)
+        if callID != 0 {
+            bytes.append(0x08)  // call_id: field 1, varint
+            appendVarint(callID, to: &bytes)
+        }
+        if descriptorCount > 0 {
+            bytes.append(0x10)  // fd_count: field 2, varint
+            appendVarint(UInt64(descriptorCount), to: &bytes)
+        }
+        bytes.append(0x22)  // message: field 4, length-delimited
+        appendVarint(UInt64(inner.count), to: &bytes)
+        bytes.append(contentsOf: inner)
+        return bytes
+    }
+
+    private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
+        var value = value
+        while value >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        bytes.append(UInt8(value))
+    }
+
     public static func start(callID: UInt64, method: String, request: [UInt8]) -> Camerad_V1_Envelope {
         var envelope = Camerad_V1_Envelope()
         envelope.callID = callID

@@ -116,7 +116,11 @@ public final class RPCClient: SocketConnectionDelegate, @unchecked Sendable {
     }
 
     func send(_ envelope: Camerad_V1_Envelope, descriptors: [OwnedFD] = []) throws {
-        let bytes = EnvelopeCodec.encode(envelope, descriptorCount: descriptors.count)
+        try send(EnvelopeCodec.encode(envelope, descriptorCount: descriptors.count), descriptors: descriptors)
+    }
+
+    /// Sends an envelope already encoded.
+    func send(_ bytes: [UInt8], descriptors: [OwnedFD]) throws {
         guard bytes.count <= Frame.maxPayloadLength else {
             throw RPCError(.invalidArgument, "message of \(bytes.count) bytes is over the \(Frame.maxPayloadLength)-byte limit")
         }

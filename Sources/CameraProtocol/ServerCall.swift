@@ -62,8 +62,7 @@ final class ServerCall: Sendable {
     func send(_ payload: [UInt8], descriptors: [OwnedFD], droppingAbove threshold: Int?) -> Bool {
         state.withLock { state in
             guard !state.ended else { return false }
-            let bytes = EnvelopeCodec.encode(
-                EnvelopeCodec.message(callID: callID, payload: payload), descriptorCount: descriptors.count)
+            let bytes = EnvelopeCodec.encodeMessage(callID: callID, payload: payload, descriptorCount: descriptors.count)
             switch connection.socket.send(bytes, descriptors: descriptors, droppingAbove: threshold) {
             case .written, .queued: return true
             case .dropped, .closed: return false
@@ -131,6 +130,15 @@ public struct ResponseWriter<Response: SwiftProtobuf.Message>: Sendable {
     @discardableResult
     public func send(_ response: Response, descriptors: [OwnedFD] = [], droppingAbove threshold: Int) -> Bool {
         call.send(Self.serialize(response), descriptors: descriptors, droppingAbove: threshold)
+    }
+
+    /// Sends a response serialized once for many calls (the same frame to every
+    /// stream of a variant). Never blocks.
+    ///
+    /// - Returns: false when the call has ended or the client is gone.
+    @discardableResult
+    public func send(serialized response: [UInt8], descriptors: [OwnedFD] = []) -> Bool {
+        call.send(response, descriptors: descriptors, droppingAbove: nil)
     }
 
     /// Whether the call has ended (cancelled, or the client gone).

@@ -45,7 +45,7 @@ struct StreamStatistics {
         firstSequence = firstSequence ?? sample.sequenceNumber
         lastSequence = sample.sequenceNumber
         latencies.append(now - sample.presentationTimeStamp.value)
-        format = "\(pixels)"
+        if format.isEmpty { format = "\(pixels)" }
         if checking { verify(sample, pixels) }
     }
 

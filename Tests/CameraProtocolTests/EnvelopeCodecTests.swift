@@ -46,3 +46,19 @@ import Testing
         #expect(bytes == expected)
     }
 }
+
+@Suite struct DirectEncodingTests {
+    @Test(arguments: [
+        (1 as UInt64, [] as [UInt8], 0),
+        (7, [1, 2, 3], 0),
+        (300, Array(repeating: 9, count: 200), 2),
+        (UInt64.max, Array(repeating: 1, count: 70_000), 253),
+    ])
+    func messageEnvelopesEncodeAsSwiftProtobufDoes(callID: UInt64, payload: [UInt8], descriptors: Int) throws {
+        let direct = EnvelopeCodec.encodeMessage(callID: callID, payload: payload, descriptorCount: descriptors)
+        let reference = EnvelopeCodec.encode(EnvelopeCodec.message(callID: callID, payload: payload), descriptorCount: descriptors)
+        #expect(direct == reference)
+        let decoded = try Camerad_V1_Envelope(serializedBytes: direct)
+        #expect(decoded.callID == callID && Array(decoded.message.payload) == payload && decoded.fdCount == UInt32(descriptors))
+    }
+}

@@ -259,8 +259,12 @@ final class DeviceStreamer: @unchecked Sendable {
                 message.durationNs = frame.durationNanoseconds
                 message.bytesUsed = UInt64(bytes)
                 message.planes = job.pool.planes
+                // Serialized once for every stream of the variant.
+                var response = Camerad_V1_StreamResponse()
+                response.frame = message
+                let serialized: [UInt8] = try! response.serializedBytes()
                 for id in job.streams where state.streams[id]?.poolID == job.pool.id {
-                    offer(message, from: job.pool, to: &state.streams[id]!)
+                    offer(message, serialized, from: job.pool, to: &state.streams[id]!)
                 }
             }
         }
@@ -274,8 +278,11 @@ final class DeviceStreamer: @unchecked Sendable {
         return frame.timestampNanoseconds - last >= minimum - frame.durationNanoseconds / 2
     }
 
-    /// Gives a stream a converted frame, or drops it for that stream alone.
-    private func offer(_ frame: Camerad_V1_FrameReady, from pool: VariantPool, to stream: inout Stream) {
+    /// Gives a stream a converted frame (`serialized`: its StreamResponse), or
+    /// drops it for that stream alone.
+    private func offer(
+        _ frame: Camerad_V1_FrameReady, _ serialized: [UInt8], from pool: VariantPool, to stream: inout Stream
+    ) {
         stream.lastOffered = frame.presentationTimeNs
         let slot = Int(frame.slot)
         var response = Camerad_V1_StreamResponse()
@@ -295,8 +302,7 @@ final class DeviceStreamer: @unchecked Sendable {
             pool.references[slot] += 1
             stream.held.insert(reference)
             sendDrops(&stream)
-            response.frame = frame
-            if !stream.writer.send(response) {
+            if !stream.writer.send(serialized: serialized) {
                 // The call is gone; close() follows.
                 pool.references[slot] -= 1
                 stream.held.remove(reference)

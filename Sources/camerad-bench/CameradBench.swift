@@ -1,0 +1,236 @@
+import Foundation
+import Glibc
+
+/// `make bench`: camerad's fan-out measured against a plain memcpy and against
+/// GStreamer's shmsink/shmsrc, in the same run. Prints a table; asserts nothing.
+@main
+enum CameradBench {
+    static let width = 1920
+    static let height = 1080
+    static let frameBytes = width * height * 3 / 2
+    static let caps = "video/x-raw,format=NV12,width=1920,height=1080,framerate=30/1"
+
+    static func main() throws {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        func option(_ name: String) -> String? {
+            guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+            defer { arguments.removeSubrange(index...index + 1) }
+            return arguments[index + 1]
+        }
+        let bin = option("--bin") ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
+        let seconds = Double(option("--duration") ?? "10") ?? 10
+        let clientCounts = (option("--clients") ?? "1,4,16").split(separator: ",").compactMap { Int($0) }
+        let bench = Bench(bin: bin, seconds: seconds)
+
+        print("camerad fan-out: NV12 \(width)x\(height) at 30 fps, \(Int(seconds)) s per run, a still picture on both sides")
+        print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores; CPU is user + system seconds per delivered frame\n")
+        print(Row.header)
+        var camerad: [Int: Row] = [:]
+        for clients in clientCounts {
+            let row = try bench.camerad(clients: clients)
+            camerad[clients] = row
+            print(row.line)
+        }
+
+        print("\nOne client, the camera unthrottled (as fast as frames can be made and delivered):")
+        let unthrottled = try bench.unthrottled()
+        let memcpy = Bench.memcpyGigabytesPerSecond(bytes: frameBytes)
+        print(String(format: "  camerad: %.0f frames/s = %.2f GB/s;  memcpy of %d-byte frames into 7 slots in turn: %.2f GB/s;  camerad ÷ memcpy = %.2f",
+                     unthrottled, unthrottled * Double(frameBytes) / 1e9, frameBytes, memcpy,
+                     unthrottled * Double(frameBytes) / 1e9 / memcpy))
+        print("  (camerad does one copy per frame into a shared slot; memcpy is the floor for that copy alone)")
+
+        guard let gst = Bench.which("gst-launch-1.0") else {
+            print("\nGStreamer: gst-launch-1.0 not found; install gstreamer1.0-tools, -plugins-base and -plugins-bad for the comparison")
+            return
+        }
+        print("\nGStreamer shmsink → shmsrc (one producer process, N consumer processes), same frames:")
+        print(Row.header)
+        var ratios: [String] = []
+        for clients in clientCounts {
+            let row = try bench.gstreamer(clients: clients, launcher: gst)
+            print(row.line)
+            if let ours = camerad[clients], row.totalCPUPerFrame > 0 {
+                ratios.append(String(format: "%d clients: %.2f", clients, ours.totalCPUPerFrame / row.totalCPUPerFrame))
+            }
+        }
+        print("\ncamerad ÷ GStreamer, total CPU per delivered frame (below 1: camerad is cheaper): " + ratios.joined(separator: ", "))
+    }
+}
+
+/// One line of the table.
+struct Row {
+    var label: String
+    var clients: Int
+    var fpsPerClient: [Double]
+    var drops: Int
+    var latencyP50: Double?
+    var latencyP99: Double?
+    var serverCPU: Double
+    var totalCPU: Double
+    var framesDelivered: Int
+    var serverPeakMiB: Double
+
+    var serverCPUPerFrame: Double { framesDelivered > 0 ? serverCPU / Double(framesDelivered) : 0 }
+    var totalCPUPerFrame: Double { framesDelivered > 0 ? totalCPU / Double(framesDelivered) : 0 }
+
+    static let header = "  run         clients  fps/client (min–max)  drops  latency p50/p99 ms  server CPU/frame  total CPU/frame  server peak RSS"
+
+    var line: String {
+        let latency = latencyP50.map { String(format: "%.2f / %.2f", $0, latencyP99 ?? 0) } ?? "–"
+        return String(format: "  %-10@ %7d  %8.1f – %-9.1f  %5d  %18@  %13.1f µs  %12.1f µs  %12.1f MiB",
+                      label as NSString, clients, fpsPerClient.min() ?? 0, fpsPerClient.max() ?? 0, drops,
+                      latency as NSString, serverCPUPerFrame * 1e6, totalCPUPerFrame * 1e6, serverPeakMiB)
+    }
+}
+
+struct Bench {
+    let bin: String
+    let seconds: Double
+
+    var camerad: String { bin + "/camerad" }
+    var camctl: String { bin + "/camctl" }
+
+    /// A daemon with one still NV12 1080p virtual camera.
+    private func withDaemon<T>(unthrottled: Bool = false, _ body: (Child, String) throws -> T) throws -> T {
+        let directory = NSTemporaryDirectory() + "camerad-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let socket = directory + "/camerad.sock"
+        let daemon = try Child(camerad, ["--socket", socket, "--virtual-cameras", "0", "--log-level", "error"])
+        defer {
+            daemon.signal(SIGTERM)
+            _ = daemon.finish()
+        }
+        for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(20_000) }
+        usleep(50_000)
+        try run(camctl, ["--socket", socket, "virtual", "add", "--format", "NV12", "--size", "1920x1080", "--fps", "30",
+                         "--static-picture"] + (unthrottled ? ["--unthrottled"] : []))
+        return try body(daemon, socket)
+    }
+
+    func camerad(clients: Int) throws -> Row {
+        try withDaemon { daemon, socket in
+            let serverBefore = ProcessMeter.cpuSeconds(daemon.pid)
+            let childrenBefore = ProcessMeter.reapedChildrenCPUSeconds()
+            let streams = try (0..<clients).map { _ in
+                try Child(camctl, ["--socket", socket, "stream", "virtual-0", "--duration", "\(seconds)", "--json"])
+            }
+            let reports = try streams.map { stream -> [String: Any] in
+                let output = stream.finish()
+                guard let line = output.split(separator: "\n").last,
+                      let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                else { throw BenchError("camctl stream printed: \(output)") }
+                return object
+            }
+            let serverCPU = ProcessMeter.cpuSeconds(daemon.pid) - serverBefore
+            let clientCPU = ProcessMeter.reapedChildrenCPUSeconds() - childrenBefore
+            let latencies = reports.compactMap { $0["latencyMilliseconds"] as? [String: Double] }
+            return Row(
+                label: "camerad", clients: clients,
+                fpsPerClient: reports.compactMap { $0["framesPerSecond"] as? Double },
+                drops: reports.compactMap { ($0["drops"] as? [String: Int])?.values.reduce(0, +) }.reduce(0, +),
+                latencyP50: latencies.compactMap { $0["p50"] }.max(),
+                latencyP99: latencies.compactMap { $0["p99"] }.max(),
+                serverCPU: serverCPU, totalCPU: serverCPU + clientCPU,
+                framesDelivered: reports.compactMap { $0["frames"] as? Int }.reduce(0, +),
+                serverPeakMiB: ProcessMeter.peakResidentMiB(daemon.pid))
+        }
+    }
+
+    /// Frames per second one client gets from an unthrottled camera.
+    func unthrottled() throws -> Double {
+        try withDaemon(unthrottled: true) { _, socket in
+            let output = try run(camctl, ["--socket", socket, "stream", "virtual-0", "--duration", "\(min(seconds, 5))", "--json"])
+            guard let line = output.split(separator: "\n").last,
+                  let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  let fps = object["framesPerSecond"] as? Double
+            else { throw BenchError("camctl stream printed: \(output)") }
+            return fps
+        }
+    }
+
+    /// The same fan-out through GStreamer: a still picture (imagefreeze) into
+    /// shmsink, and N shmsrc consumers counting frames with fpsdisplaysink.
+    func gstreamer(clients: Int, launcher: String) throws -> Row {
+        let socket = NSTemporaryDirectory() + "camerad-bench-gst-\(getpid()).sock"
+        unlink(socket)
+        defer { unlink(socket) }
+        let caps = CameradBench.caps
+        let producer = try Child(launcher, (["-q", "videotestsrc", "num-buffers=1", "pattern=smpte", "!", caps, "!",
+                                             "imagefreeze", "is-live=true", "!", caps, "!", "shmsink", "socket-path=\(socket)",
+                                             "shm-size=\(CameradBench.frameBytes * 8)", "wait-for-connection=false", "sync=true"]))
+        defer {
+            producer.signal(SIGINT)
+            _ = producer.finish()
+        }
+        for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(20_000) }
+        usleep(200_000)
+        let serverBefore = ProcessMeter.cpuSeconds(producer.pid)
+        let childrenBefore = ProcessMeter.reapedChildrenCPUSeconds()
+        let consumers = try (0..<clients).map { _ in
+            try Child(launcher, ["-e", "-v", "shmsrc", "socket-path=\(socket)", "is-live=true", "do-timestamp=true", "!", caps, "!",
+                                 "fpsdisplaysink", "video-sink=fakesink", "text-overlay=false", "sync=false"])
+        }
+        usleep(useconds_t(seconds * 1e6))
+        // Measured while the consumers still run: the producer may end when they go.
+        let serverCPU = ProcessMeter.cpuSeconds(producer.pid) - serverBefore
+        let serverPeak = ProcessMeter.peakResidentMiB(producer.pid)
+        for consumer in consumers { consumer.signal(SIGINT) }
+        let counts = consumers.map { consumer -> (frames: Int, fps: Double, dropped: Int) in
+            let output = consumer.finish()
+            // The last "rendered: N, dropped: M, current: C, average: A" fpsdisplaysink printed.
+            guard let range = output.range(of: "rendered: ", options: .backwards) else { return (0, 0, 0) }
+            let numbers = output[range.upperBound...].prefix(120).split(whereSeparator: { !"0123456789.".contains($0) })
+                .compactMap { Double($0) }
+            return (Int(numbers.first ?? 0), numbers.count > 3 ? numbers[3] : 0, Int(numbers.count > 1 ? numbers[1] : 0))
+        }
+        let clientCPU = ProcessMeter.reapedChildrenCPUSeconds() - childrenBefore
+        return Row(label: "GStreamer", clients: clients, fpsPerClient: counts.map(\.fps), drops: counts.map(\.dropped).reduce(0, +),
+                   latencyP50: nil, latencyP99: nil, serverCPU: serverCPU, totalCPU: serverCPU + clientCPU,
+                   framesDelivered: counts.map(\.frames).reduce(0, +), serverPeakMiB: serverPeak)
+    }
+
+    /// memcpy throughput for frames of `bytes` copied into `slots` destinations in
+    /// turn, as camerad copies each frame into the next free slot of a pool: the
+    /// same working set, so the same caches. The best of a few rounds.
+    static func memcpyGigabytesPerSecond(bytes: Int, slots: Int = 7) -> Double {
+        let source = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
+        let destinations = (0..<slots).map { _ in UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64) }
+        defer {
+            source.deallocate()
+            destinations.forEach { $0.deallocate() }
+        }
+        memset(source, 0x5A, bytes)
+        destinations.forEach { memset($0, 0, bytes) }
+        var best = 0.0
+        var checksum = 0
+        for _ in 0..<5 {
+            let rounds = 700
+            let start = DispatchTime.now().uptimeNanoseconds
+            for round in 0..<rounds {
+                copy(destinations[round % slots], source, bytes)
+                // Change the source a little each time, as a camera does, so no copy is redundant.
+                source.storeBytes(of: UInt8(truncatingIfNeeded: round), toByteOffset: round % bytes, as: UInt8.self)
+                checksum &+= Int(destinations[round % slots].load(fromByteOffset: (round * 4099) % bytes, as: UInt8.self))
+            }
+            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            best = max(best, Double(bytes * rounds) / elapsed / 1e9)
+        }
+        if checksum == -1 { print("") }  // keeps the copies observable
+        return best
+    }
+
+    @inline(never)
+    static func copy(_ destination: UnsafeMutableRawPointer, _ source: UnsafeRawPointer, _ bytes: Int) {
+        memcpy(destination, source, bytes)
+    }
+
+    static func which(_ tool: String) -> String? {
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":") {
+            let path = "\(directory)/\(tool)"
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return nil
+    }
+}
