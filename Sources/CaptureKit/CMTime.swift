@@ -19,13 +19,22 @@ public struct CMTime: Hashable, Comparable, Sendable, CustomStringConvertible {
     public var seconds: Double { isValid ? Double(value) / Double(timescale) : .nan }
 
     public static func < (lhs: CMTime, rhs: CMTime) -> Bool {
-        // Cross-multiplied to compare exactly: 1/30 < 1/25.
-        Int(lhs.value) * Int(rhs.timescale) < Int(rhs.value) * Int(lhs.timescale)
+        compare(lhs, rhs) < 0
     }
 
     public static func == (lhs: CMTime, rhs: CMTime) -> Bool {
         guard lhs.isValid && rhs.isValid else { return lhs.isValid == rhs.isValid }
-        return Int(lhs.value) * Int(rhs.timescale) == Int(rhs.value) * Int(lhs.timescale)
+        return compare(lhs, rhs) == 0
+    }
+
+    /// -1, 0 or 1, exactly: the fractions are cross-multiplied in 128 bits, so
+    /// nanosecond timestamps (about 10¹² × 10⁹) do not overflow.
+    private static func compare(_ lhs: CMTime, _ rhs: CMTime) -> Int {
+        if lhs.timescale == rhs.timescale { return lhs.value < rhs.value ? -1 : lhs.value == rhs.value ? 0 : 1 }
+        let left = lhs.value.multipliedFullWidth(by: Int64(rhs.timescale))
+        let right = rhs.value.multipliedFullWidth(by: Int64(lhs.timescale))
+        if left.high != right.high { return left.high < right.high ? -1 : 1 }
+        return left.low < right.low ? -1 : left.low == right.low ? 0 : 1
     }
 
     public func hash(into hasher: inout Hasher) {

@@ -8,8 +8,11 @@ import Synchronization
 ///
 /// ```
 /// stopped ──start──► starting ──all streams open──► running ──stop──► stopping ──► stopped
-///                       │ a stream fails: runtime error               │ device gone / daemon gone:
-///                       └──────────────────────────► stopped ◄────────┘ interrupted + runtime error
+///    ▲                  │ a stream fails: runtime error  │  ▲
+///    │                  └─────────► stopped              │  │ the device (or daemon) is back:
+///    │      device or daemon gone: wasInterrupted +      │  │ streams reopen, interruptionEnded
+///    │      runtime error; then, unless it resumes ──────┤  │
+///    └── stop, or no resume asked ◄── interrupted ◄──────┘──┘ (automaticallyResumesAfterInterruption)
 /// ```
 ///
 /// Start, stop and reconfiguration happen one at a time, in the order asked.
@@ -49,7 +52,7 @@ public final class CaptureSession: @unchecked Sendable {
     public static let interruptionReasonKey = "CaptureSessionInterruptionReasonKey"
 
     private enum Lifecycle {
-        case stopped, starting, running, stopping
+        case stopped, starting, running, interrupted, stopping
     }
 
     private struct Running {
@@ -71,6 +74,9 @@ public final class CaptureSession: @unchecked Sendable {
         var running: [ObjectIdentifier: Running] = [:]
         var listeners: [UInt64: AsyncStream<Event>.Continuation] = [:]
         var nextListenerID: UInt64 = 1
+        var resumesAfterInterruption = false
+        /// Waits for the device to come back while interrupted.
+        var resumer: Task<Void, Never>?
     }
     private let state = Mutex(State())
     private let work = Mutex<Task<Void, Never>?>(nil)
@@ -187,8 +193,18 @@ public final class CaptureSession: @unchecked Sendable {
 
     // MARK: - Running
 
+    /// False while interrupted.
     public var isRunning: Bool { state.withLock { $0.lifecycle == .running } }
     public var isInterrupted: Bool { state.withLock { $0.isInterrupted } }
+
+    /// When true, a session whose device goes away (or whose daemon does) stays
+    /// interrupted instead of stopping, and resumes — ``Event/interruptionEnded``
+    /// — when a device with the same uniqueID is back. Default false: it stops.
+    /// Linux only; AVFoundation resumes from its own interruptions by itself.
+    public var automaticallyResumesAfterInterruption: Bool {
+        get { state.withLock { $0.resumesAfterInterruption } }
+        set { state.withLock { $0.resumesAfterInterruption = newValue } }
+    }
 
     /// Starts the flow of frames. Failures are posted as ``runtimeErrorNotification``
     /// (and ``Event/runtimeError(_:)``), as in AVFoundation; ``start()`` throws them.
@@ -285,17 +301,71 @@ public final class CaptureSession: @unchecked Sendable {
     }
 
     private func performStop() async {
-        let stopped = state.withLock { state -> [Running]? in
-            guard state.lifecycle == .running else { return nil }
+        let stopped = state.withLock { state -> (streams: [Running], resumer: Task<Void, Never>?)? in
+            guard state.lifecycle == .running || state.lifecycle == .interrupted else { return nil }
             state.lifecycle = .stopping
-            defer { state.running.removeAll() }
-            return Array(state.running.values)
+            defer {
+                state.running.removeAll()
+                state.resumer = nil
+            }
+            return (Array(state.running.values), state.resumer)
         }
         guard let stopped else { return }
-        await close(stopped)
+        stopped.resumer?.cancel()
+        await close(stopped.streams)
         for output in outputs { output.sessionDidStop() }
-        state.withLock { $0.lifecycle = .stopped }
+        state.withLock { state in
+            state.lifecycle = .stopped
+            state.isInterrupted = false
+        }
         post(.didStopRunning)
+    }
+
+    /// Reopens every stream after an interruption.
+    private func performResume() async {
+        guard state.withLock({ $0.lifecycle == .interrupted }) else { return }
+        var opened: [Running] = []
+        for (output, connection, request) in plan() {
+            guard let stream = try? await FrameStream.open(request) else {
+                for running in opened { running.stream.close() }
+                return  // still away; the resumer keeps watching
+            }
+            opened.append(Running(output: output, connection: connection, request: request, stream: stream))
+        }
+        let resumed = state.withLock { state -> Bool in
+            guard state.lifecycle == .interrupted else { return false }
+            state.resumer?.cancel()
+            state.resumer = nil
+            state.lifecycle = .running
+            state.isInterrupted = false
+            for running in opened { state.running[ObjectIdentifier(running.output)] = running }
+            return true
+        }
+        guard resumed else {
+            for running in opened { running.stream.close() }
+            return
+        }
+        for running in opened { consume(running) }
+        post(.interruptionEnded)
+    }
+
+    /// Watches for the input's device to come back (reconnecting to the daemon
+    /// when it was the daemon that went), then resumes.
+    private func watchForDevice(_ uniqueID: String) -> Task<Void, Never> {
+        Task { [weak self] in
+            while !Task.isCancelled {
+                if let events = try? await CaptureDevice.events(includeExisting: true) {
+                    do {
+                        for try await event in events where event.kind == .connected && event.device.uniqueID == uniqueID {
+                            guard let self else { return }
+                            await self.enqueue { await self.performResume() }.value
+                            if !self.isInterrupted { return }
+                        }
+                    } catch {}
+                }
+                try? await Task.sleep(for: .milliseconds(500))
+            }
+        }
     }
 
     /// Reopens the streams whose settings changed, opens new ones, closes gone ones.
@@ -347,15 +417,26 @@ public final class CaptureSession: @unchecked Sendable {
 
     /// A stream ended without being asked to: the device or the daemon went away.
     private func streamEnded(_ key: ObjectIdentifier, _ stream: FrameStream, _ error: CaptureError?) {
-        let lastOne = state.withLock { state -> Bool? in
+        enum Outcome {
+            case interrupted, stopped, resuming([Running], String)
+        }
+        let outcome = state.withLock { state -> Outcome? in
             guard let running = state.running[key], running.stream === stream else { return nil }
             state.running[key] = nil
+            guard state.lifecycle == .running else { return .interrupted }
             state.isInterrupted = true
-            let lastOne = state.running.isEmpty && state.lifecycle == .running
-            if lastOne { state.lifecycle = .stopped }
-            return lastOne
+            if state.resumesAfterInterruption {
+                // Every stream goes; they come back together.
+                let others = Array(state.running.values)
+                state.running.removeAll()
+                state.lifecycle = .interrupted
+                return .resuming(others, running.connection.input.device.uniqueID)
+            }
+            guard state.running.isEmpty else { return .interrupted }
+            state.lifecycle = .stopped
+            return .stopped
         }
-        guard let lastOne else { return }
+        guard let outcome else { return }
         let error = error ?? CaptureError(.deviceDisconnected, "camerad ended the stream")
         let reason: InterruptionReason = switch error.code {
         case .deviceBusy: .videoDeviceInUseByAnotherClient
@@ -364,9 +445,18 @@ public final class CaptureSession: @unchecked Sendable {
         }
         post(.wasInterrupted(reason))
         post(.runtimeError(error))
-        if lastOne {
+        switch outcome {
+        case .interrupted:
+            break
+        case .stopped:
             for output in outputs { output.sessionDidStop() }
             post(.didStopRunning)
+        case .resuming(let others, let uniqueID):
+            for running in others { running.stream.close() }
+            let resumer = watchForDevice(uniqueID)
+            state.withLock { state in
+                if state.lifecycle == .interrupted { state.resumer = resumer } else { resumer.cancel() }
+            }
         }
     }
 

@@ -29,6 +29,14 @@ import Testing
         #expect(Set([CMTime(value: 1, timescale: 30), CMTime(value: 2, timescale: 60)]).count == 1)
     }
 
+    @Test func nanosecondTimestampsCompareWithoutOverflow() {
+        let capture = CMTime(value: 1_234_567_890_123, timescale: 1_000_000_000)
+        #expect(capture < CMTime(value: 1_234_567_890_124, timescale: 1_000_000_000))
+        #expect(CMTime(value: 1, timescale: 30) < capture)
+        #expect(capture < CMTime(value: Int64(Int32.max) * 1000, timescale: 1))
+        #expect(CMTime(value: 2_469_135_780_246, timescale: 2_000_000_000) == capture)
+    }
+
     @Test func frameRateRangesReadLikeAVFrameRateRange() {
         var range = Camerad_V1_FrameRateRange()
         range.minFrameDuration.numerator = 1

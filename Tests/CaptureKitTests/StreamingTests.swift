@@ -402,6 +402,106 @@ extension CaptureKitEndToEnd {
         }
     }
 
+    @Test func aSessionThatAsksToResumeGetsItsStreamBackWhenTheDeviceReturns() async throws {
+        try await withCamera { device, _ in
+            try await Self.resumeAfterRemoval(device)
+        }
+    }
+
+    static func resumeAfterRemoval(_ device: CaptureDevice) async throws {
+        let session = CaptureSession()
+        let output = CaptureVideoDataOutput()
+        session.addInput(try CaptureDeviceInput(device: device))
+        session.addOutput(output)
+        session.automaticallyResumesAfterInterruption = true
+        let events = EventLog(session)
+        let frames = FrameReader(output.sampleBuffers)
+        try await session.start()
+        let before = try await frames.nextFrame()
+        try await CaptureDaemon.removeVirtualCamera(uniqueID: device.uniqueID)
+        #expect(await events.wait(for: ["interrupted videoDeviceNotAvailable", "error deviceDisconnected"]))
+        #expect(session.isInterrupted && !session.isRunning)
+        _ = try await CaptureDaemon.addVirtualCamera(index: 0, options: .init(pixelFormat: FourCharCode("NV12"), width: 640, height: 480))
+        #expect(await events.wait(for: ["interruption ended"]))
+        #expect(session.isRunning && !session.isInterrupted)
+        let after = try await frames.nextFrame()
+        #expect(after.imageBuffer?.width == before.imageBuffer?.width, "frames flow again, as before")
+        #expect(after.presentationTimeStamp > before.presentationTimeStamp)
+        #expect(!events.names.contains("stopped"))
+        await session.stopRunning()
+        #expect(await events.wait(for: ["stopped"]))
+    }
+
+    @Test func aSessionThatAsksToResumeComesBackWithARestartedDaemon() async throws {
+        try await withTemporarySocketPath { path in
+            var daemon = try await DaemonProcess(socketPath: path, arguments: ["--virtual-cameras", "1"])
+            CaptureDaemon.socketPath = path
+            defer { CaptureDaemon.disconnect() }
+            let session = CaptureSession()
+            let output = CaptureVideoDataOutput()
+            session.addInput(try CaptureDeviceInput(device: try #require(try await CaptureDevice.default(for: .video))))
+            session.addOutput(output)
+            session.automaticallyResumesAfterInterruption = true
+            let events = EventLog(session)
+            let frames = FrameReader(output.sampleBuffers)
+            try await session.start()
+            _ = try await frames.nextFrame()
+            await daemon.stop()
+            #expect(await events.wait(for: ["interrupted daemonNotAvailable", "error shuttingDown"]))
+            daemon = try await DaemonProcess(socketPath: path, arguments: ["--virtual-cameras", "1"])
+            #expect(await events.wait(for: ["interruption ended"]))
+            _ = try await frames.nextFrame()
+            await session.stopRunning()
+            await daemon.stop()
+        }
+    }
+
+    @Test func aDisabledConnectionClosesItsStreamAndEnablingReopensIt() async throws {
+        try await withCamera { device, _ in
+            try await withStreamingSession(device) { _, output, frames in
+                _ = try await frames.nextFrame()
+                let connection = try #require(output.connection(with: .video))
+                connection.isEnabled = false
+                #expect(try await Self.streams(on: device, becomes: 0))
+                #expect(!connection.isActive)
+                connection.isEnabled = true
+                #expect(try await Self.streams(on: device, becomes: 1))
+                #expect(connection.isActive)
+                _ = try await frames.nextFrame()
+            }
+        }
+    }
+
+    static func streams(on device: CaptureDevice, becomes count: Int) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline {
+            if try await CaptureDaemon.statistics(for: device).streams == count { return true }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return false
+    }
+
+    @Test func presetsAreSetWhereTheDeviceSupportsThem() async throws {
+        try await withCamera { device, _ in
+            let session = CaptureSession()
+            #expect(session.sessionPreset == .high, "AVFoundation's default")
+            #expect(session.canSetSessionPreset(.hd4K3840x2160), "with no input any preset will do")
+            session.addInput(try CaptureDeviceInput(device: device))
+            #expect(session.canSetSessionPreset(.hd1920x1080))
+            #expect(!session.canSetSessionPreset(.hd4K3840x2160))
+            #expect(!session.canAddInput(try CaptureDeviceInput(device: device)), "one camera per session")
+            let output = CaptureVideoDataOutput()
+            session.addOutput(output)
+            #expect(!session.canAddOutput(output))
+            session.sessionPreset = .medium
+            let frames = FrameReader(output.sampleBuffers)
+            try await session.start()
+            let sample = try await frames.nextFrame()
+            #expect(sample.imageBuffer.map { ($0.width, $0.height) } ?? (0, 0) == (480, 360), ".medium is 480x360, scaled by the daemon")
+            await session.stopRunning()
+        }
+    }
+
     @Test func aBadOutputSizeFailsToStartWithItsReason() async throws {
         try await withCamera { device, _ in
             let session = CaptureSession()
@@ -461,4 +561,41 @@ func residentKilobytes(_ pid: Int32) -> Int {
           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
     else { return -1 }
     return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? -1
+}
+
+/// A session's events, as short names, collected as they come.
+final class EventLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var seen: [String] = []
+    private var task: Task<Void, Never>?
+
+    init(_ session: CaptureSession) {
+        let events = session.events()
+        task = Task { [weak self] in
+            for await event in events {
+                let name = switch event {
+                case .didStartRunning: "started"
+                case .didStopRunning: "stopped"
+                case .wasInterrupted(let reason): "interrupted \(reason)"
+                case .runtimeError(let error): "error \(error.code)"
+                case .interruptionEnded: "interruption ended"
+                }
+                self?.lock.withLock { self?.seen.append(name) }
+            }
+        }
+    }
+
+    var names: [String] { lock.withLock { seen } }
+
+    /// Waits until every one of `names` has been seen.
+    func wait(for names: [String], timeout: Duration = .seconds(10)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if Set(names).isSubset(of: Set(self.names)) { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+
+    deinit { task?.cancel() }
 }
