@@ -103,7 +103,8 @@ struct StreamStatistics {
 
     var text: String {
         var lines = [
-            "\(frames) frames of \(format) in \(DeviceText.fixed(elapsedSeconds, 2)) s (\(DeviceText.fixed(framesPerSecond, 1)) fps)",
+            frames == 0 ? "no frames"
+                : "\(frames) frames of \(format) in \(DeviceText.fixed(elapsedSeconds, 2)) s (\(DeviceText.fixed(framesPerSecond, 1)) fps)",
             "drops: " + SampleBuffer.DroppedFrameReason.allCases.map { "\($0.rawValue) \(drops[$0] ?? 0)" }.joined(separator: ", "),
             "latency: p50 \(DeviceText.fixed(latency(percentile: 0.5), 2)) ms, p99 \(DeviceText.fixed(latency(percentile: 0.99), 2)) ms",
         ]

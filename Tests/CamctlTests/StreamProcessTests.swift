@@ -146,7 +146,10 @@ func withStreamingDaemon(_ body: (DaemonProcess) async throws -> Void) async thr
     @Test func aStreamEndsWithStatusOneWhenItsDeviceIsRemoved() async throws {
         try await withStreamingDaemon { daemon in
             let stream = try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "stream", "virtual-0", "--stats"])
-            #expect(await stream.wait { _ in ((try? await StatsReport.of("virtual-0", daemon))?.streams ?? 0) == 1 })
+            #expect(await stream.wait { _ in
+                let stats = try? await StatsReport.of("virtual-0", daemon)
+                return stats?.streams == 1 && (stats?.variants.first?.conversions ?? 0) > 5
+            })
             #expect(try await camctl(["virtual", "remove", "virtual-0"], socket: daemon.socketPath).status == 0)
             #expect(await stream.wait { !$0.process.isRunning })
             let result = await stream.stop()

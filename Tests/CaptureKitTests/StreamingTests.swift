@@ -520,8 +520,11 @@ extension CaptureKitEndToEnd {
         try await withCamera(fps: 60) { device, daemon in try await Self.startAndStopAHundredTimes(device, daemon) }
     }
 
+    /// A hundred rounds to warm up (the allocator keeps some memory after the
+    /// first rounds: 12–15 MB here, then flat), then a hundred measured ones: a
+    /// leak grows with every round.
     static func startAndStopAHundredTimes(_ device: CaptureDevice, _ daemon: DaemonProcess) async throws {
-        try await streamOneFrame(device)
+        for _ in 0..<100 { try await streamOneFrame(device) }
         try await Task.sleep(for: .milliseconds(200))
         let descriptors = daemon.openDescriptorCount
         let memory = residentKilobytes(daemon.pid)
@@ -537,7 +540,7 @@ extension CaptureKitEndToEnd {
         let grownKilobytes = residentKilobytes(daemon.pid) - memory
         #expect(!statistics.isCapturing && statistics.streams == 0 && statistics.variants.isEmpty)
         #expect(leftDescriptors <= descriptors, "descriptors left in the daemon")
-        #expect(grownKilobytes < 16 * 1024, "memory grew by more than 16 MiB")
+        #expect(grownKilobytes < 8 * 1024, "memory grew by \(grownKilobytes) KiB over a hundred sessions")
     }
 
     /// Starts a session, takes one frame, stops.

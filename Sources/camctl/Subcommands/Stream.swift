@@ -105,7 +105,7 @@ extension Camctl {
 
             let file = try output.map(Self.openOutput)
             defer { file?.closeFile() }
-            let runtimeErrors = RuntimeErrors(session)
+            var events = session.events().makeAsyncIterator()
             let interrupted = Interruption()
             try await session.start()
 
@@ -135,12 +135,20 @@ extension Camctl {
             stopper.cancel()
             await session.stopRunning()
 
+            // Events come in order and didStopRunning last: a runtime error (the device
+            // went away) is among those before it.
+            var failure: CaptureError?
+            while let event = await events.next() {
+                if case .runtimeError(let error) = event { failure = failure ?? error }
+                if case .didStopRunning = event { break }
+            }
+
             if json {
                 Output.line(try JSON.encode(statistics.json, pretty: false))
             } else if stats {
                 Output.line("\(camera.uniqueID): " + statistics.text)
             }
-            if let error = runtimeErrors.first { throw error }
+            if let failure { throw failure }
         }
 
         private static func openOutput(_ path: String) throws -> FileHandle {
@@ -156,30 +164,6 @@ extension Camctl {
             return handle
         }
     }
-}
-
-/// The first runtime error a session reports, if any.
-private final class RuntimeErrors: @unchecked Sendable {
-    private var error: CaptureError?
-    private let lock = NSLock()
-    private var task: Task<Void, Never>?
-
-    init(_ session: CaptureSession) {
-        let events = session.events()
-        task = Task { [weak self] in
-            for await event in events {
-                if case .runtimeError(let error) = event { self?.record(error) }
-            }
-        }
-    }
-
-    private func record(_ error: CaptureError) {
-        lock.withLock { if self.error == nil { self.error = error } }
-    }
-
-    var first: CaptureError? { lock.withLock { error } }
-
-    deinit { task?.cancel() }
 }
 
 /// SIGINT or SIGTERM, so that an interrupted stream still prints its statistics.
