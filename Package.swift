@@ -20,6 +20,9 @@ let package = Package(
 
         /// What Swift cannot import: `CMSG_*`, `memfd_create`, `SO_PEERCRED`, ioctl macros.
         .target(name: "CCameraShims"),
+        /// libv4l2's variadic calls and the VIDIOC_* numbers.
+        .target(name: "CV4L2", linkerSettings: [.linkedLibrary("v4l2")]),
+        .systemLibrary(name: "CUDev", pkgConfig: "libudev"),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg"),
         /// libyuv ships no pkg-config file; the module map links `yuv`.
         .systemLibrary(name: "CYUV"),
@@ -37,10 +40,12 @@ let package = Package(
             exclude: ["Generated/proto-hashes.txt"]
         ),
         .target(name: "CameraMedia", dependencies: ["CTurboJPEG", "CYUV"]),
+        /// One V4L2 capture node through libv4l2: formats, controls, mmap streaming.
+        .target(name: "V4L2", dependencies: ["CV4L2"]),
         .target(
             name: "CameraDaemon",
             dependencies: [
-                "CameraIPC", "CameraProtocol", "CameraMedia", "CCameraShims",
+                "CameraIPC", "CameraProtocol", "CameraMedia", "CCameraShims", "V4L2", "CUDev",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -48,7 +53,7 @@ let package = Package(
         .target(
             name: "CameraTestSupport",
             dependencies: [
-                "CameraIPC", "CameraMedia", "CameraProtocol",
+                "CameraIPC", "CameraMedia", "CameraProtocol", "CaptureKit",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
@@ -94,5 +99,7 @@ let package = Package(
             dependencies: ["CaptureKit", "CameraProtocol", "CameraIPC", "CameraTestSupport", "CameraMedia", "CYUV"]
         ),
         .testTarget(name: "CamctlTests", dependencies: ["CameraTestSupport"], exclude: ["Snapshots"]),
+        /// Boots scripts/vivid-vm and runs the V4L2 tests inside it.
+        .testTarget(name: "VividTests", dependencies: ["CameraTestSupport", "CaptureKit", "CameraMedia", "V4L2"]),
     ]
 )

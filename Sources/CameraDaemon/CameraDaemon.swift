@@ -18,9 +18,12 @@ public final class CameraDaemon: Sendable {
         public var socketMode: mode_t = 0o660
         /// The socket file's group, by name; nil keeps the daemon's.
         public var socketGroup: String?
-        /// Virtual cameras to create at start. With two or more, the first is
-        /// in front and the second at the back, as on a phone.
-        public var virtualCameraCount = 1
+        /// Virtual cameras to create at start; nil: one if no real camera is
+        /// found, else none. With two or more, the first is in front and the
+        /// second at the back, as on a phone.
+        public var virtualCameraCount: Int?
+        /// Serve the V4L2 cameras (/dev/video*) and follow hotplug.
+        public var v4l2 = true
         /// Bytes queued for one client past which it is disconnected.
         public var clientBacklogLimit = SocketConnection.defaultBacklogLimit
 
@@ -38,35 +41,60 @@ public final class CameraDaemon: Sendable {
     private let socket: DaemonSocket
     private let server: RPCServer
     let registry: DeviceRegistry
+    private let discovery: V4L2Discovery?
 
     private init(configuration: Configuration, logger: Logger, loop: EventLoop, socket: DaemonSocket,
-                 server: RPCServer, registry: DeviceRegistry) {
+                 server: RPCServer, registry: DeviceRegistry, discovery: V4L2Discovery?) {
         self.configuration = configuration
         self.logger = logger
         self.loop = loop
         self.socket = socket
         self.server = server
         self.registry = registry
+        self.discovery = discovery
     }
 
-    /// Claims the socket, creates the virtual cameras and starts serving.
+    /// Claims the socket, finds the V4L2 cameras, creates the virtual ones and
+    /// starts serving.
     ///
     /// - Throws: ``DaemonError`` when the socket cannot be claimed.
     public static func start(_ configuration: Configuration, logger: Logger) throws -> CameraDaemon {
-        guard (0...VirtualCameraRoster.maxCount).contains(configuration.virtualCameraCount) else {
+        if let count = configuration.virtualCameraCount, !(0...VirtualCameraRoster.maxCount).contains(count) {
             throw DaemonError.invalidConfiguration(
-                "--virtual-cameras must be 0 to \(VirtualCameraRoster.maxCount), not \(configuration.virtualCameraCount)")
+                "--virtual-cameras must be 0 to \(VirtualCameraRoster.maxCount), not \(count)")
         }
-        let registry = DeviceRegistry(logger: logger)
-        let roster = VirtualCameraRoster(registry: registry)
-        for index in 0..<configuration.virtualCameraCount {
-            let position: Camerad_V1_Position =
-                configuration.virtualCameraCount < 2 ? .unspecified : index == 0 ? .front : index == 1 ? .back : .unspecified
-            try roster.add(index: index, position: position)
-        }
-
+        // First, so that a second daemon on the same socket stops before touching a device.
         let socket = try DaemonSocket.claim(
             path: configuration.socketPath, mode: configuration.socketMode, group: configuration.socketGroup)
+        let registry = DeviceRegistry(logger: logger)
+        var discovery: V4L2Discovery?
+        if configuration.v4l2 {
+            let finder = V4L2Discovery(registry: registry, logger: logger)
+            finder.scan()
+            do {
+                try finder.startMonitoring()
+            } catch {
+                logger.warning("hotplug is off: \(error)")
+            }
+            discovery = finder
+        }
+        let virtualCount = configuration.virtualCameraCount ?? (registry.devices.isEmpty ? 1 : 0)
+        if configuration.virtualCameraCount == nil && virtualCount > 0 {
+            logger.info("no camera found\(configuration.v4l2 ? "" : " (V4L2 is off)"); serving one virtual camera")
+        }
+        let roster = VirtualCameraRoster(registry: registry)
+        for index in 0..<virtualCount {
+            let position: Camerad_V1_Position =
+                virtualCount < 2 ? .unspecified : index == 0 ? .front : index == 1 ? .back : .unspecified
+            do {
+                try roster.add(index: index, position: position)
+            } catch {
+                discovery?.stop()
+                socket.remove()
+                throw error
+            }
+        }
+
         var router = RPCRouter()
         CameraServiceHandlers(registry: registry, virtualCameras: roster, policy: AccessPolicy()).register(in: &router)
         do {
@@ -77,8 +105,9 @@ public final class CameraDaemon: Sendable {
             try server.start()
             logger.info("camerad \(cameradVersion) serving \(registry.devices.count) device(s) on \(configuration.socketPath)")
             return CameraDaemon(configuration: configuration, logger: logger, loop: loop, socket: socket,
-                                server: server, registry: registry)
+                                server: server, registry: registry, discovery: discovery)
         } catch {
+            discovery?.stop()
             socket.remove()
             throw DaemonError.socketSetup(path: configuration.socketPath, reason: "\(error)")
         }
@@ -88,6 +117,7 @@ public final class CameraDaemon: Sendable {
     public func shutDown() async {
         logger.info("shutting down: ending \(server.connections.count) connection(s)")
         socket.remove()
+        discovery?.stop()
         registry.interruptAllStreams(.shuttingDown, RPCError(.shuttingDown, "camerad is shutting down; reconnect when it is back"))
         await server.shutDown(with: RPCError(.shuttingDown, "camerad is shutting down; reconnect when it is back"))
         loop.stop()

@@ -50,15 +50,18 @@ final class DeviceRegistry: Sendable {
                 throw RPCError(.alreadyExists, "a device '\(device.uniqueID)' already exists; pick another index")
             }
             state.devices.append(device)
-            state.streamers[device.uniqueID] = DeviceStreamer(device: device, logger: logger)
+            let uniqueID = device.uniqueID
+            state.streamers[uniqueID] = DeviceStreamer(device: device, logger: logger) { [weak self] error in
+                self?.remove(uniqueID, because: error)
+            }
             Self.broadcast(.connected, device.describe(), to: state.subscribers)
         }
     }
 
-    /// Removes a device, ends its streams as disconnected, and tells the watchers;
-    /// nil when there was none.
+    /// Removes a device, ends its streams as disconnected (with `error`, else a
+    /// generic one), and tells the watchers; nil when there was none.
     @discardableResult
-    func remove(_ uniqueID: String) -> (any CameraBackend)? {
+    func remove(_ uniqueID: String, because error: RPCError? = nil) -> (any CameraBackend)? {
         let removed = state.withLock { state -> (any CameraBackend, DeviceStreamer?)? in
             guard let index = state.devices.firstIndex(where: { $0.uniqueID == uniqueID }) else { return nil }
             let device = state.devices.remove(at: index)
@@ -68,7 +71,7 @@ final class DeviceRegistry: Sendable {
             return (device, state.streamers.removeValue(forKey: uniqueID))
         }
         guard let (device, streamer) = removed else { return nil }
-        streamer?.interrupt(.deviceDisconnected, RPCError(.deviceDisconnected,
+        streamer?.interrupt(.deviceDisconnected, error ?? RPCError(.deviceDisconnected,
             "\(uniqueID) was disconnected; streams resume when a session starts again with the device back"))
         return device
     }

@@ -14,9 +14,12 @@ public struct PixelFormat: Hashable, Sendable, CustomStringConvertible {
         fourcc = bytes.enumerated().reduce(0) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
     }
 
-    /// The fourcc as text, "YUYV". Trailing spaces are kept.
+    /// The fourcc as text, "YUYV"; trailing spaces are kept. A big-endian
+    /// variant (bit 31 set) reads "AR15-BE", as `v4l2-ctl` writes it.
     public var code: String {
-        String(decoding: (0..<4).map { UInt8(truncatingIfNeeded: fourcc >> (8 * $0)) }, as: UTF8.self)
+        let isBigEndian = fourcc & (1 << 31) != 0
+        let characters = (0..<4).map { UInt8(truncatingIfNeeded: (fourcc & 0x7fff_ffff) >> (8 * $0)) }
+        return String(decoding: characters, as: UTF8.self) + (isBigEndian ? "-BE" : "")
     }
 
     /// YUYV 4:2:2, packed: Y0 U Y1 V.

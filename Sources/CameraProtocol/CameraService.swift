@@ -28,6 +28,8 @@ public enum CameraService {
         service: name, method: "Stream", kind: .bidirectionalStreaming)
     public static let getDeviceStatistics = Method<Camerad_V1_GetDeviceStatisticsRequest, Camerad_V1_DeviceStatistics>(
         service: name, method: "GetDeviceStatistics", kind: .unary)
+    public static let setControls = Method<Camerad_V1_SetControlsRequest, Camerad_V1_SetControlsResponse>(
+        service: name, method: "SetControls", kind: .unary)
 
     /// Every method's name and shape, for checks against the .proto file.
     public static let all: [(name: String, kind: MethodKind)] = [
@@ -40,5 +42,6 @@ public enum CameraService {
         (ping.name, ping.kind),
         (stream.name, stream.kind),
         (getDeviceStatistics.name, getDeviceStatistics.kind),
+        (setControls.name, setControls.kind),
     ]
 }

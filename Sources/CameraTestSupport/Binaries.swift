@@ -79,7 +79,7 @@ final class TemporaryFile: @unchecked Sendable {
     let handle: FileHandle
 
     init() throws {
-        var template = Array("/tmp/camerad-output.XXXXXX".utf8CString)
+        var template = Array("\(temporaryFolder)/camerad-output.XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else { throw CocoaError(.fileWriteUnknown) }
         path = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)

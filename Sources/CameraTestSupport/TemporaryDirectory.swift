@@ -1,6 +1,10 @@
 import Foundation
 
-/// A fresh directory under /tmp, removed when `body` returns.
+/// Where temporary files go: $TMPDIR, else /tmp. (In the vivid VM the host's
+/// /tmp is read-only and TMPDIR points into the guest's /run.)
+public let temporaryFolder: String = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+
+/// A fresh directory under ``temporaryFolder``, removed when `body` returns.
 public func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async rethrows -> T {
     let path = makeTemporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: path) }
@@ -12,9 +16,9 @@ public func withTemporarySocketPath<T>(_ body: (String) async throws -> T) async
     try await withTemporaryDirectory { directory in try await body(directory + "/camerad.sock") }
 }
 
-/// A fresh directory under /tmp; the caller removes it.
+/// A fresh directory under ``temporaryFolder``; the caller removes it.
 public func makeTemporaryDirectory() -> String {
-    var template = Array("/tmp/camerad-test.XXXXXX".utf8CString)
+    var template = Array("\(temporaryFolder)/camerad-test.XXXXXX".utf8CString)
     let result = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
     precondition(result != nil, "mkdtemp failed: \(errno)")
     return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)

@@ -26,9 +26,11 @@ public struct FourCharCode: RawRepresentable, Hashable, Sendable, CustomStringCo
         rawValue = bytes.enumerated().reduce(0) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
     }
 
-    /// The four characters, "YUYV".
+    /// The four characters, "YUYV"; "AR15-BE" for a big-endian variant (bit 31
+    /// set), as `v4l2-ctl` writes it.
     public var description: String {
-        String(decoding: (0..<4).map { UInt8(truncatingIfNeeded: rawValue >> (8 * $0)) }, as: UTF8.self)
+        let characters = (0..<4).map { UInt8(truncatingIfNeeded: (rawValue & 0x7fff_ffff) >> (8 * $0)) }
+        return String(decoding: characters, as: UTF8.self) + (rawValue & (1 << 31) != 0 ? "-BE" : "")
     }
 }
 

@@ -117,7 +117,7 @@ enum DeviceText {
         case .integer64:
             line = "\(head) (int64)  : min=\(control.minimum) max=\(control.maximum) step=\(control.step) default=\(control.defaultValue) value=\(control.value)"
         case .bitmask:
-            line = "\(head) (bitmask): max=0x\(hex(UInt64(control.maximum), width: 8)) default=0x\(hex(UInt64(control.defaultValue), width: 8)) value=0x\(hex(UInt64(control.value), width: 8))"
+            line = "\(head) (bitmask): max=0x\(hex(UInt64(truncatingIfNeeded: control.maximum), width: 8)) default=0x\(hex(UInt64(truncatingIfNeeded: control.defaultValue), width: 8)) value=0x\(hex(UInt64(truncatingIfNeeded: control.value), width: 8))"
         case .unknown:
             line = "\(head) (unknown): value=\(control.value)"
         }

@@ -28,8 +28,12 @@ struct Camerad: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The socket file's group (default: camerad's own).", valueName: "group"))
     var socketGroup: String?
 
-    @Option(name: .long, help: ArgumentHelp("Virtual cameras to create at start (0-64).", valueName: "n"))
-    var virtualCameras: Int = 1
+    @Option(name: .long, help: ArgumentHelp(
+        "Virtual cameras to create at start (0-64; default: one if no real camera is found, else none).", valueName: "n"))
+    var virtualCameras: Int?
+
+    @Flag(inversion: .prefixedNo, help: "Serve the V4L2 cameras (/dev/video*) and follow hotplug.")
+    var v4l2 = true
 
     @Option(name: .long, help: ArgumentHelp("How much to log.", valueName: "level"))
     var logLevel: Logger.Level = .info
@@ -38,7 +42,7 @@ struct Camerad: AsyncParsableCommand {
         guard parsedSocketMode != nil else {
             throw ValidationError("--socket-mode must be octal permissions such as 0660, not '\(socketMode)'")
         }
-        guard (0...64).contains(virtualCameras) else {
+        if let virtualCameras, !(0...64).contains(virtualCameras) {
             throw ValidationError("--virtual-cameras must be 0 to 64, not \(virtualCameras)")
         }
     }
@@ -62,6 +66,7 @@ struct Camerad: AsyncParsableCommand {
         configuration.socketMode = parsedSocketMode!
         configuration.socketGroup = socketGroup
         configuration.virtualCameraCount = virtualCameras
+        configuration.v4l2 = v4l2
 
         let signals = TerminationSignals.start()
         let daemon: CameraDaemon

@@ -49,28 +49,6 @@ func withStreamingSession<T>(
     }
 }
 
-/// Reads an output's sample buffers; a class, so closures can share it.
-final class FrameReader {
-    private var iterator: AsyncStream<SampleBuffer>.AsyncIterator
-
-    init(_ sequence: AsyncStream<SampleBuffer>) {
-        iterator = sequence.makeAsyncIterator()
-    }
-
-    /// The next sample buffer (a frame or a drop report); nil when the session stopped.
-    func next() async -> SampleBuffer? {
-        await iterator.next()
-    }
-
-    /// The next frame, skipping drop reports.
-    func nextFrame() async throws -> SampleBuffer {
-        while let sample = await next() {
-            if sample.imageBuffer != nil { return sample }
-        }
-        throw DaemonFailure("the session stopped before a frame came")
-    }
-}
-
 /// libyuv's own conversions of an NV12 640x480 frame, to compare with what the daemon sent.
 enum Reference {
     static func i420(_ nv12: [UInt8], _ w: Int, _ h: Int) -> [UInt8] {
@@ -564,41 +542,4 @@ func residentKilobytes(_ pid: Int32) -> Int {
           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
     else { return -1 }
     return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? -1
-}
-
-/// A session's events, as short names, collected as they come.
-final class EventLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var seen: [String] = []
-    private var task: Task<Void, Never>?
-
-    init(_ session: CaptureSession) {
-        let events = session.events()
-        task = Task { [weak self] in
-            for await event in events {
-                let name = switch event {
-                case .didStartRunning: "started"
-                case .didStopRunning: "stopped"
-                case .wasInterrupted(let reason): "interrupted \(reason)"
-                case .runtimeError(let error): "error \(error.code)"
-                case .interruptionEnded: "interruption ended"
-                }
-                self?.lock.withLock { self?.seen.append(name) }
-            }
-        }
-    }
-
-    var names: [String] { lock.withLock { seen } }
-
-    /// Waits until every one of `names` has been seen.
-    func wait(for names: [String], timeout: Duration = .seconds(10)) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if Set(names).isSubset(of: Set(self.names)) { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return false
-    }
-
-    deinit { task?.cancel() }
 }

@@ -2,8 +2,8 @@ import CameraMedia
 import CameraProtocol
 
 /// One camera as the daemon drives it, whatever it is underneath: a virtual
-/// camera, or (later) a V4L2 node. Like libcamera's pipeline handlers, each kind
-/// lives in its own file behind this protocol.
+/// camera or a V4L2 node. Like libcamera's pipeline handlers, each kind lives in
+/// its own files behind this protocol.
 ///
 /// A backend describes itself with the protocol's `Device` message, kept current:
 /// the registry sends it to clients as it is.
@@ -18,8 +18,23 @@ protocol CameraBackend: AnyObject, Sendable {
     var activeMode: CaptureMode { get }
 
     /// Starts making frames in `mode`, calling `onFrame` for each on a capture
-    /// thread of its own, until the returned stream is stopped.
-    func startCapture(_ mode: CaptureMode, onFrame: @escaping @Sendable (CapturedFrame) -> Void) throws -> any CaptureStream
+    /// thread of its own, until the returned stream is stopped or the device
+    /// fails; then `onFailure` says why (`DEVICE_DISCONNECTED` when it went).
+    func startCapture(
+        _ mode: CaptureMode, onFrame: @escaping @Sendable (CapturedFrame) -> Void,
+        onFailure: @escaping @Sendable (RPCError) -> Void
+    ) throws -> any CaptureStream
+
+    /// Sets controls, all or none; ``ControlChange`` has checked each against its range.
+    func setControls(_ changes: [ControlChange]) throws
+
+    /// Looks again whether the device can stream now (another program may hold
+    /// it); returns whether its description changed.
+    func refreshAvailability() -> Bool
+}
+
+extension CameraBackend {
+    func refreshAvailability() -> Bool { false }
 }
 
 /// A device making frames; ``stop()`` ends it and waits for its thread.

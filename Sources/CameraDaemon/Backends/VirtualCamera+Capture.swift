@@ -4,7 +4,11 @@ import Foundation
 import Synchronization
 
 extension VirtualCamera {
-    func startCapture(_ mode: CaptureMode, onFrame: @escaping @Sendable (CapturedFrame) -> Void) throws -> any CaptureStream {
+    /// Virtual cameras do not fail: `onFailure` is never called.
+    func startCapture(
+        _ mode: CaptureMode, onFrame: @escaping @Sendable (CapturedFrame) -> Void,
+        onFailure: @escaping @Sendable (RPCError) -> Void
+    ) throws -> any CaptureStream {
         VirtualCameraCapture(mode: mode, unthrottled: options.unthrottled, staticPicture: options.staticPicture, onFrame: onFrame)
     }
 }

@@ -2,6 +2,16 @@ import CameraProtocol
 internal import CCameraShims
 
 extension VirtualCamera {
+    /// Takes the values as they are: ``ControlChange`` checked them. Buttons keep none.
+    func setControls(_ changes: [ControlChange]) throws {
+        state.withLock { state in
+            for change in changes where change.control.type != .button {
+                guard let index = state.controls.firstIndex(where: { $0.id == change.control.id }) else { continue }
+                state.controls[index].value = change.value
+            }
+        }
+    }
+
     /// A webcam's controls, with the V4L2 ids, names, ranges and menus a UVC
     /// camera would report, plus a flash LED with a torch.
     static func defaultControls() -> [Camerad_V1_Control] {

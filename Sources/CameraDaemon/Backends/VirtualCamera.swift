@@ -56,12 +56,12 @@ final class VirtualCamera: CameraBackend {
     let position: Camerad_V1_Position
     let options: Options
 
-    private struct State {
+    struct State {
         var controls: [Camerad_V1_Control]
         var activeFormatIndex: Int
         var frameDuration: Camerad_V1_Fraction
     }
-    private let state: Mutex<State>
+    let state: Mutex<State>
 
     init(index: Int, localizedName: String? = nil, position: Camerad_V1_Position = .unspecified, options: Options = Options()) {
         self.index = index

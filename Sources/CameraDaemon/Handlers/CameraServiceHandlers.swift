@@ -19,12 +19,14 @@ struct CameraServiceHandlers: Sendable {
         router.register(CameraService.ping, bidirectional: ping)
         router.register(CameraService.stream, bidirectional: stream)
         router.register(CameraService.getDeviceStatistics, unary: getDeviceStatistics)
+        router.register(CameraService.setControls, unary: setControls)
     }
 
     @Sendable func listDevices(
         _ request: Camerad_V1_ListDevicesRequest, _ context: RPCContext
     ) async throws -> Camerad_V1_ListDevicesResponse {
         var response = Camerad_V1_ListDevicesResponse()
+        refreshAvailability(of: registry.devices)
         response.devices = registry.devices.map { $0.describe() }.filter { $0.matches(request.filter) }
         return response
     }
@@ -33,8 +35,26 @@ struct CameraServiceHandlers: Sendable {
         _ request: Camerad_V1_GetDeviceRequest, _ context: RPCContext
     ) async throws -> Camerad_V1_GetDeviceResponse {
         var response = Camerad_V1_GetDeviceResponse()
-        response.device = try device(request.uniqueID).describe()
+        let device = try device(request.uniqueID)
+        refreshAvailability(of: [device])
+        response.device = device.describe()
         return response
+    }
+
+    @Sendable func setControls(
+        _ request: Camerad_V1_SetControlsRequest, _ context: RPCContext
+    ) async throws -> Camerad_V1_SetControlsResponse {
+        let device = try device(request.uniqueID)
+        try device.setControls(ControlChange.resolve(request.values, on: device.describe()))
+        registry.deviceDidChange(device)
+        var response = Camerad_V1_SetControlsResponse()
+        response.device = device.describe()
+        return response
+    }
+
+    /// Whether another program took or let go of a device is seen when someone asks.
+    private func refreshAvailability(of devices: [any CameraBackend]) {
+        for device in devices where device.refreshAvailability() { registry.deviceDidChange(device) }
     }
 
     @Sendable func watchDevices(

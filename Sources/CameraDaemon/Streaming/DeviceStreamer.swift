@@ -60,9 +60,14 @@ final class DeviceStreamer: @unchecked Sendable {
         var nextStreamID: UInt64 = 1
     }
 
-    init(device: any CameraBackend, logger: Logger) {
+    /// Called when a capture finds the device gone: the registry removes it,
+    /// which ends the streams.
+    private let onDeviceLost: @Sendable (RPCError) -> Void
+
+    init(device: any CameraBackend, logger: Logger, onDeviceLost: @escaping @Sendable (RPCError) -> Void = { _ in }) {
         self.device = device
         self.logger = logger
+        self.onDeviceLost = onDeviceLost
     }
 
     // MARK: - Streams
@@ -77,6 +82,10 @@ final class DeviceStreamer: @unchecked Sendable {
         return try state.withLock { state in
             let wanted = ModeSelection.mode(for: request.preset, formats: description.formats, active: device.activeMode)
             let mode = state.mode ?? wanted
+            guard mode.format.isStreamable else {
+                throw RPCError(.unsupportedFormat,
+                               "\(device.uniqueID) runs \(PixelFormat(fourcc: mode.format.fourcc).code), which camerad cannot read; pick a YUYV, NV12, YU12, AR24 or MJPG format")
+            }
             let options = try StreamOptions(request.settings, preset: request.preset, mode: mode)
             let id = state.nextStreamID
             state.nextStreamID += 1
@@ -87,9 +96,11 @@ final class DeviceStreamer: @unchecked Sendable {
                 state.generation += 1
                 let generation = state.generation
                 do {
-                    state.capture = try device.startCapture(mode) { [weak self] frame in
+                    state.capture = try device.startCapture(mode, onFrame: { [weak self] frame in
                         self?.deliver(frame, generation: generation)
-                    }
+                    }, onFailure: { [weak self] error in
+                        self?.captureFailed(error, generation: generation)
+                    })
                 } catch {
                     state.streams[id] = nil
                     pool.streamIDs.remove(id)
@@ -204,6 +215,18 @@ final class DeviceStreamer: @unchecked Sendable {
     }
 
     // MARK: - The capture thread
+
+    /// The device failed under a capture: gone (the registry removes it and ends
+    /// the streams as disconnected), or failed in place (the streams end as failed).
+    private func captureFailed(_ error: RPCError, generation: UInt64) {
+        guard state.withLock({ $0.generation == generation }) else { return }
+        logger.error("\(device.uniqueID): capture ended: \(error.message)")
+        if error.reason == .deviceDisconnected {
+            onDeviceLost(error)
+        } else {
+            interrupt(.deviceFailed, error)
+        }
+    }
 
     /// One frame from the device.
     private func deliver(_ frame: CapturedFrame, generation: UInt64) {

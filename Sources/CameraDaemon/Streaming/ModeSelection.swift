@@ -18,11 +18,13 @@ import CameraProtocol
 /// Among formats of one size, the active format's pixel format wins, then NV12,
 /// YUYV, others, and MJPEG last (it must be decoded). The frame duration is the
 /// active one if the format allows it, else 1/30 s, else the format's shortest.
+/// Only formats camerad can read are candidates (a V4L2 device may list others).
 /// A later stream whose preset wants another mode gets the running mode,
 /// scaled to its own output size, and is told so.
 enum ModeSelection {
     static func mode(for preset: Camerad_V1_SessionPreset, formats: [Camerad_V1_Format], active: CaptureMode) -> CaptureMode {
-        let candidates = formats.indices.sorted { rank(formats[$0], active) < rank(formats[$1], active) }
+        let candidates = formats.indices.filter { formats[$0].isStreamable }
+            .sorted { rank(formats[$0], active) < rank(formats[$1], active) }
         func area(_ index: Int) -> UInt64 { UInt64(formats[index].width) * UInt64(formats[index].height) }
         func atLeast(_ width: UInt32, _ height: UInt32) -> [Int] {
             candidates.filter { formats[$0].width >= width && formats[$0].height >= height }

@@ -53,6 +53,9 @@ extension Camctl {
         @Flag(help: "Queue late frames (up to a bound) instead of dropping them (alwaysDiscardsLateVideoFrames off).")
         var keepLateFrames = false
 
+        @Option(help: "Frames this client may hold at once (1-8); more rides out longer stalls.")
+        var framesInFlight = 3
+
         @Option(help: "Hold each frame this many milliseconds before releasing it (to act as a slow client).")
         var holdMilliseconds: Double = 0
 
@@ -66,6 +69,7 @@ extension Camctl {
         var check = false
 
         func validate() throws {
+            guard (1...8).contains(framesInFlight) else { throw ValidationError("--frames-in-flight must be 1 to 8") }
             if count != nil && duration != nil { throw ValidationError("give --count or --duration, not both") }
             if let count, count < 1 { throw ValidationError("--count must be at least 1") }
             if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
@@ -96,6 +100,7 @@ extension Camctl {
             videoOutput.videoSettings = .init(pixelFormatType: pixelFormat.type, width: parsedSize?.0, height: parsedSize?.1)
             if let fps { videoOutput.minFrameDuration = CMTime(value: 1_000_000, timescale: Int32(min(Double(Int32.max), fps * 1_000_000))) }
             videoOutput.alwaysDiscardsLateVideoFrames = !keepLateFrames
+            videoOutput.maxFramesInFlight = framesInFlight
             videoOutput.delivery = inline ? .inline : .sharedMemory
             if let connection = videoOutput.connection(with: .video) {
                 connection.videoOrientation = orientation.orientation

@@ -1,0 +1,161 @@
+import CameraMedia
+import CameraProtocol
+internal import CCameraShims
+import Foundation
+import Glibc
+import Synchronization
+import V4L2
+
+extension V4L2Camera {
+    /// Buffers the driver fills: enough to ride out a capture thread held up for
+    /// a quarter second at 30 fps.
+    static let bufferCount = 8
+
+    /// Sets the node to `mode` and streams from it.
+    ///
+    /// - Throws: `DEVICE_BUSY` when another program streams from it,
+    ///   `UNSUPPORTED_FORMAT` when the driver will not take the mode.
+    func startCapture(
+        _ mode: CaptureMode, onFrame: @escaping @Sendable (CapturedFrame) -> Void,
+        onFailure: @escaping @Sendable (RPCError) -> Void
+    ) throws -> any CaptureStream {
+        do {
+            let device = try V4L2Device(path: devicePath)
+            let format = try device.setFormat(fourcc: mode.format.fourcc, width: mode.format.width, height: mode.format.height)
+            guard format.fourcc == mode.format.fourcc, format.width == mode.format.width, format.height == mode.format.height,
+                  format.planes.count == 1
+            else {
+                throw RPCError(.unsupportedFormat,
+                               "\(uniqueID) would not take \(mode); it gave \(PixelFormat(fourcc: format.fourcc).code) \(format.width)x\(format.height) in \(format.planes.count) plane(s)")
+            }
+            if !mode.format.frameRateRanges.isEmpty {
+                _ = try? device.setFrameInterval(V4L2Fraction(mode.frameDuration.numerator, mode.frameDuration.denominator))
+            }
+            let queue = try V4L2BufferQueue(device: device, count: Self.bufferCount)
+            try queue.start()
+            setCapturing(true)
+            return V4L2Capture(queue: queue, mode: mode, bytesPerLine: Int(format.planes[0].bytesPerLine),
+                               onFrame: onFrame, onEnd: { [weak self] error in
+                self?.setCapturing(false)
+                guard let error, let self else { return }
+                onFailure(error.rpcError(for: uniqueID))
+                if error.meansDeviceLost { onLost(devicePath) }
+            })
+        } catch let error as V4L2Error {
+            if error.meansBusy { markBusy() }
+            throw error.rpcError(for: uniqueID)
+        }
+    }
+}
+
+/// The capture thread of a V4L2 node: waits on the node with poll(2), hands
+/// each filled buffer to the streamer and queues it again at once.
+///
+/// Rows padded by the driver (bytes-per-line wider than the pixels) are packed
+/// first, so the streamer always sees tightly packed frames. Sequence numbers
+/// are the driver's, so a gap is a frame it lost. A V4L2 error ends the thread
+/// and is reported through `onEnd` (nil when stopped).
+final class V4L2Capture: CaptureStream, @unchecked Sendable {
+    private let wake: Int32
+    private let finished = DispatchSemaphore(value: 0)
+    private let stopped = Atomic(false)
+
+    init(
+        queue: V4L2BufferQueue, mode: CaptureMode, bytesPerLine: Int,
+        onFrame: @escaping @Sendable (CapturedFrame) -> Void, onEnd: @escaping @Sendable (V4L2Error?) -> Void
+    ) {
+        wake = eventfd(0, Int32(EFD_CLOEXEC))
+        let wake = self.wake
+        // The thread owns the queue from here on.
+        nonisolated(unsafe) let queue = queue
+        let thread = Thread { [self] in
+            let error = Self.run(queue: queue, mode: mode, bytesPerLine: bytesPerLine, wake: wake, onFrame: onFrame)
+            queue.stop()
+            onEnd(stopped.load(ordering: .relaxed) ? nil : error)
+            finished.signal()
+        }
+        thread.name = "camerad-v4l2"
+        thread.start()
+    }
+
+    func stop() {
+        stopped.store(true, ordering: .relaxed)
+        var one: UInt64 = 1
+        _ = write(wake, &one, 8)
+        finished.wait()
+        close(wake)
+    }
+
+    private static func run(
+        queue: V4L2BufferQueue, mode: CaptureMode, bytesPerLine: Int, wake: Int32,
+        onFrame: (CapturedFrame) -> Void
+    ) -> V4L2Error? {
+        let layout = mode.layout
+        let packer = RowPacker(layout: layout, bytesPerLine: bytesPerLine)
+        let duration = mode.frameDurationNanoseconds
+        var descriptors = [pollfd(fd: queue.device.fileDescriptor, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+        var wraps: UInt64 = 0
+        var lastSequence: UInt32?
+        do throws(V4L2Error) {
+            while true {
+                guard poll(&descriptors, 2, -1) >= 0 || errno == EINTR else { return V4L2Error("poll", path: queue.device.path) }
+                if descriptors[1].revents != 0 { return nil }
+                // POLLERR: the driver stopped the queue; DQBUF says why.
+                guard descriptors[0].revents != 0, let frame = try queue.dequeue() else { continue }
+                defer { lastSequence = frame.sequence }
+                if let last = lastSequence, frame.sequence < last { wraps += 1 << 32 }
+                if !frame.isCorrupted, let bytes = packer.pack(frame.planes[0]) {
+                    // A capture time cannot be later than the frame's arrival
+                    // (vivid's synthetic timestamps can be).
+                    let now = monotonicNanoseconds()
+                    let timestamp = frame.hasMonotonicTimestamp ? min(frame.timestampNanoseconds, now) : now
+                    onFrame(CapturedFrame(bytes: bytes, sequence: wraps + UInt64(frame.sequence),
+                                          timestampNanoseconds: timestamp, durationNanoseconds: duration))
+                }
+                try queue.enqueue(frame.index)
+            }
+        } catch {
+            return error
+        }
+    }
+}
+
+/// Packs rows of a frame whose lines are padded to `bytesPerLine` into the
+/// tight layout; hands tight frames through untouched.
+final class RowPacker {
+    let layout: FrameLayout
+    let bytesPerLine: Int
+    private let scratch: UnsafeMutableRawBufferPointer?
+
+    init(layout: FrameLayout, bytesPerLine: Int) {
+        self.layout = layout
+        self.bytesPerLine = bytesPerLine
+        let tight = layout.planes.first?.bytesPerRow ?? 0
+        scratch = layout.planes.isEmpty || bytesPerLine <= tight
+            ? nil : UnsafeMutableRawBufferPointer.allocate(byteCount: layout.capacity, alignment: 64)
+    }
+
+    deinit { scratch?.deallocate() }
+
+    /// The frame, tightly packed; nil when it is shorter than its format needs.
+    func pack(_ frame: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        guard let scratch, let first = layout.planes.first else {
+            if layout.planes.isEmpty { return frame }
+            return frame.count >= layout.capacity ? UnsafeRawBufferPointer(rebasing: frame[..<layout.capacity]) : nil
+        }
+        // Every plane's stride scales with the first one's (as V4L2 defines for
+        // the single-buffer planar formats).
+        var source = 0
+        for plane in layout.planes {
+            let stride = bytesPerLine * plane.bytesPerRow / first.bytesPerRow
+            guard source + stride * (plane.height - 1) + plane.bytesPerRow <= frame.count else { return nil }
+            for row in 0..<plane.height {
+                let from = frame.baseAddress! + source + row * stride
+                (scratch.baseAddress! + plane.offset + row * plane.bytesPerRow).copyMemory(from: from, byteCount: plane.bytesPerRow)
+            }
+            source += stride * plane.height
+        }
+        return UnsafeRawBufferPointer(scratch)
+    }
+}

@@ -1,0 +1,326 @@
+import CameraMedia
+import CameraProtocol
+import Foundation
+import Glibc
+import Synchronization
+import V4L2
+
+/// A real camera: one V4L2 video capture node, through libv4l2.
+///
+/// The node is opened only while it is probed, streams, or has its controls set,
+/// so other programs (and the kernel, on unplug) are not kept waiting on camerad.
+/// Formats are what the driver lists (libv4lconvert's emulated ones left out);
+/// formats camerad cannot read are listed but not picked for streaming.
+final class V4L2Camera: CameraBackend {
+    let uniqueID: String
+    let devicePath: String
+    let identity: V4L2Identity
+    let capability: V4L2Capability
+    let formats: [Camerad_V1_Format]
+    let supportedPresets: [Camerad_V1_SessionPreset]
+    let position: Camerad_V1_Position
+    /// Called when a stream found the device gone, with its path (the discovery
+    /// looks again: the node may still answer).
+    let onLost: @Sendable (String) -> Void
+
+    private struct State {
+        var controls: [Camerad_V1_Control]
+        var driverControls: [V4L2Control]
+        var activeMode: CaptureMode
+        var unavailableReason: String?
+        var lastAvailabilityCheck: Int64 = 0
+        var capturing = false
+    }
+    private let state: Mutex<State>
+
+    /// Reads a node: nil when it is not a video capture node (metadata, output,
+    /// radio, touch...) or has no format camerad can stream.
+    ///
+    /// - Throws: ``V4L2Error`` when it cannot be opened or answered.
+    static func probe(path: String, onLost: @escaping @Sendable (String) -> Void) throws(V4L2Error) -> V4L2Camera? {
+        let device = try V4L2Device(path: path)
+        guard device.capability.isVideoCapture else { return nil }
+        let identity = V4L2Discovery.identity(of: path, busInfo: device.capability.busInfo)
+        let formats = try Self.formats(of: device)
+        let driverControls = (try? device.controls()) ?? []
+        let values = device.values(of: driverControls)
+        let current = try? device.format()
+        let interval = try? device.frameInterval()
+        guard let mode = Self.startingMode(formats, current: current, interval: interval) else { return nil }
+        let position: Camerad_V1_Position = switch device.orientation(among: driverControls) {
+        case 0: .front
+        case 1: .back
+        default: .unspecified
+        }
+        let camera = V4L2Camera(
+            path: path, identity: identity, capability: device.capability, formats: formats, position: position,
+            driverControls: driverControls, values: values, mode: mode, onLost: onLost)
+        if device.isBusy() { camera.markBusy() }
+        return camera
+    }
+
+    private init(
+        path: String, identity: V4L2Identity, capability: V4L2Capability, formats: [Camerad_V1_Format],
+        position: Camerad_V1_Position, driverControls: [V4L2Control], values: [UInt32: Int64], mode: CaptureMode,
+        onLost: @escaping @Sendable (String) -> Void
+    ) {
+        uniqueID = identity.uniqueID
+        devicePath = path
+        self.identity = identity
+        self.capability = capability
+        self.formats = formats
+        supportedPresets = DeviceCapabilities.presets(for: formats.filter(\.isStreamable))
+        self.position = position
+        self.onLost = onLost
+        state = Mutex(State(controls: driverControls.map { Self.control($0, value: values[$0.id]) },
+                            driverControls: driverControls, activeMode: mode))
+    }
+
+    /// The mode the node is set to (another program, such as `v4l2-ctl
+    /// --set-fmt-video`, may have set it), read again while camerad is not
+    /// capturing from it.
+    var activeMode: CaptureMode {
+        if !state.withLock({ $0.capturing }), let device = try? V4L2Device(path: devicePath),
+           let mode = Self.startingMode(formats, current: try? device.format(), interval: try? device.frameInterval()) {
+            state.withLock { state in
+                if !state.capturing { state.activeMode = mode }
+            }
+        }
+        return state.withLock { $0.activeMode }
+    }
+
+    func describe() -> Camerad_V1_Device {
+        var device = Camerad_V1_Device()
+        device.uniqueID = uniqueID
+        device.modelID = identity.modelID
+        device.localizedName = capability.card
+        device.manufacturer = identity.manufacturer
+        device.position = position
+        device.deviceType = identity.isExternal ? .external : .builtInWideAngleCamera
+        device.backend = .v4L2
+        device.devicePath = devicePath
+        device.isConnected = true
+        device.formats = formats
+        device.supportedPresets = supportedPresets
+        state.withLock { state in
+            device.activeFormatIndex = UInt32(state.activeMode.formatIndex)
+            device.activeMinFrameDuration = state.activeMode.frameDuration
+            device.activeMaxFrameDuration = state.activeMode.frameDuration
+            device.controls = state.controls
+            if let reason = state.unavailableReason { device.unavailableReason = reason }
+        }
+        device.capabilities = DeviceCapabilities.derive(from: device.controls)
+        return device
+    }
+
+    // MARK: - Availability
+
+    /// Looks again, at most once a second, whether another program streams from
+    /// the node; returns whether that changed.
+    @discardableResult
+    func refreshAvailability() -> Bool {
+        let now = monotonicNanoseconds()
+        let due = state.withLock { state in
+            guard !state.capturing, now - state.lastAvailabilityCheck >= 1_000_000_000 else { return false }
+            state.lastAvailabilityCheck = now
+            return true
+        }
+        guard due else { return false }
+        let busy = (try? V4L2Device(path: devicePath))?.isBusy() ?? false
+        return busy ? markBusy() : markAvailable()
+    }
+
+    /// Notes that another program holds the node; returns whether that is news.
+    @discardableResult
+    func markBusy() -> Bool {
+        let reason = "in use by another program" + (Self.holders(of: devicePath).map { " (\($0))" } ?? "")
+            + "; stop it to stream here"
+        return state.withLock { state in
+            defer { state.unavailableReason = reason }
+            return state.unavailableReason == nil
+        }
+    }
+
+    @discardableResult
+    private func markAvailable() -> Bool {
+        state.withLock { state in
+            defer { state.unavailableReason = nil }
+            return state.unavailableReason != nil
+        }
+    }
+
+    func setCapturing(_ capturing: Bool) {
+        state.withLock { state in
+            state.capturing = capturing
+            if capturing { state.unavailableReason = nil }
+        }
+    }
+
+    /// "pid 4242 v4l2-ctl" for each other process with the node open, from /proc.
+    static func holders(of path: String) -> String? {
+        let files = FileManager.default
+        let pids = ((try? files.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap(Int32.init).filter { $0 != getpid() }
+        let found = pids.sorted().filter { pid in
+            let descriptors = (try? files.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+            return descriptors.contains { (try? files.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")) == path }
+        }.map { pid in
+            let command = (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) ?? "?"
+            return "pid \(pid) \(command.trimmingCharacters(in: .whitespacesAndNewlines))"
+        }
+        return found.isEmpty ? nil : found.joined(separator: ", ")
+    }
+
+    // MARK: - Controls
+
+    func setControls(_ changes: [ControlChange]) throws {
+        let driverControls = state.withLock { $0.driverControls }
+        let values: [(control: V4L2Control, value: Int64)] = changes.compactMap { change in
+            driverControls.first { $0.id == change.control.id }.map { ($0, change.value) }
+        }
+        do {
+            let device = try V4L2Device(path: devicePath)
+            try device.setValues(values)
+            let readBack = device.values(of: driverControls)
+            state.withLock { state in
+                state.controls = driverControls.map { Self.control($0, value: readBack[$0.id]) }
+            }
+        } catch {
+            throw error.rpcError(for: uniqueID)
+        }
+    }
+
+    /// The protocol's form of a driver control.
+    static func control(_ control: V4L2Control, value: Int64?) -> Camerad_V1_Control {
+        var message = Camerad_V1_Control()
+        message.id = control.id
+        message.displayName = control.name
+        message.name = controlName(fromDisplayName: control.name)
+        message.type = Camerad_V1_ControlType(rawValue: Int(control.type)) ?? .unspecified
+        message.minimum = control.minimum
+        message.maximum = control.maximum
+        message.step = control.step
+        message.defaultValue = control.defaultValue
+        message.value = value ?? 0
+        message.flags = control.flags
+        message.menuItems = control.menuItems.map { item in
+            var entry = Camerad_V1_MenuItem()
+            entry.index = item.index
+            entry.name = item.name
+            entry.value = item.value
+            return entry
+        }
+        return message
+    }
+
+    // MARK: - Formats
+
+    /// Sizes offered for a stepwise or continuous range: these common ones where
+    /// the range has them, and its largest.
+    static let stepwiseSizes: [(UInt32, UInt32)] = [
+        (160, 120), (320, 240), (640, 480), (800, 600), (1280, 720), (1280, 960), (1920, 1080), (2560, 1440),
+        (3840, 2160),
+    ]
+
+    /// Every pixel format at every size, with its frame intervals: discrete
+    /// intervals become ranges of one duration, stepwise ones one range.
+    static func formats(of device: V4L2Device) throws(V4L2Error) -> [Camerad_V1_Format] {
+        var formats: [Camerad_V1_Format] = []
+        for description in try device.formatDescriptions() {
+            let sizes: [V4L2Size]
+            switch try device.frameSizes(description.fourcc) {
+            case .discrete(let discrete):
+                sizes = discrete
+            case .stepwise(let minimum, let maximum, let step):
+                let fitting = stepwiseSizes.map { V4L2Size($0.0, $0.1) }.filter { size in
+                    (minimum.width...maximum.width).contains(size.width)
+                        && (minimum.height...maximum.height).contains(size.height)
+                        && (size.width - minimum.width) % step.width == 0 && (size.height - minimum.height) % step.height == 0
+                }
+                sizes = fitting.contains(maximum) ? fitting : fitting + [maximum]
+            }
+            for size in sizes {
+                var format = Camerad_V1_Format()
+                format.fourcc = description.fourcc
+                format.description_p = description.description
+                format.width = size.width
+                format.height = size.height
+                format.compressed = description.isCompressed
+                format.frameRateRanges = Self.ranges((try? device.frameIntervals(description.fourcc, size)) ?? .discrete([]))
+                formats.append(format)
+            }
+        }
+        return formats
+    }
+
+    private static func ranges(_ intervals: V4L2FrameIntervals) -> [Camerad_V1_FrameRateRange] {
+        func range(_ shortest: V4L2Fraction, _ longest: V4L2Fraction) -> Camerad_V1_FrameRateRange {
+            var range = Camerad_V1_FrameRateRange()
+            range.minFrameDuration = .seconds(shortest.numerator, per: shortest.denominator)
+            range.maxFrameDuration = .seconds(longest.numerator, per: longest.denominator)
+            return range
+        }
+        switch intervals {
+        case .discrete(let discrete): return discrete.map { range($0, $0) }
+        case .stepwise(let minimum, let maximum, _): return [range(minimum, maximum)]
+        }
+    }
+
+    /// The mode the node is set to, if camerad can stream it; else the one the
+    /// `.high` preset picks among what it can.
+    static func startingMode(
+        _ formats: [Camerad_V1_Format], current: V4L2Format?, interval: V4L2Fraction?
+    ) -> CaptureMode? {
+        let preferred = interval.map { Camerad_V1_Fraction.seconds($0.numerator, per: $0.denominator) }
+            ?? .seconds(1, per: 30)
+        func mode(_ index: Int) -> CaptureMode {
+            CaptureMode(formatIndex: index, format: formats[index],
+                        frameDuration: ModeSelection.frameDuration(for: formats[index], preferring: preferred))
+        }
+        if let current, let index = formats.indices.first(where: { index in
+            formats[index].isStreamable && formats[index].fourcc == current.fourcc
+                && formats[index].width == current.width && formats[index].height == current.height
+        }) {
+            return mode(index)
+        }
+        guard let first = formats.indices.first(where: { formats[$0].isStreamable }) else { return nil }
+        return ModeSelection.mode(for: .high, formats: formats, active: mode(first))
+    }
+}
+
+extension V4L2Error {
+    /// What a client is told.
+    func rpcError(for uniqueID: String) -> RPCError {
+        if meansBusy {
+            return RPCError(.deviceBusy, "\(uniqueID) (\(path)) is in use by another program"
+                + (V4L2Camera.holders(of: path).map { " (\($0))" } ?? "") + "; stop it to stream here")
+        }
+        if meansDeviceLost {
+            return RPCError(.deviceDisconnected, "\(uniqueID) (\(path)) was disconnected: \(self)")
+        }
+        if code == ERANGE || code == EINVAL {
+            return RPCError(.invalidArgument, "\(uniqueID) refused it: \(self)")
+        }
+        if code == EACCES || code == EPERM {
+            return RPCError(.permissionDenied, "\(uniqueID): \(self); check the node's permissions or the control's flags")
+        }
+        return RPCError(.internal, "\(uniqueID): \(self)")
+    }
+}
+
+extension Camerad_V1_Format {
+    /// Whether camerad can read this pixel format's frames.
+    var isStreamable: Bool { PixelFormat.known.contains(PixelFormat(fourcc: fourcc)) }
+}
+
+/// Who a node is, from sysfs: the part of its identity that survives reboots and re-plugging.
+struct V4L2Identity: Sendable, Equatable {
+    /// "usb-046d:0825-8A3F5E10", "usb-046d:0825@1-2.3" (no serial: the port), or
+    /// the bus info ("platform-vivid-000"); "-N" added for the node of index N
+    /// of one device.
+    let uniqueID: String
+    /// "046d:0825" for USB, else the driver's name in sysfs.
+    let modelID: String
+    let manufacturer: String
+    /// Plugged in from outside (USB).
+    let isExternal: Bool
+}

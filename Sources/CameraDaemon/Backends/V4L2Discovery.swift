@@ -1,0 +1,188 @@
+import CameraProtocol
+internal import CCameraShims
+internal import CUDev
+import Foundation
+import Glibc
+import Logging
+import Synchronization
+import V4L2
+
+/// Finds the V4L2 cameras: scans /dev/video* at start, then follows hotplug
+/// through libudev's monitor, adding and removing devices in the registry.
+///
+/// The monitor listens to udevd's events when udevd runs, else to the kernel's
+/// own (a container or a minimal VM has no udevd; device nodes come from
+/// devtmpfs then). Identity comes from sysfs through libudev, never from the
+/// node's number: see ``V4L2Identity``.
+final class V4L2Discovery: @unchecked Sendable {
+    private let registry: DeviceRegistry
+    private let logger: Logger
+    private let devicesFolder: String
+    private let wake: Int32
+    private let finished = DispatchSemaphore(value: 0)
+    private var monitoring = false
+
+    init(registry: DeviceRegistry, logger: Logger, devicesFolder: String = "/dev") {
+        self.registry = registry
+        self.logger = logger
+        self.devicesFolder = devicesFolder
+        wake = eventfd(0, Int32(EFD_CLOEXEC))
+    }
+
+    deinit {
+        close(wake)
+    }
+
+    /// Probes every /dev/video* node now, in numeric order; returns the cameras added.
+    @discardableResult
+    func scan() -> [V4L2Camera] {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: devicesFolder)) ?? [])
+            .filter { $0.hasPrefix("video") }
+            .sorted { (Int($0.dropFirst(5)) ?? .max, $0) < (Int($1.dropFirst(5)) ?? .max, $1) }
+        return names.compactMap { add(path: "\(devicesFolder)/\($0)") }
+    }
+
+    /// Probes one node and adds it; nil when it is not a camera camerad serves
+    /// or is already there.
+    @discardableResult
+    func add(path: String) -> V4L2Camera? {
+        let camera: V4L2Camera?
+        do {
+            camera = try V4L2Camera.probe(path: path) { [weak self] lostPath in
+                self?.lookAgain(at: lostPath)
+            }
+        } catch {
+            logger.debug("\(path): \(error); skipped")
+            return nil
+        }
+        guard let camera else {
+            logger.debug("\(path): not a video capture node camerad can stream; skipped")
+            return nil
+        }
+        do {
+            try registry.add(camera)
+        } catch {
+            logger.debug("\(path): \(camera.uniqueID) is already served; skipped")
+            return nil
+        }
+        let reason = camera.describe().unavailableReason
+        let busy = reason.isEmpty ? "" : " (\(reason))"
+        logger.info("\(path): \(camera.capability.card) as \(camera.uniqueID), \(camera.formats.count) formats\(busy)")
+        return camera
+    }
+
+    /// Removes the camera at a node that went away.
+    func remove(path: String) {
+        for camera in registry.devices.compactMap({ $0 as? V4L2Camera }) where camera.devicePath == path {
+            logger.info("\(path): \(camera.uniqueID) unplugged")
+            registry.remove(camera.uniqueID)
+        }
+    }
+
+    /// A stream found its device gone, but the node may still answer (an I/O
+    /// error rather than an unplug): probe it again in a second.
+    private func lookAgain(at path: String) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [weak self] in
+            guard let self, !registry.devices.contains(where: { ($0 as? V4L2Camera)?.devicePath == path }) else { return }
+            add(path: path)
+        }
+    }
+
+    // MARK: - Hotplug
+
+    /// Follows udev events on a thread of its own until ``stop()``.
+    ///
+    /// - Throws: ``DaemonError`` when no monitor can be made (no netlink).
+    func startMonitoring() throws {
+        guard let udev = udev_new() else { throw DaemonError.invalidConfiguration("libudev: udev_new failed") }
+        let source = access("/run/udev/control", F_OK) == 0 ? "udev" : "kernel"
+        guard let monitor = udev_monitor_new_from_netlink(udev, source),
+              udev_monitor_filter_add_match_subsystem_devtype(monitor, "video4linux", nil) >= 0,
+              udev_monitor_enable_receiving(monitor) >= 0
+        else {
+            udev_unref(udev)
+            throw DaemonError.invalidConfiguration("libudev: cannot listen to \(source) events: \(String(cString: strerror(errno)))")
+        }
+        logger.debug("following hotplug through \(source) events")
+        monitoring = true
+        nonisolated(unsafe) let handles = (udev: udev, monitor: monitor)
+        let thread = Thread { [self] in
+            follow(handles.monitor)
+            udev_monitor_unref(handles.monitor)
+            udev_unref(handles.udev)
+            finished.signal()
+        }
+        thread.name = "camerad-hotplug"
+        thread.start()
+    }
+
+    /// Ends the monitor thread and waits for it.
+    func stop() {
+        guard monitoring else { return }
+        var one: UInt64 = 1
+        _ = write(wake, &one, 8)
+        finished.wait()
+        monitoring = false
+    }
+
+    private func follow(_ monitor: OpaquePointer) {
+        var descriptors = [pollfd(fd: udev_monitor_get_fd(monitor), events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+        while poll(&descriptors, 2, -1) >= 0 || errno == EINTR {
+            if descriptors[1].revents != 0 { return }
+            guard descriptors[0].revents != 0, let device = udev_monitor_receive_device(monitor) else { continue }
+            defer { udev_device_unref(device) }
+            guard let action = udev_device_get_action(device).map({ String(cString: $0) }),
+                  let node = udev_device_get_devnode(device).map({ String(cString: $0) })
+            else { continue }
+            switch action {
+            case "add": addWhenReady(node)
+            case "remove": remove(path: node)
+            default: break
+            }
+        }
+    }
+
+    /// With kernel events the node may not answer for a moment: try for a second.
+    private func addWhenReady(_ path: String) {
+        for _ in 0..<10 {
+            if add(path: path) != nil || registry.devices.contains(where: { ($0 as? V4L2Camera)?.devicePath == path }) {
+                return
+            }
+            usleep(100_000)
+        }
+    }
+
+    // MARK: - Identity
+
+    /// Who the node at `path` is, from sysfs (USB) or the driver's bus info.
+    static func identity(of path: String, busInfo: String) -> V4L2Identity {
+        let name = (path as NSString).lastPathComponent
+        // Not USB: the bus info ("platform:vivid-001", "PCI:0000:00:05.0") names
+        // the device; sysfs parents do not always (vivid hangs every instance on one).
+        let byBus = V4L2Identity(
+            uniqueID: busInfo.isEmpty ? name : busInfo.replacingOccurrences(of: ":", with: "-"), modelID: "",
+            manufacturer: "", isExternal: false)
+        guard let udev = udev_new() else { return byBus }
+        defer { udev_unref(udev) }
+        guard let node = udev_device_new_from_subsystem_sysname(udev, "video4linux", name) else { return byBus }
+        defer { udev_device_unref(node) }
+        func attribute(_ device: OpaquePointer, _ name: String) -> String? {
+            udev_device_get_sysattr_value(device, name).map { String(cString: $0) }
+                .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
+        }
+        let index = attribute(node, "index").flatMap(Int.init) ?? 0
+        let suffix = index > 0 ? "-\(index)" : ""
+        // Parents are owned by the child: not unreferenced.
+        if let usb = udev_device_get_parent_with_subsystem_devtype(node, "usb", "usb_device"),
+           let vendor = attribute(usb, "idVendor"), let product = attribute(usb, "idProduct") {
+            let model = "\(vendor):\(product)"
+            let place = attribute(usb, "serial").map { "-\($0)" }
+                ?? udev_device_get_sysname(usb).map { "@" + String(cString: $0) } ?? ""
+            return V4L2Identity(uniqueID: "usb-\(model)\(place)\(suffix)", modelID: model,
+                                manufacturer: attribute(usb, "manufacturer") ?? "", isExternal: true)
+        }
+        let driver = udev_device_get_parent(node).flatMap { udev_device_get_driver($0) }.map { String(cString: $0) } ?? ""
+        return V4L2Identity(uniqueID: byBus.uniqueID + suffix, modelID: driver, manufacturer: "", isExternal: false)
+    }
+}

@@ -1,0 +1,61 @@
+import CaptureKit
+import Foundation
+
+/// Reads an output's sample buffers; a class, so closures can share it.
+public final class FrameReader {
+    private var iterator: AsyncStream<SampleBuffer>.AsyncIterator
+
+    public init(_ sequence: AsyncStream<SampleBuffer>) {
+        iterator = sequence.makeAsyncIterator()
+    }
+
+    /// The next sample buffer (a frame or a drop report); nil when the session stopped.
+    public func next() async -> SampleBuffer? {
+        await iterator.next()
+    }
+
+    /// The next frame, skipping drop reports.
+    public func nextFrame() async throws -> SampleBuffer {
+        while let sample = await next() {
+            if sample.imageBuffer != nil { return sample }
+        }
+        throw DaemonFailure("the session stopped before a frame came")
+    }
+}
+
+/// A session's events, as short names, collected as they come.
+public final class EventLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var seen: [String] = []
+    private var task: Task<Void, Never>?
+
+    public init(_ session: CaptureSession) {
+        let events = session.events()
+        task = Task { [weak self] in
+            for await event in events {
+                let name = switch event {
+                case .didStartRunning: "started"
+                case .didStopRunning: "stopped"
+                case .wasInterrupted(let reason): "interrupted \(reason)"
+                case .runtimeError(let error): "error \(error.code)"
+                case .interruptionEnded: "interruption ended"
+                }
+                self?.lock.withLock { self?.seen.append(name) }
+            }
+        }
+    }
+
+    public var names: [String] { lock.withLock { seen } }
+
+    /// Waits until every one of `names` has been seen.
+    public func wait(for names: [String], timeout: Duration = .seconds(10)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if Set(names).isSubset(of: Set(self.names)) { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return false
+    }
+
+    deinit { task?.cancel() }
+}

@@ -1,0 +1,267 @@
+import CameraTestSupport
+import CaptureKit
+import Foundation
+import Testing
+
+/// The V4L2 backend against the kernel's vivid driver. Runs only inside the
+/// VM that ``VividVMTests`` boots; `v4l2-ctl` is the independent reference.
+@Suite(.serialized, .enabled(if: Vivid.isGuest, "runs inside scripts/vivid-vm, which VividVMTests boots"))
+struct VividGuestTests {
+    /// How many tests this suite has, for the host to check they all ran.
+    static let testCount = 8
+
+    @Test func theDaemonListsEachCaptureNodeWithItsCardName() async throws {
+        let nodes = Vivid.captureNodes()
+        #expect(nodes.count == 2, "vivid made \(nodes)")
+        try await Vivid.withDaemon { daemon in
+            let list = try await camctl(["list", "--json"], socket: daemon.socketPath)
+            let devices = try #require(try Vivid.json(list) as? [[String: Any]], "\(list)")
+            #expect(Set(devices.compactMap { $0["uniqueID"] as? String }) == Set(nodes.map(\.uniqueID)),
+                    "only the capture nodes, and no virtual camera when real ones exist")
+            for node in nodes {
+                let reference = try await Vivid.v4l2ctl(["-d", node.path, "-D"])
+                let card = try #require(reference.lines.first { $0.contains("Card type") }?
+                    .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces))
+                let info = try await camctl(["info", node.uniqueID, "--json"], socket: daemon.socketPath)
+                let device = try #require(try Vivid.json(info) as? [String: Any], "\(info)")
+                #expect(device["localizedName"] as? String == card)
+                #expect(device["devicePath"] as? String == node.path)
+                #expect(device["isConnected"] as? Bool == true)
+            }
+        }
+    }
+
+    @Test func formatsAgreeWithV4L2CtlListFormatsExt() async throws {
+        try await Vivid.withDaemon { daemon in
+            for node in Vivid.captureNodes() {
+                let reference = try await Vivid.v4l2ctl(["-d", node.path, "--list-formats-ext"])
+                let info = try await camctl(["info", node.uniqueID, "--json"], socket: daemon.socketPath)
+                let ours = try Self.modes(fromCamctl: info)
+                let theirs = Self.modes(fromV4L2Ctl: reference.standardOutput)
+                #expect(theirs.count > 100, "vivid lists many formats: \(reference.standardOutput.prefix(500))")
+                #expect(ours == theirs, "\(node): only in camctl: \(ours.subtracting(theirs).sorted().prefix(10)); only in v4l2-ctl: \(theirs.subtracting(ours).sorted().prefix(10))")
+            }
+        }
+    }
+
+    @Test(arguments: ["YUYV", "NV12"])
+    func streamingGivesContiguousFramesAtTheSetRate(fourcc: String) async throws {
+        try await Vivid.withDaemon { daemon in
+            for node in [Vivid.singlePlanar, Vivid.multiPlanar] {
+                try Vivid.setMode(node, fourcc, fps: 25)
+                // Under software emulation a process's first frames wait on page-ins: warm up first.
+                _ = try await camctl(["stream", node.uniqueID, "--count", "5"], socket: daemon.socketPath)
+                // A client that wants every frame (a recorder): late frames queue instead of
+                // dropping, and it may hold more of them while an emulated CPU catches up.
+                let result = try await camctl(["stream", node.uniqueID, "--count", "100", "--keep-late-frames",
+                                               "--frames-in-flight", "8", "--json"],
+                                              socket: daemon.socketPath)
+                #expect(result.status == 0, "\(node): \(result.standardError)")
+                let stats = try #require(try Vivid.json(result) as? [String: Any], "\(result)")
+                let first = try #require(stats["firstSequence"] as? Int)
+                let last = try #require(stats["lastSequence"] as? Int)
+                let fps = try #require(stats["framesPerSecond"] as? Double)
+                #expect(stats["frames"] as? Int == 100)
+                #expect(last - first == 99, "\(node) \(fourcc): sequence numbers \(first)...\(last) for 100 frames")
+                #expect((stats["drops"] as? [String: Int])?.values.allSatisfy { $0 == 0 } == true, "\(stats)")
+                #expect(abs(fps - 25) <= 2.5, "\(node) \(fourcc): \(fps) fps for an interval of 1/25 s")
+                #expect((stats["format"] as? String)?.contains("640x480") == true, "\(stats)")
+            }
+        }
+    }
+
+    @Test func bgraOutputOfTheColourBarsHasTheBarsColours() async throws {
+        let node = Vivid.singlePlanar
+        try Vivid.setMode(node, "YUYV")
+        try await withTemporaryDirectory { folder in
+            try await Vivid.withDaemon { daemon in
+                let file = folder + "/frame.bgra"
+                let result = try await camctl(["stream", node.uniqueID, "--pixel-format", "bgra", "--count", "1",
+                                               "--output", file], socket: daemon.socketPath)
+                #expect(result.status == 0, "\(result.standardError)")
+                let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+                try #require(bytes.count == 640 * 480 * 4)
+                // vivid's default pattern: 75% colour bars, left to right.
+                let bars: [(r: Int, g: Int, b: Int)] = [
+                    (191, 191, 191), (191, 191, 0), (0, 191, 191), (0, 191, 0),
+                    (191, 0, 191), (191, 0, 0), (0, 0, 191), (0, 0, 0),
+                ]
+                for (index, bar) in bars.enumerated() {
+                    let x = (2 * index + 1) * 640 / 16
+                    let offset = (300 * 640 + x) * 4
+                    let pixel = (r: Int(bytes[offset + 2]), g: Int(bytes[offset + 1]), b: Int(bytes[offset]))
+                    #expect(abs(pixel.r - bar.r) <= 16 && abs(pixel.g - bar.g) <= 16 && abs(pixel.b - bar.b) <= 16,
+                            "bar \(index) is \(pixel), not \(bar)")
+                    #expect(bytes[offset + 3] == 255)
+                }
+            }
+        }
+    }
+
+    @Test func controlsSetThroughCameradAreReadBackByV4L2Ctl() async throws {
+        let node = Vivid.singlePlanar
+        try await Vivid.withDaemon { daemon in
+            let set = try await camctl(["set", node.uniqueID, "--control", "brightness=200", "--control", "horizontal_flip=1"],
+                                       socket: daemon.socketPath)
+            #expect(set.status == 0, "\(set.standardError)")
+            let readBack = try await Vivid.v4l2ctl(["-d", node.path, "-C", "brightness,horizontal_flip"])
+            #expect(readBack.lines.contains("brightness: 200"), "\(readBack.standardOutput)")
+            #expect(readBack.lines.contains("horizontal_flip: 1"), "\(readBack.standardOutput)")
+
+            let refused = try await camctl(["set", node.uniqueID, "--control", "brightness=300"], socket: daemon.socketPath)
+            #expect(refused.status == 1)
+            #expect(refused.standardError.contains("brightness must be 0 to 255"), "\(refused.standardError)")
+            let unchanged = try await Vivid.v4l2ctl(["-d", node.path, "-C", "brightness"])
+            #expect(unchanged.lines.contains("brightness: 200"), "a refused change changes nothing")
+
+            let reset = try await camctl(["set", node.uniqueID, "--control", "brightness=128", "--control", "horizontal_flip=0"],
+                                         socket: daemon.socketPath)
+            #expect(reset.status == 0)
+        }
+    }
+
+    @Test func aNodeStreamingInAnotherProcessIsReportedBusyNotCrashedOn() async throws {
+        let node = Vivid.singlePlanar
+        try Vivid.setMode(node, "YUYV")
+        try await Vivid.withDaemon { daemon in
+            let other = try RunningProcess("/usr/bin/v4l2-ctl", ["-d", node.path, "--stream-mmap", "--stream-count=100000"])
+            // v4l2-ctl's progress output is buffered in a pipe: ask camerad until it sees the node taken.
+            var device: [String: Any] = [:]
+            let deadline = ContinuousClock.now + .seconds(30)
+            while ContinuousClock.now < deadline && device["unavailableReason"] == nil {
+                try await Task.sleep(for: .milliseconds(500))
+                let info = try await camctl(["info", node.uniqueID, "--json"], socket: daemon.socketPath)
+                device = try #require(try Vivid.json(info) as? [String: Any], "\(info)")
+            }
+            let reason = device["unavailableReason"] as? String ?? ""
+            #expect(reason.contains("in use by another program") && reason.contains("v4l2-ctl"), "reason: '\(reason)'")
+            #expect(device["isConnected"] as? Bool == true)
+
+            let refused = try await camctl(["stream", node.uniqueID, "--count", "5"], socket: daemon.socketPath)
+            #expect(refused.status == 1)
+            #expect(refused.standardError.contains("in use by another program"), "\(refused.standardError)")
+            #expect(!daemon.hasExited)
+
+            _ = await other.stop(signal: SIGKILL)
+            try await Task.sleep(for: .seconds(1.2))
+            let streamed = try await camctl(["stream", node.uniqueID, "--count", "5"], socket: daemon.socketPath)
+            #expect(streamed.status == 0, "once the other program is gone: \(streamed.standardError)")
+        }
+    }
+
+    @Test func twoCamctlClientsStreamFromOneNodeAtOnce() async throws {
+        let node = Vivid.singlePlanar
+        try Vivid.setMode(node, "YUYV")
+        try await Vivid.withDaemon { daemon in
+            _ = try await camctl(["stream", node.uniqueID, "--count", "5"], socket: daemon.socketPath)
+            let clients = try (0..<2).map { _ in
+                try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "stream", node.uniqueID,
+                                                     "--count", "50", "--keep-late-frames", "--frames-in-flight", "8",
+                                                     "--json"])
+            }
+            for client in clients {
+                let result = await client.stop(signal: 0, timeout: .seconds(60))
+                #expect(result.status == 0, "\(result.standardError)")
+                let stats = try #require(try Vivid.json(result) as? [String: Any], "\(result)")
+                let drops = stats["drops"] as? [String: Int] ?? [:]
+                #expect(stats["frames"] as? Int == 50)
+                #expect(drops["frameWasLate"] == 0 && drops["outOfBuffers"] == 0, "\(stats)")
+                // Two processes starting at once on an emulated CPU can hold the capture
+                // thread past vivid's 8 buffers: allow the device a frame or two lost.
+                #expect(drops["discontinuity", default: 0] <= 2, "\(stats)")
+            }
+        }
+    }
+
+    /// vivid's `disconnect` button unregisters the nodes as an unplug would;
+    /// unloading and loading the module unplugs and replugs them.
+    @Test func aDisconnectEndsSessionsAndTheReturningDeviceResumesThoseThatAsked() async throws {
+        let node = Vivid.singlePlanar
+        try Vivid.setMode(node, "YUYV")
+        try await Vivid.withDaemon { daemon in
+            CaptureDaemon.socketPath = daemon.socketPath
+            defer { CaptureDaemon.disconnect() }
+            let camctlStream = try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "stream", node.uniqueID,
+                                                                    "--duration", "120"])
+            let device = try await CaptureDevice.matching(node.uniqueID)
+            let session = CaptureSession()
+            let output = CaptureVideoDataOutput()
+            session.addInput(try CaptureDeviceInput(device: device))
+            session.addOutput(output)
+            session.automaticallyResumesAfterInterruption = true
+            let events = EventLog(session)
+            let frames = FrameReader(output.sampleBuffers)
+            try await session.start()
+            let before = try await frames.nextFrame()
+            // camctl starts slowly under emulation: wait for both streams.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while try await CaptureDaemon.statistics(for: device).streams < 2 && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(try await CaptureDaemon.statistics(for: device).streams == 2, "camctl and the session stream")
+
+            let press = try await Vivid.v4l2ctl(["-d", node.path, "-c", "disconnect=1"])
+            #expect(press.status == 0, "\(press.standardError)")
+            #expect(await events.wait(for: ["interrupted videoDeviceNotAvailable", "error deviceDisconnected"]),
+                    "events: \(events.names)")
+            let ended = await camctlStream.stop(signal: 0, timeout: .seconds(20))
+            #expect(ended.status == 1 && ended.standardError.contains("disconnected"), "camctl: \(ended.standardError)")
+
+            let list = try await camctl(["list", "--json"], socket: daemon.socketPath)
+            let remaining = (try Vivid.json(list) as? [[String: Any]])?.compactMap { $0["uniqueID"] as? String }
+            #expect(remaining == [Vivid.multiPlanar.uniqueID], "the daemon serves on without the lost node")
+
+            // Unplug and replug: the same uniqueID comes back.
+            let unload = try await runProcess("/bin/busybox", ["rmmod", "vivid"])
+            #expect(unload.status == 0, "rmmod: \(unload.standardError)")
+            let module = ProcessInfo.processInfo.environment["VIVID_VM_MODULE"] ?? ""
+            let options = Vivid.moduleOptions.split(separator: " ").map(String.init)
+            let load = try await runProcess("/bin/busybox", ["insmod", module] + options)
+            #expect(load.status == 0, "insmod: \(load.standardError)")
+            try #require(await events.wait(for: ["interruption ended"], timeout: .seconds(30)), "events: \(events.names)")
+            let after = try await frames.nextFrame()
+            #expect(after.presentationTimeStamp > before.presentationTimeStamp, "frames flow again after the replug")
+            await session.stopRunning()
+            #expect(!daemon.hasExited)
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// Every "FOURCC WxH" and "FOURCC WxH interval" line of a format list, so
+    /// two lists compare as sets.
+    static func modes(fromV4L2Ctl text: String) -> Set<String> {
+        var modes: Set<String> = []
+        var fourcc = ""
+        var size = ""
+        for line in text.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            if line.hasPrefix("["), let open = line.firstIndex(of: "'") {
+                let rest = line[line.index(after: open)...]
+                fourcc = String(rest.prefix { $0 != "'" }).trimmingCharacters(in: .whitespaces)
+            } else if line.hasPrefix("Size: Discrete ") {
+                size = String(line.dropFirst("Size: Discrete ".count))
+                modes.insert("\(fourcc) \(size)")
+            } else if line.hasPrefix("Interval: Discrete "), let seconds = line.dropFirst("Interval: Discrete ".count).split(separator: "s").first {
+                modes.insert("\(fourcc) \(size) \(seconds)")
+            }
+        }
+        return modes
+    }
+
+    static func modes(fromCamctl result: ProcessResult) throws -> Set<String> {
+        let device = try #require(try Vivid.json(result) as? [String: Any], "\(result)")
+        let formats = try #require(device["formats"] as? [[String: Any]])
+        var modes: Set<String> = []
+        for format in formats {
+            let fourcc = (format["pixelFormat"] as? String ?? "").trimmingCharacters(in: .whitespaces)
+            let size = "\(format["width"] as? Int ?? 0)x\(format["height"] as? Int ?? 0)"
+            modes.insert("\(fourcc) \(size)")
+            for range in format["frameRateRanges"] as? [[String: Any]] ?? [] {
+                let parts = (range["minFrameDuration"] as? String ?? "").split(separator: "/").compactMap { Double($0) }
+                guard parts.count == 2, parts[1] > 0 else { continue }
+                modes.insert("\(fourcc) \(size) \(String(format: "%.3f", parts[0] / parts[1]))")
+            }
+        }
+        return modes
+    }
+}
