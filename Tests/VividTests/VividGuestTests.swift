@@ -165,16 +165,16 @@ struct VividGuestTests {
                 let stats = try #require(try Vivid.json(result) as? [String: Any], "\(result)")
                 let drops = stats["drops"] as? [String: Int] ?? [:]
                 #expect(stats["frames"] as? Int == 50)
-                #expect(drops["frameWasLate"] == 0 && drops["outOfBuffers"] == 0, "\(stats)")
-                // Two processes starting at once on an emulated CPU can hold the capture
-                // thread past vivid's 8 buffers: allow the device a frame or two lost.
-                #expect(drops["discontinuity", default: 0] <= 2, "\(stats)")
+                // Two processes starting at once on an emulated CPU stall for a few hundred
+                // milliseconds: allow a few frames lost then, not more.
+                #expect(drops.values.reduce(0, +) <= 5, "\(stats)")
             }
         }
     }
 
-    /// vivid's `disconnect` button unregisters the nodes as an unplug would;
-    /// unloading and loading the module unplugs and replugs them.
+    /// vivid's `disconnect` button unregisters the node as an unplug would (and
+    /// registers it again when its last user closes it); unloading and loading
+    /// the module unplugs and replugs for good.
     @Test func aDisconnectEndsSessionsAndTheReturningDeviceResumesThoseThatAsked() async throws {
         let node = Vivid.singlePlanar
         try Vivid.setMode(node, "YUYV")
@@ -205,28 +205,44 @@ struct VividGuestTests {
             #expect(await events.wait(for: ["interrupted videoDeviceNotAvailable", "error deviceDisconnected"]),
                     "events: \(events.names)")
             let ended = await camctlStream.stop(signal: 0, timeout: .seconds(20))
-            #expect(ended.status == 1 && ended.standardError.contains("disconnected"), "camctl: \(ended.standardError)")
-
+            #expect(ended.status == 1 && ended.standardError.contains("disconnected"),
+                    "camctl ended with \(ended.status): \(ended.standardError)")
             let list = try await camctl(["list", "--json"], socket: daemon.socketPath)
-            let remaining = (try Vivid.json(list) as? [[String: Any]])?.compactMap { $0["uniqueID"] as? String }
-            #expect(remaining == [Vivid.multiPlanar.uniqueID], "the daemon serves on without the lost node")
+            #expect(list.status == 0 && list.standardOutput.contains(Vivid.multiPlanar.uniqueID), "the daemon serves on")
 
-            // Unplug and replug: the same uniqueID comes back.
+            // vivid registers the node again once its last user lets go: to camerad the
+            // same uniqueID comes back, and the session that asked resumes.
+            try #require(await events.wait(for: ["interruption ended"], timeout: .seconds(30)), "events: \(events.names)")
+            let after = try await frames.nextFrame()
+            #expect(after.presentationTimeStamp > before.presentationTimeStamp, "frames flow again")
+            await session.stopRunning()
+
+            // Unplug and replug for real: the module goes and comes back.
             let unload = try await runProcess("/bin/busybox", ["rmmod", "vivid"])
             #expect(unload.status == 0, "rmmod: \(unload.standardError)")
+            #expect(try await Self.devices(daemon, become: []), "both nodes unplugged")
             let module = ProcessInfo.processInfo.environment["VIVID_VM_MODULE"] ?? ""
             let options = Vivid.moduleOptions.split(separator: " ").map(String.init)
             let load = try await runProcess("/bin/busybox", ["insmod", module] + options)
             #expect(load.status == 0, "insmod: \(load.standardError)")
-            try #require(await events.wait(for: ["interruption ended"], timeout: .seconds(30)), "events: \(events.names)")
-            let after = try await frames.nextFrame()
-            #expect(after.presentationTimeStamp > before.presentationTimeStamp, "frames flow again after the replug")
-            await session.stopRunning()
+            #expect(try await Self.devices(daemon, become: Set(Vivid.captureNodes().map(\.uniqueID))), "both back, same uniqueIDs")
             #expect(!daemon.hasExited)
         }
     }
 
     // MARK: - Helpers
+
+    /// Waits up to 30 s until the daemon lists exactly `uniqueIDs`.
+    static func devices(_ daemon: DaemonProcess, become uniqueIDs: Set<String>) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            let list = try await camctl(["list", "--json"], socket: daemon.socketPath)
+            let devices = (try? Vivid.json(list)) as? [[String: Any]] ?? []
+            if Set(devices.compactMap { $0["uniqueID"] as? String }) == uniqueIDs { return true }
+            try await Task.sleep(for: .milliseconds(300))
+        }
+        return false
+    }
 
     /// Every "FOURCC WxH" and "FOURCC WxH interval" line of a format list, so
     /// two lists compare as sets.
