@@ -133,8 +133,7 @@ final class V4L2Camera: CameraBackend {
     /// Notes that another program holds the node; returns whether that is news.
     @discardableResult
     func markBusy() -> Bool {
-        let reason = "in use by another program" + (Self.holders(of: devicePath).map { " (\($0))" } ?? "")
-            + "; stop it to stream here"
+        let reason = Self.busyReason(devicePath)
         return state.withLock { state in
             defer { state.unavailableReason = reason }
             return state.unavailableReason == nil
@@ -154,6 +153,11 @@ final class V4L2Camera: CameraBackend {
             state.capturing = capturing
             if capturing { state.unavailableReason = nil }
         }
+    }
+
+    /// "in use by another program (pid 4242 v4l2-ctl); stop it to stream here".
+    static func busyReason(_ path: String) -> String {
+        "in use by another program" + (holders(of: path).map { " (\($0))" } ?? "") + "; stop it to stream here"
     }
 
     /// "pid 4242 v4l2-ctl" for each other process with the node open, from /proc.
@@ -291,8 +295,7 @@ extension V4L2Error {
     /// What a client is told.
     func rpcError(for uniqueID: String) -> RPCError {
         if meansBusy {
-            return RPCError(.deviceBusy, "\(uniqueID) (\(path)) is in use by another program"
-                + (V4L2Camera.holders(of: path).map { " (\($0))" } ?? "") + "; stop it to stream here")
+            return RPCError(.deviceBusy, "\(uniqueID) (\(path)) is \(V4L2Camera.busyReason(path))")
         }
         if meansDeviceLost {
             return RPCError(.deviceDisconnected, "\(uniqueID) (\(path)) was disconnected: \(self)")
