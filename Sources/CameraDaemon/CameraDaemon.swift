@@ -24,6 +24,8 @@ public final class CameraDaemon: Sendable {
         public var virtualCameraCount: Int?
         /// Serve the V4L2 cameras (/dev/video*) and follow hotplug.
         public var v4l2 = true
+        /// How to learn of V4L2 cameras plugged in or out while running.
+        public var hotplug = HotplugSource.automatic
         /// Bytes queued for one client past which it is disconnected.
         public var clientBacklogLimit = SocketConnection.defaultBacklogLimit
 
@@ -72,7 +74,7 @@ public final class CameraDaemon: Sendable {
             let finder = V4L2Discovery(registry: registry, logger: logger)
             finder.scan()
             do {
-                try finder.startMonitoring()
+                try finder.startMonitoring(configuration.hotplug)
             } catch {
                 logger.warning("hotplug is off: \(error)")
             }

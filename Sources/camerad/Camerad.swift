@@ -35,6 +35,11 @@ struct Camerad: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Serve the V4L2 cameras (/dev/video*) and follow hotplug.")
     var v4l2 = true
 
+    @Option(name: .long, help: ArgumentHelp(
+        "How to follow cameras plugged in or out; auto is libudev, else inotify on /dev.",
+        valueName: "source"))
+    var hotplug: HotplugSource = .automatic
+
     @Option(name: .long, help: ArgumentHelp("How much to log.", valueName: "level"))
     var logLevel: Logger.Level = .info
 
@@ -67,6 +72,7 @@ struct Camerad: AsyncParsableCommand {
         configuration.socketGroup = socketGroup
         configuration.virtualCameraCount = virtualCameras
         configuration.v4l2 = v4l2
+        configuration.hotplug = hotplug
 
         let signals = TerminationSignals.start()
         let daemon: CameraDaemon
@@ -83,6 +89,7 @@ struct Camerad: AsyncParsableCommand {
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+extension HotplugSource: ExpressibleByArgument {}
 
 /// Writes one line to stderr.
 func printToStandardError(_ line: String) {

@@ -58,9 +58,9 @@ enum Vivid {
     }
 
     /// camerad with V4L2 on (and no virtual camera asked for) on a temporary socket.
-    static func withDaemon<T>(_ body: (DaemonProcess) async throws -> T) async throws -> T {
+    static func withDaemon<T>(arguments: [String] = [], _ body: (DaemonProcess) async throws -> T) async throws -> T {
         try await withTemporarySocketPath { path in
-            let daemon = try await DaemonProcess(socketPath: path, timeout: .seconds(60))
+            let daemon = try await DaemonProcess(socketPath: path, arguments: arguments, timeout: .seconds(60))
             do {
                 let result = try await body(daemon)
                 await daemon.stop()

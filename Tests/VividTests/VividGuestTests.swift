@@ -8,7 +8,7 @@ import Testing
 @Suite(.serialized, .enabled(if: Vivid.isGuest, "runs inside scripts/vivid-vm, which VividVMTests boots"))
 struct VividGuestTests {
     /// How many tests this suite has, for the host to check they all ran.
-    static let testCount = 8
+    static let testCount = 9
 
     @Test func theDaemonListsEachCaptureNodeWithItsCardName() async throws {
         let nodes = Vivid.captureNodes()
@@ -172,9 +172,8 @@ struct VividGuestTests {
         }
     }
 
-    /// vivid's `disconnect` button unregisters the node as an unplug would (and
-    /// registers it again when its last user closes it); unloading and loading
-    /// the module unplugs and replugs for good.
+    /// vivid's `disconnect` button unregisters the node as an unplug would, and
+    /// registers it again when its last user closes it.
     @Test func aDisconnectEndsSessionsAndTheReturningDeviceResumesThoseThatAsked() async throws {
         let node = Vivid.singlePlanar
         try Vivid.setMode(node, "YUYV")
@@ -216,8 +215,16 @@ struct VividGuestTests {
             let after = try await frames.nextFrame()
             #expect(after.presentationTimeStamp > before.presentationTimeStamp, "frames flow again")
             await session.stopRunning()
+        }
+    }
 
-            // Unplug and replug for real: the module goes and comes back.
+    /// Unloading and loading the module unplugs and replugs both nodes for good;
+    /// the daemon follows through each hotplug source that works without udevd.
+    @Test(arguments: ["auto", "inotify"])
+    func unplugAndReplugAreFollowed(hotplug: String) async throws {
+        try await Vivid.withDaemon(arguments: ["--hotplug", hotplug]) { daemon in
+            let uniqueIDs = Set(Vivid.captureNodes().map(\.uniqueID))
+            #expect(try await Self.devices(daemon, become: uniqueIDs), "both served at start")
             let unload = try await runProcess("/bin/busybox", ["rmmod", "vivid"])
             #expect(unload.status == 0, "rmmod: \(unload.standardError)")
             #expect(try await Self.devices(daemon, become: []), "both nodes unplugged")
@@ -225,8 +232,11 @@ struct VividGuestTests {
             let options = Vivid.moduleOptions.split(separator: " ").map(String.init)
             let load = try await runProcess("/bin/busybox", ["insmod", module] + options)
             #expect(load.status == 0, "insmod: \(load.standardError)")
-            #expect(try await Self.devices(daemon, become: Set(Vivid.captureNodes().map(\.uniqueID))), "both back, same uniqueIDs")
+            #expect(try await Self.devices(daemon, become: uniqueIDs), "both back, same uniqueIDs")
             #expect(!daemon.hasExited)
+            // The VM has no udevd: auto takes the kernel's events through libudev.
+            let expected = hotplug == "inotify" ? "following hotplug through inotify on /dev" : "following hotplug through kernel events"
+            #expect(daemon.logText.contains(expected), "\(daemon.logText)")
         }
     }
 

@@ -8,12 +8,10 @@ import Synchronization
 import V4L2
 
 /// Finds the V4L2 cameras: scans /dev/video* at start, then follows hotplug
-/// through libudev's monitor, adding and removing devices in the registry.
+/// (see ``HotplugSource``), adding and removing devices in the registry.
 ///
-/// The monitor listens to udevd's events when udevd runs, else to the kernel's
-/// own (a container or a minimal VM has no udevd; device nodes come from
-/// devtmpfs then). Identity comes from sysfs through libudev, never from the
-/// node's number: see ``V4L2Identity``.
+/// Identity comes from sysfs through libudev, never from the node's number:
+/// see ``V4L2Identity``.
 final class V4L2Discovery: @unchecked Sendable {
     private let registry: DeviceRegistry
     private let logger: Logger
@@ -90,26 +88,29 @@ final class V4L2Discovery: @unchecked Sendable {
 
     // MARK: - Hotplug
 
-    /// Follows udev events on a thread of its own until ``stop()``.
+    /// Follows hotplug on a thread of its own until ``stop()``.
     ///
-    /// - Throws: ``DaemonError`` when no monitor can be made (no netlink).
-    func startMonitoring() throws {
-        guard let udev = udev_new() else { throw DaemonError.invalidConfiguration("libudev: udev_new failed") }
-        let source = access("/run/udev/control", F_OK) == 0 ? "udev" : "kernel"
-        guard let monitor = udev_monitor_new_from_netlink(udev, source),
-              udev_monitor_filter_add_match_subsystem_devtype(monitor, "video4linux", nil) >= 0,
-              udev_monitor_enable_receiving(monitor) >= 0
-        else {
-            udev_unref(udev)
-            throw DaemonError.invalidConfiguration("libudev: cannot listen to \(source) events: \(String(cString: strerror(errno)))")
+    /// - Throws: ``DaemonError`` when `source` cannot be listened to (no
+    ///   netlink for libudev, no inotify); `.automatic` throws only when neither works.
+    func startMonitoring(_ source: HotplugSource) throws {
+        let monitor: any HotplugMonitor
+        switch source {
+        case .off: return
+        case .udev: monitor = try UDevHotplugMonitor()
+        case .inotify: monitor = try INotifyHotplugMonitor(folder: devicesFolder)
+        case .automatic:
+            do {
+                monitor = try UDevHotplugMonitor()
+            } catch {
+                logger.info("\(error); following hotplug through inotify instead")
+                monitor = try INotifyHotplugMonitor(folder: devicesFolder)
+            }
         }
-        logger.debug("following hotplug through \(source) events")
+        logger.debug("following hotplug through \(monitor.name)")
         monitoring = true
-        nonisolated(unsafe) let handles = (udev: udev, monitor: monitor)
+        nonisolated(unsafe) let owned = monitor
         let thread = Thread { [self] in
-            follow(handles.monitor)
-            udev_monitor_unref(handles.monitor)
-            udev_unref(handles.udev)
+            follow(owned)
             finished.signal()
         }
         thread.name = "camerad-hotplug"
@@ -125,25 +126,23 @@ final class V4L2Discovery: @unchecked Sendable {
         monitoring = false
     }
 
-    private func follow(_ monitor: OpaquePointer) {
-        var descriptors = [pollfd(fd: udev_monitor_get_fd(monitor), events: Int16(POLLIN), revents: 0),
+    private func follow(_ monitor: any HotplugMonitor) {
+        var descriptors = [pollfd(fd: monitor.fileDescriptor, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
         while poll(&descriptors, 2, -1) >= 0 || errno == EINTR {
             if descriptors[1].revents != 0 { return }
-            guard descriptors[0].revents != 0, let device = udev_monitor_receive_device(monitor) else { continue }
-            defer { udev_device_unref(device) }
-            guard let action = udev_device_get_action(device).map({ String(cString: $0) }),
-                  let node = udev_device_get_devnode(device).map({ String(cString: $0) })
-            else { continue }
-            switch action {
-            case "add": addWhenReady(node)
-            case "remove": remove(path: node)
-            default: break
+            guard descriptors[0].revents != 0 else { continue }
+            for event in monitor.read() {
+                switch event.action {
+                case .add: addWhenReady(event.path)
+                case .remove: remove(path: event.path)
+                }
             }
         }
     }
 
-    /// With kernel events the node may not answer for a moment: try for a second.
+    /// With kernel or inotify events the node may not answer for a moment (udev
+    /// still sets its permissions): try for a second.
     private func addWhenReady(_ path: String) {
         for _ in 0..<10 {
             if add(path: path) != nil || registry.devices.contains(where: { ($0 as? V4L2Camera)?.devicePath == path }) {
