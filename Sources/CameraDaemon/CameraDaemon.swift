@@ -1,6 +1,7 @@
 import CameraIPC
 import CameraProtocol
 import Glibc
+import Foundation
 import Logging
 
 /// The camera server: owns the devices, listens on the socket, serves calls.
@@ -26,6 +27,9 @@ public final class CameraDaemon: Sendable {
         public var v4l2 = true
         /// How to learn of V4L2 cameras plugged in or out while running.
         public var hotplug = HotplugSource.automatic
+        /// Where `camctl set --persist` stores settings; nil: nothing is stored.
+        /// See ``defaultStateDirectory``.
+        public var stateDirectory: String?
         /// Bytes queued for one client past which it is disconnected.
         public var clientBacklogLimit = SocketConnection.defaultBacklogLimit
 
@@ -35,7 +39,17 @@ public final class CameraDaemon: Sendable {
     }
 
     /// What Hello reports this daemon can do.
-    public static let features = ["devices", "device-events", "virtual-cameras", "ping", "streaming"]
+    public static let features = [
+        "devices", "device-events", "virtual-cameras", "ping", "streaming", "configuration-lock", "configure-device",
+    ]
+
+    /// `$XDG_STATE_HOME/camerad` when set, else /var/lib/camerad for root, else
+    /// ~/.local/state/camerad.
+    public static func defaultStateDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let state = environment["XDG_STATE_HOME"], !state.isEmpty { return state + "/camerad" }
+        if getuid() == 0 { return "/var/lib/camerad" }
+        return (environment["HOME"] ?? "/tmp") + "/.local/state/camerad"
+    }
 
     public let configuration: Configuration
     private let logger: Logger
@@ -69,6 +83,9 @@ public final class CameraDaemon: Sendable {
         let socket = try DaemonSocket.claim(
             path: configuration.socketPath, mode: configuration.socketMode, group: configuration.socketGroup)
         let registry = DeviceRegistry(logger: logger)
+        let defaults = configuration.stateDirectory.map { DefaultsStore(folder: $0, logger: logger) }
+        let configurator = DeviceConfigurator(registry: registry, defaults: defaults, logger: logger)
+        registry.observeAdditions { device in configurator.restoreDefaults(of: device) }
         var discovery: V4L2Discovery?
         if configuration.v4l2 {
             let finder = V4L2Discovery(registry: registry, logger: logger)
@@ -98,12 +115,14 @@ public final class CameraDaemon: Sendable {
         }
 
         var router = RPCRouter()
-        CameraServiceHandlers(registry: registry, virtualCameras: roster, policy: AccessPolicy()).register(in: &router)
+        CameraServiceHandlers(registry: registry, virtualCameras: roster, policy: AccessPolicy(), configurator: configurator)
+            .register(in: &router)
         do {
             let loop = try EventLoop(name: "camerad-io")
             let server = RPCServer(
                 listener: socket.listener, loop: loop, router: router, logger: logger,
-                backlogLimit: configuration.clientBacklogLimit, hello: Self.answerHello)
+                backlogLimit: configuration.clientBacklogLimit, hello: Self.answerHello,
+                onConnectionClosed: { connection in registry.locks.releaseAll(heldBy: connection.id) })
             try server.start()
             logger.info("camerad \(cameradVersion) serving \(registry.devices.count) device(s) on \(configuration.socketPath)")
             return CameraDaemon(configuration: configuration, logger: logger, loop: loop, socket: socket,

@@ -19,9 +19,35 @@ final class DeviceRegistry: Sendable {
     }
     private let state = Mutex(State())
     private let logger: Logger
+    /// Who may configure each device.
+    let locks = ConfigurationLocks()
+    private let additionObserver = Mutex<@Sendable (any CameraBackend) -> Void>({ _ in })
+
+    /// `handler` is given each device as it is added, after the watchers heard of it.
+    func observeAdditions(_ handler: @escaping @Sendable (any CameraBackend) -> Void) {
+        additionObserver.withLock { $0 = handler }
+    }
 
     init(logger: Logger = Logger(label: "camerad")) {
         self.logger = logger
+        locks.observe { [weak self] uniqueID in self?.lockDidChange(uniqueID) }
+    }
+
+    /// A device as clients see it: its own description, the mode it runs in
+    /// now, and who holds its lock.
+    func describe(_ device: any CameraBackend) -> Camerad_V1_Device {
+        describe(device, streamer: streamer(device.uniqueID))
+    }
+
+    private func describe(_ device: any CameraBackend, streamer: DeviceStreamer?) -> Camerad_V1_Device {
+        var description = device.describe()
+        if let mode = streamer?.runningMode {
+            description.activeFormatIndex = UInt32(mode.formatIndex)
+            description.activeMinFrameDuration = mode.frameDuration
+            description.activeMaxFrameDuration = mode.frameDuration
+        }
+        if let holder = locks.holder(of: device.uniqueID) { description.lock = holder.proto }
+        return description
     }
 
     /// Every device, in the order they arrived.
@@ -51,11 +77,14 @@ final class DeviceRegistry: Sendable {
             }
             state.devices.append(device)
             let uniqueID = device.uniqueID
-            state.streamers[uniqueID] = DeviceStreamer(device: device, logger: logger) { [weak self] error in
+            state.streamers[uniqueID] = DeviceStreamer(device: device, logger: logger, onDeviceLost: { [weak self] error in
                 self?.remove(uniqueID, because: error)
-            }
-            Self.broadcast(.connected, device.describe(), to: state.subscribers)
+            }, onDeviceChanged: { [weak self, weak device] in
+                if let device { self?.deviceDidChange(device) }
+            })
+            Self.broadcast(.connected, describe(device, streamer: nil), to: state.subscribers)
         }
+        additionObserver.withLock { $0 }(device)
     }
 
     /// Removes a device, ends its streams as disconnected (with `error`, else a
@@ -65,7 +94,7 @@ final class DeviceRegistry: Sendable {
         let removed = state.withLock { state -> (any CameraBackend, DeviceStreamer?)? in
             guard let index = state.devices.firstIndex(where: { $0.uniqueID == uniqueID }) else { return nil }
             let device = state.devices.remove(at: index)
-            var description = device.describe()
+            var description = describe(device, streamer: nil)
             description.isConnected = false
             Self.broadcast(.disconnected, description, to: state.subscribers)
             return (device, state.streamers.removeValue(forKey: uniqueID))
@@ -80,7 +109,16 @@ final class DeviceRegistry: Sendable {
     func deviceDidChange(_ device: any CameraBackend) {
         state.withLock { state in
             guard state.devices.contains(where: { $0 === device }) else { return }
-            Self.broadcast(.changed, device.describe(), to: state.subscribers)
+            Self.broadcast(.changed, describe(device, streamer: state.streamers[device.uniqueID]), to: state.subscribers)
+        }
+    }
+
+    /// Tells the watchers a device's configuration lock was taken or released.
+    private func lockDidChange(_ uniqueID: String) {
+        state.withLock { state in
+            guard let device = state.devices.first(where: { $0.uniqueID == uniqueID }) else { return }
+            let description = describe(device, streamer: state.streamers[uniqueID])
+            Self.broadcast(description.hasLock ? .locked : .unlocked, description, to: state.subscribers)
         }
     }
 
@@ -91,7 +129,9 @@ final class DeviceRegistry: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: Event.self)
         let id = state.withLock { state in
             if includeExisting {
-                for device in state.devices { continuation.yield(Self.event(.connected, device.describe())) }
+                for device in state.devices {
+                    continuation.yield(Self.event(.connected, describe(device, streamer: state.streamers[device.uniqueID])))
+                }
             }
             continuation.yield(Self.event(.subscribed, nil))
             defer { state.nextSubscriberID += 1 }

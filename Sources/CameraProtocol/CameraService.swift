@@ -28,8 +28,14 @@ public enum CameraService {
         service: name, method: "Stream", kind: .bidirectionalStreaming)
     public static let getDeviceStatistics = Method<Camerad_V1_GetDeviceStatisticsRequest, Camerad_V1_DeviceStatistics>(
         service: name, method: "GetDeviceStatistics", kind: .unary)
-    public static let setControls = Method<Camerad_V1_SetControlsRequest, Camerad_V1_SetControlsResponse>(
-        service: name, method: "SetControls", kind: .unary)
+    public static let lockForConfiguration = Method<
+        Camerad_V1_LockForConfigurationRequest, Camerad_V1_LockForConfigurationResponse
+    >(service: name, method: "LockForConfiguration", kind: .unary)
+    public static let unlockForConfiguration = Method<
+        Camerad_V1_UnlockForConfigurationRequest, Camerad_V1_UnlockForConfigurationResponse
+    >(service: name, method: "UnlockForConfiguration", kind: .unary)
+    public static let configureDevice = Method<Camerad_V1_ConfigureDeviceRequest, Camerad_V1_ConfigureDeviceResponse>(
+        service: name, method: "ConfigureDevice", kind: .unary)
 
     /// Every method's name and shape, for checks against the .proto file.
     public static let all: [(name: String, kind: MethodKind)] = [
@@ -42,6 +48,8 @@ public enum CameraService {
         (ping.name, ping.kind),
         (stream.name, stream.kind),
         (getDeviceStatistics.name, getDeviceStatistics.kind),
-        (setControls.name, setControls.kind),
+        (lockForConfiguration.name, lockForConfiguration.kind),
+        (unlockForConfiguration.name, unlockForConfiguration.kind),
+        (configureDevice.name, configureDevice.kind),
     ]
 }

@@ -29,7 +29,9 @@ public final class DaemonProcess: @unchecked Sendable {
         log = try TemporaryFile()
         process = Process()
         process.executableURL = URL(fileURLWithPath: Binaries.camerad)
-        process.arguments = (passSocket ? ["--socket", socketPath] : []) + ["--log-level", "debug"] + arguments
+        // Stored defaults stay beside the socket unless the test says where.
+        let state = arguments.contains("--state-dir") ? [] : ["--state-dir", (socketPath as NSString).deletingLastPathComponent + "/state"]
+        process.arguments = (passSocket ? ["--socket", socketPath] : []) + ["--log-level", "debug"] + state + arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = log.handle
         process.standardError = log.handle

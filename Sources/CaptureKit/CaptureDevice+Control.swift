@@ -73,24 +73,3 @@ extension CaptureDevice {
         }
     }
 }
-
-extension CaptureDevice {
-    /// Sets controls by v4l2-ctl name, all or none — like
-    /// `v4l2-ctl -c brightness=200,horizontal_flip=1` — and takes the device's
-    /// new state. Linux only; for menus the value is the entry's index.
-    ///
-    /// - Throws: `invalidArgument` naming a control the device lacks or a value
-    ///   outside its range.
-    public func setControls(_ values: [(name: String, value: Int64)]) async throws(CaptureError) {
-        var request = Camerad_V1_SetControlsRequest()
-        request.uniqueID = uniqueID
-        request.values = values.map { name, value in
-            var control = Camerad_V1_ControlValue()
-            control.name = name
-            control.value = value
-            return control
-        }
-        let response = try await DaemonClient.shared.unary(CameraService.setControls, request)
-        LiveDevices.shared.update(response.device)
-    }
-}

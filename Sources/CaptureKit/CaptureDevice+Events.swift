@@ -3,12 +3,16 @@ import Foundation
 import Synchronization
 
 extension CaptureDevice {
-    /// A device came, went, or changed.
+    /// A device came, went, or changed, or its configuration lock was taken or released.
     public struct Event: Sendable, CustomStringConvertible {
         public enum Kind: String, Sendable {
             case connected
             case disconnected
             case changed
+            /// A client took the configuration lock: ``CaptureDevice/configurationLockHolder``.
+            case locked
+            /// The configuration lock was released (unlocked, or its holder went).
+            case unlocked
         }
 
         public let kind: Kind
@@ -85,6 +89,8 @@ extension CaptureDevice.Event {
         case .connected: kind = .connected
         case .disconnected: kind = .disconnected
         case .changed: kind = .changed
+        case .locked: kind = .locked
+        case .unlocked: kind = .unlocked
         default: return nil
         }
         self.kind = kind
@@ -171,7 +177,7 @@ final class DeviceNotifier: Sendable {
                         let name: Notification.Name? = switch event.kind {
                         case .connected: CaptureDevice.wasConnectedNotification
                         case .disconnected: CaptureDevice.wasDisconnectedNotification
-                        case .changed: nil
+                        case .changed, .locked, .unlocked: nil
                         }
                         if let name { NotificationCenter.default.post(name: name, object: event.device) }
                     }

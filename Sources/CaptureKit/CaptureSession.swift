@@ -81,7 +81,9 @@ public final class CaptureSession: @unchecked Sendable {
     private let state = Mutex(State())
     private let work = Mutex<Task<Void, Never>?>(nil)
 
-    public init() {}
+    public init() {
+        LiveSessions.shared.add(self)
+    }
 
     // MARK: - Inputs, outputs, connections
 
@@ -156,6 +158,12 @@ public final class CaptureSession: @unchecked Sendable {
             state.withLock { $0.preset = newValue }
             configurationDidChange()
         }
+    }
+
+    /// The session's device got an `activeFormat`: as in AVFoundation, the
+    /// preset becomes `.inputPriority` (the format is already in force).
+    func activeFormatWasSet() {
+        state.withLock { $0.preset = .inputPriority }
     }
 
     /// Whether every device input supports `preset` (true with none).
@@ -491,6 +499,31 @@ extension SessionPreset {
         case .hd4K3840x2160: .hd4K3840X2160
         case .inputPriority: .inputPriority
         default: .unspecified
+        }
+    }
+}
+
+/// Every CaptureSession alive in the process, so that a device's new
+/// `activeFormat` reaches the sessions using it.
+final class LiveSessions: Sendable {
+    static let shared = LiveSessions()
+
+    private struct Entry {
+        weak var session: CaptureSession?
+    }
+    private let entries = Mutex<[Entry]>([])
+
+    func add(_ session: CaptureSession) {
+        entries.withLock { entries in
+            entries.removeAll { $0.session == nil }
+            entries.append(Entry(session: session))
+        }
+    }
+
+    func deviceActiveFormatWasSet(_ device: CaptureDevice) {
+        let sessions = entries.withLock { $0.compactMap(\.session) }
+        for session in sessions where session.inputs.contains(where: { ($0 as? CaptureDeviceInput)?.device == device }) {
+            session.activeFormatWasSet()
         }
     }
 }

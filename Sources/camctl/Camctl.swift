@@ -14,7 +14,10 @@ struct Camctl: AsyncParsableCommand {
             is printed on one line), 2 usage error.
             """,
         version: "0.1.0",
-        subcommands: [List.self, Info.self, Stream.self, Set.self, Stats.self, Watch.self, Virtual.self, Ping.self]
+        subcommands: [
+            List.self, Info.self, Controls.self, Get.self, Set.self, Lock.self, Stream.self, Stats.self, Watch.self,
+            Virtual.self, Ping.self,
+        ]
     )
 
     // Declared here too, so that `camctl --socket PATH list` parses as well as

@@ -65,6 +65,57 @@ struct DeviceDetails: Encodable {
         let value: Int64
         let flags: [String]
         let menuItems: [MenuItem]
+
+        init(_ control: CaptureDevice.Control) {
+            id = control.id
+            name = control.name
+            displayName = control.displayName
+            type = control.kind.rawValue
+            minimum = control.minimum
+            maximum = control.maximum
+            step = control.step
+            defaultValue = control.defaultValue
+            value = control.value
+            flags = DeviceText.flagNames(control.flags)
+            menuItems = control.menuItems.map { MenuItem(index: $0.index, name: $0.name, value: $0.value) }
+        }
+    }
+
+    /// The AVFoundation-named settings in force.
+    struct Settings: Encodable {
+        let focusMode: String?
+        let lensPosition: Float?
+        let focusPointOfInterest: [Double]
+        let isAdjustingFocus: Bool
+        let exposureMode: String?
+        let exposureDuration: String
+        let iso: Float
+        let exposurePointOfInterest: [Double]
+        let isAdjustingExposure: Bool
+        let whiteBalanceMode: String?
+        let whiteBalanceTemperature: Float
+        let isAdjustingWhiteBalance: Bool
+        let torchMode: String
+        let torchLevel: Float
+        let videoZoomFactor: Double
+
+        init(_ device: CaptureDevice) {
+            focusMode = device.focusMode.map { "\($0)" }
+            lensPosition = device.lensPosition
+            focusPointOfInterest = [Double(device.focusPointOfInterest.x), Double(device.focusPointOfInterest.y)]
+            isAdjustingFocus = device.isAdjustingFocus
+            exposureMode = device.exposureMode.map { "\($0)" }
+            exposureDuration = "\(device.exposureDuration.value)/\(device.exposureDuration.timescale)"
+            iso = device.iso
+            exposurePointOfInterest = [Double(device.exposurePointOfInterest.x), Double(device.exposurePointOfInterest.y)]
+            isAdjustingExposure = device.isAdjustingExposure
+            whiteBalanceMode = device.whiteBalanceMode.map { "\($0)" }
+            whiteBalanceTemperature = device.whiteBalanceTemperature
+            isAdjustingWhiteBalance = device.isAdjustingWhiteBalance
+            torchMode = "\(device.torchMode)"
+            torchLevel = device.torchLevel
+            videoZoomFactor = device.videoZoomFactor
+        }
     }
 
     struct Capabilities: Encodable {
@@ -98,6 +149,9 @@ struct DeviceDetails: Encodable {
     let formats: [Format]
     let controls: [Control]
     let capabilities: Capabilities
+    let settings: Settings
+    /// "pid 4242 (obs)" while another client holds the configuration lock.
+    let configurationLockHolder: String?
 
     init(_ device: CaptureDevice) {
         func names<T>(_ all: [T], _ supported: (T) -> Bool) -> [String] {
@@ -130,14 +184,9 @@ struct DeviceDetails: Encodable {
                                maxFrameDuration: fraction($0.maxFrameDuration))
                 })
         }
-        controls = device.controls.map { control in
-            Control(
-                id: control.id, name: control.name, displayName: control.displayName, type: control.kind.rawValue,
-                minimum: control.minimum, maximum: control.maximum, step: control.step,
-                defaultValue: control.defaultValue, value: control.value,
-                flags: DeviceText.flagNames(control.flags),
-                menuItems: control.menuItems.map { Control.MenuItem(index: $0.index, name: $0.name, value: $0.value) })
-        }
+        controls = device.controls.map(Control.init)
+        settings = Settings(device)
+        configurationLockHolder = device.configurationLockHolder?.description
         capabilities = Capabilities(
             focusModes: names(CaptureDevice.FocusMode.allCases, device.isFocusModeSupported),
             isLockingFocusWithCustomLensPositionSupported: device.isLockingFocusWithCustomLensPositionSupported,

@@ -40,6 +40,11 @@ struct Camerad: AsyncParsableCommand {
         valueName: "source"))
     var hotplug: HotplugSource = .automatic
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Where 'camctl set --persist' stores settings (default: $XDG_STATE_HOME/camerad, else /var/lib/camerad as root, else ~/.local/state/camerad).",
+        valueName: "path"))
+    var stateDir: String?
+
     @Option(name: .long, help: ArgumentHelp("How much to log.", valueName: "level"))
     var logLevel: Logger.Level = .info
 
@@ -73,6 +78,7 @@ struct Camerad: AsyncParsableCommand {
         configuration.virtualCameraCount = virtualCameras
         configuration.v4l2 = v4l2
         configuration.hotplug = hotplug
+        configuration.stateDirectory = stateDir ?? CameraDaemon.defaultStateDirectory()
 
         let signals = TerminationSignals.start()
         let daemon: CameraDaemon

@@ -14,8 +14,20 @@ protocol CameraBackend: AnyObject, Sendable {
     /// The device as clients see it now (`isConnected` true).
     func describe() -> Camerad_V1_Device
 
-    /// The mode a stream gets when it does not ask for another.
+    /// The mode a stream gets when it does not ask for another: the configured
+    /// one, else the device's own.
     var activeMode: CaptureMode { get }
+
+    /// The mode set under the configuration lock (or restored from the stored
+    /// defaults): every stream that starts the idle device runs it, whatever
+    /// its preset. Nil: presets pick.
+    var configuredMode: CaptureMode? { get }
+
+    /// Makes `mode` the configured one; a V4L2 node is set to it at once when idle.
+    func configure(_ mode: CaptureMode) throws
+
+    /// Points of interest, the kind of manual exposure, settling automatic modes.
+    var settingsState: CameraSettingsState { get }
 
     /// Starts making frames in `mode`, calling `onFrame` for each on a capture
     /// thread of its own, until the returned stream is stopped or the device
@@ -35,6 +47,16 @@ protocol CameraBackend: AnyObject, Sendable {
 
 extension CameraBackend {
     func refreshAvailability() -> Bool { false }
+
+    /// Fills in what follows from the controls: capabilities and the
+    /// AVFoundation-named settings.
+    func completeDescription(_ device: inout Camerad_V1_Device) {
+        device.capabilities = DeviceCapabilities.derive(from: device.controls)
+        CameraSettingsMapping.addRanges(to: &device.capabilities, from: device.controls)
+        device.capabilities.focusPointOfInterestSupported = settingsState.supportsPointsOfInterest
+        device.capabilities.exposurePointOfInterestSupported = settingsState.supportsPointsOfInterest
+        device.settings = CameraSettingsMapping.settings(from: device.controls, state: settingsState)
+    }
 }
 
 /// A device making frames; ``stop()`` ends it and waits for its thread.

@@ -26,12 +26,16 @@ final class V4L2Camera: CameraBackend {
     private struct State {
         var controls: [Camerad_V1_Control]
         var driverControls: [V4L2Control]
-        var activeMode: CaptureMode
+        /// The node's own mode, as last read.
+        var nodeMode: CaptureMode
+        var configuredMode: CaptureMode?
         var unavailableReason: String?
         var lastAvailabilityCheck: Int64 = 0
         var capturing = false
     }
     private let state: Mutex<State>
+    /// V4L2 has no points of interest; UVC cameras report no settling either.
+    let settingsState = CameraSettingsState(supportsPointsOfInterest: false, settling: .zero)
 
     /// Reads a node: nil when it is not a video capture node (metadata, output,
     /// radio, touch...) or has no format camerad can stream.
@@ -73,20 +77,43 @@ final class V4L2Camera: CameraBackend {
         self.position = position
         self.onLost = onLost
         state = Mutex(State(controls: driverControls.map { Self.control($0, value: values[$0.id]) },
-                            driverControls: driverControls, activeMode: mode))
+                            driverControls: driverControls, nodeMode: mode))
     }
 
-    /// The mode the node is set to (another program, such as `v4l2-ctl
-    /// --set-fmt-video`, may have set it), read again while camerad is not
-    /// capturing from it.
+    /// The configured mode, else the one the node is set to (another program,
+    /// such as `v4l2-ctl --set-fmt-video`, may have set it), read again while
+    /// camerad is not capturing from it.
     var activeMode: CaptureMode {
+        if let configured = configuredMode { return configured }
         if !state.withLock({ $0.capturing }), let device = try? V4L2Device(path: devicePath),
            let mode = Self.startingMode(formats, current: try? device.format(), interval: try? device.frameInterval()) {
             state.withLock { state in
-                if !state.capturing { state.activeMode = mode }
+                if !state.capturing { state.nodeMode = mode }
             }
         }
-        return state.withLock { $0.activeMode }
+        return state.withLock { $0.nodeMode }
+    }
+
+    var configuredMode: CaptureMode? { state.withLock { $0.configuredMode } }
+
+    /// Sets the node to `mode` now when camerad is not capturing from it (as
+    /// `v4l2-ctl --set-fmt-video --set-parm` would), so other programs see it too.
+    func configure(_ mode: CaptureMode) throws {
+        if !state.withLock({ $0.capturing }) {
+            do {
+                let device = try V4L2Device(path: devicePath)
+                _ = try device.setFormat(fourcc: mode.format.fourcc, width: mode.format.width, height: mode.format.height)
+                if !mode.format.frameRateRanges.isEmpty {
+                    _ = try? device.setFrameInterval(V4L2Fraction(mode.frameDuration.numerator, mode.frameDuration.denominator))
+                }
+            } catch {
+                throw error.rpcError(for: uniqueID)
+            }
+        }
+        state.withLock { state in
+            state.configuredMode = mode
+            state.nodeMode = mode
+        }
     }
 
     func describe() -> Camerad_V1_Device {
@@ -103,13 +130,14 @@ final class V4L2Camera: CameraBackend {
         device.formats = formats
         device.supportedPresets = supportedPresets
         state.withLock { state in
-            device.activeFormatIndex = UInt32(state.activeMode.formatIndex)
-            device.activeMinFrameDuration = state.activeMode.frameDuration
-            device.activeMaxFrameDuration = state.activeMode.frameDuration
+            let mode = state.configuredMode ?? state.nodeMode
+            device.activeFormatIndex = UInt32(mode.formatIndex)
+            device.activeMinFrameDuration = mode.frameDuration
+            device.activeMaxFrameDuration = mode.frameDuration
             device.controls = state.controls
             if let reason = state.unavailableReason { device.unavailableReason = reason }
         }
-        device.capabilities = DeviceCapabilities.derive(from: device.controls)
+        completeDescription(&device)
         return device
     }
 

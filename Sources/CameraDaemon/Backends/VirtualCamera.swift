@@ -58,10 +58,10 @@ final class VirtualCamera: CameraBackend {
 
     struct State {
         var controls: [Camerad_V1_Control]
-        var activeFormatIndex: Int
-        var frameDuration: Camerad_V1_Fraction
+        var configuredMode: CaptureMode?
     }
     let state: Mutex<State>
+    let settingsState = CameraSettingsState(supportsPointsOfInterest: true, settling: .milliseconds(400))
 
     init(index: Int, localizedName: String? = nil, position: Camerad_V1_Position = .unspecified, options: Options = Options()) {
         self.index = index
@@ -69,15 +69,21 @@ final class VirtualCamera: CameraBackend {
         self.localizedName = localizedName.flatMap { $0.isEmpty ? nil : $0 } ?? "Virtual Camera \(index)"
         self.position = position
         self.options = options
-        state = Mutex(State(controls: Self.defaultControls(), activeFormatIndex: options.formatIndex,
-                            frameDuration: options.frameDuration))
+        state = Mutex(State(controls: Self.defaultControls()))
     }
 
-    var activeMode: CaptureMode {
-        state.withLock { state in
-            CaptureMode(formatIndex: state.activeFormatIndex, format: Self.formats[state.activeFormatIndex],
-                        frameDuration: state.frameDuration)
-        }
+    /// The mode it was created in.
+    var startingMode: CaptureMode {
+        CaptureMode(formatIndex: options.formatIndex, format: Self.formats[options.formatIndex],
+                    frameDuration: options.frameDuration)
+    }
+
+    var activeMode: CaptureMode { configuredMode ?? startingMode }
+
+    var configuredMode: CaptureMode? { state.withLock { $0.configuredMode } }
+
+    func configure(_ mode: CaptureMode) throws {
+        state.withLock { $0.configuredMode = mode }
     }
 
     func describe() -> Camerad_V1_Device {
@@ -92,13 +98,12 @@ final class VirtualCamera: CameraBackend {
         device.isConnected = true
         device.formats = Self.formats
         device.supportedPresets = Self.supportedPresets
-        state.withLock { state in
-            device.activeFormatIndex = UInt32(state.activeFormatIndex)
-            device.activeMinFrameDuration = state.frameDuration
-            device.activeMaxFrameDuration = state.frameDuration
-            device.controls = state.controls
-        }
-        device.capabilities = DeviceCapabilities.derive(from: device.controls)
+        let mode = activeMode
+        device.activeFormatIndex = UInt32(mode.formatIndex)
+        device.activeMinFrameDuration = mode.frameDuration
+        device.activeMaxFrameDuration = mode.frameDuration
+        device.controls = state.withLock { $0.controls }
+        completeDescription(&device)
         return device
     }
 }

@@ -6,6 +6,10 @@ struct CameraServiceHandlers: Sendable {
     let registry: DeviceRegistry
     let virtualCameras: VirtualCameraRoster
     let policy: AccessPolicy
+    let configurator: DeviceConfigurator
+
+    /// The longest a LockForConfiguration may wait.
+    static let maxLockWait = Duration.seconds(3600)
 
     /// Ping payloads larger than this are refused.
     static let maxPingPayload = 64 * 1024
@@ -19,7 +23,9 @@ struct CameraServiceHandlers: Sendable {
         router.register(CameraService.ping, bidirectional: ping)
         router.register(CameraService.stream, bidirectional: stream)
         router.register(CameraService.getDeviceStatistics, unary: getDeviceStatistics)
-        router.register(CameraService.setControls, unary: setControls)
+        router.register(CameraService.lockForConfiguration, unary: lockForConfiguration)
+        router.register(CameraService.unlockForConfiguration, unary: unlockForConfiguration)
+        router.register(CameraService.configureDevice, unary: configureDevice)
     }
 
     @Sendable func listDevices(
@@ -27,7 +33,7 @@ struct CameraServiceHandlers: Sendable {
     ) async throws -> Camerad_V1_ListDevicesResponse {
         var response = Camerad_V1_ListDevicesResponse()
         refreshAvailability(of: registry.devices)
-        response.devices = registry.devices.map { $0.describe() }.filter { $0.matches(request.filter) }
+        response.devices = registry.devices.map(registry.describe).filter { $0.matches(request.filter) }
         return response
     }
 
@@ -37,18 +43,40 @@ struct CameraServiceHandlers: Sendable {
         var response = Camerad_V1_GetDeviceResponse()
         let device = try device(request.uniqueID)
         refreshAvailability(of: [device])
-        response.device = device.describe()
+        response.device = registry.describe(device)
         return response
     }
 
-    @Sendable func setControls(
-        _ request: Camerad_V1_SetControlsRequest, _ context: RPCContext
-    ) async throws -> Camerad_V1_SetControlsResponse {
+    @Sendable func lockForConfiguration(
+        _ request: Camerad_V1_LockForConfigurationRequest, _ context: RPCContext
+    ) async throws -> Camerad_V1_LockForConfigurationResponse {
         let device = try device(request.uniqueID)
-        try device.setControls(ControlChange.resolve(request.values, on: device.describe()))
-        registry.deviceDidChange(device)
-        var response = Camerad_V1_SetControlsResponse()
-        response.device = device.describe()
+        let wait = Duration.milliseconds(request.waitMs)
+        guard wait <= Self.maxLockWait else {
+            throw RPCError(.invalidArgument, "wait_ms \(request.waitMs) is over an hour; wait less")
+        }
+        var response = Camerad_V1_LockForConfigurationResponse()
+        response.lockCount = UInt32(try await registry.locks.lock(device.uniqueID, for: context, wait: wait))
+        response.device = registry.describe(device)
+        return response
+    }
+
+    @Sendable func unlockForConfiguration(
+        _ request: Camerad_V1_UnlockForConfigurationRequest, _ context: RPCContext
+    ) async throws -> Camerad_V1_UnlockForConfigurationResponse {
+        var response = Camerad_V1_UnlockForConfigurationResponse()
+        response.lockCount = UInt32(try registry.locks.unlock(request.uniqueID, connectionID: context.connectionID))
+        return response
+    }
+
+    @Sendable func configureDevice(
+        _ request: Camerad_V1_ConfigureDeviceRequest, _ context: RPCContext
+    ) async throws -> Camerad_V1_ConfigureDeviceResponse {
+        let device = try device(request.uniqueID)
+        try registry.locks.requireHolder(device.uniqueID, connectionID: context.connectionID, toChange: "the configuration")
+        try configurator.apply(request.configuration, to: device, persist: request.persist)
+        var response = Camerad_V1_ConfigureDeviceResponse()
+        response.device = registry.describe(device)
         return response
     }
 
@@ -76,7 +104,7 @@ struct CameraServiceHandlers: Sendable {
             localizedName: request.localizedName, position: request.position,
             options: VirtualCamera.Options(request))
         var response = Camerad_V1_AddVirtualCameraResponse()
-        response.device = camera.describe()
+        response.device = registry.describe(camera)
         return response
     }
 

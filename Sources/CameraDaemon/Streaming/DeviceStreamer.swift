@@ -48,6 +48,8 @@ final class DeviceStreamer: @unchecked Sendable {
 
     private struct State {
         var mode: CaptureMode?
+        /// The mode of the last capture, to go back to when a mode change fails.
+        var previousMode: CaptureMode?
         var capture: (any CaptureStream)?
         /// Counts capture starts, so frames from a capture being stopped are ignored.
         var generation: UInt64 = 0
@@ -63,12 +65,20 @@ final class DeviceStreamer: @unchecked Sendable {
     /// Called when a capture finds the device gone: the registry removes it,
     /// which ends the streams.
     private let onDeviceLost: @Sendable (RPCError) -> Void
+    /// Called when the streamer changed the device's description (the torch
+    /// turned off as capture stopped).
+    private let onDeviceChanged: @Sendable () -> Void
 
-    init(device: any CameraBackend, logger: Logger, onDeviceLost: @escaping @Sendable (RPCError) -> Void = { _ in }) {
+    init(device: any CameraBackend, logger: Logger, onDeviceLost: @escaping @Sendable (RPCError) -> Void = { _ in },
+         onDeviceChanged: @escaping @Sendable () -> Void = {}) {
         self.device = device
         self.logger = logger
         self.onDeviceLost = onDeviceLost
+        self.onDeviceChanged = onDeviceChanged
     }
+
+    /// The mode the device captures in now; nil when idle.
+    var runningMode: CaptureMode? { state.withLock { $0.mode } }
 
     // MARK: - Streams
 
@@ -80,7 +90,8 @@ final class DeviceStreamer: @unchecked Sendable {
     func open(_ request: Camerad_V1_OpenStream, writer: ResponseWriter<Camerad_V1_StreamResponse>) throws -> UInt64 {
         let description = device.describe()
         return try state.withLock { state in
-            let wanted = ModeSelection.mode(for: request.preset, formats: description.formats, active: device.activeMode)
+            let wanted = device.configuredMode
+                ?? ModeSelection.mode(for: request.preset, formats: description.formats, active: device.activeMode)
             let mode = state.mode ?? wanted
             guard mode.format.isStreamable else {
                 throw RPCError(.unsupportedFormat,
@@ -93,23 +104,14 @@ final class DeviceStreamer: @unchecked Sendable {
             state.streams[id] = Stream(id: id, options: options, writer: writer, poolID: pool.id)
 
             if state.capture == nil {
-                state.generation += 1
-                let generation = state.generation
                 do {
-                    state.capture = try device.startCapture(mode, onFrame: { [weak self] frame in
-                        self?.deliver(frame, generation: generation)
-                    }, onFailure: { [weak self] error in
-                        self?.captureFailed(error, generation: generation)
-                    })
+                    try startCapture(mode, &state)
                 } catch {
                     state.streams[id] = nil
                     pool.streamIDs.remove(id)
                     dropUnusedPools(&state)
                     throw error as? RPCError ?? RPCError(.deviceBusy, "\(device.uniqueID) cannot start: \(error)")
                 }
-                state.mode = mode
-                state.lastSequence = nil
-                logger.info("\(device.uniqueID): capturing \(mode)")
             }
 
             var started = Camerad_V1_StreamStarted()
@@ -117,7 +119,10 @@ final class DeviceStreamer: @unchecked Sendable {
             started.device = description
             started.device.activeFormatIndex = UInt32(mode.formatIndex)
             started.frameDuration = mode.frameDuration
-            if mode != wanted {
+            if let configured = device.configuredMode, configured == mode,
+               mode != ModeSelection.mode(for: request.preset, formats: description.formats, active: mode) {
+                started.note = "the device runs \(mode) as configured under its lock; you get \(options.variant)"
+            } else if mode != wanted {
                 started.note = "the device runs \(mode) for another client; you get \(options.variant)"
             }
             var response = Camerad_V1_StreamResponse()
@@ -125,6 +130,85 @@ final class DeviceStreamer: @unchecked Sendable {
             writer.send(response, descriptors: options.inline ? [] : [pool.memory.descriptor])
             return id
         }
+    }
+
+    /// The lock holder changed the device's mode (``CameraBackend/configure(_:)``
+    /// already has it): a running capture restarts in it. Every stream keeps its
+    /// own output (pixel format, size, orientation), gets a pool made from the
+    /// new frames and a FormatChanged; the old pool's slots stay valid until
+    /// released, so no frame is torn. A stream whose output cannot be made from
+    /// the new mode ends with UNSUPPORTED_FORMAT.
+    ///
+    /// - Throws: ``RPCError`` when the device will not start in `mode` (it is
+    ///   started again in the mode it ran).
+    func switchMode(to mode: CaptureMode) throws {
+        let stopping = state.withLock { state -> (any CaptureStream)? in
+            guard let running = state.mode, running != mode else { return nil }
+            return stopCapture(&state, keepingStreams: true)
+        }
+        guard let stopping else { return }
+        stopping.stop()
+        var ended: [(Stream, RPCError)] = []
+        defer {
+            for (stream, error) in ended { stream.writer.end(with: error) }
+        }
+        try state.withLock { state in
+            guard !state.streams.isEmpty else { return }
+            if state.capture == nil {
+                do {
+                    try startCapture(mode, &state)
+                } catch {
+                    // Back to what ran, so the streams go on.
+                    if let previous = state.previousMode, (try? startCapture(previous, &state)) != nil {
+                        rebuildPools(&state, ended: &ended)
+                    }
+                    throw error as? RPCError ?? RPCError(.deviceBusy, "\(device.uniqueID) cannot start in \(mode): \(error)")
+                }
+            }
+            rebuildPools(&state, ended: &ended)
+        }
+    }
+
+    /// Gives every variant whose pool was made from another mode's frames a new
+    /// pool, moves its streams there and tells them.
+    private func rebuildPools(_ state: inout State, ended: inout [(Stream, RPCError)]) {
+        guard let mode = state.mode else { return }
+        let description = device.describe()
+        for (variant, poolID) in state.currentPool {
+            guard let old = state.pools[poolID], old.source != mode.layout else { continue }
+            let ids = old.streamIDs
+            old.streamIDs = []
+            state.currentPool[variant] = nil
+            let pool: VariantPool
+            do {
+                pool = try VariantPool(id: Self.nextPoolID.wrappingAdd(1, ordering: .relaxed).oldValue,
+                                       source: mode.layout, variant: variant, slotCount: old.slotCount)
+            } catch {
+                let reason = (error as? ConversionError)?.message ?? "\(error)"
+                for id in ids {
+                    guard let stream = state.streams.removeValue(forKey: id) else { continue }
+                    releaseSlots(of: stream, &state)
+                    ended.append((stream, RPCError(.unsupportedFormat,
+                                                   "\(device.uniqueID) now runs \(mode), from which \(variant) cannot be made: \(reason); open the stream again")))
+                }
+                continue
+            }
+            state.pools[pool.id] = pool
+            state.currentPool[variant] = pool.id
+            pool.streamIDs = ids
+            for id in ids {
+                guard let stream = state.streams[id] else { continue }
+                state.streams[id]!.poolID = pool.id
+                var response = Camerad_V1_StreamResponse()
+                response.formatChanged.pool = pool.description(shared: !stream.options.inline)
+                response.formatChanged.device = description
+                response.formatChanged.device.activeFormatIndex = UInt32(mode.formatIndex)
+                response.formatChanged.frameDuration = mode.frameDuration
+                response.formatChanged.note = "the device now runs \(mode); you still get \(variant)"
+                stream.writer.send(response, descriptors: stream.options.inline ? [] : [pool.memory.descriptor])
+            }
+        }
+        dropUnusedPools(&state)
     }
 
     /// The client is done with some slots; queued frames move up.
@@ -159,14 +243,19 @@ final class DeviceStreamer: @unchecked Sendable {
     func close(_ streamID: UInt64) {
         let stopping = state.withLock { state -> (any CaptureStream)? in
             guard let stream = state.streams.removeValue(forKey: streamID) else { return nil }
-            for reference in stream.held.union(stream.queue.map(\.reference)) {
-                state.pools[reference.poolID]?.references[reference.slot] -= 1
-            }
-            state.pools[stream.poolID]?.streamIDs.remove(streamID)
-            dropUnusedPools(&state)
+            releaseSlots(of: stream, &state)
             return state.streams.isEmpty ? stopCapture(&state) : nil
         }
         if let stopping { stop(stopping) }
+    }
+
+    /// Gives back what a stream that is gone held.
+    private func releaseSlots(of stream: Stream, _ state: inout State) {
+        for reference in stream.held.union(stream.queue.map(\.reference)) {
+            state.pools[reference.poolID]?.references[reference.slot] -= 1
+        }
+        state.pools[stream.poolID]?.streamIDs.remove(stream.id)
+        dropUnusedPools(&state)
     }
 
     /// Ends every stream with `reason` (the device went, the daemon stops) and the capture.
@@ -415,17 +504,47 @@ final class DeviceStreamer: @unchecked Sendable {
         }
     }
 
-    private func stopCapture(_ state: inout State) -> (any CaptureStream)? {
+    /// Starts the device in `mode`; its frames carry a new generation.
+    private func startCapture(_ mode: CaptureMode, _ state: inout State) throws {
+        state.generation += 1
+        let generation = state.generation
+        state.capture = try device.startCapture(mode, onFrame: { [weak self] frame in
+            self?.deliver(frame, generation: generation)
+        }, onFailure: { [weak self] error in
+            self?.captureFailed(error, generation: generation)
+        })
+        state.mode = mode
+        state.lastSequence = nil
+        logger.info("\(device.uniqueID): capturing \(mode)")
+    }
+
+    /// Ends the capture's generation and returns it, to be stopped outside the lock.
+    private func stopCapture(_ state: inout State, keepingStreams: Bool = false) -> (any CaptureStream)? {
         defer {
+            state.previousMode = state.mode
             state.capture = nil
             state.mode = nil
             state.generation += 1
         }
-        if state.capture != nil { logger.info("\(device.uniqueID): capture stopped") }
+        if state.capture != nil { logger.info("\(device.uniqueID): capture stopped\(keepingStreams ? " for a mode change" : "")") }
         return state.capture
     }
 
+    /// Stops a capture off the caller's thread; then the torch, which may
+    /// shine only while the device runs, goes off.
     private func stop(_ capture: any CaptureStream) {
-        stopQueue.async { capture.stop() }
+        stopQueue.async { [self] in
+            capture.stop()
+            guard state.withLock({ $0.capture == nil }) else { return }
+            let description = device.describe()
+            let off = CameraSettingsMapping.torchOff(description.controls)
+            guard !off.isEmpty, let changes = try? ControlChange.resolve(off, on: description) else { return }
+            do {
+                try device.setControls(changes)
+                onDeviceChanged()
+            } catch {
+                logger.warning("\(device.uniqueID): turning the torch off failed: \(error)")
+            }
+        }
     }
 }

@@ -12,6 +12,8 @@ import CameraProtocol
 final class VariantPool: @unchecked Sendable {
     let id: UInt64
     let variant: FrameVariant
+    /// The device's frames it is made from.
+    let source: FrameLayout
     let layout: FrameLayout
     let memory: SharedMemory
     let slotSize: Int
@@ -31,6 +33,7 @@ final class VariantPool: @unchecked Sendable {
         converter = try FrameConverter(source: source, target: variant)
         self.id = id
         self.variant = variant
+        self.source = source
         layout = converter.targetLayout
         let page = 4096
         slotSize = (layout.capacity + page - 1) / page * page

@@ -209,21 +209,251 @@ public nonisolated struct Camerad_V1_ControlValue: Sendable {
   public init() {}
 }
 
-public nonisolated struct Camerad_V1_SetControlsRequest: Sendable {
+public nonisolated struct Camerad_V1_LockForConfigurationRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   public var uniqueID: String = String()
 
-  public var values: [Camerad_V1_ControlValue] = []
+  /// How long to wait for another holder to let go; 0: fail at once.
+  public var waitMs: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
 
-public nonisolated struct Camerad_V1_SetControlsResponse: Sendable {
+public nonisolated struct Camerad_V1_LockForConfigurationResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var device: Camerad_V1_Device {
+    get {_device ?? Camerad_V1_Device()}
+    set {_device = newValue}
+  }
+  /// Returns true if `device` has been explicitly set.
+  public var hasDevice: Bool {self._device != nil}
+  /// Clears the value of `device`. Subsequent reads from it will return its default value.
+  public mutating func clearDevice() {self._device = nil}
+
+  /// How many times this connection now holds the lock.
+  public var lockCount: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _device: Camerad_V1_Device? = nil
+}
+
+public nonisolated struct Camerad_V1_UnlockForConfigurationRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var uniqueID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Camerad_V1_UnlockForConfigurationResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// How many times this connection still holds the lock; 0: released.
+  public var lockCount: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// What to change on a device. Unset fields stay as they are. Applied in this
+/// order: the format and frame durations, then the AVFoundation-named settings,
+/// then the controls.
+public nonisolated struct Camerad_V1_DeviceConfiguration: @unchecked Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// AVCaptureDevice.activeFormat: the entry of Device.formats with this fourcc,
+  /// width and height (the other fields are ignored). Streams running on the
+  /// device restart in it and get FormatChanged. Without frame durations, the
+  /// current one is kept if the format allows it, else 1/30 s, else its shortest.
+  public var activeFormat: Camerad_V1_Format {
+    get {_storage._activeFormat ?? Camerad_V1_Format()}
+    set {_uniqueStorage()._activeFormat = newValue}
+  }
+  /// Returns true if `activeFormat` has been explicitly set.
+  public var hasActiveFormat: Bool {_storage._activeFormat != nil}
+  /// Clears the value of `activeFormat`. Subsequent reads from it will return its default value.
+  public mutating func clearActiveFormat() {_uniqueStorage()._activeFormat = nil}
+
+  /// activeVideoMinFrameDuration: the device makes a frame this often. Must lie
+  /// in a frame-rate range of the (new) active format.
+  public var activeMinFrameDuration: Camerad_V1_Fraction {
+    get {_storage._activeMinFrameDuration ?? Camerad_V1_Fraction()}
+    set {_uniqueStorage()._activeMinFrameDuration = newValue}
+  }
+  /// Returns true if `activeMinFrameDuration` has been explicitly set.
+  public var hasActiveMinFrameDuration: Bool {_storage._activeMinFrameDuration != nil}
+  /// Clears the value of `activeMinFrameDuration`. Subsequent reads from it will return its default value.
+  public mutating func clearActiveMinFrameDuration() {_uniqueStorage()._activeMinFrameDuration = nil}
+
+  /// activeVideoMaxFrameDuration: at least min; V4L2 devices run at the minimum.
+  public var activeMaxFrameDuration: Camerad_V1_Fraction {
+    get {_storage._activeMaxFrameDuration ?? Camerad_V1_Fraction()}
+    set {_uniqueStorage()._activeMaxFrameDuration = newValue}
+  }
+  /// Returns true if `activeMaxFrameDuration` has been explicitly set.
+  public var hasActiveMaxFrameDuration: Bool {_storage._activeMaxFrameDuration != nil}
+  /// Clears the value of `activeMaxFrameDuration`. Subsequent reads from it will return its default value.
+  public mutating func clearActiveMaxFrameDuration() {_uniqueStorage()._activeMaxFrameDuration = nil}
+
+  public var focusMode: Camerad_V1_FocusMode {
+    get {_storage._focusMode}
+    set {_uniqueStorage()._focusMode = newValue}
+  }
+
+  /// setFocusModeLocked(lensPosition:): 0 (near) to 1 (far); sets focus LOCKED.
+  public var lensPosition: Float {
+    get {_storage._lensPosition ?? 0}
+    set {_uniqueStorage()._lensPosition = newValue}
+  }
+  /// Returns true if `lensPosition` has been explicitly set.
+  public var hasLensPosition: Bool {_storage._lensPosition != nil}
+  /// Clears the value of `lensPosition`. Subsequent reads from it will return its default value.
+  public mutating func clearLensPosition() {_uniqueStorage()._lensPosition = nil}
+
+  public var focusPointOfInterest: Camerad_V1_Point {
+    get {_storage._focusPointOfInterest ?? Camerad_V1_Point()}
+    set {_uniqueStorage()._focusPointOfInterest = newValue}
+  }
+  /// Returns true if `focusPointOfInterest` has been explicitly set.
+  public var hasFocusPointOfInterest: Bool {_storage._focusPointOfInterest != nil}
+  /// Clears the value of `focusPointOfInterest`. Subsequent reads from it will return its default value.
+  public mutating func clearFocusPointOfInterest() {_uniqueStorage()._focusPointOfInterest = nil}
+
+  public var exposureMode: Camerad_V1_ExposureMode {
+    get {_storage._exposureMode}
+    set {_uniqueStorage()._exposureMode = newValue}
+  }
+
+  /// setExposureModeCustom(duration:iso:): sets exposure CUSTOM.
+  public var exposureDuration: Camerad_V1_Fraction {
+    get {_storage._exposureDuration ?? Camerad_V1_Fraction()}
+    set {_uniqueStorage()._exposureDuration = newValue}
+  }
+  /// Returns true if `exposureDuration` has been explicitly set.
+  public var hasExposureDuration: Bool {_storage._exposureDuration != nil}
+  /// Clears the value of `exposureDuration`. Subsequent reads from it will return its default value.
+  public mutating func clearExposureDuration() {_uniqueStorage()._exposureDuration = nil}
+
+  public var iso: Float {
+    get {_storage._iso ?? 0}
+    set {_uniqueStorage()._iso = newValue}
+  }
+  /// Returns true if `iso` has been explicitly set.
+  public var hasIso: Bool {_storage._iso != nil}
+  /// Clears the value of `iso`. Subsequent reads from it will return its default value.
+  public mutating func clearIso() {_uniqueStorage()._iso = nil}
+
+  public var exposurePointOfInterest: Camerad_V1_Point {
+    get {_storage._exposurePointOfInterest ?? Camerad_V1_Point()}
+    set {_uniqueStorage()._exposurePointOfInterest = newValue}
+  }
+  /// Returns true if `exposurePointOfInterest` has been explicitly set.
+  public var hasExposurePointOfInterest: Bool {_storage._exposurePointOfInterest != nil}
+  /// Clears the value of `exposurePointOfInterest`. Subsequent reads from it will return its default value.
+  public mutating func clearExposurePointOfInterest() {_uniqueStorage()._exposurePointOfInterest = nil}
+
+  public var whiteBalanceMode: Camerad_V1_WhiteBalanceMode {
+    get {_storage._whiteBalanceMode}
+    set {_uniqueStorage()._whiteBalanceMode = newValue}
+  }
+
+  /// Kelvin; sets white balance LOCKED.
+  public var whiteBalanceTemperature: Float {
+    get {_storage._whiteBalanceTemperature ?? 0}
+    set {_uniqueStorage()._whiteBalanceTemperature = newValue}
+  }
+  /// Returns true if `whiteBalanceTemperature` has been explicitly set.
+  public var hasWhiteBalanceTemperature: Bool {_storage._whiteBalanceTemperature != nil}
+  /// Clears the value of `whiteBalanceTemperature`. Subsequent reads from it will return its default value.
+  public mutating func clearWhiteBalanceTemperature() {_uniqueStorage()._whiteBalanceTemperature = nil}
+
+  /// ON only while a stream runs on the device (INVALID_STATE otherwise); it
+  /// turns OFF when the device stops.
+  public var torchMode: Camerad_V1_TorchMode {
+    get {_storage._torchMode}
+    set {_uniqueStorage()._torchMode = newValue}
+  }
+
+  /// setTorchModeOn(level:): 0 < level <= 1; sets the torch ON.
+  public var torchLevel: Float {
+    get {_storage._torchLevel ?? 0}
+    set {_uniqueStorage()._torchLevel = newValue}
+  }
+  /// Returns true if `torchLevel` has been explicitly set.
+  public var hasTorchLevel: Bool {_storage._torchLevel != nil}
+  /// Clears the value of `torchLevel`. Subsequent reads from it will return its default value.
+  public mutating func clearTorchLevel() {_uniqueStorage()._torchLevel = nil}
+
+  public var videoZoomFactor: Double {
+    get {_storage._videoZoomFactor ?? 0}
+    set {_uniqueStorage()._videoZoomFactor = newValue}
+  }
+  /// Returns true if `videoZoomFactor` has been explicitly set.
+  public var hasVideoZoomFactor: Bool {_storage._videoZoomFactor != nil}
+  /// Clears the value of `videoZoomFactor`. Subsequent reads from it will return its default value.
+  public mutating func clearVideoZoomFactor() {_uniqueStorage()._videoZoomFactor = nil}
+
+  /// Any control by id or name, like `v4l2-ctl -c`.
+  public var controls: [Camerad_V1_ControlValue] {
+    get {_storage._controls}
+    set {_uniqueStorage()._controls = newValue}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+public nonisolated struct Camerad_V1_ConfigureDeviceRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var uniqueID: String = String()
+
+  public var configuration: Camerad_V1_DeviceConfiguration {
+    get {_configuration ?? Camerad_V1_DeviceConfiguration()}
+    set {_configuration = newValue}
+  }
+  /// Returns true if `configuration` has been explicitly set.
+  public var hasConfiguration: Bool {self._configuration != nil}
+  /// Clears the value of `configuration`. Subsequent reads from it will return its default value.
+  public mutating func clearConfiguration() {self._configuration = nil}
+
+  /// Also store it as the device's default, restored whenever the device
+  /// connects (camerad --state-dir). The torch is never stored.
+  public var persist: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _configuration: Camerad_V1_DeviceConfiguration? = nil
+}
+
+public nonisolated struct Camerad_V1_ConfigureDeviceResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -289,6 +519,12 @@ public nonisolated struct Camerad_V1_DeviceEvent: Sendable {
 
     /// The device's description changed (active format, controls, availability).
     case changed // = 4
+
+    /// A client took the device's configuration lock; device.lock names it.
+    case locked // = 5
+
+    /// The configuration lock was released (unlocked, or its holder went).
+    case unlocked // = 6
     case UNRECOGNIZED(Int)
 
     public init() {
@@ -302,6 +538,8 @@ public nonisolated struct Camerad_V1_DeviceEvent: Sendable {
       case 2: self = .connected
       case 3: self = .disconnected
       case 4: self = .changed
+      case 5: self = .locked
+      case 6: self = .unlocked
       default: self = .UNRECOGNIZED(rawValue)
       }
     }
@@ -313,6 +551,8 @@ public nonisolated struct Camerad_V1_DeviceEvent: Sendable {
       case .connected: return 2
       case .disconnected: return 3
       case .changed: return 4
+      case .locked: return 5
+      case .unlocked: return 6
       case .UNRECOGNIZED(let i): return i
       }
     }
@@ -324,6 +564,8 @@ public nonisolated struct Camerad_V1_DeviceEvent: Sendable {
       .connected,
       .disconnected,
       .changed,
+      .locked,
+      .unlocked,
     ]
 
   }
@@ -771,9 +1013,9 @@ nonisolated extension Camerad_V1_ControlValue: SwiftProtobuf.Message, SwiftProto
   }
 }
 
-nonisolated extension Camerad_V1_SetControlsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".SetControlsRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}unique_id\0\u{1}values\0")
+nonisolated extension Camerad_V1_LockForConfigurationRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".LockForConfigurationRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}unique_id\0\u{3}wait_ms\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -782,7 +1024,7 @@ nonisolated extension Camerad_V1_SetControlsRequest: SwiftProtobuf.Message, Swif
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.uniqueID) }()
-      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.values) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.waitMs) }()
       default: break
       }
     }
@@ -792,22 +1034,340 @@ nonisolated extension Camerad_V1_SetControlsRequest: SwiftProtobuf.Message, Swif
     if !self.uniqueID.isEmpty {
       try visitor.visitSingularStringField(value: self.uniqueID, fieldNumber: 1)
     }
-    if !self.values.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.values, fieldNumber: 2)
+    if self.waitMs != 0 {
+      try visitor.visitSingularUInt32Field(value: self.waitMs, fieldNumber: 2)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Camerad_V1_SetControlsRequest, rhs: Camerad_V1_SetControlsRequest) -> Bool {
+  public static func ==(lhs: Camerad_V1_LockForConfigurationRequest, rhs: Camerad_V1_LockForConfigurationRequest) -> Bool {
     if lhs.uniqueID != rhs.uniqueID {return false}
-    if lhs.values != rhs.values {return false}
+    if lhs.waitMs != rhs.waitMs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
 }
 
-nonisolated extension Camerad_V1_SetControlsResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".SetControlsResponse"
+nonisolated extension Camerad_V1_LockForConfigurationResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".LockForConfigurationResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}device\0\u{3}lock_count\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._device) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.lockCount) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._device {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if self.lockCount != 0 {
+      try visitor.visitSingularUInt32Field(value: self.lockCount, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Camerad_V1_LockForConfigurationResponse, rhs: Camerad_V1_LockForConfigurationResponse) -> Bool {
+    if lhs._device != rhs._device {return false}
+    if lhs.lockCount != rhs.lockCount {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Camerad_V1_UnlockForConfigurationRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".UnlockForConfigurationRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}unique_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.uniqueID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.uniqueID.isEmpty {
+      try visitor.visitSingularStringField(value: self.uniqueID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Camerad_V1_UnlockForConfigurationRequest, rhs: Camerad_V1_UnlockForConfigurationRequest) -> Bool {
+    if lhs.uniqueID != rhs.uniqueID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Camerad_V1_UnlockForConfigurationResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".UnlockForConfigurationResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}lock_count\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.lockCount) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.lockCount != 0 {
+      try visitor.visitSingularUInt32Field(value: self.lockCount, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Camerad_V1_UnlockForConfigurationResponse, rhs: Camerad_V1_UnlockForConfigurationResponse) -> Bool {
+    if lhs.lockCount != rhs.lockCount {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Camerad_V1_DeviceConfiguration: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DeviceConfiguration"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}active_format\0\u{3}active_min_frame_duration\0\u{3}active_max_frame_duration\0\u{3}focus_mode\0\u{3}lens_position\0\u{3}focus_point_of_interest\0\u{3}exposure_mode\0\u{3}exposure_duration\0\u{1}iso\0\u{3}exposure_point_of_interest\0\u{3}white_balance_mode\0\u{3}white_balance_temperature\0\u{3}torch_mode\0\u{3}torch_level\0\u{3}video_zoom_factor\0\u{1}controls\0")
+
+  fileprivate class _StorageClass {
+    var _activeFormat: Camerad_V1_Format? = nil
+    var _activeMinFrameDuration: Camerad_V1_Fraction? = nil
+    var _activeMaxFrameDuration: Camerad_V1_Fraction? = nil
+    var _focusMode: Camerad_V1_FocusMode = .unspecified
+    var _lensPosition: Float? = nil
+    var _focusPointOfInterest: Camerad_V1_Point? = nil
+    var _exposureMode: Camerad_V1_ExposureMode = .unspecified
+    var _exposureDuration: Camerad_V1_Fraction? = nil
+    var _iso: Float? = nil
+    var _exposurePointOfInterest: Camerad_V1_Point? = nil
+    var _whiteBalanceMode: Camerad_V1_WhiteBalanceMode = .unspecified
+    var _whiteBalanceTemperature: Float? = nil
+    var _torchMode: Camerad_V1_TorchMode = .unspecified
+    var _torchLevel: Float? = nil
+    var _videoZoomFactor: Double? = nil
+    var _controls: [Camerad_V1_ControlValue] = []
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _activeFormat = source._activeFormat
+      _activeMinFrameDuration = source._activeMinFrameDuration
+      _activeMaxFrameDuration = source._activeMaxFrameDuration
+      _focusMode = source._focusMode
+      _lensPosition = source._lensPosition
+      _focusPointOfInterest = source._focusPointOfInterest
+      _exposureMode = source._exposureMode
+      _exposureDuration = source._exposureDuration
+      _iso = source._iso
+      _exposurePointOfInterest = source._exposurePointOfInterest
+      _whiteBalanceMode = source._whiteBalanceMode
+      _whiteBalanceTemperature = source._whiteBalanceTemperature
+      _torchMode = source._torchMode
+      _torchLevel = source._torchLevel
+      _videoZoomFactor = source._videoZoomFactor
+      _controls = source._controls
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularMessageField(value: &_storage._activeFormat) }()
+        case 2: try { try decoder.decodeSingularMessageField(value: &_storage._activeMinFrameDuration) }()
+        case 3: try { try decoder.decodeSingularMessageField(value: &_storage._activeMaxFrameDuration) }()
+        case 4: try { try decoder.decodeSingularEnumField(value: &_storage._focusMode) }()
+        case 5: try { try decoder.decodeSingularFloatField(value: &_storage._lensPosition) }()
+        case 6: try { try decoder.decodeSingularMessageField(value: &_storage._focusPointOfInterest) }()
+        case 7: try { try decoder.decodeSingularEnumField(value: &_storage._exposureMode) }()
+        case 8: try { try decoder.decodeSingularMessageField(value: &_storage._exposureDuration) }()
+        case 9: try { try decoder.decodeSingularFloatField(value: &_storage._iso) }()
+        case 10: try { try decoder.decodeSingularMessageField(value: &_storage._exposurePointOfInterest) }()
+        case 11: try { try decoder.decodeSingularEnumField(value: &_storage._whiteBalanceMode) }()
+        case 12: try { try decoder.decodeSingularFloatField(value: &_storage._whiteBalanceTemperature) }()
+        case 13: try { try decoder.decodeSingularEnumField(value: &_storage._torchMode) }()
+        case 14: try { try decoder.decodeSingularFloatField(value: &_storage._torchLevel) }()
+        case 15: try { try decoder.decodeSingularDoubleField(value: &_storage._videoZoomFactor) }()
+        case 16: try { try decoder.decodeRepeatedMessageField(value: &_storage._controls) }()
+        default: break
+        }
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      try { if let v = _storage._activeFormat {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+      } }()
+      try { if let v = _storage._activeMinFrameDuration {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+      } }()
+      try { if let v = _storage._activeMaxFrameDuration {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+      } }()
+      if _storage._focusMode != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._focusMode, fieldNumber: 4)
+      }
+      try { if let v = _storage._lensPosition {
+        try visitor.visitSingularFloatField(value: v, fieldNumber: 5)
+      } }()
+      try { if let v = _storage._focusPointOfInterest {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+      } }()
+      if _storage._exposureMode != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._exposureMode, fieldNumber: 7)
+      }
+      try { if let v = _storage._exposureDuration {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
+      } }()
+      try { if let v = _storage._iso {
+        try visitor.visitSingularFloatField(value: v, fieldNumber: 9)
+      } }()
+      try { if let v = _storage._exposurePointOfInterest {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
+      } }()
+      if _storage._whiteBalanceMode != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._whiteBalanceMode, fieldNumber: 11)
+      }
+      try { if let v = _storage._whiteBalanceTemperature {
+        try visitor.visitSingularFloatField(value: v, fieldNumber: 12)
+      } }()
+      if _storage._torchMode != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._torchMode, fieldNumber: 13)
+      }
+      try { if let v = _storage._torchLevel {
+        try visitor.visitSingularFloatField(value: v, fieldNumber: 14)
+      } }()
+      try { if let v = _storage._videoZoomFactor {
+        try visitor.visitSingularDoubleField(value: v, fieldNumber: 15)
+      } }()
+      if !_storage._controls.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._controls, fieldNumber: 16)
+      }
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Camerad_V1_DeviceConfiguration, rhs: Camerad_V1_DeviceConfiguration) -> Bool {
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._activeFormat != rhs_storage._activeFormat {return false}
+        if _storage._activeMinFrameDuration != rhs_storage._activeMinFrameDuration {return false}
+        if _storage._activeMaxFrameDuration != rhs_storage._activeMaxFrameDuration {return false}
+        if _storage._focusMode != rhs_storage._focusMode {return false}
+        if _storage._lensPosition != rhs_storage._lensPosition {return false}
+        if _storage._focusPointOfInterest != rhs_storage._focusPointOfInterest {return false}
+        if _storage._exposureMode != rhs_storage._exposureMode {return false}
+        if _storage._exposureDuration != rhs_storage._exposureDuration {return false}
+        if _storage._iso != rhs_storage._iso {return false}
+        if _storage._exposurePointOfInterest != rhs_storage._exposurePointOfInterest {return false}
+        if _storage._whiteBalanceMode != rhs_storage._whiteBalanceMode {return false}
+        if _storage._whiteBalanceTemperature != rhs_storage._whiteBalanceTemperature {return false}
+        if _storage._torchMode != rhs_storage._torchMode {return false}
+        if _storage._torchLevel != rhs_storage._torchLevel {return false}
+        if _storage._videoZoomFactor != rhs_storage._videoZoomFactor {return false}
+        if _storage._controls != rhs_storage._controls {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Camerad_V1_ConfigureDeviceRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ConfigureDeviceRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}unique_id\0\u{1}configuration\0\u{1}persist\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.uniqueID) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._configuration) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.persist) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.uniqueID.isEmpty {
+      try visitor.visitSingularStringField(value: self.uniqueID, fieldNumber: 1)
+    }
+    try { if let v = self._configuration {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    if self.persist != false {
+      try visitor.visitSingularBoolField(value: self.persist, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Camerad_V1_ConfigureDeviceRequest, rhs: Camerad_V1_ConfigureDeviceRequest) -> Bool {
+    if lhs.uniqueID != rhs.uniqueID {return false}
+    if lhs._configuration != rhs._configuration {return false}
+    if lhs.persist != rhs.persist {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Camerad_V1_ConfigureDeviceResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ConfigureDeviceResponse"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}device\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
@@ -833,7 +1393,7 @@ nonisolated extension Camerad_V1_SetControlsResponse: SwiftProtobuf.Message, Swi
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Camerad_V1_SetControlsResponse, rhs: Camerad_V1_SetControlsResponse) -> Bool {
+  public static func ==(lhs: Camerad_V1_ConfigureDeviceResponse, rhs: Camerad_V1_ConfigureDeviceResponse) -> Bool {
     if lhs._device != rhs._device {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -915,7 +1475,7 @@ nonisolated extension Camerad_V1_DeviceEvent: SwiftProtobuf.Message, SwiftProtob
 }
 
 nonisolated extension Camerad_V1_DeviceEvent.Kind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0KIND_UNSPECIFIED\0\u{1}KIND_SUBSCRIBED\0\u{1}KIND_CONNECTED\0\u{1}KIND_DISCONNECTED\0\u{1}KIND_CHANGED\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0KIND_UNSPECIFIED\0\u{1}KIND_SUBSCRIBED\0\u{1}KIND_CONNECTED\0\u{1}KIND_DISCONNECTED\0\u{1}KIND_CHANGED\0\u{1}KIND_LOCKED\0\u{1}KIND_UNLOCKED\0")
 }
 
 nonisolated extension Camerad_V1_AddVirtualCameraRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {

@@ -659,41 +659,258 @@ public nonisolated struct Camerad_V1_Control: Sendable {
   public init() {}
 }
 
-/// What the AVFoundation-named camera settings can do on this device. The server
-/// derives it from the device's controls (see ARCHITECTURE.md) and never reports a
-/// mode the device cannot really do.
-public nonisolated struct Camerad_V1_Capabilities: Sendable {
+/// A point in a frame, as AVFoundation's points of interest: (0,0) top left,
+/// (1,1) bottom right of the unrotated frame.
+public nonisolated struct Camerad_V1_Point: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var focusModes: [Camerad_V1_FocusMode] = []
+  public var x: Double = 0
 
-  public var focusPointOfInterestSupported: Bool = false
+  public var y: Double = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// What the AVFoundation-named camera settings can do on this device. The server
+/// derives it from the device's controls (see ARCHITECTURE.md) and never reports a
+/// mode the device cannot really do.
+public nonisolated struct Camerad_V1_Capabilities: @unchecked Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var focusModes: [Camerad_V1_FocusMode] {
+    get {_storage._focusModes}
+    set {_uniqueStorage()._focusModes = newValue}
+  }
+
+  public var focusPointOfInterestSupported: Bool {
+    get {_storage._focusPointOfInterestSupported}
+    set {_uniqueStorage()._focusPointOfInterestSupported = newValue}
+  }
 
   /// A manual lens position (V4L2_CID_FOCUS_ABSOLUTE).
-  public var lensPositionSupported: Bool = false
+  public var lensPositionSupported: Bool {
+    get {_storage._lensPositionSupported}
+    set {_uniqueStorage()._lensPositionSupported = newValue}
+  }
 
-  public var exposureModes: [Camerad_V1_ExposureMode] = []
+  public var exposureModes: [Camerad_V1_ExposureMode] {
+    get {_storage._exposureModes}
+    set {_uniqueStorage()._exposureModes = newValue}
+  }
 
-  public var exposurePointOfInterestSupported: Bool = false
+  public var exposurePointOfInterestSupported: Bool {
+    get {_storage._exposurePointOfInterestSupported}
+    set {_uniqueStorage()._exposurePointOfInterestSupported = newValue}
+  }
 
-  public var whiteBalanceModes: [Camerad_V1_WhiteBalanceMode] = []
+  public var whiteBalanceModes: [Camerad_V1_WhiteBalanceMode] {
+    get {_storage._whiteBalanceModes}
+    set {_uniqueStorage()._whiteBalanceModes = newValue}
+  }
 
   /// AVFoundation hasTorch (named so to stay clear of protobuf has_ accessors).
-  public var supportsTorch: Bool = false
+  public var supportsTorch: Bool {
+    get {_storage._supportsTorch}
+    set {_uniqueStorage()._supportsTorch = newValue}
+  }
 
-  public var torchModes: [Camerad_V1_TorchMode] = []
+  public var torchModes: [Camerad_V1_TorchMode] {
+    get {_storage._torchModes}
+    set {_uniqueStorage()._torchModes = newValue}
+  }
 
   /// AVFoundation hasFlash.
-  public var supportsFlash: Bool = false
+  public var supportsFlash: Bool {
+    get {_storage._supportsFlash}
+    set {_uniqueStorage()._supportsFlash = newValue}
+  }
 
-  public var flashModes: [Camerad_V1_FlashMode] = []
+  public var flashModes: [Camerad_V1_FlashMode] {
+    get {_storage._flashModes}
+    set {_uniqueStorage()._flashModes = newValue}
+  }
 
   /// videoZoomFactor's range; 1 and 1 when the device cannot zoom.
-  public var minZoomFactor: Double = 0
+  public var minZoomFactor: Double {
+    get {_storage._minZoomFactor}
+    set {_uniqueStorage()._minZoomFactor = newValue}
+  }
 
-  public var maxZoomFactor: Double = 0
+  public var maxZoomFactor: Double {
+    get {_storage._maxZoomFactor}
+    set {_uniqueStorage()._maxZoomFactor = newValue}
+  }
+
+  /// Exposure durations allowed in CUSTOM exposure (V4L2 EXPOSURE_ABSOLUTE).
+  public var minExposureDuration: Camerad_V1_Fraction {
+    get {_storage._minExposureDuration ?? Camerad_V1_Fraction()}
+    set {_uniqueStorage()._minExposureDuration = newValue}
+  }
+  /// Returns true if `minExposureDuration` has been explicitly set.
+  public var hasMinExposureDuration: Bool {_storage._minExposureDuration != nil}
+  /// Clears the value of `minExposureDuration`. Subsequent reads from it will return its default value.
+  public mutating func clearMinExposureDuration() {_uniqueStorage()._minExposureDuration = nil}
+
+  public var maxExposureDuration: Camerad_V1_Fraction {
+    get {_storage._maxExposureDuration ?? Camerad_V1_Fraction()}
+    set {_uniqueStorage()._maxExposureDuration = newValue}
+  }
+  /// Returns true if `maxExposureDuration` has been explicitly set.
+  public var hasMaxExposureDuration: Bool {_storage._maxExposureDuration != nil}
+  /// Clears the value of `maxExposureDuration`. Subsequent reads from it will return its default value.
+  public mutating func clearMaxExposureDuration() {_uniqueStorage()._maxExposureDuration = nil}
+
+  /// ISO range in CUSTOM exposure: ISO_SENSITIVITY's, else GAIN mapped onto 100-1600.
+  public var minIso: Float {
+    get {_storage._minIso}
+    set {_uniqueStorage()._minIso = newValue}
+  }
+
+  public var maxIso: Float {
+    get {_storage._maxIso}
+    set {_uniqueStorage()._maxIso = newValue}
+  }
+
+  /// WHITE_BALANCE_TEMPERATURE's range, in kelvin; 0 when there is none.
+  public var minWhiteBalanceTemperature: Float {
+    get {_storage._minWhiteBalanceTemperature}
+    set {_uniqueStorage()._minWhiteBalanceTemperature = newValue}
+  }
+
+  public var maxWhiteBalanceTemperature: Float {
+    get {_storage._maxWhiteBalanceTemperature}
+    set {_uniqueStorage()._maxWhiteBalanceTemperature = newValue}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// The AVFoundation-named settings as the device has them now, read from its
+/// controls (see ARCHITECTURE.md for the mapping). UNSPECIFIED where the device
+/// has no such setting.
+public nonisolated struct Camerad_V1_CameraSettings: @unchecked Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var focusMode: Camerad_V1_FocusMode {
+    get {_storage._focusMode}
+    set {_uniqueStorage()._focusMode = newValue}
+  }
+
+  /// 0 (near) to 1 (far); -1 when the device has no lens position.
+  public var lensPosition: Float {
+    get {_storage._lensPosition}
+    set {_uniqueStorage()._lensPosition = newValue}
+  }
+
+  public var focusPointOfInterest: Camerad_V1_Point {
+    get {_storage._focusPointOfInterest ?? Camerad_V1_Point()}
+    set {_uniqueStorage()._focusPointOfInterest = newValue}
+  }
+  /// Returns true if `focusPointOfInterest` has been explicitly set.
+  public var hasFocusPointOfInterest: Bool {_storage._focusPointOfInterest != nil}
+  /// Clears the value of `focusPointOfInterest`. Subsequent reads from it will return its default value.
+  public mutating func clearFocusPointOfInterest() {_uniqueStorage()._focusPointOfInterest = nil}
+
+  public var adjustingFocus: Bool {
+    get {_storage._adjustingFocus}
+    set {_uniqueStorage()._adjustingFocus = newValue}
+  }
+
+  public var exposureMode: Camerad_V1_ExposureMode {
+    get {_storage._exposureMode}
+    set {_uniqueStorage()._exposureMode = newValue}
+  }
+
+  public var exposureDuration: Camerad_V1_Fraction {
+    get {_storage._exposureDuration ?? Camerad_V1_Fraction()}
+    set {_uniqueStorage()._exposureDuration = newValue}
+  }
+  /// Returns true if `exposureDuration` has been explicitly set.
+  public var hasExposureDuration: Bool {_storage._exposureDuration != nil}
+  /// Clears the value of `exposureDuration`. Subsequent reads from it will return its default value.
+  public mutating func clearExposureDuration() {_uniqueStorage()._exposureDuration = nil}
+
+  public var iso: Float {
+    get {_storage._iso}
+    set {_uniqueStorage()._iso = newValue}
+  }
+
+  public var exposurePointOfInterest: Camerad_V1_Point {
+    get {_storage._exposurePointOfInterest ?? Camerad_V1_Point()}
+    set {_uniqueStorage()._exposurePointOfInterest = newValue}
+  }
+  /// Returns true if `exposurePointOfInterest` has been explicitly set.
+  public var hasExposurePointOfInterest: Bool {_storage._exposurePointOfInterest != nil}
+  /// Clears the value of `exposurePointOfInterest`. Subsequent reads from it will return its default value.
+  public mutating func clearExposurePointOfInterest() {_uniqueStorage()._exposurePointOfInterest = nil}
+
+  public var adjustingExposure: Bool {
+    get {_storage._adjustingExposure}
+    set {_uniqueStorage()._adjustingExposure = newValue}
+  }
+
+  public var whiteBalanceMode: Camerad_V1_WhiteBalanceMode {
+    get {_storage._whiteBalanceMode}
+    set {_uniqueStorage()._whiteBalanceMode = newValue}
+  }
+
+  public var whiteBalanceTemperature: Float {
+    get {_storage._whiteBalanceTemperature}
+    set {_uniqueStorage()._whiteBalanceTemperature = newValue}
+  }
+
+  public var adjustingWhiteBalance: Bool {
+    get {_storage._adjustingWhiteBalance}
+    set {_uniqueStorage()._adjustingWhiteBalance = newValue}
+  }
+
+  public var torchMode: Camerad_V1_TorchMode {
+    get {_storage._torchMode}
+    set {_uniqueStorage()._torchMode = newValue}
+  }
+
+  public var torchLevel: Float {
+    get {_storage._torchLevel}
+    set {_uniqueStorage()._torchLevel = newValue}
+  }
+
+  public var videoZoomFactor: Double {
+    get {_storage._videoZoomFactor}
+    set {_uniqueStorage()._videoZoomFactor = newValue}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// Who holds a device's configuration lock.
+public nonisolated struct Camerad_V1_ConfigurationLock: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var pid: Int32 = 0
+
+  /// The holder's process name (/proc/PID/comm).
+  public var processName: String = String()
+
+  /// What it called itself in Hello.
+  public var clientName: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -813,6 +1030,25 @@ public nonisolated struct Camerad_V1_Device: @unchecked Sendable {
     get {_storage._supportedPresets}
     set {_uniqueStorage()._supportedPresets = newValue}
   }
+
+  public var settings: Camerad_V1_CameraSettings {
+    get {_storage._settings ?? Camerad_V1_CameraSettings()}
+    set {_uniqueStorage()._settings = newValue}
+  }
+  /// Returns true if `settings` has been explicitly set.
+  public var hasSettings: Bool {_storage._settings != nil}
+  /// Clears the value of `settings`. Subsequent reads from it will return its default value.
+  public mutating func clearSettings() {_uniqueStorage()._settings = nil}
+
+  /// Set while a client holds the device's configuration lock.
+  public var lock: Camerad_V1_ConfigurationLock {
+    get {_storage._lock ?? Camerad_V1_ConfigurationLock()}
+    set {_uniqueStorage()._lock = newValue}
+  }
+  /// Returns true if `lock` has been explicitly set.
+  public var hasLock: Bool {_storage._lock != nil}
+  /// Clears the value of `lock`. Subsequent reads from it will return its default value.
+  public mutating func clearLock() {_uniqueStorage()._lock = nil}
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1118,9 +1354,9 @@ nonisolated extension Camerad_V1_Control: SwiftProtobuf.Message, SwiftProtobuf._
   }
 }
 
-nonisolated extension Camerad_V1_Capabilities: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".Capabilities"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}focus_modes\0\u{3}focus_point_of_interest_supported\0\u{3}lens_position_supported\0\u{3}exposure_modes\0\u{3}exposure_point_of_interest_supported\0\u{3}white_balance_modes\0\u{3}supports_torch\0\u{3}torch_modes\0\u{3}supports_flash\0\u{3}flash_modes\0\u{3}min_zoom_factor\0\u{3}max_zoom_factor\0")
+nonisolated extension Camerad_V1_Point: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Point"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}x\0\u{1}y\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1128,76 +1364,423 @@ nonisolated extension Camerad_V1_Capabilities: SwiftProtobuf.Message, SwiftProto
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeRepeatedEnumField(value: &self.focusModes) }()
-      case 2: try { try decoder.decodeSingularBoolField(value: &self.focusPointOfInterestSupported) }()
-      case 3: try { try decoder.decodeSingularBoolField(value: &self.lensPositionSupported) }()
-      case 4: try { try decoder.decodeRepeatedEnumField(value: &self.exposureModes) }()
-      case 5: try { try decoder.decodeSingularBoolField(value: &self.exposurePointOfInterestSupported) }()
-      case 6: try { try decoder.decodeRepeatedEnumField(value: &self.whiteBalanceModes) }()
-      case 7: try { try decoder.decodeSingularBoolField(value: &self.supportsTorch) }()
-      case 8: try { try decoder.decodeRepeatedEnumField(value: &self.torchModes) }()
-      case 9: try { try decoder.decodeSingularBoolField(value: &self.supportsFlash) }()
-      case 10: try { try decoder.decodeRepeatedEnumField(value: &self.flashModes) }()
-      case 11: try { try decoder.decodeSingularDoubleField(value: &self.minZoomFactor) }()
-      case 12: try { try decoder.decodeSingularDoubleField(value: &self.maxZoomFactor) }()
+      case 1: try { try decoder.decodeSingularDoubleField(value: &self.x) }()
+      case 2: try { try decoder.decodeSingularDoubleField(value: &self.y) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if !self.focusModes.isEmpty {
-      try visitor.visitPackedEnumField(value: self.focusModes, fieldNumber: 1)
+    if self.x.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.x, fieldNumber: 1)
     }
-    if self.focusPointOfInterestSupported != false {
-      try visitor.visitSingularBoolField(value: self.focusPointOfInterestSupported, fieldNumber: 2)
+    if self.y.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.y, fieldNumber: 2)
     }
-    if self.lensPositionSupported != false {
-      try visitor.visitSingularBoolField(value: self.lensPositionSupported, fieldNumber: 3)
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Camerad_V1_Point, rhs: Camerad_V1_Point) -> Bool {
+    if lhs.x != rhs.x {return false}
+    if lhs.y != rhs.y {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Camerad_V1_Capabilities: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Capabilities"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}focus_modes\0\u{3}focus_point_of_interest_supported\0\u{3}lens_position_supported\0\u{3}exposure_modes\0\u{3}exposure_point_of_interest_supported\0\u{3}white_balance_modes\0\u{3}supports_torch\0\u{3}torch_modes\0\u{3}supports_flash\0\u{3}flash_modes\0\u{3}min_zoom_factor\0\u{3}max_zoom_factor\0\u{3}min_exposure_duration\0\u{3}max_exposure_duration\0\u{3}min_iso\0\u{3}max_iso\0\u{3}min_white_balance_temperature\0\u{3}max_white_balance_temperature\0")
+
+  fileprivate class _StorageClass {
+    var _focusModes: [Camerad_V1_FocusMode] = []
+    var _focusPointOfInterestSupported: Bool = false
+    var _lensPositionSupported: Bool = false
+    var _exposureModes: [Camerad_V1_ExposureMode] = []
+    var _exposurePointOfInterestSupported: Bool = false
+    var _whiteBalanceModes: [Camerad_V1_WhiteBalanceMode] = []
+    var _supportsTorch: Bool = false
+    var _torchModes: [Camerad_V1_TorchMode] = []
+    var _supportsFlash: Bool = false
+    var _flashModes: [Camerad_V1_FlashMode] = []
+    var _minZoomFactor: Double = 0
+    var _maxZoomFactor: Double = 0
+    var _minExposureDuration: Camerad_V1_Fraction? = nil
+    var _maxExposureDuration: Camerad_V1_Fraction? = nil
+    var _minIso: Float = 0
+    var _maxIso: Float = 0
+    var _minWhiteBalanceTemperature: Float = 0
+    var _maxWhiteBalanceTemperature: Float = 0
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _focusModes = source._focusModes
+      _focusPointOfInterestSupported = source._focusPointOfInterestSupported
+      _lensPositionSupported = source._lensPositionSupported
+      _exposureModes = source._exposureModes
+      _exposurePointOfInterestSupported = source._exposurePointOfInterestSupported
+      _whiteBalanceModes = source._whiteBalanceModes
+      _supportsTorch = source._supportsTorch
+      _torchModes = source._torchModes
+      _supportsFlash = source._supportsFlash
+      _flashModes = source._flashModes
+      _minZoomFactor = source._minZoomFactor
+      _maxZoomFactor = source._maxZoomFactor
+      _minExposureDuration = source._minExposureDuration
+      _maxExposureDuration = source._maxExposureDuration
+      _minIso = source._minIso
+      _maxIso = source._maxIso
+      _minWhiteBalanceTemperature = source._minWhiteBalanceTemperature
+      _maxWhiteBalanceTemperature = source._maxWhiteBalanceTemperature
     }
-    if !self.exposureModes.isEmpty {
-      try visitor.visitPackedEnumField(value: self.exposureModes, fieldNumber: 4)
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
     }
-    if self.exposurePointOfInterestSupported != false {
-      try visitor.visitSingularBoolField(value: self.exposurePointOfInterestSupported, fieldNumber: 5)
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeRepeatedEnumField(value: &_storage._focusModes) }()
+        case 2: try { try decoder.decodeSingularBoolField(value: &_storage._focusPointOfInterestSupported) }()
+        case 3: try { try decoder.decodeSingularBoolField(value: &_storage._lensPositionSupported) }()
+        case 4: try { try decoder.decodeRepeatedEnumField(value: &_storage._exposureModes) }()
+        case 5: try { try decoder.decodeSingularBoolField(value: &_storage._exposurePointOfInterestSupported) }()
+        case 6: try { try decoder.decodeRepeatedEnumField(value: &_storage._whiteBalanceModes) }()
+        case 7: try { try decoder.decodeSingularBoolField(value: &_storage._supportsTorch) }()
+        case 8: try { try decoder.decodeRepeatedEnumField(value: &_storage._torchModes) }()
+        case 9: try { try decoder.decodeSingularBoolField(value: &_storage._supportsFlash) }()
+        case 10: try { try decoder.decodeRepeatedEnumField(value: &_storage._flashModes) }()
+        case 11: try { try decoder.decodeSingularDoubleField(value: &_storage._minZoomFactor) }()
+        case 12: try { try decoder.decodeSingularDoubleField(value: &_storage._maxZoomFactor) }()
+        case 13: try { try decoder.decodeSingularMessageField(value: &_storage._minExposureDuration) }()
+        case 14: try { try decoder.decodeSingularMessageField(value: &_storage._maxExposureDuration) }()
+        case 15: try { try decoder.decodeSingularFloatField(value: &_storage._minIso) }()
+        case 16: try { try decoder.decodeSingularFloatField(value: &_storage._maxIso) }()
+        case 17: try { try decoder.decodeSingularFloatField(value: &_storage._minWhiteBalanceTemperature) }()
+        case 18: try { try decoder.decodeSingularFloatField(value: &_storage._maxWhiteBalanceTemperature) }()
+        default: break
+        }
+      }
     }
-    if !self.whiteBalanceModes.isEmpty {
-      try visitor.visitPackedEnumField(value: self.whiteBalanceModes, fieldNumber: 6)
-    }
-    if self.supportsTorch != false {
-      try visitor.visitSingularBoolField(value: self.supportsTorch, fieldNumber: 7)
-    }
-    if !self.torchModes.isEmpty {
-      try visitor.visitPackedEnumField(value: self.torchModes, fieldNumber: 8)
-    }
-    if self.supportsFlash != false {
-      try visitor.visitSingularBoolField(value: self.supportsFlash, fieldNumber: 9)
-    }
-    if !self.flashModes.isEmpty {
-      try visitor.visitPackedEnumField(value: self.flashModes, fieldNumber: 10)
-    }
-    if self.minZoomFactor.bitPattern != 0 {
-      try visitor.visitSingularDoubleField(value: self.minZoomFactor, fieldNumber: 11)
-    }
-    if self.maxZoomFactor.bitPattern != 0 {
-      try visitor.visitSingularDoubleField(value: self.maxZoomFactor, fieldNumber: 12)
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if !_storage._focusModes.isEmpty {
+        try visitor.visitPackedEnumField(value: _storage._focusModes, fieldNumber: 1)
+      }
+      if _storage._focusPointOfInterestSupported != false {
+        try visitor.visitSingularBoolField(value: _storage._focusPointOfInterestSupported, fieldNumber: 2)
+      }
+      if _storage._lensPositionSupported != false {
+        try visitor.visitSingularBoolField(value: _storage._lensPositionSupported, fieldNumber: 3)
+      }
+      if !_storage._exposureModes.isEmpty {
+        try visitor.visitPackedEnumField(value: _storage._exposureModes, fieldNumber: 4)
+      }
+      if _storage._exposurePointOfInterestSupported != false {
+        try visitor.visitSingularBoolField(value: _storage._exposurePointOfInterestSupported, fieldNumber: 5)
+      }
+      if !_storage._whiteBalanceModes.isEmpty {
+        try visitor.visitPackedEnumField(value: _storage._whiteBalanceModes, fieldNumber: 6)
+      }
+      if _storage._supportsTorch != false {
+        try visitor.visitSingularBoolField(value: _storage._supportsTorch, fieldNumber: 7)
+      }
+      if !_storage._torchModes.isEmpty {
+        try visitor.visitPackedEnumField(value: _storage._torchModes, fieldNumber: 8)
+      }
+      if _storage._supportsFlash != false {
+        try visitor.visitSingularBoolField(value: _storage._supportsFlash, fieldNumber: 9)
+      }
+      if !_storage._flashModes.isEmpty {
+        try visitor.visitPackedEnumField(value: _storage._flashModes, fieldNumber: 10)
+      }
+      if _storage._minZoomFactor.bitPattern != 0 {
+        try visitor.visitSingularDoubleField(value: _storage._minZoomFactor, fieldNumber: 11)
+      }
+      if _storage._maxZoomFactor.bitPattern != 0 {
+        try visitor.visitSingularDoubleField(value: _storage._maxZoomFactor, fieldNumber: 12)
+      }
+      try { if let v = _storage._minExposureDuration {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+      } }()
+      try { if let v = _storage._maxExposureDuration {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
+      } }()
+      if _storage._minIso.bitPattern != 0 {
+        try visitor.visitSingularFloatField(value: _storage._minIso, fieldNumber: 15)
+      }
+      if _storage._maxIso.bitPattern != 0 {
+        try visitor.visitSingularFloatField(value: _storage._maxIso, fieldNumber: 16)
+      }
+      if _storage._minWhiteBalanceTemperature.bitPattern != 0 {
+        try visitor.visitSingularFloatField(value: _storage._minWhiteBalanceTemperature, fieldNumber: 17)
+      }
+      if _storage._maxWhiteBalanceTemperature.bitPattern != 0 {
+        try visitor.visitSingularFloatField(value: _storage._maxWhiteBalanceTemperature, fieldNumber: 18)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Camerad_V1_Capabilities, rhs: Camerad_V1_Capabilities) -> Bool {
-    if lhs.focusModes != rhs.focusModes {return false}
-    if lhs.focusPointOfInterestSupported != rhs.focusPointOfInterestSupported {return false}
-    if lhs.lensPositionSupported != rhs.lensPositionSupported {return false}
-    if lhs.exposureModes != rhs.exposureModes {return false}
-    if lhs.exposurePointOfInterestSupported != rhs.exposurePointOfInterestSupported {return false}
-    if lhs.whiteBalanceModes != rhs.whiteBalanceModes {return false}
-    if lhs.supportsTorch != rhs.supportsTorch {return false}
-    if lhs.torchModes != rhs.torchModes {return false}
-    if lhs.supportsFlash != rhs.supportsFlash {return false}
-    if lhs.flashModes != rhs.flashModes {return false}
-    if lhs.minZoomFactor != rhs.minZoomFactor {return false}
-    if lhs.maxZoomFactor != rhs.maxZoomFactor {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._focusModes != rhs_storage._focusModes {return false}
+        if _storage._focusPointOfInterestSupported != rhs_storage._focusPointOfInterestSupported {return false}
+        if _storage._lensPositionSupported != rhs_storage._lensPositionSupported {return false}
+        if _storage._exposureModes != rhs_storage._exposureModes {return false}
+        if _storage._exposurePointOfInterestSupported != rhs_storage._exposurePointOfInterestSupported {return false}
+        if _storage._whiteBalanceModes != rhs_storage._whiteBalanceModes {return false}
+        if _storage._supportsTorch != rhs_storage._supportsTorch {return false}
+        if _storage._torchModes != rhs_storage._torchModes {return false}
+        if _storage._supportsFlash != rhs_storage._supportsFlash {return false}
+        if _storage._flashModes != rhs_storage._flashModes {return false}
+        if _storage._minZoomFactor != rhs_storage._minZoomFactor {return false}
+        if _storage._maxZoomFactor != rhs_storage._maxZoomFactor {return false}
+        if _storage._minExposureDuration != rhs_storage._minExposureDuration {return false}
+        if _storage._maxExposureDuration != rhs_storage._maxExposureDuration {return false}
+        if _storage._minIso != rhs_storage._minIso {return false}
+        if _storage._maxIso != rhs_storage._maxIso {return false}
+        if _storage._minWhiteBalanceTemperature != rhs_storage._minWhiteBalanceTemperature {return false}
+        if _storage._maxWhiteBalanceTemperature != rhs_storage._maxWhiteBalanceTemperature {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Camerad_V1_CameraSettings: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CameraSettings"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}focus_mode\0\u{3}lens_position\0\u{3}focus_point_of_interest\0\u{3}adjusting_focus\0\u{3}exposure_mode\0\u{3}exposure_duration\0\u{1}iso\0\u{3}exposure_point_of_interest\0\u{3}adjusting_exposure\0\u{3}white_balance_mode\0\u{3}white_balance_temperature\0\u{3}adjusting_white_balance\0\u{3}torch_mode\0\u{3}torch_level\0\u{3}video_zoom_factor\0")
+
+  fileprivate class _StorageClass {
+    var _focusMode: Camerad_V1_FocusMode = .unspecified
+    var _lensPosition: Float = 0
+    var _focusPointOfInterest: Camerad_V1_Point? = nil
+    var _adjustingFocus: Bool = false
+    var _exposureMode: Camerad_V1_ExposureMode = .unspecified
+    var _exposureDuration: Camerad_V1_Fraction? = nil
+    var _iso: Float = 0
+    var _exposurePointOfInterest: Camerad_V1_Point? = nil
+    var _adjustingExposure: Bool = false
+    var _whiteBalanceMode: Camerad_V1_WhiteBalanceMode = .unspecified
+    var _whiteBalanceTemperature: Float = 0
+    var _adjustingWhiteBalance: Bool = false
+    var _torchMode: Camerad_V1_TorchMode = .unspecified
+    var _torchLevel: Float = 0
+    var _videoZoomFactor: Double = 0
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _focusMode = source._focusMode
+      _lensPosition = source._lensPosition
+      _focusPointOfInterest = source._focusPointOfInterest
+      _adjustingFocus = source._adjustingFocus
+      _exposureMode = source._exposureMode
+      _exposureDuration = source._exposureDuration
+      _iso = source._iso
+      _exposurePointOfInterest = source._exposurePointOfInterest
+      _adjustingExposure = source._adjustingExposure
+      _whiteBalanceMode = source._whiteBalanceMode
+      _whiteBalanceTemperature = source._whiteBalanceTemperature
+      _adjustingWhiteBalance = source._adjustingWhiteBalance
+      _torchMode = source._torchMode
+      _torchLevel = source._torchLevel
+      _videoZoomFactor = source._videoZoomFactor
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularEnumField(value: &_storage._focusMode) }()
+        case 2: try { try decoder.decodeSingularFloatField(value: &_storage._lensPosition) }()
+        case 3: try { try decoder.decodeSingularMessageField(value: &_storage._focusPointOfInterest) }()
+        case 4: try { try decoder.decodeSingularBoolField(value: &_storage._adjustingFocus) }()
+        case 5: try { try decoder.decodeSingularEnumField(value: &_storage._exposureMode) }()
+        case 6: try { try decoder.decodeSingularMessageField(value: &_storage._exposureDuration) }()
+        case 7: try { try decoder.decodeSingularFloatField(value: &_storage._iso) }()
+        case 8: try { try decoder.decodeSingularMessageField(value: &_storage._exposurePointOfInterest) }()
+        case 9: try { try decoder.decodeSingularBoolField(value: &_storage._adjustingExposure) }()
+        case 10: try { try decoder.decodeSingularEnumField(value: &_storage._whiteBalanceMode) }()
+        case 11: try { try decoder.decodeSingularFloatField(value: &_storage._whiteBalanceTemperature) }()
+        case 12: try { try decoder.decodeSingularBoolField(value: &_storage._adjustingWhiteBalance) }()
+        case 13: try { try decoder.decodeSingularEnumField(value: &_storage._torchMode) }()
+        case 14: try { try decoder.decodeSingularFloatField(value: &_storage._torchLevel) }()
+        case 15: try { try decoder.decodeSingularDoubleField(value: &_storage._videoZoomFactor) }()
+        default: break
+        }
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if _storage._focusMode != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._focusMode, fieldNumber: 1)
+      }
+      if _storage._lensPosition.bitPattern != 0 {
+        try visitor.visitSingularFloatField(value: _storage._lensPosition, fieldNumber: 2)
+      }
+      try { if let v = _storage._focusPointOfInterest {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+      } }()
+      if _storage._adjustingFocus != false {
+        try visitor.visitSingularBoolField(value: _storage._adjustingFocus, fieldNumber: 4)
+      }
+      if _storage._exposureMode != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._exposureMode, fieldNumber: 5)
+      }
+      try { if let v = _storage._exposureDuration {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+      } }()
+      if _storage._iso.bitPattern != 0 {
+        try visitor.visitSingularFloatField(value: _storage._iso, fieldNumber: 7)
+      }
+      try { if let v = _storage._exposurePointOfInterest {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
+      } }()
+      if _storage._adjustingExposure != false {
+        try visitor.visitSingularBoolField(value: _storage._adjustingExposure, fieldNumber: 9)
+      }
+      if _storage._whiteBalanceMode != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._whiteBalanceMode, fieldNumber: 10)
+      }
+      if _storage._whiteBalanceTemperature.bitPattern != 0 {
+        try visitor.visitSingularFloatField(value: _storage._whiteBalanceTemperature, fieldNumber: 11)
+      }
+      if _storage._adjustingWhiteBalance != false {
+        try visitor.visitSingularBoolField(value: _storage._adjustingWhiteBalance, fieldNumber: 12)
+      }
+      if _storage._torchMode != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._torchMode, fieldNumber: 13)
+      }
+      if _storage._torchLevel.bitPattern != 0 {
+        try visitor.visitSingularFloatField(value: _storage._torchLevel, fieldNumber: 14)
+      }
+      if _storage._videoZoomFactor.bitPattern != 0 {
+        try visitor.visitSingularDoubleField(value: _storage._videoZoomFactor, fieldNumber: 15)
+      }
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Camerad_V1_CameraSettings, rhs: Camerad_V1_CameraSettings) -> Bool {
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._focusMode != rhs_storage._focusMode {return false}
+        if _storage._lensPosition != rhs_storage._lensPosition {return false}
+        if _storage._focusPointOfInterest != rhs_storage._focusPointOfInterest {return false}
+        if _storage._adjustingFocus != rhs_storage._adjustingFocus {return false}
+        if _storage._exposureMode != rhs_storage._exposureMode {return false}
+        if _storage._exposureDuration != rhs_storage._exposureDuration {return false}
+        if _storage._iso != rhs_storage._iso {return false}
+        if _storage._exposurePointOfInterest != rhs_storage._exposurePointOfInterest {return false}
+        if _storage._adjustingExposure != rhs_storage._adjustingExposure {return false}
+        if _storage._whiteBalanceMode != rhs_storage._whiteBalanceMode {return false}
+        if _storage._whiteBalanceTemperature != rhs_storage._whiteBalanceTemperature {return false}
+        if _storage._adjustingWhiteBalance != rhs_storage._adjustingWhiteBalance {return false}
+        if _storage._torchMode != rhs_storage._torchMode {return false}
+        if _storage._torchLevel != rhs_storage._torchLevel {return false}
+        if _storage._videoZoomFactor != rhs_storage._videoZoomFactor {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Camerad_V1_ConfigurationLock: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ConfigurationLock"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}pid\0\u{3}process_name\0\u{3}client_name\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularInt32Field(value: &self.pid) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.processName) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.clientName) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.pid != 0 {
+      try visitor.visitSingularInt32Field(value: self.pid, fieldNumber: 1)
+    }
+    if !self.processName.isEmpty {
+      try visitor.visitSingularStringField(value: self.processName, fieldNumber: 2)
+    }
+    if !self.clientName.isEmpty {
+      try visitor.visitSingularStringField(value: self.clientName, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Camerad_V1_ConfigurationLock, rhs: Camerad_V1_ConfigurationLock) -> Bool {
+    if lhs.pid != rhs.pid {return false}
+    if lhs.processName != rhs.processName {return false}
+    if lhs.clientName != rhs.clientName {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1205,7 +1788,7 @@ nonisolated extension Camerad_V1_Capabilities: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Camerad_V1_Device: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Device"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}unique_id\0\u{3}model_id\0\u{3}localized_name\0\u{1}manufacturer\0\u{1}position\0\u{3}device_type\0\u{1}backend\0\u{3}device_path\0\u{3}is_connected\0\u{3}unavailable_reason\0\u{1}formats\0\u{3}active_format_index\0\u{3}active_min_frame_duration\0\u{3}active_max_frame_duration\0\u{1}controls\0\u{1}capabilities\0\u{3}supported_presets\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}unique_id\0\u{3}model_id\0\u{3}localized_name\0\u{1}manufacturer\0\u{1}position\0\u{3}device_type\0\u{1}backend\0\u{3}device_path\0\u{3}is_connected\0\u{3}unavailable_reason\0\u{1}formats\0\u{3}active_format_index\0\u{3}active_min_frame_duration\0\u{3}active_max_frame_duration\0\u{1}controls\0\u{1}capabilities\0\u{3}supported_presets\0\u{1}settings\0\u{1}lock\0")
 
   fileprivate class _StorageClass {
     var _uniqueID: String = String()
@@ -1225,6 +1808,8 @@ nonisolated extension Camerad_V1_Device: SwiftProtobuf.Message, SwiftProtobuf._M
     var _controls: [Camerad_V1_Control] = []
     var _capabilities: Camerad_V1_Capabilities? = nil
     var _supportedPresets: [Camerad_V1_SessionPreset] = []
+    var _settings: Camerad_V1_CameraSettings? = nil
+    var _lock: Camerad_V1_ConfigurationLock? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -1252,6 +1837,8 @@ nonisolated extension Camerad_V1_Device: SwiftProtobuf.Message, SwiftProtobuf._M
       _controls = source._controls
       _capabilities = source._capabilities
       _supportedPresets = source._supportedPresets
+      _settings = source._settings
+      _lock = source._lock
     }
   }
 
@@ -1287,6 +1874,8 @@ nonisolated extension Camerad_V1_Device: SwiftProtobuf.Message, SwiftProtobuf._M
         case 15: try { try decoder.decodeRepeatedMessageField(value: &_storage._controls) }()
         case 16: try { try decoder.decodeSingularMessageField(value: &_storage._capabilities) }()
         case 17: try { try decoder.decodeRepeatedEnumField(value: &_storage._supportedPresets) }()
+        case 18: try { try decoder.decodeSingularMessageField(value: &_storage._settings) }()
+        case 19: try { try decoder.decodeSingularMessageField(value: &_storage._lock) }()
         default: break
         }
       }
@@ -1350,6 +1939,12 @@ nonisolated extension Camerad_V1_Device: SwiftProtobuf.Message, SwiftProtobuf._M
       if !_storage._supportedPresets.isEmpty {
         try visitor.visitPackedEnumField(value: _storage._supportedPresets, fieldNumber: 17)
       }
+      try { if let v = _storage._settings {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
+      } }()
+      try { if let v = _storage._lock {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -1376,6 +1971,8 @@ nonisolated extension Camerad_V1_Device: SwiftProtobuf.Message, SwiftProtobuf._M
         if _storage._controls != rhs_storage._controls {return false}
         if _storage._capabilities != rhs_storage._capabilities {return false}
         if _storage._supportedPresets != rhs_storage._supportedPresets {return false}
+        if _storage._settings != rhs_storage._settings {return false}
+        if _storage._lock != rhs_storage._lock {return false}
         return true
       }
       if !storagesAreEqual {return false}

@@ -1,11 +1,17 @@
 import ArgumentParser
 import CaptureKit
+import Foundation
 
 extension Camctl {
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Change a device's controls, like 'v4l2-ctl -c'.",
-            discussion: "All values are applied as one change: if one is refused, none is set."
+            abstract: "Configure a device: format, frame rate, focus, exposure, white balance, torch, zoom, controls.",
+            discussion: """
+                Takes the device's configuration lock, applies everything as one change (if one \
+                value is refused, none is set), and releases the lock. Fails at once when another \
+                process holds the lock, naming it, unless --wait is given. Streams running on the \
+                device keep their own output and are told of a new format.
+                """
         )
 
         @OptionGroup var global: GlobalOptions
@@ -13,24 +19,147 @@ extension Camctl {
         @Argument(help: "A uniqueID, an index from 'camctl list', or a /dev/video path.")
         var device: String
 
+        @Option(help: ArgumentHelp("The active format, as in 'camctl info': YUYV:640x480.", valueName: "fourcc:WxH"))
+        var format: FormatArgument?
+
+        @Option(help: ArgumentHelp("Frames per second (of the active or the new format).", valueName: "n"))
+        var fps: Double?
+
+        @Option(help: ArgumentHelp("Focus mode: locked, autoFocus, continuousAutoFocus (or auto, continuous).", valueName: "mode"))
+        var focus: ModeArgument<CaptureDevice.FocusMode>?
+
+        @Option(help: ArgumentHelp(
+            "Exposure mode: locked, continuousAutoExposure (or continuous), custom.", valueName: "mode"))
+        var exposure: ModeArgument<CaptureDevice.ExposureMode>?
+
+        @Option(name: .customLong("white-balance"), help: ArgumentHelp(
+            "White balance mode: locked, autoWhiteBalance, continuousAutoWhiteBalance (or auto, continuous).",
+            valueName: "mode"))
+        var whiteBalance: ModeArgument<CaptureDevice.WhiteBalanceMode>?
+
+        @Option(help: ArgumentHelp("Torch: off, on (only while the device streams), auto.", valueName: "mode"))
+        var torch: ModeArgument<CaptureDevice.TorchMode>?
+
+        @Option(help: ArgumentHelp("videoZoomFactor, from 1 to the device's maximum.", valueName: "x"))
+        var zoom: Double?
+
         @Option(name: .customLong("control"), help: ArgumentHelp(
-            "A control by its name in 'camctl info', and its value (menus: the entry's index).", valueName: "name=value"))
+            "A control by its name in 'camctl controls', and its value (menus: the entry's index); repeatable.",
+            valueName: "name=value"))
         var controls: [ControlAssignment] = []
 
+        @Flag(help: "Also store these settings as the device's defaults, applied whenever it connects.")
+        var persist = false
+
+        @Option(help: ArgumentHelp("Wait up to this long for another holder of the lock.", valueName: "seconds"))
+        var wait: Double = 0
+
         func validate() throws {
-            guard !controls.isEmpty else { throw ValidationError("nothing to set: give at least one --control name=value") }
+            guard format != nil || fps != nil || focus != nil || exposure != nil || whiteBalance != nil || torch != nil
+                || zoom != nil || !controls.isEmpty
+            else {
+                throw ValidationError("nothing to set: give --format, --fps, --focus, --exposure, --white-balance, --torch, --zoom or --control")
+            }
+            if let fps, !(fps > 0 && fps <= 10_000) { throw ValidationError("--fps must be above 0, not \(fps)") }
+            if wait < 0 || wait > 3600 { throw ValidationError("--wait must be 0 to 3600 seconds, not \(wait)") }
         }
 
         func run() async throws {
             global.apply()
             let camera = try await CaptureDevice.matching(device)
-            try await camera.setControls(controls.map { ($0.name, $0.value) })
+            var change = CaptureDevice.Configuration()
+            if let format {
+                guard let found = camera.formats.first(where: {
+                    $0.mediaSubType == format.fourcc && $0.dimensions == format.dimensions
+                }) else {
+                    throw CommandFailure("\(camera.uniqueID) has no format \(format); 'camctl info \(camera.uniqueID)' lists its formats")
+                }
+                change.activeFormat = found
+            }
+            if let fps {
+                let ranges = (change.activeFormat ?? camera.activeFormat)?.videoSupportedFrameRateRanges ?? []
+                change.activeVideoMinFrameDuration = Self.frameDuration(fps: fps, among: ranges)
+            }
+            change.focusMode = focus?.mode
+            change.exposureMode = exposure?.mode
+            change.whiteBalanceMode = whiteBalance?.mode
+            change.torchMode = torch?.mode
+            change.videoZoomFactor = zoom
+            change.controls = controls.map { ($0.name, $0.value) }
+
+            try await camera.lockForConfiguration(waitingUpTo: .milliseconds(Int(wait * 1000)))
+            do {
+                try await camera.configure(change, persist: persist)
+            } catch {
+                await camera.unlockForConfiguration()
+                throw error
+            }
+            await camera.unlockForConfiguration()
+            report(camera)
+        }
+
+        /// Prints what is in force now, for each thing asked.
+        private func report(_ camera: CaptureDevice) {
+            if format != nil || fps != nil, let active = camera.activeFormat {
+                let rate = 1 / camera.activeVideoMinFrameDuration.seconds
+                Output.line("format: \(active.mediaSubType):\(active.dimensions) at \(String(format: "%g", rate)) fps")
+            }
+            if focus != nil { Output.line("focus: \(camera.focusMode.map { "\($0)" } ?? "none")") }
+            if exposure != nil { Output.line("exposure: \(camera.exposureMode.map { "\($0)" } ?? "none")") }
+            if whiteBalance != nil { Output.line("white balance: \(camera.whiteBalanceMode.map { "\($0)" } ?? "none")") }
+            if torch != nil { Output.line("torch: \(camera.torchMode)") }
+            if zoom != nil { Output.line("zoom: \(String(format: "%g", camera.videoZoomFactor))") }
             for assignment in controls {
                 let value = camera.control(named: assignment.name)?.value ?? assignment.value
                 Output.line("\(assignment.name): \(value)")
             }
+            if persist { Output.line("stored as \(camera.uniqueID)'s defaults") }
+        }
+
+        /// The duration of `fps`: a listed discrete rate within 0.5% of it
+        /// (29.97 finds 1001/30000), else 1/fps.
+        static func frameDuration(fps: Double, among ranges: [FrameRateRange]) -> CMTime {
+            if let listed = ranges.filter(\.isDiscrete).map(\.minFrameDuration)
+                .first(where: { abs(1 / $0.seconds - fps) <= fps * 0.005 }) {
+                return listed
+            }
+            if fps == fps.rounded() { return CMTime(value: 1, timescale: Int32(fps)) }
+            return CMTime(value: 1000, timescale: Int32((fps * 1000).rounded()))
         }
     }
+}
+
+/// `YUYV:640x480`.
+struct FormatArgument: ExpressibleByArgument, CustomStringConvertible {
+    let fourcc: FourCharCode
+    let dimensions: CMVideoDimensions
+
+    init?(argument: String) {
+        let parts = argument.split(separator: ":").map(String.init)
+        let size = parts.count == 2 ? parts[1].lowercased().split(separator: "x").compactMap { Int32($0) } : []
+        guard parts.count == 2, let fourcc = FourCharCode(parts[0].padding(toLength: 4, withPad: " ", startingAt: 0)),
+              size.count == 2
+        else { return nil }
+        self.fourcc = fourcc
+        dimensions = CMVideoDimensions(width: size[0], height: size[1])
+    }
+
+    var description: String { "\(fourcc):\(dimensions)" }
+}
+
+/// An AVFoundation mode by its case name, or a short alias.
+struct ModeArgument<Mode: CaseIterable & Sendable>: ExpressibleByArgument {
+    let mode: Mode
+
+    init?(argument: String) {
+        let aliases = ["auto": ["autoFocus", "autoExpose", "autoWhiteBalance", "auto"],
+                       "continuous": ["continuousAutoFocus", "continuousAutoExposure", "continuousAutoWhiteBalance"]]
+        let names = [argument] + (aliases[argument] ?? [])
+        guard let mode = Mode.allCases.first(where: { names.contains(String(describing: $0)) }) else { return nil }
+        self.mode = mode
+    }
+
+    static var allValueStrings: [String] { Mode.allCases.map { String(describing: $0) } }
 }
 
 /// `name=value`, with an integer value.

@@ -1,0 +1,391 @@
+import CameraProtocol
+internal import CCameraShims
+import Foundation
+import Synchronization
+
+/// The AVFoundation-named settings (focus, exposure, white balance, torch, zoom)
+/// in terms of V4L2 controls, both ways. Virtual cameras have the same controls,
+/// so one mapping serves every backend; a setting the controls cannot do is
+/// unsupported, never faked.
+///
+/// | setting | controls |
+/// |---|---|
+/// | focus `.continuousAutoFocus` / `.locked` | `FOCUS_AUTO` 1 / 0 |
+/// | focus `.autoFocus` | `FOCUS_AUTO` 0, then `AUTO_FOCUS_START` pressed; reads back `.locked` |
+/// | lens position 0…1 | `FOCUS_ABSOLUTE` from its minimum to its maximum (and `FOCUS_AUTO` 0) |
+/// | exposure `.continuousAutoExposure` | `EXPOSURE_AUTO` auto, else aperture priority |
+/// | exposure `.locked` / `.custom` | `EXPOSURE_AUTO` manual |
+/// | exposure duration | `EXPOSURE_ABSOLUTE`, in 100 µs |
+/// | ISO | `ISO_SENSITIVITY` (and its auto control off), else `GAIN` mapped onto 100…1600 |
+/// | white balance `.continuousAutoWhiteBalance` / `.locked` | `AUTO_WHITE_BALANCE` 1 / 0 |
+/// | white balance `.autoWhiteBalance` | `AUTO_WHITE_BALANCE` 0, then `DO_WHITE_BALANCE` pressed |
+/// | temperature (kelvin) | `WHITE_BALANCE_TEMPERATURE` (and `AUTO_WHITE_BALANCE` 0) |
+/// | torch `.on` / `.off`, level 0…1 | `FLASH_LED_MODE` torch / none, `FLASH_TORCH_INTENSITY` up to its maximum |
+/// | `videoZoomFactor` | `ZOOM_ABSOLUTE` = factor × its minimum |
+///
+/// V4L2 cannot tell a manual exposure set by `.locked` from one set by
+/// `.custom`: camerad remembers which was asked (``CameraSettingsState``).
+enum CameraSettingsMapping {
+    /// ISO when a device has only GAIN: its minimum reads as this…
+    static let gainISOFloor: Float = 100
+    /// …and its maximum as this.
+    static let gainISOCeiling: Float = 1600
+    /// EXPOSURE_ABSOLUTE counts in these fractions of a second (100 µs).
+    static let exposureUnitsPerSecond: UInt32 = 10_000
+
+    // MARK: - Reading
+
+    /// The settings as the controls have them now.
+    static func settings(from controls: [Camerad_V1_Control], state: CameraSettingsState) -> Camerad_V1_CameraSettings {
+        let byID = Dictionary(controls.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let extras = state.snapshot()
+        var settings = Camerad_V1_CameraSettings()
+
+        if let auto = byID[cid(V4L2_CID_FOCUS_AUTO)] {
+            settings.focusMode = auto.value != 0 ? .continuousAutoFocus : .locked
+        } else if byID[cid(V4L2_CID_FOCUS_ABSOLUTE)] != nil {
+            settings.focusMode = .locked
+        }
+        settings.lensPosition = byID[cid(V4L2_CID_FOCUS_ABSOLUTE)].map(normalized) ?? -1
+        if let status = byID[cid(V4L2_CID_AUTO_FOCUS_STATUS)] {
+            settings.adjustingFocus = status.value & Int64(V4L2_AUTO_FOCUS_STATUS_BUSY) != 0
+        }
+
+        if let auto = byID[cid(V4L2_CID_EXPOSURE_AUTO)] {
+            settings.exposureMode = auto.value == Int64(V4L2_EXPOSURE_MANUAL.rawValue)
+                ? extras.manualExposure : .continuousAutoExposure
+        }
+        if let time = byID[cid(V4L2_CID_EXPOSURE_ABSOLUTE)] {
+            settings.exposureDuration = .seconds(UInt32(clamping: time.value), per: exposureUnitsPerSecond)
+        }
+        settings.iso = iso(byID) ?? 0
+
+        if let auto = byID[cid(V4L2_CID_AUTO_WHITE_BALANCE)] {
+            settings.whiteBalanceMode = auto.value != 0 ? .continuousAutoWhiteBalance : .locked
+        } else if byID[cid(V4L2_CID_WHITE_BALANCE_TEMPERATURE)] != nil {
+            settings.whiteBalanceMode = .locked
+        }
+        settings.whiteBalanceTemperature = Float(byID[cid(V4L2_CID_WHITE_BALANCE_TEMPERATURE)]?.value ?? 0)
+
+        if let led = byID[cid(V4L2_CID_FLASH_LED_MODE)], hasEntry(led, V4L2_FLASH_LED_MODE_TORCH.rawValue) {
+            let on = led.value == Int64(V4L2_FLASH_LED_MODE_TORCH.rawValue)
+            settings.torchMode = on ? .on : .off
+            if on {
+                settings.torchLevel = byID[cid(V4L2_CID_FLASH_TORCH_INTENSITY)]
+                    .map { Float($0.value) / Float(max(1, $0.maximum)) } ?? 1
+            }
+        }
+        settings.videoZoomFactor = byID[cid(V4L2_CID_ZOOM_ABSOLUTE)]
+            .map { $0.minimum > 0 ? Double($0.value) / Double($0.minimum) : 1 } ?? 1
+
+        if let point = extras.focusPointOfInterest { settings.focusPointOfInterest = point }
+        if let point = extras.exposurePointOfInterest { settings.exposurePointOfInterest = point }
+        let now = monotonicNanoseconds()
+        settings.adjustingFocus = settings.adjustingFocus || extras.adjustingFocusUntil > now
+        settings.adjustingExposure = extras.adjustingExposureUntil > now
+        settings.adjustingWhiteBalance = extras.adjustingWhiteBalanceUntil > now
+        return settings
+    }
+
+    /// The ranges of custom exposure and of white-balance temperature.
+    static func addRanges(to capabilities: inout Camerad_V1_Capabilities, from controls: [Camerad_V1_Control]) {
+        let byID = Dictionary(controls.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        if let time = byID[cid(V4L2_CID_EXPOSURE_ABSOLUTE)] {
+            capabilities.minExposureDuration = .seconds(UInt32(clamping: max(1, time.minimum)), per: exposureUnitsPerSecond)
+            capabilities.maxExposureDuration = .seconds(UInt32(clamping: time.maximum), per: exposureUnitsPerSecond)
+        }
+        if let sensitivity = byID[cid(V4L2_CID_ISO_SENSITIVITY)], !sensitivity.menuItems.isEmpty {
+            capabilities.minIso = Float(sensitivity.menuItems.map(\.value).min()!)
+            capabilities.maxIso = Float(sensitivity.menuItems.map(\.value).max()!)
+        } else if byID[cid(V4L2_CID_GAIN)] != nil {
+            capabilities.minIso = gainISOFloor
+            capabilities.maxIso = gainISOCeiling
+        }
+        if let temperature = byID[cid(V4L2_CID_WHITE_BALANCE_TEMPERATURE)] {
+            capabilities.minWhiteBalanceTemperature = Float(temperature.minimum)
+            capabilities.maxWhiteBalanceTemperature = Float(temperature.maximum)
+        }
+    }
+
+    // MARK: - Writing
+
+    /// What a configuration asks of the device: the control changes, in order,
+    /// and what camerad keeps beside the controls.
+    struct Plan {
+        var controls: [Camerad_V1_ControlValue] = []
+        var manualExposure: Camerad_V1_ExposureMode?
+        var focusPointOfInterest: Camerad_V1_Point?
+        var exposurePointOfInterest: Camerad_V1_Point?
+        var adjustsFocus = false
+        var adjustsExposure = false
+        var adjustsWhiteBalance = false
+
+        var adjusts: Bool { adjustsFocus || adjustsExposure || adjustsWhiteBalance }
+    }
+
+    /// The control values that carry out a configuration's AVFoundation-named settings.
+    ///
+    /// - Parameter capturing: whether a stream runs (the torch needs one).
+    /// - Throws: `UNSUPPORTED_FORMAT` for a mode the device lacks, `INVALID_ARGUMENT`
+    ///   for a value out of range, `INVALID_STATE` for the torch of an idle device.
+    static func plan(
+        _ configuration: Camerad_V1_DeviceConfiguration, on device: Camerad_V1_Device, capturing: Bool
+    ) throws -> Plan {
+        let byID = Dictionary(device.controls.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let capabilities = device.capabilities
+        let name = device.uniqueID
+        var plan = Plan()
+        func set(_ id: Int32, _ value: Int64) {
+            var control = Camerad_V1_ControlValue()
+            control.id = UInt32(id)
+            control.value = value
+            plan.controls.append(control)
+        }
+        func setIfPresent(_ id: Int32, _ value: Int64) {
+            if byID[cid(id)] != nil { set(id, value) }
+        }
+        func require<Mode: Equatable>(_ mode: Mode, in modes: [Mode], _ what: String) throws {
+            guard modes.contains(mode) else {
+                let names = modes.map { "\($0)" }.joined(separator: ", ")
+                throw RPCError(.unsupportedFormat,
+                               "\(name) has no \(what) mode \(mode); it supports \(names.isEmpty ? "none" : names)")
+            }
+        }
+
+        // Focus.
+        if configuration.focusMode != .unspecified {
+            try require(configuration.focusMode, in: capabilities.focusModes, "focus")
+            switch configuration.focusMode {
+            case .continuousAutoFocus: set(V4L2_CID_FOCUS_AUTO, 1)
+            case .autoFocus:
+                setIfPresent(V4L2_CID_FOCUS_AUTO, 0)
+                set(V4L2_CID_AUTO_FOCUS_START, 1)
+            default: setIfPresent(V4L2_CID_FOCUS_AUTO, 0)
+            }
+            plan.adjustsFocus = configuration.focusMode != .locked
+        }
+        if configuration.hasLensPosition {
+            guard let control = byID[cid(V4L2_CID_FOCUS_ABSOLUTE)] else {
+                throw RPCError(.unsupportedFormat, "\(name) cannot set a lens position (no focus_absolute control)")
+            }
+            let position = configuration.lensPosition
+            guard (0...1).contains(position) else {
+                throw RPCError(.invalidArgument, "lens position must be 0 to 1, not \(position)")
+            }
+            if configuration.focusMode == .unspecified { setIfPresent(V4L2_CID_FOCUS_AUTO, 0) }
+            set(V4L2_CID_FOCUS_ABSOLUTE, scaled(Double(position), onto: control))
+        }
+        if configuration.hasFocusPointOfInterest {
+            guard capabilities.focusPointOfInterestSupported else {
+                throw RPCError(.unsupportedFormat, "\(name) has no focus point of interest")
+            }
+            plan.focusPointOfInterest = try checked(configuration.focusPointOfInterest, "focus point of interest")
+        }
+
+        // Exposure.
+        let custom = configuration.hasExposureDuration || configuration.hasIso
+        let exposureMode = custom && configuration.exposureMode == .unspecified ? .custom : configuration.exposureMode
+        if exposureMode != .unspecified {
+            try require(exposureMode, in: capabilities.exposureModes, "exposure")
+            let auto = byID[cid(V4L2_CID_EXPOSURE_AUTO)]
+            switch exposureMode {
+            case .continuousAutoExposure:
+                let automatic = auto.map { hasEntry($0, V4L2_EXPOSURE_AUTO.rawValue) } ?? false
+                set(V4L2_CID_EXPOSURE_AUTO, Int64((automatic ? V4L2_EXPOSURE_AUTO : V4L2_EXPOSURE_APERTURE_PRIORITY).rawValue))
+                plan.adjustsExposure = true
+            default:
+                set(V4L2_CID_EXPOSURE_AUTO, Int64(V4L2_EXPOSURE_MANUAL.rawValue))
+                plan.manualExposure = exposureMode
+            }
+        }
+        if configuration.hasExposureDuration {
+            guard let control = byID[cid(V4L2_CID_EXPOSURE_ABSOLUTE)] else {
+                throw RPCError(.unsupportedFormat, "\(name) cannot set an exposure duration (no exposure_time_absolute control)")
+            }
+            let duration = configuration.exposureDuration
+            guard duration.denominator > 0 else { throw RPCError(.invalidArgument, "exposure duration has a zero denominator") }
+            let units = Int64((Double(duration.numerator) * Double(exposureUnitsPerSecond) / Double(duration.denominator)).rounded())
+            guard (control.minimum...control.maximum).contains(units) else {
+                throw RPCError(.invalidArgument,
+                               "exposure duration \(duration.numerator)/\(duration.denominator) s is outside \(name)'s \(control.minimum)/\(exposureUnitsPerSecond) to \(control.maximum)/\(exposureUnitsPerSecond) s")
+            }
+            set(V4L2_CID_EXPOSURE_ABSOLUTE, units)
+        }
+        if configuration.hasIso {
+            let iso = configuration.iso
+            guard capabilities.minIso > 0, (capabilities.minIso...capabilities.maxIso).contains(iso) else {
+                throw RPCError(.invalidArgument,
+                               capabilities.minIso > 0 ? "ISO \(iso) is outside \(name)'s \(capabilities.minIso) to \(capabilities.maxIso)"
+                                   : "\(name) cannot set ISO (no iso_sensitivity or gain control)")
+            }
+            if let sensitivity = byID[cid(V4L2_CID_ISO_SENSITIVITY)], !sensitivity.menuItems.isEmpty {
+                setIfPresent(V4L2_CID_ISO_SENSITIVITY_AUTO, Int64(V4L2_ISO_SENSITIVITY_MANUAL.rawValue))
+                let nearest = sensitivity.menuItems.min { abs(Float($0.value) - iso) < abs(Float($1.value) - iso) }!
+                set(V4L2_CID_ISO_SENSITIVITY, nearest.index)
+            } else if let gain = byID[cid(V4L2_CID_GAIN)] {
+                let fraction = Double((iso - gainISOFloor) / (gainISOCeiling - gainISOFloor))
+                set(V4L2_CID_GAIN, scaled(fraction, onto: gain))
+            }
+        }
+        if configuration.hasExposurePointOfInterest {
+            guard capabilities.exposurePointOfInterestSupported else {
+                throw RPCError(.unsupportedFormat, "\(name) has no exposure point of interest")
+            }
+            plan.exposurePointOfInterest = try checked(configuration.exposurePointOfInterest, "exposure point of interest")
+        }
+
+        // White balance.
+        if configuration.whiteBalanceMode != .unspecified {
+            try require(configuration.whiteBalanceMode, in: capabilities.whiteBalanceModes, "white balance")
+            switch configuration.whiteBalanceMode {
+            case .continuousAutoWhiteBalance: set(V4L2_CID_AUTO_WHITE_BALANCE, 1)
+            case .autoWhiteBalance:
+                setIfPresent(V4L2_CID_AUTO_WHITE_BALANCE, 0)
+                set(V4L2_CID_DO_WHITE_BALANCE, 1)
+            default: setIfPresent(V4L2_CID_AUTO_WHITE_BALANCE, 0)
+            }
+            plan.adjustsWhiteBalance = configuration.whiteBalanceMode != .locked
+        }
+        if configuration.hasWhiteBalanceTemperature {
+            guard let control = byID[cid(V4L2_CID_WHITE_BALANCE_TEMPERATURE)] else {
+                throw RPCError(.unsupportedFormat, "\(name) cannot set a white balance temperature (no white_balance_temperature control)")
+            }
+            let kelvin = Int64(configuration.whiteBalanceTemperature.rounded())
+            guard (control.minimum...control.maximum).contains(kelvin) else {
+                throw RPCError(.invalidArgument,
+                               "white balance temperature \(kelvin) K is outside \(name)'s \(control.minimum) to \(control.maximum) K")
+            }
+            if configuration.whiteBalanceMode == .unspecified { setIfPresent(V4L2_CID_AUTO_WHITE_BALANCE, 0) }
+            let step = Int64(clamping: max(1, control.step))
+            set(V4L2_CID_WHITE_BALANCE_TEMPERATURE, control.minimum + (kelvin - control.minimum) / step * step)
+        }
+
+        // Torch.
+        let torchMode = configuration.hasTorchLevel && configuration.torchMode == .unspecified ? .on : configuration.torchMode
+        if torchMode != .unspecified {
+            try require(torchMode, in: capabilities.torchModes, "torch")
+            if torchMode == .on && !capturing {
+                throw RPCError(.invalidState, "the torch of \(name) can be on only while a session runs on it; start one first")
+            }
+            set(V4L2_CID_FLASH_LED_MODE, Int64((torchMode == .on ? V4L2_FLASH_LED_MODE_TORCH : V4L2_FLASH_LED_MODE_NONE).rawValue))
+        }
+        if configuration.hasTorchLevel {
+            let level = configuration.torchLevel
+            guard level > 0 && level <= 1 else {
+                throw RPCError(.invalidArgument, "torch level must be above 0 and at most 1, not \(level)")
+            }
+            if let intensity = byID[cid(V4L2_CID_FLASH_TORCH_INTENSITY)] {
+                let value = Int64((Double(level) * Double(intensity.maximum)).rounded())
+                set(V4L2_CID_FLASH_TORCH_INTENSITY, min(intensity.maximum, max(intensity.minimum, value)))
+            }
+        }
+
+        // Zoom.
+        if configuration.hasVideoZoomFactor {
+            let factor = configuration.videoZoomFactor
+            guard factor >= capabilities.minZoomFactor && factor <= capabilities.maxZoomFactor else {
+                throw RPCError(.invalidArgument,
+                               "zoom factor \(factor) is outside \(name)'s \(capabilities.minZoomFactor) to \(capabilities.maxZoomFactor)")
+            }
+            if let zoom = byID[cid(V4L2_CID_ZOOM_ABSOLUTE)] {
+                set(V4L2_CID_ZOOM_ABSOLUTE, min(zoom.maximum, Int64((factor * Double(zoom.minimum)).rounded())))
+            }
+        }
+        return plan
+    }
+
+    /// The torch's control values to turn it off, if it is on.
+    static func torchOff(_ controls: [Camerad_V1_Control]) -> [Camerad_V1_ControlValue] {
+        guard let led = controls.first(where: { $0.id == cid(V4L2_CID_FLASH_LED_MODE) }),
+              led.value == Int64(V4L2_FLASH_LED_MODE_TORCH.rawValue)
+        else { return [] }
+        var off = Camerad_V1_ControlValue()
+        off.id = led.id
+        off.value = Int64(V4L2_FLASH_LED_MODE_NONE.rawValue)
+        return [off]
+    }
+
+    // MARK: - Helpers
+
+    static func cid(_ id: Int32) -> UInt32 { UInt32(id) }
+
+    private static func hasEntry(_ control: Camerad_V1_Control, _ entry: UInt32) -> Bool {
+        control.menuItems.contains { $0.index == Int64(entry) }
+    }
+
+    /// A control's value as 0…1 of its range.
+    private static func normalized(_ control: Camerad_V1_Control) -> Float {
+        control.maximum > control.minimum
+            ? Float(control.value - control.minimum) / Float(control.maximum - control.minimum) : 0
+    }
+
+    /// 0…1 onto a control's range, on its steps and inside it.
+    private static func scaled(_ fraction: Double, onto control: Camerad_V1_Control) -> Int64 {
+        let step = Int64(clamping: max(1, control.step))
+        let raw = Double(control.minimum) + fraction * Double(control.maximum - control.minimum)
+        let stepped = control.minimum + Int64(((raw - Double(control.minimum)) / Double(step)).rounded()) * step
+        return min(control.maximum, max(control.minimum, stepped))
+    }
+
+    private static func iso(_ byID: [UInt32: Camerad_V1_Control]) -> Float? {
+        if let sensitivity = byID[cid(V4L2_CID_ISO_SENSITIVITY)],
+           let item = sensitivity.menuItems.first(where: { $0.index == sensitivity.value }) {
+            return Float(item.value)
+        }
+        guard let gain = byID[cid(V4L2_CID_GAIN)] else { return nil }
+        return gainISOFloor + normalized(gain) * (gainISOCeiling - gainISOFloor)
+    }
+
+    private static func checked(_ point: Camerad_V1_Point, _ what: String) throws -> Camerad_V1_Point {
+        guard (0...1).contains(point.x), (0...1).contains(point.y) else {
+            throw RPCError(.invalidArgument, "\(what) (\(point.x), \(point.y)) is outside the frame; use 0 to 1 each way")
+        }
+        return point
+    }
+}
+
+/// What camerad keeps of a device's AVFoundation-named settings beside its
+/// controls: points of interest, which manual exposure was asked for, and
+/// until when an automatic mode is still settling.
+final class CameraSettingsState: Sendable {
+    struct Values: Sendable {
+        var manualExposure: Camerad_V1_ExposureMode = .locked
+        var focusPointOfInterest: Camerad_V1_Point?
+        var exposurePointOfInterest: Camerad_V1_Point?
+        var adjustingFocusUntil: Int64 = 0
+        var adjustingExposureUntil: Int64 = 0
+        var adjustingWhiteBalanceUntil: Int64 = 0
+    }
+
+    private let values = Mutex(Values())
+
+    /// Whether the backend honours points of interest (virtual cameras); V4L2 has no such control.
+    let supportsPointsOfInterest: Bool
+    /// How long an automatic mode reports itself adjusting after it is set;
+    /// zero where the device reports it (V4L2's AUTO_FOCUS_STATUS) or cannot.
+    let settling: Duration
+
+    init(supportsPointsOfInterest: Bool, settling: Duration) {
+        self.supportsPointsOfInterest = supportsPointsOfInterest
+        self.settling = settling
+    }
+
+    func snapshot() -> Values { values.withLock { $0 } }
+
+    /// Keeps what a plan sets beside the controls.
+    func apply(_ plan: CameraSettingsMapping.Plan) {
+        let until = monotonicNanoseconds() + settling.nanoseconds
+        values.withLock { values in
+            if let mode = plan.manualExposure { values.manualExposure = mode }
+            if let point = plan.focusPointOfInterest { values.focusPointOfInterest = point }
+            if let point = plan.exposurePointOfInterest { values.exposurePointOfInterest = point }
+            if plan.adjustsFocus { values.adjustingFocusUntil = until }
+            if plan.adjustsExposure { values.adjustingExposureUntil = until }
+            if plan.adjustsWhiteBalance { values.adjustingWhiteBalanceUntil = until }
+        }
+    }
+}
+
+extension Duration {
+    var nanoseconds: Int64 { components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000 }
+}

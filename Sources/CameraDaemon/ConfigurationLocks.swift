@@ -1,0 +1,218 @@
+import CameraIPC
+import CameraProtocol
+import Dispatch
+import Synchronization
+
+/// AVCaptureDevice's configuration lock, across processes: at most one
+/// connection holds a device's lock; it may take it again (counted, like a
+/// recursive lock); it loses it when it unlocks as often, or when its
+/// connection ends for any reason, SIGKILL included.
+///
+/// Others asking get `DEVICE_LOCKED` naming the holder at once, or wait in
+/// line up to the time they asked for.
+final class ConfigurationLocks: Sendable {
+    struct Holder: Sendable, Equatable {
+        let connectionID: UInt64
+        let pid: Int32
+        let processName: String
+        let clientName: String
+        var count: Int
+
+        var proto: Camerad_V1_ConfigurationLock {
+            var lock = Camerad_V1_ConfigurationLock()
+            lock.pid = pid
+            lock.processName = processName
+            lock.clientName = clientName
+            return lock
+        }
+
+        /// "pid 4242 (obs)".
+        var description: String { "pid \(pid) (\(processName.isEmpty ? clientName : processName))" }
+    }
+
+    private struct Waiter {
+        let id: UInt64
+        let holder: Holder
+        let continuation: CheckedContinuation<Void, any Error>
+        var timer: Task<Void, Never>?
+    }
+
+    private struct State {
+        var holders: [String: Holder] = [:]
+        var waiters: [String: [Waiter]] = [:]
+        var cancelled: Set<UInt64> = []
+        var nextWaiterID: UInt64 = 1
+    }
+    private let state = Mutex(State())
+    private let observer = Mutex<@Sendable (_ uniqueID: String) -> Void>({ _ in })
+
+    /// `handler` is told, outside the lock, when a device's holder changes
+    /// (taken, or released).
+    func observe(_ handler: @escaping @Sendable (_ uniqueID: String) -> Void) {
+        observer.withLock { $0 = handler }
+    }
+
+    private func onChange(_ uniqueID: String) {
+        observer.withLock { $0 }(uniqueID)
+    }
+
+    /// Who holds `uniqueID`'s lock; nil when nobody does.
+    func holder(of uniqueID: String) -> Holder? {
+        state.withLock { $0.holders[uniqueID] }
+    }
+
+    /// Takes the lock for the caller's connection, waiting up to `wait` for
+    /// another holder to let go.
+    ///
+    /// - Returns: how many times the connection now holds it.
+    /// - Throws: `DEVICE_LOCKED` naming the holder; `CancellationError` when the call goes.
+    func lock(_ uniqueID: String, for context: RPCContext, wait: Duration = .zero) async throws -> Int {
+        let caller = Holder(connectionID: context.connectionID, pid: context.peer.pid,
+                            processName: context.peer.processName ?? "", clientName: context.clientName, count: 1)
+        enum Outcome { case taken(Int), busy(Holder), queued(UInt64) }
+        let id = state.withLock { state in
+            defer { state.nextWaiterID += 1 }
+            return state.nextWaiterID
+        }
+        let outcome = state.withLock { state -> Outcome in
+            if var holder = state.holders[uniqueID] {
+                guard holder.connectionID == caller.connectionID else {
+                    return wait > .zero ? .queued(id) : .busy(holder)
+                }
+                holder.count += 1
+                state.holders[uniqueID] = holder
+                return .taken(holder.count)
+            }
+            state.holders[uniqueID] = caller
+            return .taken(1)
+        }
+        switch outcome {
+        case .taken(let count):
+            if count == 1 { onChange(uniqueID) }
+            return count
+        case .busy(let holder):
+            throw Self.lockedError(uniqueID, by: holder)
+        case .queued(let id):
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                    enqueue(Waiter(id: id, holder: caller, continuation: continuation), on: uniqueID, wait: wait)
+                }
+            } onCancel: {
+                cancelWaiter(id, on: uniqueID)
+            }
+            onChange(uniqueID)
+            return 1
+        }
+    }
+
+    /// Undoes one ``lock(_:for:wait:)``.
+    ///
+    /// - Returns: how many times the connection still holds it.
+    /// - Throws: `NOT_LOCKED` when the connection does not hold it.
+    func unlock(_ uniqueID: String, connectionID: UInt64) throws -> Int {
+        let remaining = try state.withLock { state -> Int in
+            guard var holder = state.holders[uniqueID], holder.connectionID == connectionID else {
+                throw RPCError(.notLocked, "\(uniqueID) is not locked by this client; there is nothing to unlock")
+            }
+            holder.count -= 1
+            if holder.count > 0 {
+                state.holders[uniqueID] = holder
+            } else {
+                state.holders[uniqueID] = nil
+                handOn(uniqueID, &state)
+            }
+            return holder.count
+        }
+        if remaining == 0 { onChange(uniqueID) }
+        return remaining
+    }
+
+    /// Fails unless `connectionID` holds `uniqueID`'s lock.
+    ///
+    /// - Throws: `NOT_LOCKED`, naming the holder if another client has it.
+    func requireHolder(_ uniqueID: String, connectionID: UInt64, toChange what: String) throws {
+        let holder = holder(of: uniqueID)
+        guard holder?.connectionID != connectionID else { return }
+        let other = holder.map { "; \($0.description) holds it now" } ?? ""
+        throw RPCError(.notLocked,
+                       "changing \(what) of \(uniqueID) needs its configuration lock\(other); lock it first (lockForConfiguration, or 'camctl set', which locks for you)")
+    }
+
+    /// Releases every lock of a connection that has closed.
+    func releaseAll(heldBy connectionID: UInt64) {
+        let released = state.withLock { state -> [String] in
+            let devices = state.holders.filter { $0.value.connectionID == connectionID }.map(\.key)
+            for uniqueID in devices {
+                state.holders[uniqueID] = nil
+                handOn(uniqueID, &state)
+            }
+            return devices
+        }
+        for uniqueID in released { onChange(uniqueID) }
+    }
+
+    static func lockedError(_ uniqueID: String, by holder: Holder) -> RPCError {
+        RPCError(.deviceLocked,
+                 "\(uniqueID) is locked for configuration by \(holder.description); retry when it unlocks or pass --wait")
+    }
+
+    // MARK: - Waiting in line
+
+    private func enqueue(_ waiter: Waiter, on uniqueID: String, wait: Duration) {
+        let id = waiter.id
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: wait)
+            guard !Task.isCancelled else { return }
+            self?.expire(id, on: uniqueID)
+        }
+        state.withLock { state in
+            if state.cancelled.remove(waiter.id) != nil {
+                timer.cancel()
+                waiter.continuation.resume(throwing: CancellationError())
+                return
+            }
+            if state.holders[uniqueID] == nil {
+                // Released between the first look and now.
+                timer.cancel()
+                state.holders[uniqueID] = waiter.holder
+                waiter.continuation.resume()
+                return
+            }
+            var waiter = waiter
+            waiter.timer = timer
+            state.waiters[uniqueID, default: []].append(waiter)
+        }
+    }
+
+    /// The first in line takes a released lock.
+    private func handOn(_ uniqueID: String, _ state: inout State) {
+        guard var line = state.waiters[uniqueID], !line.isEmpty else { return }
+        let next = line.removeFirst()
+        state.waiters[uniqueID] = line.isEmpty ? nil : line
+        next.timer?.cancel()
+        state.holders[uniqueID] = next.holder
+        next.continuation.resume()
+    }
+
+    private func expire(_ id: UInt64, on uniqueID: String) {
+        state.withLock { state in
+            guard let index = state.waiters[uniqueID]?.firstIndex(where: { $0.id == id }) else { return }
+            let waiter = state.waiters[uniqueID]!.remove(at: index)
+            let holder = state.holders[uniqueID]
+            waiter.continuation.resume(throwing: holder.map { Self.lockedError(uniqueID, by: $0) }
+                ?? RPCError(.timedOut, "waiting for the lock of \(uniqueID) timed out"))
+        }
+    }
+
+    private func cancelWaiter(_ id: UInt64, on uniqueID: String) {
+        state.withLock { state in
+            guard let index = state.waiters[uniqueID]?.firstIndex(where: { $0.id == id }) else {
+                state.cancelled.insert(id)
+                return
+            }
+            let waiter = state.waiters[uniqueID]!.remove(at: index)
+            waiter.timer?.cancel()
+            waiter.continuation.resume(throwing: CancellationError())
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import CameraProtocol
+import Foundation
+import Logging
+import Synchronization
+import SwiftProtobuf
+
+/// The settings stored with `camctl set --persist`, by uniqueID, in
+/// `<state dir>/defaults.json` (``Camerad_V1_StoredDefaults`` in protobuf's JSON
+/// mapping). Written whole to a temporary file, then renamed over the old one.
+///
+/// A file that cannot be read or parsed is reported and ignored, never fatal;
+/// it is kept as `defaults.json.corrupt` when the store is next written.
+final class DefaultsStore: Sendable {
+    let path: String
+    private let logger: Logger
+    private struct State {
+        var stored = Camerad_V1_StoredDefaults()
+        var corrupt = false
+    }
+    private let state = Mutex(State())
+
+    static let fileName = "defaults.json"
+
+    /// Reads `<folder>/defaults.json` if there is one.
+    init(folder: String, logger: Logger) {
+        path = (folder as NSString).appendingPathComponent(Self.fileName)
+        self.logger = logger
+        guard FileManager.default.fileExists(atPath: path) else { return }
+        do {
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            var options = JSONDecodingOptions()
+            options.ignoreUnknownFields = true
+            let stored = try Camerad_V1_StoredDefaults(jsonString: text, options: options)
+            state.withLock { $0.stored = stored }
+            logger.info("stored defaults for \(stored.devices.count) device(s) read from \(path)")
+        } catch {
+            state.withLock { $0.corrupt = true }
+            logger.warning("\(path) is unreadable (\(error)); ignoring it. It is kept as \(Self.fileName).corrupt on the next 'camctl set --persist'")
+        }
+    }
+
+    /// The stored settings of a device.
+    func configuration(for uniqueID: String) -> Camerad_V1_DeviceConfiguration? {
+        state.withLock { $0.stored.devices[uniqueID] }
+    }
+
+    /// Merges `configuration` into the device's stored settings (later values
+    /// win; the torch is never stored) and writes the file.
+    ///
+    /// - Throws: `INVALID_STATE` when the file cannot be written.
+    func store(_ configuration: Camerad_V1_DeviceConfiguration, for uniqueID: String) throws {
+        try state.withLock { state in
+            var merged = state.stored.devices[uniqueID] ?? Camerad_V1_DeviceConfiguration()
+            if configuration.hasActiveFormat {
+                // The old frame durations may not fit the new format.
+                merged.clearActiveMinFrameDuration()
+                merged.clearActiveMaxFrameDuration()
+            }
+            try merged.merge(serializedBytes: configuration.serializedBytes() as [UInt8])
+            merged.torchMode = .unspecified
+            merged.clearTorchLevel()
+            merged.controls = Self.latest(merged.controls)
+            var stored = state.stored
+            stored.devices[uniqueID] = merged
+            try write(stored, movingAsideCorrupt: state.corrupt)
+            state.stored = stored
+            state.corrupt = false
+        }
+    }
+
+    /// The last value given for each control.
+    private static func latest(_ values: [Camerad_V1_ControlValue]) -> [Camerad_V1_ControlValue] {
+        var result: [Camerad_V1_ControlValue] = []
+        for value in values {
+            result.removeAll { $0.id == value.id && $0.name == value.name }
+            result.append(value)
+        }
+        return result
+    }
+
+    private func write(_ stored: Camerad_V1_StoredDefaults, movingAsideCorrupt: Bool) throws {
+        let folder = (path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            if movingAsideCorrupt {
+                _ = rename(path, path + ".corrupt")
+            }
+            var options = JSONEncodingOptions()
+            options.preserveProtoFieldNames = true
+            let text = try stored.jsonString(options: options) + "\n"
+            let temporary = path + ".tmp-\(getpid())"
+            try Data(text.utf8).write(to: URL(fileURLWithPath: temporary))
+            guard rename(temporary, path) == 0 else {
+                let reason = String(cString: strerror(errno))
+                unlink(temporary)
+                throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: reason])
+            }
+        } catch {
+            throw RPCError(.invalidState,
+                           "applied, but not stored: cannot write \(path) (\(error.localizedDescription)); check --state-dir")
+        }
+    }
+}

@@ -1,0 +1,122 @@
+import CameraMedia
+import CameraProtocol
+import Dispatch
+import Logging
+
+/// Carries out a ``Camerad_V1_DeviceConfiguration`` on a device: the format and
+/// frame durations, then the AVFoundation-named settings, then the controls.
+/// Everything is checked before anything is applied.
+///
+/// Serves ConfigureDevice (under the lock) and the stored defaults applied when
+/// a device connects.
+struct DeviceConfigurator: Sendable {
+    let registry: DeviceRegistry
+    let defaults: DefaultsStore?
+    let logger: Logger
+
+    /// Applies `configuration`; with `persist`, also stores it as the device's default.
+    ///
+    /// - Throws: ``RPCError``: `INVALID_ARGUMENT`, `UNSUPPORTED_FORMAT`,
+    ///   `INVALID_STATE` (the torch of an idle device, or the defaults not writable).
+    func apply(_ configuration: Camerad_V1_DeviceConfiguration, to device: any CameraBackend, persist: Bool = false) throws {
+        let description = registry.describe(device)
+        let streamer = registry.streamer(device.uniqueID)
+        let running = streamer?.runningMode
+        let mode = try Self.mode(configuration, on: description, current: running ?? device.activeMode)
+        let plan = try CameraSettingsMapping.plan(configuration, on: description, capturing: running != nil)
+        let values = plan.controls + configuration.controls
+        let changes = values.isEmpty ? [] : try ControlChange.resolve(values, on: description)
+        guard mode != nil || !changes.isEmpty || plan.focusPointOfInterest != nil || plan.exposurePointOfInterest != nil
+        else {
+            throw RPCError(.invalidArgument, "nothing to change on \(device.uniqueID); give a format, a frame rate, a mode or a control")
+        }
+
+        if let mode {
+            try device.configure(mode)
+            try streamer?.switchMode(to: mode)
+        }
+        if !changes.isEmpty { try device.setControls(changes) }
+        device.settingsState.apply(plan)
+        registry.deviceDidChange(device)
+        let settling = device.settingsState.settling
+        if plan.adjusts && settling > .zero {
+            // Watchers see the adjusting end.
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(settling.nanoseconds) + 1_000_000)) {
+                registry.deviceDidChange(device)
+            }
+        }
+        if persist {
+            guard let defaults else {
+                throw RPCError(.invalidState, "applied, but not stored: this camerad runs without a state directory")
+            }
+            try defaults.store(configuration, for: device.uniqueID)
+        }
+    }
+
+    /// Applies a device's stored defaults as it connects; a failure is logged, never fatal.
+    func restoreDefaults(of device: any CameraBackend) {
+        guard let stored = defaults?.configuration(for: device.uniqueID) else { return }
+        do {
+            try apply(stored, to: device)
+            logger.info("\(device.uniqueID): stored defaults applied")
+        } catch let error as RPCError {
+            logger.warning("\(device.uniqueID): stored defaults not applied: \(error.message); change them with 'camctl set \(device.uniqueID) ... --persist'")
+        } catch {
+            logger.warning("\(device.uniqueID): stored defaults not applied: \(error)")
+        }
+    }
+
+    /// The mode a configuration asks for; nil when it names no format or frame duration.
+    ///
+    /// - Throws: `UNSUPPORTED_FORMAT` for a format the device lacks or camerad
+    ///   cannot read; `INVALID_ARGUMENT` naming the valid ranges for a frame
+    ///   duration outside them.
+    static func mode(
+        _ configuration: Camerad_V1_DeviceConfiguration, on device: Camerad_V1_Device, current: CaptureMode
+    ) throws -> CaptureMode? {
+        let hasMinimum = configuration.hasActiveMinFrameDuration
+        let hasMaximum = configuration.hasActiveMaxFrameDuration
+        guard configuration.hasActiveFormat || hasMinimum || hasMaximum else { return nil }
+        var index = current.formatIndex
+        if configuration.hasActiveFormat {
+            let wanted = configuration.activeFormat
+            let name = "\(PixelFormat(fourcc: wanted.fourcc).code) \(wanted.width)x\(wanted.height)"
+            guard let found = device.formats.firstIndex(where: {
+                $0.fourcc == wanted.fourcc && $0.width == wanted.width && $0.height == wanted.height
+            }) else {
+                throw RPCError(.unsupportedFormat, "\(device.uniqueID) has no format \(name); 'camctl info \(device.uniqueID)' lists its formats")
+            }
+            guard device.formats[found].isStreamable else {
+                throw RPCError(.unsupportedFormat, "camerad cannot read \(name) frames; pick a YUYV, NV12, YU12, AR24 or MJPG format")
+            }
+            index = found
+        }
+        let format = device.formats[index]
+        for (given, duration) in [(hasMinimum, configuration.activeMinFrameDuration),
+                                  (hasMaximum, configuration.activeMaxFrameDuration)] where given {
+            guard duration.numerator > 0, duration.denominator > 0, ModeSelection.allows(format, duration) else {
+                throw RPCError(.invalidArgument,
+                               "frame duration \(duration.numerator)/\(duration.denominator) s is outside what \(PixelFormat(fourcc: format.fourcc).code) \(format.width)x\(format.height) allows: \(Self.describe(format.frameRateRanges))")
+            }
+        }
+        if hasMinimum && hasMaximum
+            && ModeSelection.compare(configuration.activeMinFrameDuration, configuration.activeMaxFrameDuration) > 0 {
+            throw RPCError(.invalidArgument, "the minimum frame duration is longer than the maximum; swap them")
+        }
+        // A device makes frames at one rate: the minimum duration, the highest rate asked.
+        let duration = hasMinimum ? configuration.activeMinFrameDuration
+            : hasMaximum ? configuration.activeMaxFrameDuration
+            : ModeSelection.frameDuration(for: format, preferring: current.frameDuration)
+        return CaptureMode(formatIndex: index, format: format, frameDuration: duration)
+    }
+
+    /// "1/60 to 1/1 s, 1/15 s".
+    static func describe(_ ranges: [Camerad_V1_FrameRateRange]) -> String {
+        guard !ranges.isEmpty else { return "no frame rates" }
+        func text(_ fraction: Camerad_V1_Fraction) -> String { "\(fraction.numerator)/\(fraction.denominator)" }
+        return ranges.map { range in
+            ModeSelection.compare(range.minFrameDuration, range.maxFrameDuration) == 0
+                ? "\(text(range.minFrameDuration)) s" : "\(text(range.minFrameDuration)) to \(text(range.maxFrameDuration)) s"
+        }.joined(separator: ", ")
+    }
+}

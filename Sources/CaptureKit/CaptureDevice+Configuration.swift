@@ -1,0 +1,280 @@
+import CameraProtocol
+import Foundation
+
+// MARK: - The configuration lock
+
+extension CaptureDevice {
+    /// Who holds a device's configuration lock. Linux only: on Linux the holder
+    /// may be another process.
+    public struct ConfigurationLockHolder: Hashable, Sendable, CustomStringConvertible {
+        public let pid: Int32
+        /// From /proc/PID/comm.
+        public let processName: String
+        /// What the holder called itself to camerad (``CaptureDaemon/clientName``).
+        public let clientName: String
+
+        public var description: String { "pid \(pid) (\(processName.isEmpty ? clientName : processName))" }
+    }
+
+    /// AVCaptureDevice.lockForConfiguration, across processes: this process may
+    /// change the device until ``unlockForConfiguration()``. Counted: lock as
+    /// often as you like and unlock as often. The lock also ends when this
+    /// process's connection to camerad does (it exits or is killed).
+    ///
+    /// - Parameter timeout: how long to wait for another holder to let go; zero fails at once.
+    /// - Throws: `deviceLocked` naming the holder; `deviceNotFound`.
+    public func lockForConfiguration(waitingUpTo timeout: Duration = .zero) async throws(CaptureError) {
+        var request = Camerad_V1_LockForConfigurationRequest()
+        request.uniqueID = uniqueID
+        let (seconds, attoseconds) = timeout.components
+        request.waitMs = UInt32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+        let response = try await DaemonClient.shared.unary(CameraService.lockForConfiguration, request)
+        LiveDevices.shared.update(response.device)
+    }
+
+    /// AVCaptureDevice.unlockForConfiguration: undoes one ``lockForConfiguration(waitingUpTo:)``.
+    /// Like Apple's, it does not fail; unlocking a device this process does not hold does nothing.
+    public func unlockForConfiguration() async {
+        var request = Camerad_V1_UnlockForConfigurationRequest()
+        request.uniqueID = uniqueID
+        _ = try? await DaemonClient.shared.unary(CameraService.unlockForConfiguration, request)
+        try? await refresh()
+    }
+
+    /// Who holds the configuration lock, as CaptureKit last heard; nil when nobody does.
+    public var configurationLockHolder: ConfigurationLockHolder? {
+        read { device in
+            guard device.hasLock else { return nil }
+            return ConfigurationLockHolder(pid: device.lock.pid, processName: device.lock.processName,
+                                           clientName: device.lock.clientName)
+        }
+    }
+}
+
+// MARK: - Changing the device
+
+extension CaptureDevice {
+    /// Several changes to a device, applied as one, all or none. Nil fields stay
+    /// as they are. Each setter of ``CaptureDevice`` is one of these.
+    public struct Configuration: Sendable {
+        public var activeFormat: Format?
+        public var activeVideoMinFrameDuration: CMTime?
+        public var activeVideoMaxFrameDuration: CMTime?
+        public var focusMode: FocusMode?
+        /// 0 (near) to 1 (far); locks focus there.
+        public var lensPosition: Float?
+        public var focusPointOfInterest: CGPoint?
+        public var exposureMode: ExposureMode?
+        /// With ``iso``: custom exposure.
+        public var exposureDuration: CMTime?
+        public var iso: Float?
+        public var exposurePointOfInterest: CGPoint?
+        public var whiteBalanceMode: WhiteBalanceMode?
+        /// Kelvin; locks white balance there.
+        public var whiteBalanceTemperature: Float?
+        public var torchMode: TorchMode?
+        /// 0 < level ≤ 1; turns the torch on.
+        public var torchLevel: Float?
+        public var videoZoomFactor: Double?
+        /// Any control by v4l2-ctl name; for menus the entry's index.
+        public var controls: [(name: String, value: Int64)] = []
+
+        public init() {}
+
+        var proto: Camerad_V1_DeviceConfiguration {
+            var message = Camerad_V1_DeviceConfiguration()
+            if let format = activeFormat {
+                message.activeFormat.fourcc = format.mediaSubType.rawValue
+                message.activeFormat.width = UInt32(clamping: format.dimensions.width)
+                message.activeFormat.height = UInt32(clamping: format.dimensions.height)
+            }
+            if let duration = activeVideoMinFrameDuration { message.activeMinFrameDuration = duration.fraction }
+            if let duration = activeVideoMaxFrameDuration { message.activeMaxFrameDuration = duration.fraction }
+            if let mode = focusMode { message.focusMode = Camerad_V1_FocusMode(rawValue: mode.rawValue + 1) ?? .unspecified }
+            if let position = lensPosition { message.lensPosition = position }
+            if let point = focusPointOfInterest { message.focusPointOfInterest = point.proto }
+            if let mode = exposureMode {
+                message.exposureMode = Camerad_V1_ExposureMode(rawValue: mode.rawValue + 1) ?? .unspecified
+            }
+            if let duration = exposureDuration { message.exposureDuration = duration.fraction }
+            if let iso { message.iso = iso }
+            if let point = exposurePointOfInterest { message.exposurePointOfInterest = point.proto }
+            if let mode = whiteBalanceMode {
+                message.whiteBalanceMode = Camerad_V1_WhiteBalanceMode(rawValue: mode.rawValue + 1) ?? .unspecified
+            }
+            if let kelvin = whiteBalanceTemperature { message.whiteBalanceTemperature = kelvin }
+            if let mode = torchMode { message.torchMode = Camerad_V1_TorchMode(rawValue: mode.rawValue + 1) ?? .unspecified }
+            if let level = torchLevel { message.torchLevel = level }
+            if let factor = videoZoomFactor { message.videoZoomFactor = factor }
+            message.controls = controls.map { name, value in
+                var control = Camerad_V1_ControlValue()
+                control.name = name
+                control.value = value
+                return control
+            }
+            return message
+        }
+    }
+
+    /// Applies several changes as one, all or none, and takes the device's new
+    /// state. Needs the configuration lock, as every setter does.
+    ///
+    /// - Parameter persist: also store them as the device's defaults, applied
+    ///   whenever it connects (the torch is never stored). Linux only.
+    /// - Throws: `notLocked` without the lock; `unsupportedFormat` for a format
+    ///   or mode the device lacks; `invalidArgument` naming the allowed values;
+    ///   `invalidState` for the torch of a device no session runs.
+    public func configure(_ configuration: Configuration, persist: Bool = false) async throws(CaptureError) {
+        var request = Camerad_V1_ConfigureDeviceRequest()
+        request.uniqueID = uniqueID
+        request.configuration = configuration.proto
+        request.persist = persist
+        let response = try await DaemonClient.shared.unary(CameraService.configureDevice, request)
+        LiveDevices.shared.update(response.device)
+        if configuration.activeFormat != nil { LiveSessions.shared.deviceActiveFormatWasSet(self) }
+    }
+
+    private func configure(_ change: (inout Configuration) -> Void) async throws(CaptureError) {
+        var configuration = Configuration()
+        change(&configuration)
+        try await configure(configuration)
+    }
+
+    /// Sets `activeFormat`; sessions in this process using the device switch to
+    /// the `.inputPriority` preset, as in AVFoundation. Streams running on the
+    /// device, in any process, keep their own output and are told of the change.
+    public func setActiveFormat(_ format: Format) async throws(CaptureError) {
+        try await configure { $0.activeFormat = format }
+    }
+
+    /// The device makes a frame this often; within the active format's ranges.
+    public func setActiveVideoMinFrameDuration(_ duration: CMTime) async throws(CaptureError) {
+        try await configure { $0.activeVideoMinFrameDuration = duration }
+    }
+
+    /// At least the minimum; a V4L2 device runs at its minimum.
+    public func setActiveVideoMaxFrameDuration(_ duration: CMTime) async throws(CaptureError) {
+        try await configure { $0.activeVideoMaxFrameDuration = duration }
+    }
+
+    public func setFocusMode(_ mode: FocusMode) async throws(CaptureError) {
+        try await configure { $0.focusMode = mode }
+    }
+
+    /// AVCaptureDevice.setFocusModeLocked(lensPosition:).
+    public func setFocusModeLocked(lensPosition: Float) async throws(CaptureError) {
+        try await configure { $0.lensPosition = lensPosition }
+    }
+
+    public func setFocusPointOfInterest(_ point: CGPoint) async throws(CaptureError) {
+        try await configure { $0.focusPointOfInterest = point }
+    }
+
+    public func setExposureMode(_ mode: ExposureMode) async throws(CaptureError) {
+        try await configure { $0.exposureMode = mode }
+    }
+
+    /// AVCaptureDevice.setExposureModeCustom(duration:iso:); nil keeps the current one.
+    public func setExposureModeCustom(duration: CMTime?, iso: Float?) async throws(CaptureError) {
+        try await configure { configuration in
+            configuration.exposureMode = .custom
+            configuration.exposureDuration = duration
+            configuration.iso = iso
+        }
+    }
+
+    public func setExposurePointOfInterest(_ point: CGPoint) async throws(CaptureError) {
+        try await configure { $0.exposurePointOfInterest = point }
+    }
+
+    public func setWhiteBalanceMode(_ mode: WhiteBalanceMode) async throws(CaptureError) {
+        try await configure { $0.whiteBalanceMode = mode }
+    }
+
+    /// Locks white balance at a colour temperature in kelvin (Apple's
+    /// `setWhiteBalanceModeLocked(with:)` takes gains; V4L2 takes kelvin).
+    public func setWhiteBalanceModeLocked(temperature: Float) async throws(CaptureError) {
+        try await configure { $0.whiteBalanceTemperature = temperature }
+    }
+
+    /// `.on` only while a session runs on the device; it turns off when the device stops.
+    public func setTorchMode(_ mode: TorchMode) async throws(CaptureError) {
+        try await configure { $0.torchMode = mode }
+    }
+
+    /// AVCaptureDevice.setTorchModeOn(level:).
+    public func setTorchModeOn(level: Float) async throws(CaptureError) {
+        try await configure { $0.torchLevel = level }
+    }
+
+    public func setVideoZoomFactor(_ factor: Double) async throws(CaptureError) {
+        try await configure { $0.videoZoomFactor = factor }
+    }
+
+    /// Sets controls by v4l2-ctl name, all or none — like
+    /// `v4l2-ctl -c brightness=200,horizontal_flip=1`. Needs the lock. Linux only;
+    /// for menus the value is the entry's index.
+    ///
+    /// - Throws: `invalidArgument` naming a control the device lacks or a value
+    ///   outside its range; `notLocked`.
+    public func setControls(_ values: [(name: String, value: Int64)]) async throws(CaptureError) {
+        try await configure { $0.controls = values }
+    }
+}
+
+// MARK: - Reading the settings
+
+extension CaptureDevice {
+    public var focusMode: FocusMode? { FocusMode(read(\.settings.focusMode)) }
+    /// 0 (near) to 1 (far); nil when the device has no lens position.
+    public var lensPosition: Float? { read { $0.settings.lensPosition < 0 ? nil : $0.settings.lensPosition } }
+    public var focusPointOfInterest: CGPoint { read { CGPoint($0.settings.focusPointOfInterest, unset: !$0.settings.hasFocusPointOfInterest) } }
+    public var isAdjustingFocus: Bool { read(\.settings.adjustingFocus) }
+
+    public var exposureMode: ExposureMode? { ExposureMode(read(\.settings.exposureMode)) }
+    public var exposureDuration: CMTime { CMTime(read(\.settings.exposureDuration)) }
+    public var iso: Float { read(\.settings.iso) }
+    public var exposurePointOfInterest: CGPoint {
+        read { CGPoint($0.settings.exposurePointOfInterest, unset: !$0.settings.hasExposurePointOfInterest) }
+    }
+    public var isAdjustingExposure: Bool { read(\.settings.adjustingExposure) }
+    /// Custom exposure's range (Apple has these on the active format).
+    public var minExposureDuration: CMTime { CMTime(read(\.capabilities.minExposureDuration)) }
+    public var maxExposureDuration: CMTime { CMTime(read(\.capabilities.maxExposureDuration)) }
+    public var minISO: Float { read(\.capabilities.minIso) }
+    public var maxISO: Float { read(\.capabilities.maxIso) }
+
+    public var whiteBalanceMode: WhiteBalanceMode? { WhiteBalanceMode(read(\.settings.whiteBalanceMode)) }
+    /// Kelvin; 0 when the device has no temperature control. Linux only.
+    public var whiteBalanceTemperature: Float { read(\.settings.whiteBalanceTemperature) }
+    public var isAdjustingWhiteBalance: Bool { read(\.settings.adjustingWhiteBalance) }
+
+    public var torchMode: TorchMode { TorchMode(read(\.settings.torchMode)) ?? .off }
+    public var torchLevel: Float { read(\.settings.torchLevel) }
+    public var isTorchActive: Bool { torchMode == .on }
+
+    public var videoZoomFactor: Double { read { $0.settings.videoZoomFactor == 0 ? 1 : $0.settings.videoZoomFactor } }
+}
+
+extension CMTime {
+    var fraction: Camerad_V1_Fraction {
+        var fraction = Camerad_V1_Fraction()
+        fraction.numerator = UInt32(clamping: value)
+        fraction.denominator = UInt32(clamping: timescale)
+        return fraction
+    }
+}
+
+extension CGPoint {
+    /// AVFoundation's default point of interest is the centre.
+    init(_ point: Camerad_V1_Point, unset: Bool) {
+        self = unset ? CGPoint(x: 0.5, y: 0.5) : CGPoint(x: point.x, y: point.y)
+    }
+
+    var proto: Camerad_V1_Point {
+        var point = Camerad_V1_Point()
+        point.x = Double(x)
+        point.y = Double(y)
+        return point
+    }
+}
