@@ -20,11 +20,26 @@ public final class TestPattern {
     public static let scrollPerFrame = 4
 
     // One period of each row kind, written twice so that any scroll offset is one copy.
-    private let barLuma: [UInt8]
+    private var barLuma: [UInt8]
     private let barChromaInterleaved: [UInt8]
     private let barU: [UInt8]
     private let barV: [UInt8]
-    private let barYUYV: [UInt8]
+    private var barYUYV: [UInt8]
+    /// The bars' luma at level 1.
+    private let baseLuma: [UInt8]
+
+    /// How bright the bars are drawn: their luma above black (16) times this,
+    /// clamped to 235. The stamp bands stay as they are, so the stamp still reads.
+    public var level: Float = 1 {
+        didSet {
+            guard level != oldValue else { return }
+            let scaled = baseLuma.map { luma in
+                UInt8(min(235, max(16, (16 + (Float(luma) - 16) * level).rounded())))
+            }
+            barLuma = scaled
+            for index in scaled.indices { barYUYV[index * 2] = scaled[index] }
+        }
+    }
     private var scratch: [UInt8] = []
     private var encoder: JPEGEncoder?
 
@@ -49,6 +64,7 @@ public final class TestPattern {
             yuyv += [left.y, left.u, right.y, left.v]
         }
         barLuma = luma + luma
+        baseLuma = barLuma
         barU = u + u
         barV = v + v
         barChromaInterleaved = interleaved + interleaved

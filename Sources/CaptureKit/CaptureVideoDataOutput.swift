@@ -1,3 +1,4 @@
+import Foundation
 import CameraProtocol
 import Dispatch
 import Synchronization
@@ -180,6 +181,8 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
             buffer = SampleBuffer(dropped: reason, count: count)
             isFrame = false
         case .formatChanged:
+            NotificationCenter.default.post(name: CaptureInput.Port.formatDescriptionDidChangeNotification,
+                                            object: connection.input)
             return
         }
         let (delegate, continuation, late) = settings.withLock { settings in

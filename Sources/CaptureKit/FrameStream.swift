@@ -79,6 +79,7 @@ final class FrameStream: Sendable {
                     throw CaptureError(converting: error)
                 }
                 pools.withLock { $0[pool.id] = pool }
+                if changed.hasDevice { LiveDevices.shared.update(changed.device) }
                 return .formatChanged(note: changed.note)
             case .interrupted, .started, nil:
                 // The call's end follows and says why.

@@ -1,5 +1,6 @@
 import CameraMedia
 import CameraProtocol
+internal import CCameraShims
 import Foundation
 import Synchronization
 
@@ -9,7 +10,26 @@ extension VirtualCamera {
         _ mode: CaptureMode, onFrame: @escaping @Sendable (CapturedFrame) -> Void,
         onFailure: @escaping @Sendable (RPCError) -> Void
     ) throws -> any CaptureStream {
-        VirtualCameraCapture(mode: mode, unthrottled: options.unthrottled, staticPicture: options.staticPicture, onFrame: onFrame)
+        VirtualCameraCapture(mode: mode, unthrottled: options.unthrottled, staticPicture: options.staticPicture,
+                             level: { [weak self] in self?.pictureLevel ?? 1 }, onFrame: onFrame)
+    }
+
+    /// How bright the picture is drawn (see ``TestPattern/level``): the
+    /// brightness control; in manual exposure, exposure time (250 = 1) and gain;
+    /// the torch. In automatic exposure the camera makes up for the rest.
+    var pictureLevel: Float {
+        let controls = state.withLock { $0.controls }
+        func value(_ id: Int32) -> Int64? { controls.first { $0.id == UInt32(id) }?.value }
+        var level: Float = 1
+        if let brightness = value(V4L2_CID_BRIGHTNESS) { level *= 1 + Float(brightness - 128) / 256 }
+        if value(V4L2_CID_EXPOSURE_AUTO) == Int64(V4L2_EXPOSURE_MANUAL.rawValue) {
+            level *= Float(value(V4L2_CID_EXPOSURE_ABSOLUTE) ?? 250) / 250
+            level *= 1 + Float(value(V4L2_CID_GAIN) ?? 0) / 255
+        }
+        if value(V4L2_CID_FLASH_LED_MODE) == Int64(V4L2_FLASH_LED_MODE_TORCH.rawValue) {
+            level *= 1 + Float(value(V4L2_CID_FLASH_TORCH_INTENSITY) ?? 100) / 200
+        }
+        return min(4, max(0, level))
     }
 }
 
@@ -24,11 +44,14 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(mode: CaptureMode, unthrottled: Bool, staticPicture: Bool, onFrame: @escaping @Sendable (CapturedFrame) -> Void) {
+    init(
+        mode: CaptureMode, unthrottled: Bool, staticPicture: Bool, level: @escaping @Sendable () -> Float,
+        onFrame: @escaping @Sendable (CapturedFrame) -> Void
+    ) {
         // The thread keeps this object until it ends.
         let thread = Thread { [self] in
-            Self.run(mode: mode, unthrottled: unthrottled, staticPicture: staticPicture, stop: stopRequested, wake: wake,
-                     onFrame: onFrame)
+            Self.run(mode: mode, unthrottled: unthrottled, staticPicture: staticPicture, level: level, stop: stopRequested,
+                     wake: wake, onFrame: onFrame)
             finished.signal()
         }
         thread.name = "camerad-capture"
@@ -42,7 +65,7 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
     }
 
     private static func run(
-        mode: CaptureMode, unthrottled: Bool, staticPicture: Bool, stop: borrowing Atomic<Bool>,
+        mode: CaptureMode, unthrottled: Bool, staticPicture: Bool, level: () -> Float, stop: borrowing Atomic<Bool>,
         wake: DispatchSemaphore, onFrame: (CapturedFrame) -> Void
     ) {
         let layout = mode.layout
@@ -68,6 +91,11 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
                 if remaining > 0 && wake.wait(timeout: .now() + .nanoseconds(Int(remaining))) == .success { break }
             }
             let stamp = FrameStamp(sequence: UInt32(truncatingIfNeeded: sequence), timestampNanoseconds: timestamp)
+            let wanted = level()
+            if wanted != pattern.level {
+                pattern.level = wanted
+                drawnOnce = false
+            }
             if layout.format == .mjpeg {
                 guard let jpeg = try? pattern.renderJPEG(stamp) else { break }
                 jpeg.withUnsafeBytes { bytes in

@@ -2,12 +2,25 @@ import CameraProtocol
 internal import CCameraShims
 
 extension VirtualCamera {
-    /// Takes the values as they are: ``ControlChange`` checked them. Buttons keep none.
+    /// Takes the values as they are: ``ControlChange`` checked them. Buttons keep
+    /// none. As on a UVC camera, a manual control is inactive while its automatic
+    /// one is on.
     func setControls(_ changes: [ControlChange]) throws {
         state.withLock { state in
             for change in changes where change.control.type != .button {
                 guard let index = state.controls.firstIndex(where: { $0.id == change.control.id }) else { continue }
                 state.controls[index].value = change.value
+            }
+            func value(_ id: Int32) -> Int64? { state.controls.first { $0.id == UInt32(id) }?.value }
+            let inactive: [(Int32, Bool)] = [
+                (V4L2_CID_FOCUS_ABSOLUTE, value(V4L2_CID_FOCUS_AUTO) == 1),
+                (V4L2_CID_EXPOSURE_ABSOLUTE, value(V4L2_CID_EXPOSURE_AUTO) != Int64(V4L2_EXPOSURE_MANUAL.rawValue)),
+                (V4L2_CID_WHITE_BALANCE_TEMPERATURE, value(V4L2_CID_AUTO_WHITE_BALANCE) == 1),
+            ]
+            for (id, isInactive) in inactive {
+                guard let index = state.controls.firstIndex(where: { $0.id == UInt32(id) }) else { continue }
+                let flag = UInt32(V4L2_CTRL_FLAG_INACTIVE)
+                state.controls[index].flags = isInactive ? state.controls[index].flags | flag : state.controls[index].flags & ~flag
             }
         }
     }
