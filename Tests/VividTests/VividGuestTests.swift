@@ -48,7 +48,13 @@ struct VividGuestTests {
     func streamingGivesContiguousFramesAtTheSetRate(fourcc: String) async throws {
         try await Vivid.withDaemon { daemon in
             for node in [Vivid.singlePlanar, Vivid.multiPlanar] {
-                try Vivid.setMode(node, fourcc, fps: 25)
+                // camerad sets the node's mode itself, under the configuration lock.
+                let set = try await camctl(["set", node.uniqueID, "--format", "\(fourcc):640x480", "--fps", "25"],
+                                           socket: daemon.socketPath)
+                #expect(set.lines == ["format: \(fourcc):640x480 at 25 fps"], "\(set.standardError)")
+                let format = try await Vivid.v4l2ctl(["-d", node.path, "--get-fmt-video"])
+                #expect(format.standardOutput.contains("'\(fourcc)'") && format.standardOutput.contains("640/480"),
+                        "v4l2-ctl sees the mode camerad set: \(format.standardOutput)")
                 // Under software emulation a process's first frames wait on page-ins: warm up first.
                 _ = try await camctl(["stream", node.uniqueID, "--count", "5"], socket: daemon.socketPath)
                 // A client that wants every frame (a recorder): late frames queue instead of
@@ -114,8 +120,23 @@ struct VividGuestTests {
             let unchanged = try await Vivid.v4l2ctl(["-d", node.path, "-C", "brightness"])
             #expect(unchanged.lines.contains("brightness: 200"), "a refused change changes nothing")
 
-            let reset = try await camctl(["set", node.uniqueID, "--control", "brightness=128", "--control", "horizontal_flip=0"],
-                                         socket: daemon.socketPath)
+            // The same through CaptureKit, under its lock; another process is refused meanwhile.
+            CaptureDaemon.socketPath = daemon.socketPath
+            defer { CaptureDaemon.disconnect() }
+            let device = try await CaptureDevice.matching(node.uniqueID)
+            try await device.lockForConfiguration()
+            try await device.setControls([("brightness", 64), ("vertical_flip", 1)])
+            let locked = try await camctl(["set", node.uniqueID, "--control", "brightness=1"], socket: daemon.socketPath)
+            #expect(locked.status == 1 && locked.standardError.contains("locked for configuration by pid \(getpid())"),
+                    "\(locked.standardError)")
+            await device.unlockForConfiguration()
+            let both = try await Vivid.v4l2ctl(["-d", node.path, "-C", "brightness,vertical_flip"])
+            #expect(both.lines.contains("brightness: 64") && both.lines.contains("vertical_flip: 1"), "\(both.standardOutput)")
+            let get = try await camctl(["get", node.uniqueID, "vertical_flip"], socket: daemon.socketPath)
+            #expect(get.lines == ["vertical_flip: 1"])
+
+            let reset = try await camctl(["set", node.uniqueID, "--control", "brightness=128", "--control", "horizontal_flip=0",
+                                          "--control", "vertical_flip=0"], socket: daemon.socketPath)
             #expect(reset.status == 0)
         }
     }
