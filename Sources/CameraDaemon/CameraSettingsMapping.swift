@@ -32,6 +32,8 @@ enum CameraSettingsMapping {
     static let gainISOCeiling: Float = 1600
     /// EXPOSURE_ABSOLUTE counts in these fractions of a second (100 µs).
     static let exposureUnitsPerSecond: UInt32 = 10_000
+    /// The largest zoom camerad's crop gives a device without a zoom control.
+    static let digitalZoomLimit: Double = 4
 
     // MARK: - Reading
 
@@ -76,7 +78,7 @@ enum CameraSettingsMapping {
             }
         }
         settings.videoZoomFactor = byID[cid(V4L2_CID_ZOOM_ABSOLUTE)]
-            .map { $0.minimum > 0 ? Double($0.value) / Double($0.minimum) : 1 } ?? 1
+            .map { $0.minimum > 0 ? Double($0.value) / Double($0.minimum) : 1 } ?? extras.digitalZoom
 
         if let point = extras.focusPointOfInterest { settings.focusPointOfInterest = point }
         if let point = extras.exposurePointOfInterest { settings.exposurePointOfInterest = point }
@@ -87,9 +89,14 @@ enum CameraSettingsMapping {
         return settings
     }
 
-    /// The ranges of custom exposure and of white-balance temperature.
+    /// The ranges of custom exposure and of white-balance temperature, and the
+    /// digital zoom of a device without a zoom control.
     static func addRanges(to capabilities: inout Camerad_V1_Capabilities, from controls: [Camerad_V1_Control]) {
         let byID = Dictionary(controls.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        if byID[cid(V4L2_CID_ZOOM_ABSOLUTE)] == nil {
+            capabilities.digitalZoom = true
+            capabilities.maxZoomFactor = digitalZoomLimit
+        }
         if let time = byID[cid(V4L2_CID_EXPOSURE_ABSOLUTE)] {
             capabilities.minExposureDuration = .seconds(UInt32(clamping: max(1, time.minimum)), per: exposureUnitsPerSecond)
             capabilities.maxExposureDuration = .seconds(UInt32(clamping: time.maximum), per: exposureUnitsPerSecond)
@@ -116,6 +123,8 @@ enum CameraSettingsMapping {
         var manualExposure: Camerad_V1_ExposureMode?
         var focusPointOfInterest: Camerad_V1_Point?
         var exposurePointOfInterest: Camerad_V1_Point?
+        /// camerad's crop, for a device without a zoom control.
+        var digitalZoom: Double?
         var adjustsFocus = false
         var adjustsExposure = false
         var adjustsWhiteBalance = false
@@ -289,6 +298,8 @@ enum CameraSettingsMapping {
             }
             if let zoom = byID[cid(V4L2_CID_ZOOM_ABSOLUTE)] {
                 set(V4L2_CID_ZOOM_ABSOLUTE, min(zoom.maximum, Int64((factor * Double(zoom.minimum)).rounded())))
+            } else {
+                plan.digitalZoom = factor
             }
         }
         return plan
@@ -352,6 +363,7 @@ final class CameraSettingsState: Sendable {
         var manualExposure: Camerad_V1_ExposureMode = .locked
         var focusPointOfInterest: Camerad_V1_Point?
         var exposurePointOfInterest: Camerad_V1_Point?
+        var digitalZoom: Double = 1
         var adjustingFocusUntil: Int64 = 0
         var adjustingExposureUntil: Int64 = 0
         var adjustingWhiteBalanceUntil: Int64 = 0
@@ -372,6 +384,9 @@ final class CameraSettingsState: Sendable {
 
     func snapshot() -> Values { values.withLock { $0 } }
 
+    /// camerad's crop for a device without a zoom control (1: none).
+    var digitalZoom: Double { values.withLock { $0.digitalZoom } }
+
     /// Keeps what a plan sets beside the controls.
     func apply(_ plan: CameraSettingsMapping.Plan) {
         let until = monotonicNanoseconds() + settling.nanoseconds
@@ -379,6 +394,7 @@ final class CameraSettingsState: Sendable {
             if let mode = plan.manualExposure { values.manualExposure = mode }
             if let point = plan.focusPointOfInterest { values.focusPointOfInterest = point }
             if let point = plan.exposurePointOfInterest { values.exposurePointOfInterest = point }
+            if let zoom = plan.digitalZoom { values.digitalZoom = zoom }
             if plan.adjustsFocus { values.adjustingFocusUntil = until }
             if plan.adjustsExposure { values.adjustingExposureUntil = until }
             if plan.adjustsWhiteBalance { values.adjustingWhiteBalanceUntil = until }

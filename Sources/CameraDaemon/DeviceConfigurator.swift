@@ -27,6 +27,7 @@ struct DeviceConfigurator: Sendable {
         let values = plan.controls + configuration.controls
         let changes = values.isEmpty ? [] : try ControlChange.resolve(values, on: description)
         guard mode != nil || !changes.isEmpty || plan.focusPointOfInterest != nil || plan.exposurePointOfInterest != nil
+            || plan.digitalZoom != nil
         else {
             throw RPCError(.invalidArgument, "nothing to change on \(device.uniqueID); give a format, a frame rate, a mode or a control")
         }

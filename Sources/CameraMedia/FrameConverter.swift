@@ -52,8 +52,13 @@ public final class FrameConverter {
     /// - Parameters:
     ///   - frame: the source bytes (for MJPEG, exactly the JPEG).
     ///   - destination: at least ``targetLayout``'s capacity.
+    ///   - zoom: above 1, only the middle 1/`zoom` of the frame each way is
+    ///     used, scaled up to the target (a digital zoom). MJPEG passed through
+    ///     is never cropped.
     /// - Returns: the bytes written (for MJPEG, the JPEG's size).
-    public func convert(_ frame: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) throws -> Int {
+    public func convert(
+        _ frame: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer, zoom: Double = 1
+    ) throws -> Int {
         precondition(destination.count >= targetLayout.capacity, "destination too small for \(targetLayout)")
         let out = destination.baseAddress!.assumingMemoryBound(to: UInt8.self)
         let src = frame.baseAddress!.assumingMemoryBound(to: UInt8.self)
@@ -61,9 +66,9 @@ public final class FrameConverter {
             destination.copyMemory(from: frame)
             return frame.count
         }
-        if let written = try fastPath(src, frame.count, out) { return written }
+        if zoom <= 1, let written = try fastPath(src, frame.count, out) { return written }
 
-        var image = try decode(frame)
+        var image = try decode(frame).centre(zoomedBy: zoom)
         let turnedWidth = target.rotation.swapsDimensions ? target.height : target.width
         let turnedHeight = target.rotation.swapsDimensions ? target.width : target.height
         if Int(image.width) != turnedWidth || Int(image.height) != turnedHeight {

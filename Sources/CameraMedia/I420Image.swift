@@ -23,6 +23,23 @@ struct I420Image {
         self.width = Int32(width)
         self.height = Int32(height)
     }
+
+    /// The middle 1/`zoom` of the image each way, as a view of the same memory
+    /// (even offsets and sizes, so the chroma planes line up).
+    func centre(zoomedBy zoom: Double) -> I420Image {
+        guard zoom > 1 else { return self }
+        let width = max(2, Int32(Double(self.width) / zoom) & ~1)
+        let height = max(2, Int32(Double(self.height) / zoom) & ~1)
+        let left = (self.width - width) / 2 & ~1
+        let top = (self.height - height) / 2 & ~1
+        var view = self
+        view.y = y + Int(top * strideY + left)
+        view.u = u + Int(top / 2 * strideUV + left / 2)
+        view.v = v + Int(top / 2 * strideUV + left / 2)
+        view.width = width
+        view.height = height
+        return view
+    }
 }
 
 /// Scratch memory for one I420 image, reused from frame to frame.

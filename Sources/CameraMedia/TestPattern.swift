@@ -20,25 +20,22 @@ public final class TestPattern {
     public static let scrollPerFrame = 4
 
     // One period of each row kind, written twice so that any scroll offset is one copy.
-    private var barLuma: [UInt8]
-    private let barChromaInterleaved: [UInt8]
-    private let barU: [UInt8]
-    private let barV: [UInt8]
-    private var barYUYV: [UInt8]
-    /// The bars' luma at level 1.
-    private let baseLuma: [UInt8]
+    private var barLuma: [UInt8] = []
+    private var barChromaInterleaved: [UInt8] = []
+    private var barU: [UInt8] = []
+    private var barV: [UInt8] = []
+    private var barYUYV: [UInt8] = []
 
     /// How bright the bars are drawn: their luma above black (16) times this,
     /// clamped to 235. The stamp bands stay as they are, so the stamp still reads.
     public var level: Float = 1 {
-        didSet {
-            guard level != oldValue else { return }
-            let scaled = baseLuma.map { luma in
-                UInt8(min(235, max(16, (16 + (Float(luma) - 16) * level).rounded())))
-            }
-            barLuma = scaled
-            for index in scaled.indices { barYUYV[index * 2] = scaled[index] }
-        }
+        didSet { if level != oldValue { drawRows() } }
+    }
+
+    /// How magnified the bars are, about the frame's centre (1: eight bars
+    /// across). The stamp bands stay as they are.
+    public var zoom: Double = 1 {
+        didSet { if zoom != oldValue { drawRows() } }
     }
     private var scratch: [UInt8] = []
     private var encoder: JPEGEncoder?
@@ -48,7 +45,18 @@ public final class TestPattern {
         precondition(width >= 16 && height >= 16 && width % 2 == 0 && height % 2 == 0, "pattern of \(width)x\(height)")
         self.width = width
         self.height = height
-        func bar(atPixel x: Int) -> (y: UInt8, u: UInt8, v: UInt8) { Self.bars[x * Self.bars.count / width] }
+        drawRows()
+    }
+
+    /// Fills the bar rows for the current ``level`` and ``zoom``.
+    private func drawRows() {
+        let centre = Double(width) / 2
+        func bar(atPixel x: Int) -> (y: UInt8, u: UInt8, v: UInt8) {
+            let unzoomed = centre + (Double(x) + 0.5 - centre) / max(1, zoom)
+            let bar = Self.bars[min(Self.bars.count - 1, max(0, Int(unzoomed) * Self.bars.count / width))]
+            let luma = level == 1 ? bar.y : UInt8(min(235, max(16, (16 + (Float(bar.y) - 16) * level).rounded())))
+            return (luma, bar.u, bar.v)
+        }
         var luma: [UInt8] = []
         var u: [UInt8] = []
         var v: [UInt8] = []
@@ -64,7 +72,6 @@ public final class TestPattern {
             yuyv += [left.y, left.u, right.y, left.v]
         }
         barLuma = luma + luma
-        baseLuma = barLuma
         barU = u + u
         barV = v + v
         barChromaInterleaved = interleaved + interleaved

@@ -20,6 +20,7 @@ public final class CaptureConnection: @unchecked Sendable {
         var videoOrientation = VideoOrientation.landscapeRight
         var isVideoMirrored = false
         var isEnabled = true
+        var modeNote: String?
     }
     private let state = Mutex(State())
     weak var session: CaptureSession?
@@ -30,6 +31,16 @@ public final class CaptureConnection: @unchecked Sendable {
         self.input = input
         self.output = output
         self.session = session
+    }
+
+    /// Set while the output's frames are made from a device mode other than the
+    /// session preset asked, saying why and how ("the device runs YUYV 1280x720
+    /// at 30.0 fps for another client; you get NV12 640x480"): on Linux the
+    /// device may be shared, and runs one mode. Nil when the preset got its way.
+    public var modeNote: String? { state.withLock { $0.modeNote } }
+
+    func setModeNote(_ note: String) {
+        state.withLock { $0.modeNote = note.isEmpty ? nil : note }
     }
 
     /// Every orientation is supported: the daemon turns frames itself.

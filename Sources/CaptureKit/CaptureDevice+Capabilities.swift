@@ -40,6 +40,11 @@ extension CaptureDevice {
     /// The largest `videoZoomFactor`; 1 when the device cannot zoom.
     public var maxAvailableVideoZoomFactor: Double { read(\.capabilities.maxZoomFactor) }
 
+    /// Whether `videoZoomFactor` is camerad's crop of the frame (the device has
+    /// no zoom control) rather than the camera's own zoom. Linux only. MJPEG
+    /// passed through unchanged is not cropped.
+    public var isVideoZoomDigital: Bool { read(\.capabilities.digitalZoom) }
+
     /// Whether a session with this device can use `preset`.
     public func supportsSessionPreset(_ preset: SessionPreset) -> Bool {
         read { $0.supportedPresets.compactMap(SessionPreset.init).contains(preset) }

@@ -408,6 +408,7 @@ public final class CaptureSession: @unchecked Sendable {
     private func consume(_ running: Running) {
         let key = ObjectIdentifier(running.output)
         let stream = running.stream
+        running.connection.setModeNote(stream.started.note)
         let task = Task { [weak self] in
             do throws(CaptureError) {
                 while let event = try await stream.next() {

@@ -180,7 +180,9 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
         case .dropped(let reason, let count):
             buffer = SampleBuffer(dropped: reason, count: count)
             isFrame = false
-        case .formatChanged:
+        case .formatChanged(let note):
+            guard let note else { return }
+            connection.setModeNote(note)
             NotificationCenter.default.post(name: CaptureInput.Port.formatDescriptionDidChangeNotification,
                                             object: connection.input)
             return

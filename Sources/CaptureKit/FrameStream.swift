@@ -11,7 +11,9 @@ final class FrameStream: Sendable {
     enum Event: Sendable {
         case frame(SampleBuffer)
         case dropped(SampleBuffer.DroppedFrameReason, count: Int)
-        case formatChanged(note: String)
+        /// New frames come from another pool; `modeNote` is set when the device's
+        /// mode changed (nil when only the pool grew).
+        case formatChanged(modeNote: String?)
     }
 
     let started: Camerad_V1_StreamStarted
@@ -79,8 +81,9 @@ final class FrameStream: Sendable {
                     throw CaptureError(converting: error)
                 }
                 pools.withLock { $0[pool.id] = pool }
-                if changed.hasDevice { LiveDevices.shared.update(changed.device) }
-                return .formatChanged(note: changed.note)
+                guard changed.hasDevice else { return .formatChanged(modeNote: nil) }
+                LiveDevices.shared.update(changed.device)
+                return .formatChanged(modeNote: changed.note)
             case .interrupted, .started, nil:
                 // The call's end follows and says why.
                 continue

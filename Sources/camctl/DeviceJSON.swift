@@ -131,6 +131,7 @@ struct DeviceDetails: Encodable {
         let flashModes: [String]
         let minAvailableVideoZoomFactor: Double
         let maxAvailableVideoZoomFactor: Double
+        let isVideoZoomDigital: Bool
         let supportedSessionPresets: [String]
     }
 
@@ -200,6 +201,7 @@ struct DeviceDetails: Encodable {
             flashModes: names(CaptureDevice.FlashMode.allCases, device.isFlashModeSupported),
             minAvailableVideoZoomFactor: device.minAvailableVideoZoomFactor,
             maxAvailableVideoZoomFactor: device.maxAvailableVideoZoomFactor,
+            isVideoZoomDigital: device.isVideoZoomDigital,
             supportedSessionPresets: names(SessionPreset.allCases, device.supportsSessionPreset))
     }
 }

@@ -132,7 +132,8 @@ enum DeviceText {
             return names.isEmpty ? "none" : names.joined(separator: ", ")
         }
         let zoom = device.maxAvailableVideoZoomFactor > device.minAvailableVideoZoomFactor
-            ? "\(fixed(device.minAvailableVideoZoomFactor, 1))x - \(fixed(device.maxAvailableVideoZoomFactor, 1))x" : "none"
+            ? "\(fixed(device.minAvailableVideoZoomFactor, 1))x - \(fixed(device.maxAvailableVideoZoomFactor, 1))x"
+                + (device.isVideoZoomDigital ? " (camerad's crop)" : "") : "none"
         return [
             "",
             "Capabilities:",

@@ -189,4 +189,32 @@ let converterStamp = FrameStamp(sequence: 31_337, timestampNanoseconds: 9_876_54
         #expect(throws: ConversionError.self) { try FrameConverter(source: yuyv, target: FrameVariant(format: .nv12, width: 321, height: 240)) }
         #expect((try? FrameConverter(source: yuyv, target: FrameVariant(format: .bgra, width: 321, height: 241))) != nil, "BGRA takes any size")
     }
+
+    /// A digital zoom of the plain pattern looks like the pattern drawn zoomed
+    /// (TestPattern.zoom, what a virtual camera's zoom control does): two
+    /// independent ways to magnify about the centre.
+    @Test(arguments: [PixelFormat.nv12, .yuyv, .mjpeg])
+    func aDigitalZoomMagnifiesTheMiddleOfTheFrame(source: PixelFormat) throws {
+        let (width, height) = (640, 480)
+        let stamp = FrameStamp(sequence: 0, timestampNanoseconds: 0)
+        let frame = try sourceFrame(source, width: width, height: height, stamp: stamp)
+        let converter = try FrameConverter(source: FrameLayout(format: source, width: width, height: height),
+                                           target: FrameVariant(format: .nv12, width: width, height: height))
+        var zoomed = [UInt8](repeating: 0, count: converter.targetLayout.capacity)
+        _ = try frame.withUnsafeBytes { input in
+            try zoomed.withUnsafeMutableBytes { try converter.convert(input, into: $0, zoom: 2) }
+        }
+        let pattern = TestPattern(width: width, height: height)
+        pattern.zoom = 2
+        var drawn = [UInt8](repeating: 0, count: pattern.frameSize(.nv12))
+        drawn.withUnsafeMutableBytes { pattern.render(stamp, format: .nv12, into: $0) }
+        // The bar rows between the bands, away from the zoomed-in bands' edges.
+        let rows = (height * 2 / 5)..<(height * 3 / 5)
+        let zoomedRows = Array(zoomed[rows.lowerBound * width..<rows.upperBound * width])
+        let drawnRows = Array(drawn[rows.lowerBound * width..<rows.upperBound * width])
+        #expect(meanAbsoluteDifference(zoomedRows, drawnRows) < 3, "\(source)")
+        let plain = Array(try convert(frame, from: FrameLayout(format: source, width: width, height: height),
+                                      to: FrameVariant(format: .nv12, width: width, height: height))[rows.lowerBound * width..<rows.upperBound * width])
+        #expect(meanAbsoluteDifference(plain, drawnRows) > 10, "zoom 1 looks different from zoom 2")
+    }
 }

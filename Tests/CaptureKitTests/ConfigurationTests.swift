@@ -230,5 +230,47 @@ extension CaptureKitEndToEnd {
             await device.unlockForConfiguration()
         }
     }
+
+    /// Setting activeFormat turns a session's preset into .inputPriority; a later
+    /// session whose preset wants another mode streams from the running one,
+    /// scaled, and is told so.
+    @Test func presetsGiveWayToTheConfiguredModeAndASessionIsToldWhatItGets() async throws {
+        try await withCaptureKitDaemon(virtualCameras: 1) { _ in
+            let device = try await CaptureDevice.matching("virtual-0")
+            let session = CaptureSession()
+            session.addInput(try CaptureDeviceInput(device: device))
+            #expect(session.sessionPreset == .high)
+            let hd = try #require(device.formats.first {
+                $0.mediaSubType == FourCharCode("NV12") && $0.dimensions == CMVideoDimensions(width: 1280, height: 720)
+            })
+            try await device.lockForConfiguration()
+            try await device.setActiveFormat(hd)
+            await device.unlockForConfiguration()
+            #expect(session.sessionPreset == .inputPriority, "as in AVFoundation")
+
+            try await withStreamingSession(device, preset: .vga640x480) { _, output, frames in
+                let sample = try await frames.nextFrame()
+                #expect(sample.imageBuffer?.width == 640 && sample.imageBuffer?.height == 480, "the preset's size, scaled")
+                let note = output.connection(with: .video)?.modeNote ?? ""
+                #expect(note.contains("the device runs NV12 1280x720") && note.contains("as configured"), "\(note)")
+            }
+        }
+    }
+
+    @Test func waitingForALockHeldElsewhereEndsWithDeviceLockedNamingTheHolder() async throws {
+        try await withCaptureKitDaemon(virtualCameras: 1) { daemon in
+            let holder = try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "lock", "virtual-0"])
+            #expect(await holder.wait { $0.lines.contains("locked virtual-0") })
+            let device = try await CaptureDevice.matching("virtual-0")
+            let pid = holder.process.processIdentifier
+            await Self.expectError(.deviceLocked, containing: "locked for configuration by pid \(pid) (camctl)") {
+                try await device.lockForConfiguration(waitingUpTo: .milliseconds(300))
+            }
+            _ = await holder.stop()
+            try await device.lockForConfiguration(waitingUpTo: .seconds(10))
+            #expect(device.configurationLockHolder?.pid == getpid())
+            await device.unlockForConfiguration()
+        }
+    }
 }
 }

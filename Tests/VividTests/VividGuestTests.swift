@@ -76,31 +76,45 @@ struct VividGuestTests {
         }
     }
 
+    /// vivid's default pattern: 75% colour bars, left to right.
+    static let bars: [(r: Int, g: Int, b: Int)] = [
+        (191, 191, 191), (191, 191, 0), (0, 191, 191), (0, 191, 0),
+        (191, 0, 191), (191, 0, 0), (0, 0, 191), (0, 0, 0),
+    ]
+
     @Test func bgraOutputOfTheColourBarsHasTheBarsColours() async throws {
         let node = Vivid.singlePlanar
         try Vivid.setMode(node, "YUYV")
         try await withTemporaryDirectory { folder in
             try await Vivid.withDaemon { daemon in
-                let file = folder + "/frame.bgra"
-                let result = try await camctl(["stream", node.uniqueID, "--pixel-format", "bgra", "--count", "1",
-                                               "--output", file], socket: daemon.socketPath)
-                #expect(result.status == 0, "\(result.standardError)")
-                let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
-                try #require(bytes.count == 640 * 480 * 4)
-                // vivid's default pattern: 75% colour bars, left to right.
-                let bars: [(r: Int, g: Int, b: Int)] = [
-                    (191, 191, 191), (191, 191, 0), (0, 191, 191), (0, 191, 0),
-                    (191, 0, 191), (191, 0, 0), (0, 0, 191), (0, 0, 0),
-                ]
-                for (index, bar) in bars.enumerated() {
-                    let x = (2 * index + 1) * 640 / 16
-                    let offset = (300 * 640 + x) * 4
-                    let pixel = (r: Int(bytes[offset + 2]), g: Int(bytes[offset + 1]), b: Int(bytes[offset]))
-                    #expect(abs(pixel.r - bar.r) <= 16 && abs(pixel.g - bar.g) <= 16 && abs(pixel.b - bar.b) <= 16,
-                            "bar \(index) is \(pixel), not \(bar)")
-                    #expect(bytes[offset + 3] == 255)
-                }
+                // The middle of each eighth of the frame shows bar 0...7.
+                try await Self.expectBars(Array(0..<8), node, daemon, folder)
+                // vivid has no zoom control: camerad's crop magnifies the middle
+                // half, where bars 2...5 are twice as wide.
+                let zoom = try await camctl(["set", node.uniqueID, "--zoom", "2"], socket: daemon.socketPath)
+                #expect(zoom.lines == ["zoom: 2"], "\(zoom.standardError)")
+                try await Self.expectBars([2, 2, 3, 3, 4, 4, 5, 5], node, daemon, folder)
             }
+        }
+    }
+
+    /// One BGRA frame: the middle of each eighth of it has the colour of `expected[eighth]`.
+    static func expectBars(_ expected: [Int], _ node: Vivid.Node, _ daemon: DaemonProcess, _ folder: String) async throws {
+        let file = folder + "/frame.bgra"
+        try? FileManager.default.removeItem(atPath: file)
+        let result = try await camctl(["stream", node.uniqueID, "--pixel-format", "bgra", "--count", "1",
+                                       "--output", file], socket: daemon.socketPath)
+        #expect(result.status == 0, "\(result.standardError)")
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+        try #require(bytes.count == 640 * 480 * 4)
+        for (eighth, index) in expected.enumerated() {
+            let bar = bars[index]
+            let x = (2 * eighth + 1) * 640 / 16
+            let offset = (300 * 640 + x) * 4
+            let pixel = (r: Int(bytes[offset + 2]), g: Int(bytes[offset + 1]), b: Int(bytes[offset]))
+            #expect(abs(pixel.r - bar.r) <= 16 && abs(pixel.g - bar.g) <= 16 && abs(pixel.b - bar.b) <= 16,
+                    "eighth \(eighth) is \(pixel), not bar \(index) \(bar)")
+            #expect(bytes[offset + 3] == 255)
         }
     }
 

@@ -11,13 +11,14 @@ extension VirtualCamera {
         onFailure: @escaping @Sendable (RPCError) -> Void
     ) throws -> any CaptureStream {
         VirtualCameraCapture(mode: mode, unthrottled: options.unthrottled, staticPicture: options.staticPicture,
-                             level: { [weak self] in self?.pictureLevel ?? 1 }, onFrame: onFrame)
+                             picture: { [weak self] in self?.picture ?? (1, 1) }, onFrame: onFrame)
     }
 
-    /// How bright the picture is drawn (see ``TestPattern/level``): the
-    /// brightness control; in manual exposure, exposure time (250 = 1) and gain;
-    /// the torch. In automatic exposure the camera makes up for the rest.
-    var pictureLevel: Float {
+    /// How the picture is drawn, from the controls: its ``TestPattern/level``
+    /// (the brightness control; in manual exposure, exposure time (250 = 1) and
+    /// gain; the torch; in automatic exposure the camera makes up for the rest)
+    /// and its ``TestPattern/zoom`` (the zoom control over its minimum).
+    var picture: (level: Float, zoom: Double) {
         let controls = state.withLock { $0.controls }
         func value(_ id: Int32) -> Int64? { controls.first { $0.id == UInt32(id) }?.value }
         var level: Float = 1
@@ -29,7 +30,9 @@ extension VirtualCamera {
         if value(V4L2_CID_FLASH_LED_MODE) == Int64(V4L2_FLASH_LED_MODE_TORCH.rawValue) {
             level *= 1 + Float(value(V4L2_CID_FLASH_TORCH_INTENSITY) ?? 100) / 200
         }
-        return min(4, max(0, level))
+        let zoom = controls.first { $0.id == UInt32(V4L2_CID_ZOOM_ABSOLUTE) }
+            .map { $0.minimum > 0 ? Double($0.value) / Double($0.minimum) : 1 } ?? 1
+        return (min(4, max(0, level)), zoom)
     }
 }
 
@@ -45,12 +48,13 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
 
     init(
-        mode: CaptureMode, unthrottled: Bool, staticPicture: Bool, level: @escaping @Sendable () -> Float,
+        mode: CaptureMode, unthrottled: Bool, staticPicture: Bool,
+        picture: @escaping @Sendable () -> (level: Float, zoom: Double),
         onFrame: @escaping @Sendable (CapturedFrame) -> Void
     ) {
         // The thread keeps this object until it ends.
         let thread = Thread { [self] in
-            Self.run(mode: mode, unthrottled: unthrottled, staticPicture: staticPicture, level: level, stop: stopRequested,
+            Self.run(mode: mode, unthrottled: unthrottled, staticPicture: staticPicture, picture: picture, stop: stopRequested,
                      wake: wake, onFrame: onFrame)
             finished.signal()
         }
@@ -65,7 +69,8 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
     }
 
     private static func run(
-        mode: CaptureMode, unthrottled: Bool, staticPicture: Bool, level: () -> Float, stop: borrowing Atomic<Bool>,
+        mode: CaptureMode, unthrottled: Bool, staticPicture: Bool, picture: () -> (level: Float, zoom: Double),
+        stop: borrowing Atomic<Bool>,
         wake: DispatchSemaphore, onFrame: (CapturedFrame) -> Void
     ) {
         let layout = mode.layout
@@ -91,9 +96,10 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
                 if remaining > 0 && wake.wait(timeout: .now() + .nanoseconds(Int(remaining))) == .success { break }
             }
             let stamp = FrameStamp(sequence: UInt32(truncatingIfNeeded: sequence), timestampNanoseconds: timestamp)
-            let wanted = level()
-            if wanted != pattern.level {
-                pattern.level = wanted
+            let wanted = picture()
+            if wanted.level != pattern.level || wanted.zoom != pattern.zoom {
+                pattern.level = wanted.level
+                pattern.zoom = wanted.zoom
                 drawnOnce = false
             }
             if layout.format == .mjpeg {

@@ -347,10 +347,11 @@ final class DeviceStreamer: @unchecked Sendable {
         guard !jobs.isEmpty else { return }
 
         // Convert with the lock free: releases and other streams go on meanwhile.
+        let zoom = device.settingsState.digitalZoom
         var written: [Int?] = []
         for job in jobs {
             do {
-                written.append(try job.pool.converter.convert(frame.bytes, into: job.pool.slot(job.slot)))
+                written.append(try job.pool.converter.convert(frame.bytes, into: job.pool.slot(job.slot), zoom: zoom))
             } catch {
                 logger.error("\(device.uniqueID): converting to \(job.pool.variant) failed: \(error)")
                 written.append(nil)

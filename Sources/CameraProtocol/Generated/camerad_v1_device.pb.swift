@@ -788,6 +788,13 @@ public nonisolated struct Camerad_V1_Capabilities: @unchecked Sendable {
     set {_uniqueStorage()._maxWhiteBalanceTemperature = newValue}
   }
 
+  /// True when videoZoomFactor is camerad's crop of the frame, for a device
+  /// without a ZOOM_ABSOLUTE control. MJPEG passed through unchanged is not cropped.
+  public var digitalZoom: Bool {
+    get {_storage._digitalZoom}
+    set {_uniqueStorage()._digitalZoom = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1391,7 +1398,7 @@ nonisolated extension Camerad_V1_Point: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension Camerad_V1_Capabilities: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Capabilities"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}focus_modes\0\u{3}focus_point_of_interest_supported\0\u{3}lens_position_supported\0\u{3}exposure_modes\0\u{3}exposure_point_of_interest_supported\0\u{3}white_balance_modes\0\u{3}supports_torch\0\u{3}torch_modes\0\u{3}supports_flash\0\u{3}flash_modes\0\u{3}min_zoom_factor\0\u{3}max_zoom_factor\0\u{3}min_exposure_duration\0\u{3}max_exposure_duration\0\u{3}min_iso\0\u{3}max_iso\0\u{3}min_white_balance_temperature\0\u{3}max_white_balance_temperature\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}focus_modes\0\u{3}focus_point_of_interest_supported\0\u{3}lens_position_supported\0\u{3}exposure_modes\0\u{3}exposure_point_of_interest_supported\0\u{3}white_balance_modes\0\u{3}supports_torch\0\u{3}torch_modes\0\u{3}supports_flash\0\u{3}flash_modes\0\u{3}min_zoom_factor\0\u{3}max_zoom_factor\0\u{3}min_exposure_duration\0\u{3}max_exposure_duration\0\u{3}min_iso\0\u{3}max_iso\0\u{3}min_white_balance_temperature\0\u{3}max_white_balance_temperature\0\u{3}digital_zoom\0")
 
   fileprivate class _StorageClass {
     var _focusModes: [Camerad_V1_FocusMode] = []
@@ -1412,6 +1419,7 @@ nonisolated extension Camerad_V1_Capabilities: SwiftProtobuf.Message, SwiftProto
     var _maxIso: Float = 0
     var _minWhiteBalanceTemperature: Float = 0
     var _maxWhiteBalanceTemperature: Float = 0
+    var _digitalZoom: Bool = false
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -1440,6 +1448,7 @@ nonisolated extension Camerad_V1_Capabilities: SwiftProtobuf.Message, SwiftProto
       _maxIso = source._maxIso
       _minWhiteBalanceTemperature = source._minWhiteBalanceTemperature
       _maxWhiteBalanceTemperature = source._maxWhiteBalanceTemperature
+      _digitalZoom = source._digitalZoom
     }
   }
 
@@ -1476,6 +1485,7 @@ nonisolated extension Camerad_V1_Capabilities: SwiftProtobuf.Message, SwiftProto
         case 16: try { try decoder.decodeSingularFloatField(value: &_storage._maxIso) }()
         case 17: try { try decoder.decodeSingularFloatField(value: &_storage._minWhiteBalanceTemperature) }()
         case 18: try { try decoder.decodeSingularFloatField(value: &_storage._maxWhiteBalanceTemperature) }()
+        case 19: try { try decoder.decodeSingularBoolField(value: &_storage._digitalZoom) }()
         default: break
         }
       }
@@ -1542,6 +1552,9 @@ nonisolated extension Camerad_V1_Capabilities: SwiftProtobuf.Message, SwiftProto
       if _storage._maxWhiteBalanceTemperature.bitPattern != 0 {
         try visitor.visitSingularFloatField(value: _storage._maxWhiteBalanceTemperature, fieldNumber: 18)
       }
+      if _storage._digitalZoom != false {
+        try visitor.visitSingularBoolField(value: _storage._digitalZoom, fieldNumber: 19)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -1569,6 +1582,7 @@ nonisolated extension Camerad_V1_Capabilities: SwiftProtobuf.Message, SwiftProto
         if _storage._maxIso != rhs_storage._maxIso {return false}
         if _storage._minWhiteBalanceTemperature != rhs_storage._minWhiteBalanceTemperature {return false}
         if _storage._maxWhiteBalanceTemperature != rhs_storage._maxWhiteBalanceTemperature {return false}
+        if _storage._digitalZoom != rhs_storage._digitalZoom {return false}
         return true
       }
       if !storagesAreEqual {return false}
