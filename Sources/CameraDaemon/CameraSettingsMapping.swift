@@ -259,17 +259,24 @@ enum CameraSettingsMapping {
             guard let control = byID[cid(V4L2_CID_WHITE_BALANCE_TEMPERATURE)] else {
                 throw RPCError(.unsupportedFormat, "\(name) cannot set a white balance temperature (no white_balance_temperature control)")
             }
-            let kelvin = Int64(configuration.whiteBalanceTemperature.rounded())
-            guard (control.minimum...control.maximum).contains(kelvin) else {
+            let asked = configuration.whiteBalanceTemperature
+            guard asked.isFinite, (Float(control.minimum)...Float(control.maximum)).contains(asked.rounded()) else {
                 throw RPCError(.invalidArgument,
-                               "white balance temperature \(kelvin) K is outside \(name)'s \(control.minimum) to \(control.maximum) K")
+                               "white balance temperature \(asked) K is outside \(name)'s \(control.minimum) to \(control.maximum) K")
             }
+            let kelvin = Int64(asked.rounded())
             if configuration.whiteBalanceMode == .unspecified { setIfPresent(V4L2_CID_AUTO_WHITE_BALANCE, 0) }
             let step = Int64(clamping: max(1, control.step))
             set(V4L2_CID_WHITE_BALANCE_TEMPERATURE, control.minimum + (kelvin - control.minimum) / step * step)
         }
 
         // Torch.
+        if configuration.hasTorchLevel {
+            let level = configuration.torchLevel
+            guard level > 0 && level <= 1 else {
+                throw RPCError(.invalidArgument, "torch level must be above 0 and at most 1, not \(level)")
+            }
+        }
         let torchMode = configuration.hasTorchLevel && configuration.torchMode == .unspecified ? .on : configuration.torchMode
         if torchMode != .unspecified {
             try require(torchMode, in: capabilities.torchModes, "torch")
@@ -278,15 +285,9 @@ enum CameraSettingsMapping {
             }
             set(V4L2_CID_FLASH_LED_MODE, Int64((torchMode == .on ? V4L2_FLASH_LED_MODE_TORCH : V4L2_FLASH_LED_MODE_NONE).rawValue))
         }
-        if configuration.hasTorchLevel {
-            let level = configuration.torchLevel
-            guard level > 0 && level <= 1 else {
-                throw RPCError(.invalidArgument, "torch level must be above 0 and at most 1, not \(level)")
-            }
-            if let intensity = byID[cid(V4L2_CID_FLASH_TORCH_INTENSITY)] {
-                let value = Int64((Double(level) * Double(intensity.maximum)).rounded())
-                set(V4L2_CID_FLASH_TORCH_INTENSITY, min(intensity.maximum, max(intensity.minimum, value)))
-            }
+        if configuration.hasTorchLevel, let intensity = byID[cid(V4L2_CID_FLASH_TORCH_INTENSITY)] {
+            let value = Int64((Double(configuration.torchLevel) * Double(intensity.maximum)).rounded())
+            set(V4L2_CID_FLASH_TORCH_INTENSITY, min(intensity.maximum, max(intensity.minimum, value)))
         }
 
         // Zoom.

@@ -22,6 +22,55 @@ func expectServes(_ daemon: DaemonProcess, devices: Int = 1) async throws {
 }
 
 @Suite struct BadInputTests {
+    /// Every number a configuration carries, out of range or not a number, is
+    /// refused with INVALID_ARGUMENT; nothing is applied and the daemon serves on.
+    @Test func nonsenseConfigurationValuesAreRefusedAndTheDaemonServesOn() async throws {
+        try await withRunningDaemon { daemon in
+            let raw = try RawProtocolClient(path: daemon.socketPath)
+            try await raw.hello()
+            var lock = Camerad_V1_LockForConfigurationRequest()
+            lock.uniqueID = "virtual-0"
+            let (_, locked) = try await raw.call(CameraService.lockForConfiguration.name, request: try lock.serializedBytes())
+            #expect(locked.code == .ok, "\(locked.message)")
+            var nonsense: [Camerad_V1_DeviceConfiguration] = []
+            for value in [Float.nan, .infinity, -1, 1e30] {
+                var configuration = Camerad_V1_DeviceConfiguration()
+                configuration.lensPosition = value
+                nonsense.append(configuration)
+                configuration = Camerad_V1_DeviceConfiguration()
+                configuration.iso = value
+                nonsense.append(configuration)
+                configuration = Camerad_V1_DeviceConfiguration()
+                configuration.whiteBalanceTemperature = value
+                nonsense.append(configuration)
+                configuration = Camerad_V1_DeviceConfiguration()
+                configuration.torchLevel = value
+                nonsense.append(configuration)
+                configuration = Camerad_V1_DeviceConfiguration()
+                configuration.videoZoomFactor = Double(value)
+                nonsense.append(configuration)
+                configuration = Camerad_V1_DeviceConfiguration()
+                configuration.focusPointOfInterest.x = Double(value)
+                nonsense.append(configuration)
+            }
+            var zeroDuration = Camerad_V1_DeviceConfiguration()
+            zeroDuration.activeMinFrameDuration = Camerad_V1_Fraction()
+            nonsense.append(zeroDuration)
+            var zeroExposure = Camerad_V1_DeviceConfiguration()
+            zeroExposure.exposureDuration.numerator = 1
+            nonsense.append(zeroExposure)
+            nonsense.append(Camerad_V1_DeviceConfiguration())
+            for configuration in nonsense {
+                var request = Camerad_V1_ConfigureDeviceRequest()
+                request.uniqueID = "virtual-0"
+                request.configuration = configuration
+                let (_, status) = try await raw.call(CameraService.configureDevice.name, request: try request.serializedBytes())
+                #expect(status.code == .invalidArgument, "\(configuration): \(status.message)")
+            }
+            try await expectServes(daemon)
+        }
+    }
+
     @Test func aCallBeforeHelloFailsThePreconditionAndTheDaemonServesOn() async throws {
         try await withRunningDaemon { daemon in
             let raw = try RawProtocolClient(path: daemon.socketPath)
