@@ -161,17 +161,29 @@ enum CameraSettingsMapping {
             }
         }
 
+        /// Focus and white balance alike: a continuous mode is the automatic
+        /// control on; a one-shot one is it off and its button pressed; locked is it off.
+        enum Automatic { case continuous, oneShot, locked }
+        func automatic(_ control: Int32, button: Int32, _ mode: Automatic) {
+            switch mode {
+            case .continuous: set(control, 1)
+            case .oneShot:
+                setIfPresent(control, 0)
+                set(button, 1)
+            case .locked: setIfPresent(control, 0)
+            }
+        }
+
         // Focus.
         if configuration.focusMode != .unspecified {
             try require(configuration.focusMode, in: capabilities.focusModes, "focus")
-            switch configuration.focusMode {
-            case .continuousAutoFocus: set(V4L2_CID_FOCUS_AUTO, 1)
-            case .autoFocus:
-                setIfPresent(V4L2_CID_FOCUS_AUTO, 0)
-                set(V4L2_CID_AUTO_FOCUS_START, 1)
-            default: setIfPresent(V4L2_CID_FOCUS_AUTO, 0)
+            let mode: Automatic = switch configuration.focusMode {
+            case .continuousAutoFocus: .continuous
+            case .autoFocus: .oneShot
+            default: .locked
             }
-            plan.adjustsFocus = configuration.focusMode != .locked
+            automatic(V4L2_CID_FOCUS_AUTO, button: V4L2_CID_AUTO_FOCUS_START, mode)
+            plan.adjustsFocus = mode != .locked
         }
         if configuration.hasLensPosition {
             guard let control = byID[cid(V4L2_CID_FOCUS_ABSOLUTE)] else {
@@ -246,14 +258,13 @@ enum CameraSettingsMapping {
         // White balance.
         if configuration.whiteBalanceMode != .unspecified {
             try require(configuration.whiteBalanceMode, in: capabilities.whiteBalanceModes, "white balance")
-            switch configuration.whiteBalanceMode {
-            case .continuousAutoWhiteBalance: set(V4L2_CID_AUTO_WHITE_BALANCE, 1)
-            case .autoWhiteBalance:
-                setIfPresent(V4L2_CID_AUTO_WHITE_BALANCE, 0)
-                set(V4L2_CID_DO_WHITE_BALANCE, 1)
-            default: setIfPresent(V4L2_CID_AUTO_WHITE_BALANCE, 0)
+            let mode: Automatic = switch configuration.whiteBalanceMode {
+            case .continuousAutoWhiteBalance: .continuous
+            case .autoWhiteBalance: .oneShot
+            default: .locked
             }
-            plan.adjustsWhiteBalance = configuration.whiteBalanceMode != .locked
+            automatic(V4L2_CID_AUTO_WHITE_BALANCE, button: V4L2_CID_DO_WHITE_BALANCE, mode)
+            plan.adjustsWhiteBalance = mode != .locked
         }
         if configuration.hasWhiteBalanceTemperature {
             guard let control = byID[cid(V4L2_CID_WHITE_BALANCE_TEMPERATURE)] else {

@@ -93,6 +93,8 @@ final class ConfigurationLocks: Sendable {
         case .busy(let holder):
             throw Self.lockedError(uniqueID, by: holder)
         case .queued(let id):
+            // A cancellation that came after the wait ended leaves its mark: clear it.
+            defer { _ = state.withLock { $0.cancelled.remove(id) } }
             try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                     enqueue(Waiter(id: id, holder: caller, continuation: continuation), on: uniqueID, wait: wait)
@@ -110,19 +112,19 @@ final class ConfigurationLocks: Sendable {
     /// - Returns: how many times the connection still holds it.
     /// - Throws: `NOT_LOCKED` when the connection does not hold it.
     func unlock(_ uniqueID: String, connectionID: UInt64) throws -> Int {
-        let remaining = try state.withLock { state -> Int in
+        let (remaining, wake) = try state.withLock { state -> (Int, Wake?) in
             guard var holder = state.holders[uniqueID], holder.connectionID == connectionID else {
                 throw RPCError(.notLocked, "\(uniqueID) is not locked by this client; there is nothing to unlock")
             }
             holder.count -= 1
             if holder.count > 0 {
                 state.holders[uniqueID] = holder
-            } else {
-                state.holders[uniqueID] = nil
-                handOn(uniqueID, &state)
+                return (holder.count, nil)
             }
-            return holder.count
+            state.holders[uniqueID] = nil
+            return (0, handOn(uniqueID, &state))
         }
+        wake?.run()
         if remaining == 0 { onChange(uniqueID) }
         return remaining
     }
@@ -140,14 +142,16 @@ final class ConfigurationLocks: Sendable {
 
     /// Releases every lock of a connection that has closed.
     func releaseAll(heldBy connectionID: UInt64) {
-        let released = state.withLock { state -> [String] in
+        let (released, wakes) = state.withLock { state -> ([String], [Wake]) in
             let devices = state.holders.filter { $0.value.connectionID == connectionID }.map(\.key)
+            var wakes: [Wake] = []
             for uniqueID in devices {
                 state.holders[uniqueID] = nil
-                handOn(uniqueID, &state)
+                if let wake = handOn(uniqueID, &state) { wakes.append(wake) }
             }
-            return devices
+            return (devices, wakes)
         }
+        for wake in wakes { wake.run() }
         for uniqueID in released { onChange(uniqueID) }
     }
 
@@ -157,6 +161,22 @@ final class ConfigurationLocks: Sendable {
     }
 
     // MARK: - Waiting in line
+    //
+    // A waiter is woken only after the state's lock is let go: resuming a task
+    // takes that task's own lock, which a thread cancelling it holds while its
+    // cancellation handler waits for the state's.
+
+    /// A waiting call to resume, and its timer to stop.
+    private struct Wake {
+        let continuation: CheckedContinuation<Void, any Error>
+        let result: Result<Void, any Error>
+        let timer: Task<Void, Never>?
+
+        func run() {
+            timer?.cancel()
+            continuation.resume(with: result)
+        }
+    }
 
     private func enqueue(_ waiter: Waiter, on uniqueID: String, wait: Duration) {
         let id = waiter.id
@@ -165,54 +185,52 @@ final class ConfigurationLocks: Sendable {
             guard !Task.isCancelled else { return }
             self?.expire(id, on: uniqueID)
         }
-        state.withLock { state in
+        let wake = state.withLock { state -> Wake? in
             if state.cancelled.remove(waiter.id) != nil {
-                timer.cancel()
-                waiter.continuation.resume(throwing: CancellationError())
-                return
+                return Wake(continuation: waiter.continuation, result: .failure(CancellationError()), timer: timer)
             }
             if state.holders[uniqueID] == nil {
                 // Released between the first look and now.
-                timer.cancel()
                 state.holders[uniqueID] = waiter.holder
-                waiter.continuation.resume()
-                return
+                return Wake(continuation: waiter.continuation, result: .success(()), timer: timer)
             }
             var waiter = waiter
             waiter.timer = timer
             state.waiters[uniqueID, default: []].append(waiter)
+            return nil
         }
+        wake?.run()
     }
 
-    /// The first in line takes a released lock.
-    private func handOn(_ uniqueID: String, _ state: inout State) {
-        guard var line = state.waiters[uniqueID], !line.isEmpty else { return }
+    /// The first in line takes a released lock; the caller wakes it.
+    private func handOn(_ uniqueID: String, _ state: inout State) -> Wake? {
+        guard var line = state.waiters[uniqueID], !line.isEmpty else { return nil }
         let next = line.removeFirst()
         state.waiters[uniqueID] = line.isEmpty ? nil : line
-        next.timer?.cancel()
         state.holders[uniqueID] = next.holder
-        next.continuation.resume()
+        return Wake(continuation: next.continuation, result: .success(()), timer: next.timer)
     }
 
     private func expire(_ id: UInt64, on uniqueID: String) {
-        state.withLock { state in
-            guard let index = state.waiters[uniqueID]?.firstIndex(where: { $0.id == id }) else { return }
+        let wake = state.withLock { state -> Wake? in
+            guard let index = state.waiters[uniqueID]?.firstIndex(where: { $0.id == id }) else { return nil }
             let waiter = state.waiters[uniqueID]!.remove(at: index)
-            let holder = state.holders[uniqueID]
-            waiter.continuation.resume(throwing: holder.map { Self.lockedError(uniqueID, by: $0) }
-                ?? RPCError(.timedOut, "waiting for the lock of \(uniqueID) timed out"))
+            let error = state.holders[uniqueID].map { Self.lockedError(uniqueID, by: $0) }
+                ?? RPCError(.timedOut, "waiting for the lock of \(uniqueID) timed out")
+            return Wake(continuation: waiter.continuation, result: .failure(error), timer: nil)
         }
+        wake?.run()
     }
 
     private func cancelWaiter(_ id: UInt64, on uniqueID: String) {
-        state.withLock { state in
+        let wake = state.withLock { state -> Wake? in
             guard let index = state.waiters[uniqueID]?.firstIndex(where: { $0.id == id }) else {
                 state.cancelled.insert(id)
-                return
+                return nil
             }
             let waiter = state.waiters[uniqueID]!.remove(at: index)
-            waiter.timer?.cancel()
-            waiter.continuation.resume(throwing: CancellationError())
+            return Wake(continuation: waiter.continuation, result: .failure(CancellationError()), timer: waiter.timer)
         }
+        wake?.run()
     }
 }

@@ -18,6 +18,8 @@ final class DeviceRegistry: Sendable {
         var nextSubscriberID: UInt64 = 1
     }
     private let state = Mutex(State())
+    /// Subscriptions whose streams ended, dropped at the next look.
+    private let endedSubscribers = Mutex<Set<UInt64>>([])
     private let logger: Logger
     /// Who may configure each device.
     let locks = ConfigurationLocks()
@@ -82,7 +84,7 @@ final class DeviceRegistry: Sendable {
             }, onDeviceChanged: { [weak self, weak device] in
                 if let device { self?.deviceDidChange(device) }
             })
-            Self.broadcast(.connected, describe(device, streamer: nil), to: state.subscribers)
+            Self.broadcast(.connected, describe(device, streamer: nil), to: liveSubscribers(&state))
         }
         additionObserver.withLock { $0 }(device)
     }
@@ -96,7 +98,7 @@ final class DeviceRegistry: Sendable {
             let device = state.devices.remove(at: index)
             var description = describe(device, streamer: nil)
             description.isConnected = false
-            Self.broadcast(.disconnected, description, to: state.subscribers)
+            Self.broadcast(.disconnected, description, to: liveSubscribers(&state))
             return (device, state.streamers.removeValue(forKey: uniqueID))
         }
         guard let (device, streamer) = removed else { return nil }
@@ -109,7 +111,7 @@ final class DeviceRegistry: Sendable {
     func deviceDidChange(_ device: any CameraBackend) {
         state.withLock { state in
             guard state.devices.contains(where: { $0 === device }) else { return }
-            Self.broadcast(.changed, describe(device, streamer: state.streamers[device.uniqueID]), to: state.subscribers)
+            Self.broadcast(.changed, describe(device, streamer: state.streamers[device.uniqueID]), to: liveSubscribers(&state))
         }
     }
 
@@ -118,7 +120,7 @@ final class DeviceRegistry: Sendable {
         state.withLock { state in
             guard let device = state.devices.first(where: { $0.uniqueID == uniqueID }) else { return }
             let description = describe(device, streamer: state.streamers[uniqueID])
-            Self.broadcast(description.hasLock ? .locked : .unlocked, description, to: state.subscribers)
+            Self.broadcast(description.hasLock ? .locked : .unlocked, description, to: liveSubscribers(&state))
         }
     }
 
@@ -138,14 +140,24 @@ final class DeviceRegistry: Sendable {
             state.subscribers[state.nextSubscriberID] = continuation
             return state.nextSubscriberID
         }
+        // Not the state's lock: a task being cancelled holds its own lock while
+        // this runs, and a broadcast holds the state's while it wakes that task.
         continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+            _ = self?.endedSubscribers.withLock { $0.insert(id) }
         }
         return stream
     }
 
     /// Watchers now, for tests of subscription clean-up.
-    var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+    var subscriberCount: Int { state.withLock { liveSubscribers(&$0).count } }
+
+    /// The subscribers, once those whose streams ended are dropped.
+    private func liveSubscribers(_ state: inout State) -> [UInt64: AsyncStream<Event>.Continuation] {
+        for id in endedSubscribers.withLock({ ended in defer { ended.removeAll() }; return ended }) {
+            state.subscribers[id] = nil
+        }
+        return state.subscribers
+    }
 
     private static func broadcast(
         _ kind: Event.Kind, _ device: Camerad_V1_Device, to subscribers: [UInt64: AsyncStream<Event>.Continuation]

@@ -91,11 +91,12 @@ public struct DaemonFailure: Error, CustomStringConvertible {
 
 /// Runs `body` with a camerad on a temporary socket, and stops it afterwards.
 public func withRunningDaemon<T>(
-    virtualCameras: Int = 1, arguments: [String] = [], _ body: (DaemonProcess) async throws -> T
+    virtualCameras: Int = 1, arguments: [String] = [], environment: [String: String] = [:],
+    _ body: (DaemonProcess) async throws -> T
 ) async throws -> T {
     try await withTemporarySocketPath { path in
         let daemon = try await DaemonProcess(
-            socketPath: path, arguments: ["--virtual-cameras", "\(virtualCameras)"] + arguments)
+            socketPath: path, arguments: ["--virtual-cameras", "\(virtualCameras)"] + arguments, environment: environment)
         do {
             let result = try await body(daemon)
             await daemon.stop()

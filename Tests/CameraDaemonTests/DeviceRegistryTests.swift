@@ -29,6 +29,36 @@ import Testing
         #expect(registry.subscriberCount == 0)
     }
 
+    /// Watchers that go while devices come and go: a broadcast wakes a watcher's
+    /// task while a cancellation of that task ends its subscription. Neither may
+    /// wait on the other (this once deadlocked the daemon).
+    @Test(.timeLimit(.minutes(1))) func watchersEndingWhileDevicesChangeNeverDeadlock() async throws {
+        let registry = DeviceRegistry()
+        let roster = VirtualCameraRoster(registry: registry)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for _ in 0..<300 {
+                    try roster.add(index: 0)
+                    try roster.remove("virtual-0")
+                }
+            }
+            for _ in 0..<4 {
+                group.addTask {
+                    for _ in 0..<150 {
+                        let watcher = Task {
+                            for await _ in registry.subscribe(includeExisting: true) {}
+                        }
+                        await Task.yield()
+                        watcher.cancel()
+                        await watcher.value
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(registry.subscriberCount == 0)
+    }
+
     @Test func theRosterTakesTheLowestFreeIndex() throws {
         let roster = VirtualCameraRoster(registry: DeviceRegistry())
         #expect(try roster.add().uniqueID == "virtual-0")

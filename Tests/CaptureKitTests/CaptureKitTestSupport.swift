@@ -4,8 +4,10 @@ import Foundation
 import Synchronization
 
 /// Runs `body` with CaptureKit pointed at a fresh camerad.
-func withCaptureKitDaemon<T>(virtualCameras: Int = 2, _ body: (DaemonProcess) async throws -> T) async throws -> T {
-    try await withRunningDaemon(virtualCameras: virtualCameras) { daemon in
+func withCaptureKitDaemon<T>(
+    virtualCameras: Int = 2, environment: [String: String] = [:], _ body: (DaemonProcess) async throws -> T
+) async throws -> T {
+    try await withRunningDaemon(virtualCameras: virtualCameras, environment: environment) { daemon in
         CaptureDaemon.socketPath = daemon.socketPath
         defer { CaptureDaemon.disconnect() }
         return try await body(daemon)

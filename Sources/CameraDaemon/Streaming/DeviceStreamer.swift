@@ -152,20 +152,28 @@ final class DeviceStreamer: @unchecked Sendable {
         defer {
             for (stream, error) in ended { stream.writer.end(with: error) }
         }
-        try state.withLock { state in
-            guard !state.streams.isEmpty else { return }
-            if state.capture == nil {
-                do {
-                    try startCapture(mode, &state)
-                } catch {
-                    // Back to what ran, so the streams go on.
-                    if let previous = state.previousMode, (try? startCapture(previous, &state)) != nil {
-                        rebuildPools(&state, ended: &ended)
-                    }
-                    throw error as? RPCError ?? RPCError(.deviceBusy, "\(device.uniqueID) cannot start in \(mode): \(error)")
-                }
+        let failure = state.withLock { state -> (error: RPCError, streamsStopped: Bool)? in
+            guard !state.streams.isEmpty, state.capture == nil else {
+                rebuildPools(&state, ended: &ended)
+                return nil
             }
-            rebuildPools(&state, ended: &ended)
+            do {
+                try startCapture(mode, &state)
+                rebuildPools(&state, ended: &ended)
+                return nil
+            } catch {
+                let failure = error as? RPCError ?? RPCError(.deviceBusy, "\(device.uniqueID) cannot start in \(mode): \(error)")
+                // Back to what ran, so the streams go on.
+                guard let previous = state.previousMode, (try? startCapture(previous, &state)) != nil else {
+                    return (failure, true)
+                }
+                rebuildPools(&state, ended: &ended)
+                return (failure, false)
+            }
+        }
+        if let failure {
+            if failure.streamsStopped { interrupt(.deviceFailed, failure.error) }
+            throw failure.error
         }
     }
 

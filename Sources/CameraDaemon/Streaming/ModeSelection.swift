@@ -3,7 +3,10 @@ import CameraProtocol
 
 /// How a session preset picks a device mode, and the output size it asks for.
 ///
-/// The device runs one mode at a time. The first stream to start an idle device
+/// The device runs one mode at a time. A mode configured under the device's
+/// lock (``CameraBackend/configuredMode``: `activeFormat` and frame durations,
+/// `camctl set --format --fps`, or stored defaults) is what every start runs,
+/// whatever the preset. Otherwise the first stream to start an idle device
 /// picks it from its preset:
 ///
 /// | preset | mode | output size when the client names none |
@@ -20,7 +23,9 @@ import CameraProtocol
 /// active one if the format allows it, else 1/30 s, else the format's shortest.
 /// Only formats camerad can read are candidates (a V4L2 device may list others).
 /// A later stream whose preset wants another mode gets the running mode,
-/// scaled to its own output size, and is told so.
+/// scaled to its own output size, and is told so (StreamStarted.note,
+/// CaptureKit's `CaptureConnection.modeNote`). Only the lock holder changes the
+/// running mode; every stream then gets FormatChanged and keeps its own output.
 enum ModeSelection {
     static func mode(for preset: Camerad_V1_SessionPreset, formats: [Camerad_V1_Format], active: CaptureMode) -> CaptureMode {
         let candidates = formats.indices.filter { formats[$0].isStreamable }
