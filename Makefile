@@ -4,7 +4,7 @@ SHELL := /bin/bash
 
 # Debian packages the build, the tests and `make protos` need. (scripts/vivid-vm
 # installs what the VM needs itself: qemu-system-x86, busybox-static, cpio.)
-APT_PACKAGES := libturbojpeg0-dev libyuv-dev protobuf-compiler libv4l-dev libudev-dev v4l-utils
+APT_PACKAGES := libturbojpeg0-dev libyuv-dev protobuf-compiler libv4l-dev libudev-dev v4l-utils libexif-dev
 # And those `make bench` compares against.
 BENCH_APT_PACKAGES := gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-bad
 # Warnings are errors here and in CI (dependencies' warnings are not ours: SwiftPM hides them).

@@ -24,6 +24,7 @@ let package = Package(
         .target(name: "CV4L2", linkerSettings: [.linkedLibrary("v4l2")]),
         .systemLibrary(name: "CUDev", pkgConfig: "libudev"),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg"),
+        .systemLibrary(name: "CExif", pkgConfig: "libexif"),
         /// libyuv ships no pkg-config file; the module map links `yuv`.
         .systemLibrary(name: "CYUV"),
 
@@ -39,7 +40,7 @@ let package = Package(
             ],
             exclude: ["Generated/proto-hashes.txt"]
         ),
-        .target(name: "CameraMedia", dependencies: ["CTurboJPEG", "CYUV"]),
+        .target(name: "CameraMedia", dependencies: ["CTurboJPEG", "CYUV", "CExif"]),
         /// One V4L2 capture node through libv4l2: formats, controls, mmap streaming.
         .target(name: "V4L2", dependencies: ["CV4L2"]),
         .target(
@@ -89,7 +90,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "CameraMediaTests", dependencies: ["CameraMedia", "CameraTestSupport", "CYUV", "CTurboJPEG"]),
+        .testTarget(name: "CameraMediaTests", dependencies: ["CameraMedia", "CameraTestSupport", "CYUV", "CTurboJPEG", "CExif"]),
         .testTarget(
             name: "CameraDaemonTests",
             dependencies: ["CameraDaemon", "CameraProtocol", "CameraIPC", "CameraTestSupport"]
