@@ -36,6 +36,8 @@ public enum CameraService {
     >(service: name, method: "UnlockForConfiguration", kind: .unary)
     public static let configureDevice = Method<Camerad_V1_ConfigureDeviceRequest, Camerad_V1_ConfigureDeviceResponse>(
         service: name, method: "ConfigureDevice", kind: .unary)
+    public static let capturePhoto = Method<Camerad_V1_CapturePhotoRequest, Camerad_V1_CapturePhotoResponse>(
+        service: name, method: "CapturePhoto", kind: .unary)
 
     /// Every method's name and shape, for checks against the .proto file.
     public static let all: [(name: String, kind: MethodKind)] = [
@@ -51,5 +53,6 @@ public enum CameraService {
         (lockForConfiguration.name, lockForConfiguration.kind),
         (unlockForConfiguration.name, unlockForConfiguration.kind),
         (configureDevice.name, configureDevice.kind),
+        (capturePhoto.name, capturePhoto.kind),
     ]
 }

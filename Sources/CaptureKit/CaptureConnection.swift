@@ -1,3 +1,4 @@
+import CameraProtocol
 import Synchronization
 
 /// AVCaptureConnection: links a session's input to one of its outputs, and says
@@ -14,6 +15,15 @@ public final class CaptureConnection: @unchecked Sendable {
         case portraitUpsideDown = 2
         case landscapeRight = 3
         case landscapeLeft = 4
+
+        var proto: Camerad_V1_VideoOrientation {
+            switch self {
+            case .portrait: .portrait
+            case .portraitUpsideDown: .portraitUpsideDown
+            case .landscapeRight: .landscapeRight
+            case .landscapeLeft: .landscapeLeft
+            }
+        }
     }
 
     private struct State {

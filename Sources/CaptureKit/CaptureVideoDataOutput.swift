@@ -149,12 +149,7 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
                 request.minFrameDuration.numerator = UInt32(clamping: current.minFrameDuration.value)
                 request.minFrameDuration.denominator = UInt32(current.minFrameDuration.timescale)
             }
-            request.orientation = switch connection.videoOrientation {
-            case .portrait: .portrait
-            case .portraitUpsideDown: .portraitUpsideDown
-            case .landscapeRight: .landscapeRight
-            case .landscapeLeft: .landscapeLeft
-            }
+            request.orientation = connection.videoOrientation.proto
             request.mirrored = connection.isVideoMirrored
             request.alwaysDiscardsLateVideoFrames = current.alwaysDiscardsLateVideoFrames
             request.delivery = current.delivery == .inline ? .inline : .sharedMemory

@@ -29,6 +29,13 @@ protocol CameraBackend: AnyObject, Sendable {
     /// Points of interest, the kind of manual exposure, settling automatic modes.
     var settingsState: CameraSettingsState { get }
 
+    /// Frames to let pass before a photo from a device started for it (a real
+    /// camera's exposure settles over its first frames).
+    var photoWarmUpFrames: Int { get }
+
+    /// A photo's EXIF Make: the driver's name, or "camerad".
+    var photoMake: String { get }
+
     /// Starts making frames in `mode`, calling `onFrame` for each on a capture
     /// thread of its own, until the returned stream is stopped or the device
     /// fails; then `onFailure` says why (`DEVICE_DISCONNECTED` when it went).
@@ -47,6 +54,8 @@ protocol CameraBackend: AnyObject, Sendable {
 
 extension CameraBackend {
     func refreshAvailability() -> Bool { false }
+    var photoWarmUpFrames: Int { 0 }
+    var photoMake: String { "camerad" }
 
     /// Fills in what follows from the controls: capabilities and the
     /// AVFoundation-named settings.

@@ -34,6 +34,10 @@ final class V4L2Camera: CameraBackend {
         var capturing = false
     }
     private let state: Mutex<State>
+    /// A UVC camera's auto exposure needs a few frames after it starts.
+    let photoWarmUpFrames = 5
+    var photoMake: String { capability.driver }
+
     /// V4L2 has no points of interest; UVC cameras report no settling either.
     let settingsState = CameraSettingsState(supportsPointsOfInterest: false, settling: .zero)
 

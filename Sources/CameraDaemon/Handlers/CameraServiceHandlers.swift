@@ -26,6 +26,7 @@ struct CameraServiceHandlers: Sendable {
         router.register(CameraService.lockForConfiguration, unary: lockForConfiguration)
         router.register(CameraService.unlockForConfiguration, unary: unlockForConfiguration)
         router.register(CameraService.configureDevice, unary: configureDevice)
+        router.register(CameraService.capturePhoto, unary: capturePhoto)
     }
 
     @Sendable func listDevices(
@@ -78,6 +79,12 @@ struct CameraServiceHandlers: Sendable {
         var response = Camerad_V1_ConfigureDeviceResponse()
         response.device = registry.describe(device)
         return response
+    }
+
+    @Sendable func capturePhoto(
+        _ request: Camerad_V1_CapturePhotoRequest, _ context: RPCContext
+    ) async throws -> Camerad_V1_CapturePhotoResponse {
+        try await PhotoCapture.take(request, device: try device(request.uniqueID), streamer: try streamer(request.uniqueID))
     }
 
     /// Whether another program took or let go of a device is seen when someone asks.

@@ -60,7 +60,27 @@ final class DeviceStreamer: @unchecked Sendable {
         var currentPool: [FrameVariant: UInt64] = [:]
         var streams: [UInt64: Stream] = [:]
         var nextStreamID: UInt64 = 1
+        /// Photos waiting for a frame.
+        var photoTaps: [PhotoTap] = []
     }
+
+    /// A photo waiting for the next frame (after `skip` more).
+    private struct PhotoTap {
+        let id: UInt64
+        var skip: Int
+        let continuation: CheckedContinuation<PhotoFrame, any Error>
+    }
+
+    /// One frame taken for a photo: its bytes (copied), and the mode it was made in.
+    struct PhotoFrame: Sendable {
+        let bytes: [UInt8]
+        let mode: CaptureMode
+        let sequence: UInt64
+        let timestampNanoseconds: Int64
+    }
+
+    /// How long a photo waits for its frame.
+    static let photoTimeout: Duration = .seconds(5)
 
     /// Called when a capture finds the device gone: the registry removes it,
     /// which ends the streams.
@@ -153,7 +173,7 @@ final class DeviceStreamer: @unchecked Sendable {
             for (stream, error) in ended { stream.writer.end(with: error) }
         }
         let failure = state.withLock { state -> (error: RPCError, streamsStopped: Bool)? in
-            guard !state.streams.isEmpty, state.capture == nil else {
+            guard !state.streams.isEmpty || !state.photoTaps.isEmpty, state.capture == nil else {
                 rebuildPools(&state, ended: &ended)
                 return nil
             }
@@ -219,6 +239,58 @@ final class DeviceStreamer: @unchecked Sendable {
         dropUnusedPools(&state)
     }
 
+    // MARK: - Photos
+
+    /// The next frame the device makes, copied: from the running capture, or
+    /// from a capture started in `idleMode` for it (after `warmUpFrames`, which a
+    /// real camera needs to settle its exposure), stopped again after.
+    ///
+    /// - Throws: ``RPCError`` when the device cannot start, fails, goes, or makes
+    ///   no frame within ``photoTimeout``; `CancellationError` when the call goes.
+    func takePhotoFrame(idleMode: CaptureMode, warmUpFrames: Int) async throws -> PhotoFrame {
+        let id = state.withLock { state in
+            defer { state.nextStreamID += 1 }
+            return state.nextStreamID
+        }
+        let timeout = DispatchWorkItem { [weak self] in
+            self?.failPhoto(id, RPCError(.timedOut, "\(self?.device.uniqueID ?? "the device") made no frame for the photo within \(Self.photoTimeout); try again"))
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(Self.photoTimeout.components.seconds)), execute: timeout)
+        defer { timeout.cancel() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PhotoFrame, any Error>) in
+                let failure = state.withLock { state -> (any Error)? in
+                    var skip = 0
+                    if state.capture == nil {
+                        do {
+                            try startCapture(idleMode, &state)
+                        } catch {
+                            return error as? RPCError ?? RPCError(.deviceBusy, "\(device.uniqueID) cannot start: \(error)")
+                        }
+                        skip = warmUpFrames
+                    }
+                    state.photoTaps.append(PhotoTap(id: id, skip: skip, continuation: continuation))
+                    return nil
+                }
+                if let failure { continuation.resume(throwing: failure) }
+            }
+        } onCancel: {
+            failPhoto(id, CancellationError())
+        }
+    }
+
+    /// Ends a waiting photo with `error` (resumed outside the lock, as every
+    /// waiter here is: see ARCHITECTURE.md), and stops a capture only it kept.
+    private func failPhoto(_ id: UInt64, _ error: any Error) {
+        let (tap, stopping) = state.withLock { state -> (PhotoTap?, (any CaptureStream)?) in
+            guard let index = state.photoTaps.firstIndex(where: { $0.id == id }) else { return (nil, nil) }
+            let tap = state.photoTaps.remove(at: index)
+            return (tap, state.streams.isEmpty && state.photoTaps.isEmpty ? stopCapture(&state) : nil)
+        }
+        tap?.continuation.resume(throwing: error)
+        if let stopping { stop(stopping) }
+    }
+
     /// The client is done with some slots; queued frames move up.
     ///
     /// - Throws: `INVALID_ARGUMENT` for a slot this stream does not hold.
@@ -252,7 +324,7 @@ final class DeviceStreamer: @unchecked Sendable {
         let stopping = state.withLock { state -> (any CaptureStream)? in
             guard let stream = state.streams.removeValue(forKey: streamID) else { return nil }
             releaseSlots(of: stream, &state)
-            return state.streams.isEmpty ? stopCapture(&state) : nil
+            return state.streams.isEmpty && state.photoTaps.isEmpty ? stopCapture(&state) : nil
         }
         if let stopping { stop(stopping) }
     }
@@ -268,14 +340,16 @@ final class DeviceStreamer: @unchecked Sendable {
 
     /// Ends every stream with `reason` (the device went, the daemon stops) and the capture.
     func interrupt(_ reason: Camerad_V1_InterruptionReason, _ error: RPCError) {
-        let (streams, stopping) = state.withLock { state in
+        let (streams, taps, stopping) = state.withLock { state in
             defer {
                 state.streams.removeAll()
                 state.pools.removeAll()
                 state.currentPool.removeAll()
+                state.photoTaps.removeAll()
             }
-            return (Array(state.streams.values), stopCapture(&state))
+            return (Array(state.streams.values), state.photoTaps, stopCapture(&state))
         }
+        for tap in taps { tap.continuation.resume(throwing: error) }
         for stream in streams {
             var response = Camerad_V1_StreamResponse()
             response.interrupted.reason = reason
@@ -328,9 +402,19 @@ final class DeviceStreamer: @unchecked Sendable {
     /// One frame from the device.
     private func deliver(_ frame: CapturedFrame, generation: UInt64) {
         var jobs: [(pool: VariantPool, slot: Int, streams: [UInt64])] = []
+        var photos: [PhotoTap] = []
+        var photoMode: CaptureMode?
+        var stopping: (any CaptureStream)?
         state.withLock { state in
             guard state.generation == generation else { return }
             state.framesCaptured += 1
+            if !state.photoTaps.isEmpty {
+                for index in state.photoTaps.indices { state.photoTaps[index].skip -= 1 }
+                photos = state.photoTaps.filter { $0.skip < 0 }
+                state.photoTaps.removeAll { $0.skip < 0 }
+                photoMode = state.mode
+                if !photos.isEmpty && state.streams.isEmpty && state.photoTaps.isEmpty { stopping = stopCapture(&state) }
+            }
             if let last = state.lastSequence, frame.sequence > last + 1 {
                 for id in state.streams.keys {
                     drop(&state.streams[id]!, .discontinuity, count: Int(frame.sequence - last - 1), sequence: frame.sequence - 1)
@@ -352,6 +436,12 @@ final class DeviceStreamer: @unchecked Sendable {
                 jobs.append((pool, slot, wanting.sorted()))
             }
         }
+        if !photos.isEmpty, let photoMode {
+            let taken = PhotoFrame(bytes: Array(frame.bytes), mode: photoMode, sequence: frame.sequence,
+                                   timestampNanoseconds: frame.timestampNanoseconds)
+            for photo in photos { photo.continuation.resume(returning: taken) }
+        }
+        if let stopping { stop(stopping) }
         guard !jobs.isEmpty else { return }
 
         // Convert with the lock free: releases and other streams go on meanwhile.

@@ -148,8 +148,10 @@ struct FormatArgument: ExpressibleByArgument, CustomStringConvertible {
 }
 
 /// An AVFoundation mode by its case name, or a short alias.
-struct ModeArgument<Mode: CaseIterable & Sendable>: ExpressibleByArgument {
+struct ModeArgument<Mode: CaseIterable & Sendable>: ExpressibleByArgument, CustomStringConvertible {
     let mode: Mode
+
+    var description: String { String(describing: mode) }
 
     init?(argument: String) {
         let aliases = ["auto": ["autoFocus", "autoExpose", "autoWhiteBalance", "auto"],

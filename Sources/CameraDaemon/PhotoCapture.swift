@@ -1,0 +1,119 @@
+import CameraMedia
+import CameraProtocol
+import Foundation
+
+/// A still photo from a device: the frame comes from the running capture, or
+/// from one started for the shot in the device's photo mode (its configured
+/// mode, else the `.photo` preset's); it is then scaled to fit the asked
+/// dimensions, turned, mirrored and encoded (``PhotoEncoder``).
+enum PhotoCapture {
+    /// The largest uncompressed photo carried in one response.
+    static let uncompressedLimit = 12 << 20
+
+    /// - Throws: ``RPCError``: `UNSUPPORTED_FORMAT` for a flash the device lacks or a
+    ///   photo too big uncompressed; `UNIMPLEMENTED` for a flash that fires (not
+    ///   written yet); what ``DeviceStreamer/takePhotoFrame(idleMode:warmUpFrames:)`` throws.
+    static func take(
+        _ request: Camerad_V1_CapturePhotoRequest, device: any CameraBackend, streamer: DeviceStreamer
+    ) async throws -> Camerad_V1_CapturePhotoResponse {
+        let settings = request.settings
+        let description = device.describe()
+        switch settings.flashMode {
+        case .unspecified, .off: break
+        default:
+            guard description.capabilities.supportsFlash else {
+                throw RPCError(.unsupportedFormat, "\(device.uniqueID) has no flash; take the photo with flash mode off")
+            }
+            throw RPCError(.unimplemented, "photos with flash are not written yet; take the photo with flash mode off")
+        }
+        guard settings.quality <= 100 else {
+            throw RPCError(.invalidArgument, "JPEG quality must be 1 to 100 (0 for 90), not \(settings.quality)")
+        }
+        let idleMode = device.configuredMode
+            ?? ModeSelection.mode(for: .photo, formats: description.formats, active: device.activeMode)
+        let frame = try await streamer.takePhotoFrame(idleMode: idleMode, warmUpFrames: device.photoWarmUpFrames)
+        let source = frame.mode.layout
+
+        var response = Camerad_V1_CapturePhotoResponse()
+        let (width, height) = fit(source.width, source.height, into: Int(settings.maxWidth), Int(settings.maxHeight))
+        if (settings.maxWidth > UInt32(source.width) || settings.maxHeight > UInt32(source.height)) && frame.mode != idleMode {
+            response.note = "the device runs \(frame.mode) for another client; the photo is \(width)x\(height)"
+        }
+        let rotation: Rotation = switch settings.orientation {
+        case .portrait: .clockwise90
+        case .landscapeLeft: .clockwise180
+        case .portraitUpsideDown: .clockwise270
+        default: .none
+        }
+        let (outWidth, outHeight) = rotation.swapsDimensions ? (height, width) : (width, height)
+        let zoom = device.settingsState.digitalZoom
+        let encoder = PhotoEncoder()
+        response.sequence = frame.sequence
+        response.presentationTimeNs = frame.timestampNanoseconds
+        response.width = UInt32(outWidth)
+        response.height = UInt32(outHeight)
+        do {
+            try frame.bytes.withUnsafeBytes { bytes in
+                switch settings.codec {
+                case .jpeg, .UNRECOGNIZED:
+                    let target = FrameVariant(format: .mjpeg, width: outWidth, height: outHeight, rotation: rotation,
+                                              mirrored: settings.mirrored)
+                    response.passedThrough = zoom <= 1 && PhotoEncoder.passesThrough(source, target)
+                    response.data = Data(try encoder.jpeg(
+                        bytes, source: source, target: target, quality: settings.quality == 0 ? 90 : Int(settings.quality),
+                        metadata: metadata(of: description, device: device, frame: frame, width: outWidth, height: outHeight),
+                        zoom: zoom))
+                    response.fourcc = PixelFormat.mjpeg.fourcc
+                case .bgra, .nv12:
+                    let format: PixelFormat = settings.codec == .bgra ? .bgra : .nv12
+                    let target = FrameVariant(format: format, width: outWidth, height: outHeight, rotation: rotation,
+                                              mirrored: settings.mirrored)
+                    guard target.layout.capacity <= uncompressedLimit else {
+                        throw RPCError(.unsupportedFormat,
+                                       "an uncompressed \(format.code) photo of \(outWidth)x\(outHeight) is over \(uncompressedLimit >> 20) MiB; ask for a JPEG or a smaller size")
+                    }
+                    response.data = Data(try encoder.uncompressed(bytes, source: source, target: target, zoom: zoom))
+                    response.fourcc = format.fourcc
+                    response.planes = target.layout.planes.map { plane in
+                        var info = Camerad_V1_PlaneInfo()
+                        info.offset = UInt64(plane.offset)
+                        info.bytesPerRow = UInt32(plane.bytesPerRow)
+                        info.height = UInt32(plane.height)
+                        return info
+                    }
+                }
+            }
+        } catch let error as ConversionError {
+            throw RPCError(.unsupportedFormat, "\(device.uniqueID): \(error.message)")
+        } catch let error as JPEGError {
+            throw RPCError(.internal, "\(device.uniqueID): \(error.message)")
+        }
+        return response
+    }
+
+    /// The frame's size scaled down (never up) to fit `maxWidth`×`maxHeight`
+    /// (0: no limit that way), in its aspect ratio, even.
+    static func fit(_ width: Int, _ height: Int, into maxWidth: Int, _ maxHeight: Int) -> (Int, Int) {
+        let scale = min(1, maxWidth > 0 ? Double(maxWidth) / Double(width) : 1,
+                        maxHeight > 0 ? Double(maxHeight) / Double(height) : 1)
+        guard scale < 1 else { return (width, height) }
+        return (max(2, Int(Double(width) * scale) & ~1), max(2, Int(Double(height) * scale) & ~1))
+    }
+
+    /// EXIF: Make, Model, when (wall clock at the frame's capture), size, and
+    /// exposure time and ISO when the exposure is manual (an automatic one is not known).
+    private static func metadata(
+        of description: Camerad_V1_Device, device: any CameraBackend, frame: DeviceStreamer.PhotoFrame,
+        width: Int, height: Int
+    ) -> PhotoMetadata {
+        let age = Double(monotonicNanoseconds() - frame.timestampNanoseconds) / 1e9
+        let settings = description.settings
+        let manual = settings.exposureMode == .locked || settings.exposureMode == .custom
+        let exposure = manual && settings.hasExposureDuration && settings.exposureDuration.denominator > 0
+            ? (settings.exposureDuration.numerator, settings.exposureDuration.denominator) : nil
+        return PhotoMetadata(
+            make: device.photoMake, model: description.localizedName, software: "camerad \(cameradVersion)",
+            captured: Date(timeIntervalSinceNow: -max(0, age)), orientation: 1, pixelWidth: width, pixelHeight: height,
+            exposureTime: exposure, iso: manual && settings.iso > 0 ? Int(settings.iso.rounded()) : nil, flashFired: false)
+    }
+}

@@ -1,0 +1,120 @@
+import CameraMedia
+import CameraTestSupport
+import CaptureKit
+import Foundation
+import Testing
+
+extension CaptureKitEndToEnd {
+/// Still photos through CapturePhotoOutput and `camctl snapshot`, against virtual
+/// cameras: decoded with turbojpeg's decompressor, EXIF read with libexif's parser.
+@Suite struct PhotoTests {
+    static func photoOutput(for device: CaptureDevice) throws -> (CaptureSession, CapturePhotoOutput) {
+        let session = CaptureSession()
+        let output = CapturePhotoOutput()
+        session.addInput(try CaptureDeviceInput(device: device))
+        session.addOutput(output)
+        return (session, output)
+    }
+
+    @Test(arguments: ["YUYV", "NV12", "MJPG"])
+    func aPhotoOfAnIdleDeviceDecodesAtTheAskedSizeWithTheStampAndEXIF(fourcc: String) async throws {
+        try await withCaptureKitDaemon(virtualCameras: 0) { _ in
+            let device = try await CaptureDaemon.addVirtualCamera(
+                localizedName: "Photo Camera", options: .init(pixelFormat: FourCharCode(fourcc)))
+            let (_, output) = try Self.photoOutput(for: device)
+            let photo = try await output.capturePhoto(with: PhotoSettings(
+                maxPhotoDimensions: CMVideoDimensions(width: 640, height: 640)))
+            let jpeg = [UInt8](try #require(photo.fileDataRepresentation()))
+            let decoded = try JPEGDecoder().decodeGray(jpeg)
+            #expect(decoded.width == 640 && decoded.height == 360, "the .photo mode is 1920x1080, fitted into 640x640")
+            #expect(photo.dimensions == CMVideoDimensions(width: 640, height: 360))
+            let stamp = decoded.pixels.withUnsafeBytes {
+                FrameStampDecoder.decode(luma: $0, width: decoded.width, height: decoded.height, bytesPerRow: decoded.width)
+            }
+            #expect(stamp.stamp?.sequence == UInt32(truncatingIfNeeded: photo.sequenceNumber), "\(fourcc): \(stamp)")
+            let exif = EXIF.values(in: jpeg)
+            #expect(exif["Make"] == "camerad" && exif["Model"] == "Photo Camera", "\(exif)")
+            #expect(exif["PixelXDimension"] == "640" && exif["PixelYDimension"] == "360")
+            #expect(exif["Software"]?.hasPrefix("camerad ") == true && exif["DateTimeOriginal"] != nil)
+            #expect(!photo.isPassedThrough)
+            let statistics = try await CaptureDaemon.statistics(for: device)
+            #expect(statistics.streams == 0, "nothing streams")
+        }
+    }
+
+    /// While a client streams the camera's MJPEG, a photo at the running size is
+    /// that very frame: its bytes with the EXIF segment added, nothing re-encoded.
+    @Test func anMJPEGPhotoAtTheRunningSizeIsTheCamerasOwnJPEG() async throws {
+        try await withCaptureKitDaemon(virtualCameras: 0) { _ in
+            let device = try await CaptureDaemon.addVirtualCamera(options: .init(pixelFormat: FourCharCode("MJPG")))
+            try await withStreamingSession(device) { session, _, frames in
+                let output = CapturePhotoOutput()
+                session.addOutput(output)
+                var streamed: [UInt64: [UInt8]] = [:]
+                let photo = try await output.capturePhoto(with: PhotoSettings())
+                #expect(photo.isPassedThrough && photo.dimensions == CMVideoDimensions(width: 640, height: 480))
+                for _ in 0..<10 {
+                    let sample = try await frames.nextFrame()
+                    streamed[sample.sequenceNumber] = try bytes(of: sample)
+                    if streamed[photo.sequenceNumber] != nil { break }
+                }
+                let jpeg = [UInt8](photo.data)
+                let segment = 2 + (Int(jpeg[4]) << 8 | Int(jpeg[5]))
+                let frame = try #require(streamed[photo.sequenceNumber], "the photo's frame \(photo.sequenceNumber) was streamed")
+                #expect(Array(jpeg[0..<2]) + Array(jpeg[(2 + segment)...]) == frame)
+            }
+        }
+    }
+
+    @Test func uncompressedPhotosAreTheFrameInTheAskedFormat() async throws {
+        try await withCaptureKitDaemon(virtualCameras: 1) { _ in
+            let device = try await CaptureDevice.matching("virtual-0")
+            let (_, output) = try Self.photoOutput(for: device)
+            output.connection(with: .video)?.videoOrientation = .portrait
+            let photo = try await output.capturePhoto(with: PhotoSettings(
+                codec: .nv12, maxPhotoDimensions: CMVideoDimensions(width: 640, height: 360)))
+            #expect(photo.pixelFormat == FourCharCode("NV12") && photo.dimensions == CMVideoDimensions(width: 360, height: 640),
+                    "portrait turns it")
+            #expect(photo.data.count == 360 * 640 * 3 / 2 && photo.fileDataRepresentation() == nil)
+        }
+    }
+
+    @Test func aFlashOnADeviceWithoutOneOrAnUnknownDeviceIsAClearError() async throws {
+        try await withCaptureKitDaemon(virtualCameras: 1) { daemon in
+            let output = CapturePhotoOutput()
+            await #expect(throws: CaptureError.self) { _ = try await output.capturePhoto(with: PhotoSettings()) }
+            let missing = try await camctl(["snapshot", "virtual-9", "\(temporaryFolder)/none.jpg"], socket: daemon.socketPath)
+            #expect(missing.status == 1 && missing.standardError.contains("no device 'virtual-9'"))
+        }
+    }
+
+    @Test func camctlSnapshotWritesWholeFilesAndKeepsExistingOnes() async throws {
+        try await withCaptureKitDaemon(virtualCameras: 1) { daemon in
+            try await withTemporaryDirectory { folder in
+                let file = folder + "/shot.jpg"
+                let first = try await camctl(["snapshot", "virtual-0", file, "--size", "320x240"], socket: daemon.socketPath)
+                #expect(first.status == 0, "\(first.standardError)")
+                let jpeg = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+                // The .photo mode is 1920x1080, fitted into 320x240.
+                #expect(first.lines == ["\(file): \(jpeg.count) bytes, MJPG 320x180"])
+                #expect(try JPEGDecoder().dimensions(of: jpeg) == (320, 180))
+
+                let again = try await camctl(["snapshot", "virtual-0", file], socket: daemon.socketPath)
+                #expect(again.status == 1 && again.standardError.contains("exists; pass --force"))
+                #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: file))) == jpeg, "kept")
+                let forced = try await camctl(["snapshot", "virtual-0", file, "--force", "--format", "bgra"],
+                                              socket: daemon.socketPath)
+                #expect(forced.status == 0, "\(forced.standardError)")
+                #expect(try Data(contentsOf: URL(fileURLWithPath: file)).count == 1920 * 1080 * 4)
+
+                let nowhere = try await camctl(["snapshot", "virtual-0", folder + "/missing/shot.jpg"], socket: daemon.socketPath)
+                #expect(nowhere.status == 1 && nowhere.standardError.contains("cannot write in \(folder)/missing"))
+                let full = try await camctl(["snapshot", "virtual-0", "/dev/full"], socket: daemon.socketPath)
+                #expect(full.status == 1, "\(full.standardError)")
+                let left = try FileManager.default.contentsOfDirectory(atPath: folder)
+                #expect(left == ["shot.jpg"], "no temporary file is left: \(left)")
+            }
+        }
+    }
+}
+}
