@@ -17,7 +17,7 @@ internal import CCameraShims
 /// | white balance `.locked` | `AUTO_WHITE_BALANCE` (turned off) or `WHITE_BALANCE_TEMPERATURE` |
 /// | white balance `.autoWhiteBalance` | `DO_WHITE_BALANCE` |
 /// | torch | `FLASH_LED_MODE` with a torch entry |
-/// | flash | `FLASH_LED_MODE` with a flash entry |
+/// | flash (.off .on, and .auto decided by camerad) | `FLASH_LED_MODE` with a flash entry, and `FLASH_STROBE` |
 /// | zoom | `ZOOM_ABSOLUTE`: factor = value ÷ minimum (1 … maximum ÷ minimum) |
 enum DeviceCapabilities {
     static func derive(from controls: [Camerad_V1_Control]) -> Camerad_V1_Capabilities {
@@ -56,9 +56,10 @@ enum DeviceCapabilities {
             capabilities.supportsTorch = true
             capabilities.torchModes = [.off, .on]
         }
-        if menuHas(ledMode, [Int64(V4L2_FLASH_LED_MODE_FLASH.rawValue)]) {
+        if menuHas(ledMode, [Int64(V4L2_FLASH_LED_MODE_FLASH.rawValue)]) && has(UInt32(V4L2_CID_FLASH_STROBE)) {
             capabilities.supportsFlash = true
-            capabilities.flashModes = [.off, .on]
+            // camerad decides .auto from a frame's brightness.
+            capabilities.flashModes = [.off, .on, .auto]
         }
 
         capabilities.minZoomFactor = 1

@@ -1,37 +1,48 @@
 import CameraMedia
 import CameraProtocol
+internal import CCameraShims
 import Foundation
 
 /// A still photo from a device: the frame comes from the running capture, or
 /// from one started for the shot in the device's photo mode (its configured
 /// mode, else the `.photo` preset's); it is then scaled to fit the asked
-/// dimensions, turned, mirrored and encoded (``PhotoEncoder``).
+/// dimensions and encoded (``PhotoEncoder``). A JPEG keeps the camera's pixel
+/// order and says the connection's orientation and mirroring in EXIF, as
+/// AVCapturePhotoOutput does; an uncompressed photo is turned and mirrored.
 enum PhotoCapture {
     /// The largest uncompressed photo carried in one response.
     static let uncompressedLimit = 12 << 20
 
     /// - Throws: ``RPCError``: `UNSUPPORTED_FORMAT` for a flash the device lacks or a
-    ///   photo too big uncompressed; `UNIMPLEMENTED` for a flash that fires (not
-    ///   written yet); what ``DeviceStreamer/takePhotoFrame(idleMode:warmUpFrames:)`` throws.
+    ///   photo too big uncompressed; what ``DeviceStreamer/takePhotoFrame(idleMode:warmUpFrames:skipping:)`` throws.
     static func take(
         _ request: Camerad_V1_CapturePhotoRequest, device: any CameraBackend, streamer: DeviceStreamer
     ) async throws -> Camerad_V1_CapturePhotoResponse {
         let settings = request.settings
         let description = device.describe()
-        switch settings.flashMode {
-        case .unspecified, .off: break
-        default:
-            guard description.capabilities.supportsFlash else {
-                throw RPCError(.unsupportedFormat, "\(device.uniqueID) has no flash; take the photo with flash mode off")
-            }
-            throw RPCError(.unimplemented, "photos with flash are not written yet; take the photo with flash mode off")
+        let flash = settings.flashMode == .unspecified ? .off : settings.flashMode
+        if flash != .off && !description.capabilities.flashModes.contains(flash) {
+            throw RPCError(.unsupportedFormat, "\(device.uniqueID) has no flash; take the photo with flash mode off")
         }
         guard settings.quality <= 100 else {
             throw RPCError(.invalidArgument, "JPEG quality must be 1 to 100 (0 for 90), not \(settings.quality)")
         }
         let idleMode = device.configuredMode
             ?? ModeSelection.mode(for: .photo, formats: description.formats, active: device.activeMode)
-        let frame = try await streamer.takePhotoFrame(idleMode: idleMode, warmUpFrames: device.photoWarmUpFrames)
+        var frame = try await streamer.takePhotoFrame(idleMode: idleMode, warmUpFrames: device.photoWarmUpFrames)
+        // .auto fires when the frame is dark.
+        let fires = try flash == .on || (flash == .auto && meanLuma(frame) < darkLuma)
+        if fires {
+            try strobe(device, description)
+            do {
+                frame = try await streamer.takePhotoFrame(idleMode: idleMode, warmUpFrames: device.photoWarmUpFrames,
+                                                          skipping: flashDelayFrames)
+            } catch {
+                try? restoreLED(device, description)
+                throw error
+            }
+            try restoreLED(device, description)
+        }
         let source = frame.mode.layout
 
         var response = Camerad_V1_CapturePhotoResponse()
@@ -48,6 +59,7 @@ enum PhotoCapture {
         let (outWidth, outHeight) = rotation.swapsDimensions ? (height, width) : (width, height)
         let zoom = device.settingsState.digitalZoom
         let encoder = PhotoEncoder()
+        response.flashFired = fires
         response.sequence = frame.sequence
         response.presentationTimeNs = frame.timestampNanoseconds
         response.width = UInt32(outWidth)
@@ -56,13 +68,18 @@ enum PhotoCapture {
             try frame.bytes.withUnsafeBytes { bytes in
                 switch settings.codec {
                 case .jpeg, .UNRECOGNIZED:
-                    let target = FrameVariant(format: .mjpeg, width: outWidth, height: outHeight, rotation: rotation,
-                                              mirrored: settings.mirrored)
+                    // As AVCapturePhotoOutput: the pixels stay as the camera made
+                    // them, and EXIF Orientation says how to show them.
+                    let target = FrameVariant(format: .mjpeg, width: width, height: height)
+                    response.width = UInt32(width)
+                    response.height = UInt32(height)
                     response.passedThrough = zoom <= 1 && PhotoEncoder.passesThrough(source, target)
+                    var metadata = metadata(of: description, device: device, frame: frame, width: width, height: height)
+                    metadata.flashFired = fires
+                    metadata.orientation = exifOrientation(rotation, mirrored: settings.mirrored)
                     response.data = Data(try encoder.jpeg(
                         bytes, source: source, target: target, quality: settings.quality == 0 ? 90 : Int(settings.quality),
-                        metadata: metadata(of: description, device: device, frame: frame, width: outWidth, height: outHeight),
-                        zoom: zoom))
+                        metadata: metadata, zoom: zoom))
                     response.fourcc = PixelFormat.mjpeg.fourcc
                 case .bgra, .nv12:
                     let format: PixelFormat = settings.codec == .bgra ? .bgra : .nv12
@@ -91,6 +108,55 @@ enum PhotoCapture {
         return response
     }
 
+    /// Mean luma (16 to 235) below which `.auto` fires the flash.
+    static let darkLuma = 60.0
+    /// Frames let pass after the strobe, so the photo's whole exposure is lit.
+    static let flashDelayFrames = 1
+
+    /// The frame's mean luma, from a small NV12 copy of it.
+    static func meanLuma(_ frame: DeviceStreamer.PhotoFrame) throws -> Double {
+        let small = try frame.bytes.withUnsafeBytes { bytes in
+            try PhotoEncoder().uncompressed(bytes, source: frame.mode.layout, target: FrameVariant(format: .nv12, width: 64, height: 48))
+        }
+        return Double(small.prefix(64 * 48).reduce(0) { $0 + Int($1) }) / Double(64 * 48)
+    }
+
+    /// Sets the LED to flash and strobes it.
+    private static func strobe(_ device: any CameraBackend, _ description: Camerad_V1_Device) throws {
+        try device.setControls(ControlChange.resolve([
+            controlValue(V4L2_CID_FLASH_LED_MODE, Int64(V4L2_FLASH_LED_MODE_FLASH.rawValue)),
+            controlValue(V4L2_CID_FLASH_STROBE, 1),
+        ], on: description))
+    }
+
+    /// Puts the LED back as it was before the strobe.
+    private static func restoreLED(_ device: any CameraBackend, _ description: Camerad_V1_Device) throws {
+        guard let led = description.controls.first(where: { $0.id == UInt32(V4L2_CID_FLASH_LED_MODE) }) else { return }
+        try device.setControls(ControlChange.resolve([controlValue(V4L2_CID_FLASH_LED_MODE, led.value)], on: description))
+    }
+
+    private static func controlValue(_ id: Int32, _ value: Int64) -> Camerad_V1_ControlValue {
+        var control = Camerad_V1_ControlValue()
+        control.id = UInt32(id)
+        control.value = value
+        return control
+    }
+
+    /// The EXIF Orientation that shows a stored image turned clockwise by
+    /// `rotation`, then mirrored left to right.
+    static func exifOrientation(_ rotation: Rotation, mirrored: Bool) -> Int {
+        switch (rotation, mirrored) {
+        case (.none, false): 1
+        case (.none, true): 2
+        case (.clockwise180, false): 3
+        case (.clockwise180, true): 4
+        case (.clockwise90, true): 5
+        case (.clockwise90, false): 6
+        case (.clockwise270, true): 7
+        case (.clockwise270, false): 8
+        }
+    }
+
     /// The frame's size scaled down (never up) to fit `maxWidth`×`maxHeight`
     /// (0: no limit that way), in its aspect ratio, even.
     static func fit(_ width: Int, _ height: Int, into maxWidth: Int, _ maxHeight: Int) -> (Int, Int) {
@@ -113,7 +179,7 @@ enum PhotoCapture {
             ? (settings.exposureDuration.numerator, settings.exposureDuration.denominator) : nil
         return PhotoMetadata(
             make: device.photoMake, model: description.localizedName, software: "camerad \(cameradVersion)",
-            captured: Date(timeIntervalSinceNow: -max(0, age)), orientation: 1, pixelWidth: width, pixelHeight: height,
+            captured: Date(timeIntervalSinceNow: -max(0, age)), pixelWidth: width, pixelHeight: height,
             exposureTime: exposure, iso: manual && settings.iso > 0 ? Int(settings.iso.rounded()) : nil, flashFired: false)
     }
 }

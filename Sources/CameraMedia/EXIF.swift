@@ -156,7 +156,7 @@ public enum EXIF {
                 var text = [CChar](repeating: 0, count: 1024)
                 exif_entry_get_value(entry, &text, UInt32(text.count))
                 guard let name = exif_tag_get_name(entry.pointee.tag) else { continue }
-                values[String(cString: name)] = String(cString: text)
+                values[String(cString: name)] = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             }
         }
         return values

@@ -66,6 +66,29 @@ extension CaptureKitEndToEnd {
         }
     }
 
+    /// As AVCapturePhotoOutput: a JPEG keeps the camera's pixels and EXIF says
+    /// how the connection turns and mirrors them.
+    @Test func aJPEGsEXIFOrientationFollowsTheConnection() async throws {
+        try await withCaptureKitDaemon(virtualCameras: 1) { _ in
+            let device = try await CaptureDevice.matching("virtual-0")
+            let (_, output) = try Self.photoOutput(for: device)
+            let connection = try #require(output.connection(with: .video))
+            let cases: [(CaptureConnection.VideoOrientation, Bool, String)] = [
+                (.landscapeRight, false, "Top-left"), (.portrait, false, "Right-top"), (.landscapeLeft, false, "Bottom-right"),
+                (.portraitUpsideDown, false, "Left-bottom"), (.landscapeRight, true, "Top-right"), (.portrait, true, "Left-top"),
+            ]
+            for (orientation, mirrored, expected) in cases {
+                connection.videoOrientation = orientation
+                connection.isVideoMirrored = mirrored
+                let photo = try await output.capturePhoto(with: PhotoSettings(
+                    maxPhotoDimensions: CMVideoDimensions(width: 320, height: 320)))
+                let jpeg = [UInt8](try #require(photo.fileDataRepresentation()))
+                #expect(EXIF.values(in: jpeg)["Orientation"] == expected, "\(orientation) mirrored \(mirrored)")
+                #expect(try JPEGDecoder().dimensions(of: jpeg) == (320, 180), "the camera's pixel order")
+            }
+        }
+    }
+
     @Test func uncompressedPhotosAreTheFrameInTheAskedFormat() async throws {
         try await withCaptureKitDaemon(virtualCameras: 1) { _ in
             let device = try await CaptureDevice.matching("virtual-0")
@@ -79,7 +102,40 @@ extension CaptureKitEndToEnd {
         }
     }
 
-    @Test func aFlashOnADeviceWithoutOneOrAnUnknownDeviceIsAClearError() async throws {
+    /// The virtual camera's flash brightens the photo; `.auto` fires only when the
+    /// picture is dark.
+    @Test func theFlashFiresWhenAskedAndInAutoOnlyInTheDark() async throws {
+        try await withCaptureKitDaemon(virtualCameras: 1) { _ in
+            let device = try await CaptureDevice.matching("virtual-0")
+            #expect(device.isFlashModeSupported(.on) && device.isFlashModeSupported(.auto))
+            let (_, output) = try Self.photoOutput(for: device)
+            func shot(_ flash: CaptureDevice.FlashMode) async throws -> (photo: CapturePhoto, luma: Double) {
+                let photo = try await output.capturePhoto(with: PhotoSettings(
+                    flashMode: flash, maxPhotoDimensions: CMVideoDimensions(width: 320, height: 320)))
+                let gray = try JPEGDecoder().decodeGray([UInt8](photo.data))
+                let rows = gray.pixels[(gray.width * gray.height * 2 / 5)..<(gray.width * gray.height * 3 / 5)]
+                return (photo, Double(rows.reduce(0) { $0 + Int($1) }) / Double(rows.count))
+            }
+            let plain = try await shot(.off)
+            let lit = try await shot(.on)
+            #expect(!plain.photo.isFlashFired && lit.photo.isFlashFired)
+            #expect(lit.luma > plain.luma * 1.3, "flashed \(lit.luma) vs \(plain.luma)")
+            #expect(EXIF.values(in: [UInt8](lit.photo.data))["Flash"]?.hasPrefix("Flash fired") == true)
+            #expect(EXIF.values(in: [UInt8](plain.photo.data))["Flash"]?.hasPrefix("Flash did not fire") == true)
+            #expect(!(try await shot(.auto)).photo.isFlashFired, "bright enough")
+
+            try await device.lockForConfiguration()
+            try await device.setControls([("brightness", 0)])
+            try await device.setExposureModeCustom(duration: CMTime(value: 1, timescale: 1000), iso: 100)
+            await device.unlockForConfiguration()
+            let dark = try await shot(.auto)
+            #expect(dark.photo.isFlashFired, "dark: \(dark.luma)")
+            try await device.refresh()
+            #expect(device.control(named: "led_mode")?.value == 0, "the LED is back off")
+        }
+    }
+
+    @Test func aPhotoWithoutADeviceOrOfAnUnknownDeviceIsAClearError() async throws {
         try await withCaptureKitDaemon(virtualCameras: 1) { daemon in
             let output = CapturePhotoOutput()
             await #expect(throws: CaptureError.self) { _ = try await output.capturePhoto(with: PhotoSettings()) }

@@ -1,3 +1,4 @@
+import CameraMedia
 import CameraTestSupport
 import CaptureKit
 import Foundation
@@ -8,7 +9,7 @@ import Testing
 @Suite(.serialized, .enabled(if: Vivid.isGuest, "runs inside scripts/vivid-vm, which VividVMTests boots"))
 struct VividGuestTests {
     /// How many tests this suite has, for the host to check they all ran.
-    static let testCount = 9
+    static let testCount = 10
 
     @Test func theDaemonListsEachCaptureNodeWithItsCardName() async throws {
         let nodes = Vivid.captureNodes()
@@ -94,6 +95,35 @@ struct VividGuestTests {
                 let zoom = try await camctl(["set", node.uniqueID, "--zoom", "2"], socket: daemon.socketPath)
                 #expect(zoom.lines == ["zoom: 2"], "\(zoom.standardError)")
                 try await Self.expectBars([2, 2, 3, 3, 4, 4, 5, 5], node, daemon, folder)
+            }
+        }
+    }
+
+    /// A snapshot of the colour bars decodes (turbojpeg) with the bars' colours;
+    /// its EXIF names the driver; vivid has no flash, so one is refused.
+    @Test func aSnapshotOfTheColourBarsHasTheBarsColours() async throws {
+        let node = Vivid.singlePlanar
+        try await withTemporaryDirectory { folder in
+            try await Vivid.withDaemon { daemon in
+                let file = folder + "/bars.jpg"
+                let shot = try await camctl(["snapshot", node.uniqueID, file, "--size", "640x480", "--quality", "95"],
+                                            socket: daemon.socketPath)
+                #expect(shot.status == 0, "\(shot.standardError)")
+                let jpeg = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+                let image = try JPEGDecoder().decodeBGRA(jpeg)
+                #expect(image.width <= 640 && image.height <= 480 && image.width > 0, "\(image.width)x\(image.height)")
+                for (eighth, bar) in Self.bars.enumerated() {
+                    let x = (2 * eighth + 1) * image.width / 16
+                    let offset = (image.height * 5 / 8 * image.width + x) * 4
+                    let pixel = (r: Int(image.pixels[offset + 2]), g: Int(image.pixels[offset + 1]), b: Int(image.pixels[offset]))
+                    #expect(abs(pixel.r - bar.r) <= 20 && abs(pixel.g - bar.g) <= 20 && abs(pixel.b - bar.b) <= 20,
+                            "eighth \(eighth) is \(pixel), not \(bar)")
+                }
+                let exif = EXIF.values(in: jpeg)
+                #expect(exif["Make"] == "vivid", "\(exif)")
+                let flash = try await camctl(["snapshot", node.uniqueID, folder + "/flash.jpg", "--flash", "on"],
+                                             socket: daemon.socketPath)
+                #expect(flash.status == 1 && flash.standardError.contains("has no flash"), "\(flash.standardError)")
             }
         }
     }

@@ -16,10 +16,10 @@ extension VirtualCamera {
 
     /// How the picture is drawn, from the controls: its ``TestPattern/level``
     /// (the brightness control; in manual exposure, exposure time (250 = 1) and
-    /// gain; the torch; in automatic exposure the camera makes up for the rest)
+    /// gain; the torch; a flash strobe; in automatic exposure the camera makes up for the rest)
     /// and its ``TestPattern/zoom`` (the zoom control over its minimum).
     var picture: (level: Float, zoom: Double) {
-        let controls = state.withLock { $0.controls }
+        let (controls, strobeUntil) = state.withLock { ($0.controls, $0.strobeUntil) }
         func value(_ id: Int32) -> Int64? { controls.first { $0.id == UInt32(id) }?.value }
         var level: Float = 1
         if let brightness = value(V4L2_CID_BRIGHTNESS) { level *= 1 + Float(brightness - 128) / 256 }
@@ -30,6 +30,7 @@ extension VirtualCamera {
         if value(V4L2_CID_FLASH_LED_MODE) == Int64(V4L2_FLASH_LED_MODE_TORCH.rawValue) {
             level *= 1 + Float(value(V4L2_CID_FLASH_TORCH_INTENSITY) ?? 100) / 200
         }
+        if monotonicNanoseconds() < strobeUntil { level *= 1.8 }
         let zoom = controls.first { $0.id == UInt32(V4L2_CID_ZOOM_ABSOLUTE) }
             .map { $0.minimum > 0 ? Double($0.value) / Double($0.minimum) : 1 } ?? 1
         return (min(4, max(0, level)), zoom)

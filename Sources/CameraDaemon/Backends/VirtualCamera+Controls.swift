@@ -7,6 +7,12 @@ extension VirtualCamera {
     /// one is on.
     func setControls(_ changes: [ControlChange]) throws {
         state.withLock { state in
+            let flash = Int64(V4L2_FLASH_LED_MODE_FLASH.rawValue)
+            let ledMode = changes.last { $0.control.id == UInt32(V4L2_CID_FLASH_LED_MODE) }?.value
+                ?? state.controls.first { $0.id == UInt32(V4L2_CID_FLASH_LED_MODE) }?.value
+            if changes.contains(where: { $0.control.id == UInt32(V4L2_CID_FLASH_STROBE) }) && ledMode == flash {
+                state.strobeUntil = monotonicNanoseconds() + Self.strobeDuration
+            }
             for change in changes where change.control.type != .button {
                 guard let index = state.controls.firstIndex(where: { $0.id == change.control.id }) else { continue }
                 state.controls[index].value = change.value
@@ -24,6 +30,9 @@ extension VirtualCamera {
             }
         }
     }
+
+    /// How long the emulated flash lights the picture after a strobe.
+    static let strobeDuration: Int64 = 400_000_000
 
     /// A webcam's controls, with the V4L2 ids, names, ranges and menus a UVC
     /// camera would report, plus a flash LED with a torch.
@@ -53,6 +62,7 @@ extension VirtualCamera {
             control(V4L2_CID_FLASH_LED_MODE, "LED Mode", .menu, 0...2, default: 0,
                     menu: [(0, "Off"), (1, "Flash"), (2, "Torch")]),
             control(V4L2_CID_FLASH_TORCH_INTENSITY, "Torch Intensity", .integer, 1...100, default: 100),
+            control(V4L2_CID_FLASH_STROBE, "Strobe", .button, 0...0, step: 0, default: 0, flags: button),
         ]
     }
 

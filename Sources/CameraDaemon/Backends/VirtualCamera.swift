@@ -59,6 +59,8 @@ final class VirtualCamera: CameraBackend {
     struct State {
         var controls: [Camerad_V1_Control]
         var configuredMode: CaptureMode?
+        /// The emulated flash lights the picture until then (CLOCK_MONOTONIC ns).
+        var strobeUntil: Int64 = 0
     }
     let state: Mutex<State>
     let settingsState = CameraSettingsState(supportsPointsOfInterest: true, settling: .milliseconds(400))

@@ -79,7 +79,8 @@ final class DeviceStreamer: @unchecked Sendable {
         let timestampNanoseconds: Int64
     }
 
-    /// How long a photo waits for its frame.
+    /// How long a photo waits for its frame at least; longer for slow modes:
+    /// twice the frames it lets pass, and one more.
     static let photoTimeout: Duration = .seconds(5)
 
     /// Called when a capture finds the device gone: the registry removes it,
@@ -243,31 +244,35 @@ final class DeviceStreamer: @unchecked Sendable {
 
     /// The next frame the device makes, copied: from the running capture, or
     /// from a capture started in `idleMode` for it (after `warmUpFrames`, which a
-    /// real camera needs to settle its exposure), stopped again after.
+    /// real camera needs to settle its exposure), stopped again after. At least
+    /// `skipping` frames are let pass first (a flash lights a later one).
     ///
     /// - Throws: ``RPCError`` when the device cannot start, fails, goes, or makes
-    ///   no frame within ``photoTimeout``; `CancellationError` when the call goes.
-    func takePhotoFrame(idleMode: CaptureMode, warmUpFrames: Int) async throws -> PhotoFrame {
+    ///   no frame in time (``photoTimeout``); `CancellationError` when the call goes.
+    func takePhotoFrame(idleMode: CaptureMode, warmUpFrames: Int, skipping: Int = 0) async throws -> PhotoFrame {
         let id = state.withLock { state in
             defer { state.nextStreamID += 1 }
             return state.nextStreamID
         }
+        let frameDuration = (runningMode ?? idleMode).frameDurationNanoseconds
+        let waitNanoseconds = max(Self.photoTimeout.nanoseconds, 2 * Int64(max(warmUpFrames, skipping) + 1) * frameDuration)
         let timeout = DispatchWorkItem { [weak self] in
-            self?.failPhoto(id, RPCError(.timedOut, "\(self?.device.uniqueID ?? "the device") made no frame for the photo within \(Self.photoTimeout); try again"))
+            let seconds = String(format: "%.1f", Double(waitNanoseconds) / 1e9)
+            self?.failPhoto(id, RPCError(.timedOut, "\(self?.device.uniqueID ?? "the device") made no frame for the photo within \(seconds) s; try again"))
         }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(Self.photoTimeout.components.seconds)), execute: timeout)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(waitNanoseconds)), execute: timeout)
         defer { timeout.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PhotoFrame, any Error>) in
                 let failure = state.withLock { state -> (any Error)? in
-                    var skip = 0
+                    var skip = skipping
                     if state.capture == nil {
                         do {
                             try startCapture(idleMode, &state)
                         } catch {
                             return error as? RPCError ?? RPCError(.deviceBusy, "\(device.uniqueID) cannot start: \(error)")
                         }
-                        skip = warmUpFrames
+                        skip = max(skip, warmUpFrames)
                     }
                     state.photoTaps.append(PhotoTap(id: id, skip: skip, continuation: continuation))
                     return nil
