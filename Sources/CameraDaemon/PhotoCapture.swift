@@ -16,7 +16,7 @@ enum PhotoCapture {
     /// - Throws: ``RPCError``: `UNSUPPORTED_FORMAT` for a flash the device lacks or a
     ///   photo too big uncompressed; what ``DeviceStreamer/takePhotoFrame(idleMode:warmUpFrames:skipping:)`` throws.
     static func take(
-        _ request: Camerad_V1_CapturePhotoRequest, device: any CameraBackend, streamer: DeviceStreamer
+        _ request: Camerad_V1_CapturePhotoRequest, device: any CameraBackend, streamer: DeviceStreamer, holdsLock: Bool
     ) async throws -> Camerad_V1_CapturePhotoResponse {
         let settings = request.settings
         let description = device.describe()
@@ -29,14 +29,30 @@ enum PhotoCapture {
         }
         let idleMode = device.configuredMode
             ?? ModeSelection.mode(for: .photo, formats: description.formats, active: device.activeMode)
-        var frame = try await streamer.takePhotoFrame(idleMode: idleMode, warmUpFrames: device.photoWarmUpFrames)
+        // A device running a smaller mode for its streams is switched to the
+        // photo mode for the shot only by its lock holder (the streams are told,
+        // twice); anyone else gets the photo at the running mode, flagged.
+        var restore: CaptureMode?
+        var note = ""
+        if let running = streamer.runningMode, area(running) < area(idleMode) {
+            if holdsLock {
+                try streamer.switchMode(to: idleMode)
+                restore = running
+            } else {
+                note = "the device runs \(running) for its streams; the photo is at that size, not its photo mode \(idleMode) (the holder of its configuration lock gets that)"
+            }
+        }
+        defer {
+            if let restore { try? streamer.switchMode(to: restore) }
+        }
+        let warmUp = restore == nil ? device.photoWarmUpFrames : max(1, device.photoWarmUpFrames)
+        var frame = try await streamer.takePhotoFrame(idleMode: idleMode, warmUpFrames: warmUp, skipping: restore == nil ? 0 : warmUp)
         // .auto fires when the frame is dark.
         let fires = try flash == .on || (flash == .auto && meanLuma(frame) < darkLuma)
         if fires {
             try strobe(device, description)
             do {
-                frame = try await streamer.takePhotoFrame(idleMode: idleMode, warmUpFrames: device.photoWarmUpFrames,
-                                                          skipping: flashDelayFrames)
+                frame = try await streamer.takePhotoFrame(idleMode: idleMode, warmUpFrames: warmUp, skipping: flashDelayFrames)
             } catch {
                 try? restoreLED(device, description)
                 throw error
@@ -46,10 +62,8 @@ enum PhotoCapture {
         let source = frame.mode.layout
 
         var response = Camerad_V1_CapturePhotoResponse()
+        response.note = note
         let (width, height) = fit(source.width, source.height, into: Int(settings.maxWidth), Int(settings.maxHeight))
-        if (settings.maxWidth > UInt32(source.width) || settings.maxHeight > UInt32(source.height)) && frame.mode != idleMode {
-            response.note = "the device runs \(frame.mode) for another client; the photo is \(width)x\(height)"
-        }
         let rotation: Rotation = switch settings.orientation {
         case .portrait: .clockwise90
         case .landscapeLeft: .clockwise180
@@ -156,6 +170,8 @@ enum PhotoCapture {
         case (.clockwise270, false): 8
         }
     }
+
+    private static func area(_ mode: CaptureMode) -> Int { Int(mode.format.width) * Int(mode.format.height) }
 
     /// The frame's size scaled down (never up) to fit `maxWidth`×`maxHeight`
     /// (0: no limit that way), in its aspect ratio, even.

@@ -172,5 +172,79 @@ extension CaptureKitEndToEnd {
             }
         }
     }
+
+    /// A device streaming a smaller mode: anyone gets the photo at that size, told
+    /// so; the lock holder gets the photo mode, and the streams go on.
+    @Test func onlyTheLockHolderSwitchesAStreamingDeviceToItsPhotoMode() async throws {
+        try await withCaptureKitDaemon(virtualCameras: 1) { daemon in
+            let device = try await CaptureDevice.matching("virtual-0")
+            try await withStreamingSession(device, preset: .vga640x480) { session, _, frames in
+                _ = try await frames.nextFrame()
+                let other = try await camctl(["snapshot", "virtual-0", "\(temporaryFolder)/camerad-photo-\(getpid()).jpg",
+                                              "--force"], socket: daemon.socketPath)
+                #expect(other.status == 0 && other.lines.first?.hasSuffix("MJPG 640x480") == true, "\(other)")
+                #expect(other.standardError.contains("note: the device runs YUYV 640x480"), "\(other.standardError)")
+                try? FileManager.default.removeItem(atPath: "\(temporaryFolder)/camerad-photo-\(getpid()).jpg")
+
+                let output = CapturePhotoOutput()
+                session.addOutput(output)
+                try await device.lockForConfiguration()
+                let photo = try await output.capturePhoto(with: PhotoSettings())
+                await device.unlockForConfiguration()
+                #expect(photo.dimensions == CMVideoDimensions(width: 1920, height: 1080) && photo.note == nil)
+                for _ in 0..<5 {
+                    let sample = try await frames.nextFrame()
+                    #expect(sample.imageBuffer?.width == 640, "the stream keeps its size")
+                }
+                #expect(device.activeFormat?.dimensions.width == 640, "and the device is back in its mode")
+            }
+        }
+    }
+
+    @Test func aDeviceThatGoesDuringTheShotEndsItWithDeviceDisconnected() async throws {
+        try await withCaptureKitDaemon(virtualCameras: 0) { _ in
+            // One frame a second, and the flash waits for the next one.
+            let device = try await CaptureDaemon.addVirtualCamera(options: .init(frameDuration: CMTime(value: 1, timescale: 1)))
+            let (_, output) = try Self.photoOutput(for: device)
+            let shot = Task { try await output.capturePhoto(with: PhotoSettings(flashMode: .on)) }
+            try await Task.sleep(for: .milliseconds(300))
+            try await CaptureDaemon.removeVirtualCamera(uniqueID: device.uniqueID)
+            do {
+                _ = try await shot.value
+                Issue.record("the photo of a removed device succeeded")
+            } catch let error as CaptureError {
+                #expect(error.code == .deviceDisconnected, "\(error)")
+            }
+        }
+    }
+
+    /// Photos taken while three other processes stream: the streams keep their rate.
+    @Test func photosLeaveOtherStreamsTheirRate() async throws {
+        try await withCaptureKitDaemon(virtualCameras: 1) { daemon in
+            let streams = try (0..<3).map { _ in
+                try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "stream", "virtual-0", "--duration", "3",
+                                                     "--pixel-format", "nv12", "--json"])
+            }
+            let device = try await CaptureDevice.matching("virtual-0")
+            let (_, output) = try Self.photoOutput(for: device)
+            try await Task.sleep(for: .milliseconds(300))
+            var photos = 0
+            let end = ContinuousClock.now + .milliseconds(2500)
+            while ContinuousClock.now < end {
+                _ = try await output.capturePhoto(with: PhotoSettings())
+                photos += 1
+            }
+            #expect(photos >= 10, "\(photos) photos")
+            for stream in streams {
+                let result = await stream.stop(signal: 0, timeout: .seconds(10))
+                let stats = try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any],
+                                         "\(result.standardError)")
+                let fps = try #require(stats["framesPerSecond"] as? Double)
+                #expect(fps > 27, "\(stats)")
+                let drops = try #require(stats["drops"] as? [String: Int])
+                #expect(drops["outOfBuffers"] == 0 && drops["discontinuity"] == 0, "\(stats)")
+            }
+        }
+    }
 }
 }

@@ -84,7 +84,9 @@ struct CameraServiceHandlers: Sendable {
     @Sendable func capturePhoto(
         _ request: Camerad_V1_CapturePhotoRequest, _ context: RPCContext
     ) async throws -> Camerad_V1_CapturePhotoResponse {
-        try await PhotoCapture.take(request, device: try device(request.uniqueID), streamer: try streamer(request.uniqueID))
+        let device = try device(request.uniqueID)
+        let holdsLock = registry.locks.holder(of: device.uniqueID)?.connectionID == context.connectionID
+        return try await PhotoCapture.take(request, device: device, streamer: try streamer(request.uniqueID), holdsLock: holdsLock)
     }
 
     /// Whether another program took or let go of a device is seen when someone asks.
