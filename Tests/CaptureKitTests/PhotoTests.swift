@@ -246,5 +246,23 @@ extension CaptureKitEndToEnd {
             }
         }
     }
+
+    /// A real full disk: a 16 KiB tmpfs (mounting needs root; skipped otherwise).
+    @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))
+    func aFullDiskIsAClearErrorAndLeavesNoPartialFile() async throws {
+        try await withCaptureKitDaemon(virtualCameras: 1) { daemon in
+            try await withTemporaryDirectory { folder in
+                let small = folder + "/small"
+                try FileManager.default.createDirectory(atPath: small, withIntermediateDirectories: false)
+                let mount = try await runProcess("/bin/mount", ["-t", "tmpfs", "-o", "size=16k", "tmpfs", small])
+                try #require(mount.status == 0, "mount: \(mount.standardError)")
+                defer { _ = umount(small) }
+                let full = try await camctl(["snapshot", "virtual-0", small + "/shot.jpg", "--quality", "100"],
+                                            socket: daemon.socketPath)
+                #expect(full.status == 1 && full.standardError.contains("No space left on device"), "\(full)")
+                #expect(try FileManager.default.contentsOfDirectory(atPath: small).isEmpty, "no partial file")
+            }
+        }
+    }
 }
 }
