@@ -105,13 +105,7 @@ enum PhotoCapture {
                     }
                     response.data = Data(try encoder.uncompressed(bytes, source: source, target: target, zoom: zoom))
                     response.fourcc = format.fourcc
-                    response.planes = target.layout.planes.map { plane in
-                        var info = Camerad_V1_PlaneInfo()
-                        info.offset = UInt64(plane.offset)
-                        info.bytesPerRow = UInt32(plane.bytesPerRow)
-                        info.height = UInt32(plane.height)
-                        return info
-                    }
+                    response.planes = target.layout.planeInfos
                 }
             }
         } catch let error as ConversionError {

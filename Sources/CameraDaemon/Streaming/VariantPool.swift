@@ -54,15 +54,7 @@ final class VariantPool: @unchecked Sendable {
         UnsafeMutableRawBufferPointer(rebasing: memory.bytes[index * slotSize..<(index + 1) * slotSize])
     }
 
-    var planes: [Camerad_V1_PlaneInfo] {
-        layout.planes.map { plane in
-            var info = Camerad_V1_PlaneInfo()
-            info.offset = UInt64(plane.offset)
-            info.bytesPerRow = UInt32(plane.bytesPerRow)
-            info.height = UInt32(plane.height)
-            return info
-        }
-    }
+    var planes: [Camerad_V1_PlaneInfo] { layout.planeInfos }
 
     /// The pool as the protocol describes it; its memfd is descriptor 0 when `shared`.
     func description(shared: Bool) -> Camerad_V1_FramePool {
@@ -78,5 +70,18 @@ final class VariantPool: @unchecked Sendable {
         pool.planes = planes
         pool.compressed = layout.format.isCompressed
         return pool
+    }
+}
+
+extension FrameLayout {
+    /// Where the planes lie, as the protocol says it.
+    var planeInfos: [Camerad_V1_PlaneInfo] {
+        planes.map { plane in
+            var info = Camerad_V1_PlaneInfo()
+            info.offset = UInt64(plane.offset)
+            info.bytesPerRow = UInt32(plane.bytesPerRow)
+            info.height = UInt32(plane.height)
+            return info
+        }
     }
 }
