@@ -36,29 +36,21 @@ enum PhotoCapture {
         var note = ""
         if let running = streamer.runningMode, area(running) < area(idleMode) {
             if holdsLock {
-                try streamer.switchMode(to: idleMode)
+                try await streamer.switchModeOffThePool(to: idleMode)
                 restore = running
             } else {
                 note = "the device runs \(running) for its streams; the photo is at that size, not its photo mode \(idleMode) (the holder of its configuration lock gets that)"
             }
         }
-        defer {
-            if let restore { try? streamer.switchMode(to: restore) }
+        let taken: (frame: DeviceStreamer.PhotoFrame, fires: Bool)
+        do {
+            taken = try await takeFrame(device, description, streamer, idleMode: idleMode, flash: flash, restarted: restore != nil)
+        } catch {
+            if let restore { try? await streamer.switchModeOffThePool(to: restore) }
+            throw error
         }
-        let warmUp = restore == nil ? device.photoWarmUpFrames : max(1, device.photoWarmUpFrames)
-        var frame = try await streamer.takePhotoFrame(idleMode: idleMode, warmUpFrames: warmUp, skipping: restore == nil ? 0 : warmUp)
-        // .auto fires when the frame is dark.
-        let fires = try flash == .on || (flash == .auto && meanLuma(frame) < darkLuma)
-        if fires {
-            try strobe(device, description)
-            do {
-                frame = try await streamer.takePhotoFrame(idleMode: idleMode, warmUpFrames: warmUp, skipping: flashDelayFrames)
-            } catch {
-                try? restoreLED(device, description)
-                throw error
-            }
-            try restoreLED(device, description)
-        }
+        if let restore { try? await streamer.switchModeOffThePool(to: restore) }
+        let (frame, fires) = taken
         let source = frame.mode.layout
 
         var response = Camerad_V1_CapturePhotoResponse()
@@ -114,6 +106,27 @@ enum PhotoCapture {
             throw RPCError(.internal, "\(device.uniqueID): \(error.message)")
         }
         return response
+    }
+
+    /// The photo's frame, and whether the flash fired for it (`.auto` fires when
+    /// the first frame is dark).
+    private static func takeFrame(
+        _ device: any CameraBackend, _ description: Camerad_V1_Device, _ streamer: DeviceStreamer,
+        idleMode: CaptureMode, flash: Camerad_V1_FlashMode, restarted: Bool
+    ) async throws -> (frame: DeviceStreamer.PhotoFrame, fires: Bool) {
+        // A capture just restarted in the photo mode settles like one started for it.
+        let warmUp = restarted ? max(1, device.photoWarmUpFrames) : device.photoWarmUpFrames
+        let first = try await streamer.takePhotoFrame(idleMode: idleMode, warmUpFrames: warmUp, skipping: restarted ? warmUp : 0)
+        guard try flash == .on || (flash == .auto && meanLuma(first) < darkLuma) else { return (first, false) }
+        try strobe(device, description)
+        do {
+            let lit = try await streamer.takePhotoFrame(idleMode: idleMode, warmUpFrames: warmUp, skipping: flashDelayFrames)
+            try restoreLED(device, description)
+            return (lit, true)
+        } catch {
+            try? restoreLED(device, description)
+            throw error
+        }
     }
 
     /// Mean luma (16 to 235) below which `.auto` fires the flash.

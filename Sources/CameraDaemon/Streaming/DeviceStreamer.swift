@@ -198,6 +198,16 @@ final class DeviceStreamer: @unchecked Sendable {
         }
     }
 
+    /// ``switchMode(to:)`` on a thread of its own: it waits for the capture
+    /// thread to stop, which a handler must not do on the cooperative pool.
+    func switchModeOffThePool(to mode: CaptureMode) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try self.switchMode(to: mode) })
+            }
+        }
+    }
+
     /// Gives every variant whose pool was made from another mode's frames a new
     /// pool, moves its streams there and tells them.
     private func rebuildPools(_ state: inout State, ended: inout [(Stream, RPCError)]) {
