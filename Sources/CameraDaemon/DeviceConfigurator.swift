@@ -14,11 +14,30 @@ struct DeviceConfigurator: Sendable {
     let defaults: DefaultsStore?
     let logger: Logger
 
-    /// Applies `configuration`; with `persist`, also stores it as the device's default.
+    /// Applies `configuration`; with `persist`, also stores it as the device's
+    /// default. A running capture restarts in a new mode off the cooperative pool.
     ///
     /// - Throws: ``RPCError``: `INVALID_ARGUMENT`, `UNSUPPORTED_FORMAT`,
     ///   `INVALID_STATE` (the torch of an idle device, or the defaults not writable).
-    func apply(_ configuration: Camerad_V1_DeviceConfiguration, to device: any CameraBackend, persist: Bool = false) throws {
+    func apply(_ configuration: Camerad_V1_DeviceConfiguration, to device: any CameraBackend, persist: Bool = false) async throws {
+        if let mode = try applyToDevice(configuration, device), let streamer = registry.streamer(device.uniqueID),
+           streamer.runningMode != nil {
+            try await streamer.switchModeOffThePool(to: mode)
+            registry.deviceDidChange(device)
+        }
+        if persist {
+            guard let defaults else {
+                throw RPCError(.invalidState, "applied, but not stored: this camerad runs without a state directory")
+            }
+            try defaults.store(configuration, for: device.uniqueID)
+        }
+    }
+
+    /// Checks everything, then sets the device's mode (not yet its running
+    /// capture's), its controls and what camerad keeps beside them.
+    ///
+    /// - Returns: the new mode, if the configuration names one.
+    private func applyToDevice(_ configuration: Camerad_V1_DeviceConfiguration, _ device: any CameraBackend) throws -> CaptureMode? {
         let description = registry.describe(device)
         let streamer = registry.streamer(device.uniqueID)
         let running = streamer?.runningMode
@@ -32,10 +51,7 @@ struct DeviceConfigurator: Sendable {
             throw RPCError(.invalidArgument, "nothing to change on \(device.uniqueID); give a format, a frame rate, a mode or a control")
         }
 
-        if let mode {
-            try device.configure(mode)
-            try streamer?.switchMode(to: mode)
-        }
+        if let mode { try device.configure(mode) }
         if !changes.isEmpty { try device.setControls(changes) }
         device.settingsState.apply(plan)
         registry.deviceDidChange(device)
@@ -46,19 +62,15 @@ struct DeviceConfigurator: Sendable {
                 registry.deviceDidChange(device)
             }
         }
-        if persist {
-            guard let defaults else {
-                throw RPCError(.invalidState, "applied, but not stored: this camerad runs without a state directory")
-            }
-            try defaults.store(configuration, for: device.uniqueID)
-        }
+        return mode
     }
 
     /// Applies a device's stored defaults as it connects; a failure is logged, never fatal.
     func restoreDefaults(of device: any CameraBackend) {
         guard let stored = defaults?.configuration(for: device.uniqueID) else { return }
         do {
-            try apply(stored, to: device)
+            // A device that has just connected runs no capture: nothing to restart.
+            _ = try applyToDevice(stored, device)
             logger.info("\(device.uniqueID): stored defaults applied")
         } catch let error as RPCError {
             logger.warning("\(device.uniqueID): stored defaults not applied: \(error.message); change them with 'camctl set \(device.uniqueID) ... --persist'")

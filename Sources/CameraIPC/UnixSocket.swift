@@ -11,7 +11,10 @@ public enum UnixSocket {
     /// A non-blocking socket listening at `path`, which must not exist.
     ///
     /// - Parameter permissions: the socket file's mode. The file is created with it
-    ///   (through the umask), so there is no moment when it is more open.
+    ///   (through the umask), so there is no moment when it is more open. The
+    ///   umask is the process's: files made and children started on other
+    ///   threads meanwhile get it too (camerad binds before it starts any; a test
+    ///   process may not, which is why scripts/vivid-vm sets its own).
     public static func listen(at path: String, permissions: mode_t = 0o660, backlog: Int32 = 128) throws -> OwnedFD {
         let socket = OwnedFD(adopting: try Syscall.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0))
         let previousMask = umask(~permissions & 0o777)

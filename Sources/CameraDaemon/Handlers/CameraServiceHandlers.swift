@@ -75,7 +75,7 @@ struct CameraServiceHandlers: Sendable {
     ) async throws -> Camerad_V1_ConfigureDeviceResponse {
         let device = try device(request.uniqueID)
         try registry.locks.requireHolder(device.uniqueID, connectionID: context.connectionID, toChange: "the configuration")
-        try configurator.apply(request.configuration, to: device, persist: request.persist)
+        try await configurator.apply(request.configuration, to: device, persist: request.persist)
         var response = Camerad_V1_ConfigureDeviceResponse()
         response.device = registry.describe(device)
         return response
