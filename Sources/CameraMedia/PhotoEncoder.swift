@@ -7,7 +7,6 @@
 /// through: its image data is not touched, only the EXIF segment goes in.
 public final class PhotoEncoder {
     private var encoder: JPEGEncoder?
-    private var converters: [FrameVariant: FrameConverter] = [:]
 
     public init() {}
 
@@ -45,13 +44,7 @@ public final class PhotoEncoder {
     public func uncompressed(
         _ frame: UnsafeRawBufferPointer, source: FrameLayout, target: FrameVariant, zoom: Double = 1
     ) throws -> [UInt8] {
-        let converter: FrameConverter
-        if let known = converters[target], known.source == source {
-            converter = known
-        } else {
-            converter = try FrameConverter(source: source, target: target)
-            converters[target] = converter
-        }
+        let converter = try FrameConverter(source: source, target: target)
         var output = [UInt8](repeating: 0, count: converter.targetLayout.capacity)
         let written = try output.withUnsafeMutableBytes { try converter.convert(frame, into: $0, zoom: zoom) }
         return Array(output.prefix(written))

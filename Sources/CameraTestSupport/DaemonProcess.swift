@@ -90,13 +90,17 @@ public struct DaemonFailure: Error, CustomStringConvertible {
 }
 
 /// Runs `body` with a camerad on a temporary socket, and stops it afterwards.
+///
+/// - Parameter virtualCameras: nil leaves camerad to its default (one only when
+///   it finds no real camera).
 public func withRunningDaemon<T>(
-    virtualCameras: Int = 1, arguments: [String] = [], environment: [String: String] = [:],
-    _ body: (DaemonProcess) async throws -> T
+    virtualCameras: Int? = 1, arguments: [String] = [], environment: [String: String] = [:],
+    timeout: Duration = .seconds(20), _ body: (DaemonProcess) async throws -> T
 ) async throws -> T {
     try await withTemporarySocketPath { path in
+        let cameras = virtualCameras.map { ["--virtual-cameras", "\($0)"] } ?? []
         let daemon = try await DaemonProcess(
-            socketPath: path, arguments: ["--virtual-cameras", "\(virtualCameras)"] + arguments, environment: environment)
+            socketPath: path, arguments: cameras + arguments, environment: environment, timeout: timeout)
         do {
             let result = try await body(daemon)
             await daemon.stop()

@@ -59,17 +59,7 @@ enum Vivid {
 
     /// camerad with V4L2 on (and no virtual camera asked for) on a temporary socket.
     static func withDaemon<T>(arguments: [String] = [], _ body: (DaemonProcess) async throws -> T) async throws -> T {
-        try await withTemporarySocketPath { path in
-            let daemon = try await DaemonProcess(socketPath: path, arguments: arguments, timeout: .seconds(60))
-            do {
-                let result = try await body(daemon)
-                await daemon.stop()
-                return result
-            } catch {
-                await daemon.stop()
-                throw error
-            }
-        }
+        try await withRunningDaemon(virtualCameras: nil, arguments: arguments, timeout: .seconds(60), body)
     }
 
     /// `camctl ... --json` decoded.
