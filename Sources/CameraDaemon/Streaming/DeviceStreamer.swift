@@ -20,7 +20,9 @@ import Synchronization
 ///
 /// The capture thread never waits on a client: every send is non-blocking and a
 /// full client costs only itself. Work per frame grows with the variants, not the
-/// streams. A device with no streams stops capturing.
+/// streams. A device with no streams stops capturing. Every frame a stream wants
+/// is sent to it or counted in its ``DropTally``, which reaches the client just
+/// ahead of its next frame.
 final class DeviceStreamer: @unchecked Sendable {
     let device: any CameraBackend
     private let logger: Logger
@@ -41,9 +43,11 @@ final class DeviceStreamer: @unchecked Sendable {
         let writer: ResponseWriter<Camerad_V1_StreamResponse>
         var poolID: UInt64
         var held: Set<SlotReference> = []
-        var queue: [(reference: SlotReference, frame: Camerad_V1_FrameReady)] = []
+        /// Frames waiting for room, each with the drops that came before it.
+        var queue: [(reference: SlotReference, frame: Camerad_V1_FrameReady, dropsBefore: DropTally)] = []
         var lastOffered: Int64?
-        var drops: [Camerad_V1_DropReason: (count: Int, lastSequence: UInt64)] = [:]
+        /// Drops since the last frame sent or queued.
+        var drops = DropTally()
     }
 
     private struct State {
@@ -324,7 +328,7 @@ final class DeviceStreamer: @unchecked Sendable {
             while stream.held.count < stream.options.maxFramesInFlight, !stream.queue.isEmpty {
                 let next = stream.queue.removeFirst()
                 stream.held.insert(next.reference)
-                sendDrops(&stream)
+                send(next.dropsBefore, to: stream)
                 var response = Camerad_V1_StreamResponse()
                 response.frame = next.frame
                 stream.writer.send(response)
@@ -432,7 +436,7 @@ final class DeviceStreamer: @unchecked Sendable {
             }
             if let last = state.lastSequence, frame.sequence > last + 1 {
                 for id in state.streams.keys {
-                    drop(&state.streams[id]!, .discontinuity, count: Int(frame.sequence - last - 1), sequence: frame.sequence - 1)
+                    state.streams[id]!.drops.add(.discontinuity, count: Int(frame.sequence - last - 1), sequence: frame.sequence - 1)
                 }
             }
             state.lastSequence = frame.sequence
@@ -443,7 +447,7 @@ final class DeviceStreamer: @unchecked Sendable {
                 guard let slot = pool.freeSlot() else {
                     for id in wanting {
                         state.streams[id]!.lastOffered = frame.timestampNanoseconds
-                        drop(&state.streams[id]!, .outOfBuffers, count: 1, sequence: frame.sequence)
+                        state.streams[id]!.drops.add(.outOfBuffers, count: 1, sequence: frame.sequence)
                     }
                     continue
                 }
@@ -474,7 +478,13 @@ final class DeviceStreamer: @unchecked Sendable {
         state.withLock { state in
             for (job, bytes) in zip(jobs, written) {
                 job.pool.writing = nil
-                guard let bytes, state.pools[job.pool.id] === job.pool else { continue }
+                guard let bytes, state.pools[job.pool.id] === job.pool else {
+                    // Lost to a failed conversion or a pool replaced meanwhile: still told.
+                    for id in job.streams where state.streams[id] != nil {
+                        state.streams[id]!.drops.add(.discontinuity, count: 1, sequence: frame.sequence)
+                    }
+                    continue
+                }
                 job.pool.conversions += 1
                 job.pool.bytesUsed[job.slot] = bytes
                 var message = Camerad_V1_FrameReady()
@@ -489,7 +499,12 @@ final class DeviceStreamer: @unchecked Sendable {
                 var response = Camerad_V1_StreamResponse()
                 response.frame = message
                 let serialized: [UInt8] = try! response.serializedBytes()
-                for id in job.streams where state.streams[id]?.poolID == job.pool.id {
+                for id in job.streams where state.streams[id] != nil {
+                    guard state.streams[id]!.poolID == job.pool.id else {
+                        // Moved to a larger pool while this frame was converted.
+                        state.streams[id]!.drops.add(.discontinuity, count: 1, sequence: frame.sequence)
+                        continue
+                    }
                     offer(message, serialized, from: job.pool, to: &state.streams[id]!)
                 }
             }
@@ -516,48 +531,41 @@ final class DeviceStreamer: @unchecked Sendable {
             var inline = frame
             inline.data = Data(bytes: pool.slot(slot).baseAddress!, count: pool.bytesUsed[slot])
             response.frame = inline
-            sendDrops(&stream)
+            send(stream.drops, to: stream)
+            stream.drops = DropTally()
             // Two frames behind in reading: this one is late.
             if !stream.writer.send(response, droppingAbove: 2 * pool.layout.capacity) {
-                drop(&stream, .frameWasLate, count: 1, sequence: frame.sequence)
+                stream.drops.add(.frameWasLate, count: 1, sequence: frame.sequence)
             }
             return
         }
         let reference = SlotReference(poolID: pool.id, slot: slot)
-        if stream.held.count < stream.options.maxFramesInFlight {
+        if stream.queue.isEmpty && stream.held.count < stream.options.maxFramesInFlight {
             pool.references[slot] += 1
             stream.held.insert(reference)
-            sendDrops(&stream)
+            send(stream.drops, to: stream)
+            stream.drops = DropTally()
             if !stream.writer.send(serialized: serialized) {
                 // The call is gone; close() follows.
                 pool.references[slot] -= 1
                 stream.held.remove(reference)
             }
         } else if stream.options.alwaysDiscardsLateFrames {
-            drop(&stream, .frameWasLate, count: 1, sequence: frame.sequence)
+            stream.drops.add(.frameWasLate, count: 1, sequence: frame.sequence)
         } else if stream.queue.count < StreamOptions.queueLimit {
             pool.references[slot] += 1
-            stream.queue.append((reference, frame))
+            stream.queue.append((reference, frame, stream.drops))
+            stream.drops = DropTally()
         } else {
-            drop(&stream, .outOfBuffers, count: 1, sequence: frame.sequence)
+            stream.drops.add(.outOfBuffers, count: 1, sequence: frame.sequence)
         }
     }
 
-    private func drop(_ stream: inout Stream, _ reason: Camerad_V1_DropReason, count: Int, sequence: UInt64) {
-        let previous = stream.drops[reason]?.count ?? 0
-        stream.drops[reason] = (previous + count, sequence)
-    }
-
-    /// Reports the drops counted since the last report, ahead of the next frame.
-    private func sendDrops(_ stream: inout Stream) {
-        for reason in [Camerad_V1_DropReason.discontinuity, .frameWasLate, .outOfBuffers] {
-            guard let drop = stream.drops[reason], drop.count > 0 else { continue }
-            var response = Camerad_V1_StreamResponse()
-            response.dropped.reason = reason
-            response.dropped.count = UInt32(clamping: drop.count)
-            response.dropped.lastSequence = drop.lastSequence
-            if stream.writer.send(response, droppingAbove: 64 * 1024) { stream.drops[reason] = nil }
-        }
+    /// Reports a tally to a stream's client. Never refused for a slow reader:
+    /// a report is small, comes at most once per reason ahead of each frame,
+    /// and a frame must not overtake the drops before it.
+    private func send(_ drops: DropTally, to stream: Stream) {
+        for response in drops.messages { stream.writer.send(response) }
     }
 
     // MARK: - Pools and capture

@@ -191,7 +191,8 @@ public nonisolated enum Camerad_V1_DropReason: SwiftProtobuf.Enum, Swift.CaseIte
   /// No slot was free, or the client's queue was full.
   case outOfBuffers // = 2
 
-  /// The device skipped frames (a mode change, a restart, lost frames).
+  /// The device skipped frames, or camerad lost them (a failed conversion, a
+  /// pool replaced while the frame was made).
   case discontinuity // = 3
   case UNRECOGNIZED(Int)
 
@@ -600,7 +601,12 @@ public nonisolated struct Camerad_V1_FrameReady: Sendable {
   public init() {}
 }
 
-/// Frames this client did not get since the last report.
+/// Frames this client did not get, for one reason, since its last frame. Sent
+/// just ahead of the client's next frame, at most one per reason: the reports
+/// between two frames stand for exactly the sequence numbers between them, so
+/// every number is a frame or counted in a report, none twice. Frames that
+/// min_frame_duration skips are not reported (as in AVFoundation). A mode
+/// change (FormatChanged with a device) may restart the numbering.
 public nonisolated struct Camerad_V1_FramesDropped: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -610,7 +616,7 @@ public nonisolated struct Camerad_V1_FramesDropped: Sendable {
 
   public var count: UInt32 = 0
 
-  /// The sequence number of the last frame dropped.
+  /// The sequence number of the last frame dropped for this reason.
   public var lastSequence: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
