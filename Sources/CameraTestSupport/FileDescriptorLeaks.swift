@@ -14,11 +14,8 @@ public func descriptorTarget(_ fd: Int32) -> String? {
 /// The descriptors of this process that still point at any of `targets`,
 /// waiting up to `settle` for them to go. Precise where a before/after diff is
 /// not: other tests running at the same time do not disturb it.
-public func descriptorsStillOpen(to targets: Set<String>, settle: Duration = .seconds(1)) async -> [Int32] {
-    let deadline = ContinuousClock.now + settle
-    while true {
-        let open = openFileDescriptors().filter { descriptorTarget($0).map(targets.contains) ?? false }
-        if open.isEmpty || ContinuousClock.now >= deadline { return open.sorted() }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
+public func descriptorsStillOpen(to targets: Set<String>, settle: Duration = .seconds(10)) async -> [Int32] {
+    func open() -> [Int32] { openFileDescriptors().filter { descriptorTarget($0).map(targets.contains) ?? false }.sorted() }
+    _ = await waitUntil(timeout: settle) { open().isEmpty }
+    return open()
 }

@@ -43,7 +43,7 @@ public final class RawProtocolClient: @unchecked Sendable {
     }
 
     /// The next envelope; nil when the server closed the connection.
-    public func receive(timeout: Duration = .seconds(5)) async throws -> Camerad_V1_Envelope? {
+    public func receive(timeout: Duration = .seconds(30)) async throws -> Camerad_V1_Envelope? {
         let deadline = ContinuousClock.now + timeout
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -69,7 +69,7 @@ public final class RawProtocolClient: @unchecked Sendable {
     }
 
     /// Reads until the server closes the connection; false if it stays open past `timeout`.
-    public func waitForClose(timeout: Duration = .seconds(5)) async -> Bool {
+    public func waitForClose(timeout: Duration = .seconds(30)) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             do {

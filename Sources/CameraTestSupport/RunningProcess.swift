@@ -26,13 +26,8 @@ public final class RunningProcess: @unchecked Sendable {
     public var lines: [String] { standardOutput.split(separator: "\n").map(String.init) }
 
     /// Waits until `condition` holds for the process; false on timeout.
-    public func wait(timeout: Duration = .seconds(10), until condition: (RunningProcess) async -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if await condition(self) { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return await condition(self)
+    public func wait(timeout: Duration = .seconds(30), until condition: (RunningProcess) async -> Bool) async -> Bool {
+        await waitUntil(timeout: timeout) { await condition(self) }
     }
 
     /// Sends `signal` and waits for the end; returns how it ended.

@@ -48,13 +48,8 @@ public final class EventLog: @unchecked Sendable {
     public var names: [String] { lock.withLock { seen } }
 
     /// Waits until every one of `names` has been seen.
-    public func wait(for names: [String], timeout: Duration = .seconds(10)) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if Set(names).isSubset(of: Set(self.names)) { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return false
+    public func wait(for names: [String], timeout: Duration = .seconds(30)) async -> Bool {
+        await waitUntil(timeout: timeout) { Set(names).isSubset(of: Set(self.names)) }
     }
 
     deinit { task?.cancel() }

@@ -17,7 +17,7 @@ public func withTemporarySocketPath<T>(_ body: (String) async throws -> T) async
 }
 
 /// A fresh directory under ``temporaryFolder``; the caller removes it.
-public func makeTemporaryDirectory() -> String {
+func makeTemporaryDirectory() -> String {
     var template = Array("\(temporaryFolder)/camerad-test.XXXXXX".utf8CString)
     let result = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
     precondition(result != nil, "mkdtemp failed: \(errno)")

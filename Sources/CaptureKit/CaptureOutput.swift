@@ -28,6 +28,10 @@ public class CaptureOutput: @unchecked Sendable {
     /// A stream event for this output, in order.
     func deliver(_ event: FrameStream.Event, from connection: CaptureConnection) {}
 
-    /// The session stopped feeding this output.
-    func sessionDidStop() {}
+    /// The session starts a run (not a resumption after an interruption).
+    func sessionWillStart() {}
+
+    /// The session stopped feeding this output: asked to (`endedByItself`
+    /// false), or because its device or daemon went away.
+    func sessionDidStop(endedByItself: Bool) {}
 }

@@ -287,6 +287,7 @@ public final class CaptureSession: @unchecked Sendable {
             state.lifecycle = .starting
             return true
         }) else { return }
+        for output in outputs { output.sessionWillStart() }
         var opened: [Running] = []
         for (output, connection, request) in plan() {
             do {
@@ -295,6 +296,8 @@ public final class CaptureSession: @unchecked Sendable {
             } catch {
                 for running in opened { running.stream.close() }
                 state.withLock { $0.lifecycle = .stopped }
+                // The run ends before it began: a sequence waiting for it ends too.
+                for output in outputs { output.sessionDidStop(endedByItself: true) }
                 post(.runtimeError(error))
                 throw error
             }
@@ -321,7 +324,7 @@ public final class CaptureSession: @unchecked Sendable {
         guard let stopped else { return }
         stopped.resumer?.cancel()
         await close(stopped.streams)
-        for output in outputs { output.sessionDidStop() }
+        for output in outputs { output.sessionDidStop(endedByItself: false) }
         state.withLock { state in
             state.lifecycle = .stopped
             state.isInterrupted = false
@@ -458,7 +461,7 @@ public final class CaptureSession: @unchecked Sendable {
         case .interrupted:
             break
         case .stopped:
-            for output in outputs { output.sessionDidStop() }
+            for output in outputs { output.sessionDidStop(endedByItself: true) }
             post(.didStopRunning)
         case .resuming(let others, let uniqueID):
             for running in others { running.stream.close() }

@@ -54,6 +54,8 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
         var maxFramesInFlight = 3
         var delegate: DelegateBox?
         var sequence: (stream: AsyncStream<SampleBuffer>, continuation: AsyncStream<SampleBuffer>.Continuation)?
+        /// The last run ended by itself before anyone asked for its sequence.
+        var unseenRunEnded = false
         var delegateBusy = 0
     }
     private let settings = Mutex(Settings())
@@ -119,6 +121,12 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
     /// `attachments.droppedFrameReason`. The sequence ends when the session stops;
     /// a later run gives a new one. (AVFoundation has only the delegate.)
     ///
+    /// Ask for it before starting the session or while it runs. Asked for while
+    /// the session is stopped, it serves the next run — unless the last run
+    /// ended by itself (its device or the daemon went) before anyone asked: then
+    /// it is that run's, already ended, so code that asks just after starting
+    /// sees the end instead of waiting for a run that is not coming.
+    ///
     /// Ask for it only to read it: frames wait in it until read, each holding
     /// one of the ``maxFramesInFlight`` the daemon lets this output have, so an
     /// unread sequence stops the flow — to the delegate too.
@@ -126,6 +134,11 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
         settings.withLock { settings in
             if let sequence = settings.sequence { return sequence.stream }
             let sequence = AsyncStream.makeStream(of: SampleBuffer.self)
+            if settings.unseenRunEnded {
+                settings.unseenRunEnded = false
+                sequence.continuation.finish()
+                return sequence.stream
+            }
             settings.sequence = sequence
             return sequence.stream
         }
@@ -158,9 +171,14 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
         }
     }
 
-    override func sessionDidStop() {
+    override func sessionWillStart() {
+        settings.withLock { $0.unseenRunEnded = false }
+    }
+
+    override func sessionDidStop(endedByItself: Bool) {
         settings.withLock { settings -> AsyncStream<SampleBuffer>.Continuation? in
             defer { settings.sequence = nil }
+            settings.unseenRunEnded = endedByItself && settings.sequence == nil
             return settings.sequence?.continuation
         }?.finish()
     }
@@ -172,8 +190,8 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
         case .frame(let frame):
             buffer = frame
             isFrame = true
-        case .dropped(let reason, let count):
-            buffer = SampleBuffer(dropped: reason, count: count)
+        case .dropped(let reason, let count, let lastSequence):
+            buffer = SampleBuffer(dropped: reason, count: count, lastSequence: lastSequence)
             isFrame = false
         case .formatChanged(let note):
             guard let note else { return }
@@ -192,7 +210,8 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
         if late {
             // AVFoundation's rule: a frame that comes while the delegate is busy is dropped.
             delegate.queue.async {
-                delegate.delegate?.captureOutput(self, didDrop: SampleBuffer(dropped: .frameWasLate, count: 1), from: connection)
+                let late = SampleBuffer(dropped: .frameWasLate, count: 1, lastSequence: buffer.sequenceNumber)
+                delegate.delegate?.captureOutput(self, didDrop: late, from: connection)
             }
             return
         }

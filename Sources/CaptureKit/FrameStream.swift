@@ -10,7 +10,7 @@ final class FrameStream: Sendable {
     /// What arrives on a stream.
     enum Event: Sendable {
         case frame(SampleBuffer)
-        case dropped(SampleBuffer.DroppedFrameReason, count: Int)
+        case dropped(SampleBuffer.DroppedFrameReason, count: Int, lastSequence: UInt64)
         /// New frames come from another pool; `modeNote` is set when the device's
         /// mode changed (nil when only the pool grew).
         case formatChanged(modeNote: String?)
@@ -72,7 +72,8 @@ final class FrameStream: Sendable {
                 }
                 return .frame(SampleBuffer(frame, pool: pool, stream: self))
             case .dropped(let dropped):
-                return .dropped(SampleBuffer.DroppedFrameReason(dropped.reason), count: Int(dropped.count))
+                return .dropped(SampleBuffer.DroppedFrameReason(dropped.reason), count: Int(dropped.count),
+                                lastSequence: dropped.lastSequence)
             case .formatChanged(let changed):
                 let pool: MappedPool
                 do {

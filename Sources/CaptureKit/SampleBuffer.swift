@@ -40,6 +40,8 @@ public final class SampleBuffer: @unchecked Sendable, CustomStringConvertible {
     public let presentationTimeStamp: CMTime
     public let duration: CMTime
     /// The device's frame number (V4L2's sequence; the virtual cameras' counter).
+    /// For a drop report, the number of the last frame it stands for: the
+    /// reports between two frames cover exactly the numbers between them.
     public let sequenceNumber: UInt64
     public let formatDescription: FormatDescription?
     /// The frame's pixels; nil for a dropped frame.
@@ -57,11 +59,11 @@ public final class SampleBuffer: @unchecked Sendable, CustomStringConvertible {
         attachments = Attachments()
     }
 
-    /// A buffer that stands for dropped frames.
-    init(dropped reason: DroppedFrameReason, count: Int) {
+    /// A buffer that stands for `count` dropped frames, the last of them `lastSequence`.
+    init(dropped reason: DroppedFrameReason, count: Int, lastSequence: UInt64) {
         presentationTimeStamp = .invalid
         duration = .invalid
-        sequenceNumber = 0
+        sequenceNumber = lastSequence
         formatDescription = nil
         imageBuffer = nil
         attachments = Attachments(droppedFrameReason: reason, droppedFrameCount: count)
@@ -77,7 +79,9 @@ public final class SampleBuffer: @unchecked Sendable, CustomStringConvertible {
     public var isValid: Bool { imageBuffer?.isValid ?? false }
 
     public var description: String {
-        if let reason = attachments.droppedFrameReason { return "dropped \(attachments.droppedFrameCount) (\(reason))" }
+        if let reason = attachments.droppedFrameReason {
+            return "dropped \(attachments.droppedFrameCount) up to #\(sequenceNumber) (\(reason))"
+        }
         return "#\(sequenceNumber) at \(presentationTimeStamp.seconds) s, \(imageBuffer.map(\.description) ?? "")"
     }
 }

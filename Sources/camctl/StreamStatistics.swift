@@ -3,20 +3,49 @@ import CaptureKit
 import Foundation
 import Glibc
 
-/// What `camctl stream --stats` counts: frames, rate, drops by reason, latency
-/// (receive time − capture time), and with `--check` the frame stamps of
-/// camerad's virtual cameras (torn frames, frames out of order).
+/// What `camctl stream --stats` counts: frames, rates, drops by reason, the
+/// accounting of every sequence number, latency (receive time − capture time),
+/// and with `--check` the frame stamps of camerad's virtual cameras (torn frames).
+///
+/// Rates come from the frames' own capture timestamps, never from when they
+/// arrived: a client held up for a moment does not change them.
 struct StreamStatistics {
     var frames = 0
     var bytes = 0
-    var firstReceived: Int64?
-    var lastReceived: Int64?
+    var firstTimestamp: Int64?
+    var lastTimestamp: Int64?
     var firstSequence: UInt64?
     var lastSequence: UInt64?
     var drops: [SampleBuffer.DroppedFrameReason: Int] = [:]
     var latencies: [Int64] = []
+    /// Capture time per sequence number between consecutive frames, in nanoseconds.
+    var intervals: [Double] = []
     var format = ""
+    var accounting = Accounting()
     var check: StampCheck?
+    /// Drop reports since the last frame: (count, last sequence number).
+    private var reportsSinceLastFrame: [(count: Int, lastSequence: UInt64)] = []
+
+    /// Every sequence number from the first frame to the last is a frame or in
+    /// a drop report that came between the two frames around it.
+    struct Accounting: Encodable {
+        /// Sequence numbers from the first frame to the last.
+        var span = 0
+        /// Frames reported dropped between the first frame and the last.
+        var dropped = 0
+        /// Numbers between two frames that no report covered: frames lost
+        /// silently (or skipped on purpose by `--fps`).
+        var unaccounted = 0
+        /// Drops reported beyond the gap they came in: frames counted twice.
+        var overcounted = 0
+        /// Reports whose last number lies outside the gap they came in.
+        var misplaced = 0
+        /// Frames whose number did not increase.
+        var outOfOrder = 0
+
+        /// Nothing lost silently, nothing twice, all in order.
+        var balances: Bool { unaccounted == 0 && overcounted == 0 && misplaced == 0 && outOfOrder == 0 }
+    }
 
     struct StampCheck: Encodable {
         /// Both bands agree with each other and with the frame's sequence number and timestamp.
@@ -27,26 +56,49 @@ struct StreamStatistics {
         var unreadable = 0
         /// The stamp reads but names another frame than the message did.
         var mismatched = 0
-        /// Sequence numbers that did not increase.
-        var outOfOrder = 0
     }
 
     mutating func record(_ sample: SampleBuffer, receivedAt now: Int64, checking: Bool) {
         if let reason = sample.attachments.droppedFrameReason {
             drops[reason, default: 0] += sample.attachments.droppedFrameCount
+            // Reports before the first frame lie outside the span.
+            if lastSequence != nil {
+                reportsSinceLastFrame.append((sample.attachments.droppedFrameCount, sample.sequenceNumber))
+            }
             return
         }
         guard let pixels = sample.imageBuffer else { return }
-        if let last = lastSequence, sample.sequenceNumber <= last { check?.outOfOrder += 1 }
+        let timestamp = sample.presentationTimeStamp.value
         frames += 1
         bytes += pixels.dataSize
-        firstReceived = firstReceived ?? now
-        lastReceived = now
-        firstSequence = firstSequence ?? sample.sequenceNumber
-        lastSequence = sample.sequenceNumber
-        latencies.append(now - sample.presentationTimeStamp.value)
+        latencies.append(now - timestamp)
         if format.isEmpty { format = "\(pixels)" }
         if checking { verify(sample, pixels) }
+        account(sequence: sample.sequenceNumber, timestamp: timestamp)
+    }
+
+    /// Settles the gap between the last frame and this one against the drop
+    /// reports that came in it.
+    private mutating func account(sequence: UInt64, timestamp: Int64) {
+        defer { reportsSinceLastFrame = [] }
+        if let previous = lastSequence, let previousTimestamp = lastTimestamp {
+            guard sequence > previous else {
+                accounting.outOfOrder += 1
+                return
+            }
+            let gap = Int(sequence - previous - 1)
+            let reported = reportsSinceLastFrame.reduce(0) { $0 + $1.count }
+            accounting.unaccounted += max(0, gap - reported)
+            accounting.overcounted += max(0, reported - gap)
+            accounting.misplaced += reportsSinceLastFrame.filter { !(previous < $0.lastSequence && $0.lastSequence < sequence) }.count
+            accounting.dropped += reported
+            intervals.append(Double(timestamp - previousTimestamp) / Double(sequence - previous))
+        }
+        firstSequence = firstSequence ?? sequence
+        lastSequence = sequence
+        firstTimestamp = firstTimestamp ?? timestamp
+        lastTimestamp = timestamp
+        accounting.span = Int(sequence - firstSequence!) + 1
     }
 
     private mutating func verify(_ sample: SampleBuffer, _ pixels: PixelBuffer) {
@@ -84,14 +136,23 @@ struct StreamStatistics {
         }
     }
 
+    /// Capture time from the first frame to the last.
     var elapsedSeconds: Double {
-        guard let first = firstReceived, let last = lastReceived, frames > 1 else { return 0 }
+        guard let first = firstTimestamp, let last = lastTimestamp, frames > 1 else { return 0 }
         return Double(last - first) / 1e9
     }
 
-    /// Frames per second between the first frame and the last.
+    /// Frames this client got per second of capture time.
     var framesPerSecond: Double {
         elapsedSeconds > 0 ? Double(frames - 1) / elapsedSeconds : 0
+    }
+
+    /// The device's own rate: the median capture time per sequence number
+    /// between consecutive frames, so drops and stalls do not bend it.
+    var deviceFramesPerSecond: Double {
+        guard !intervals.isEmpty else { return 0 }
+        let median = intervals.sorted()[intervals.count / 2]
+        return median > 0 ? 1e9 / median : 0
     }
 
     func latency(percentile: Double) -> Double {
@@ -104,13 +165,17 @@ struct StreamStatistics {
     var text: String {
         var lines = [
             frames == 0 ? "no frames"
-                : "\(frames) frames of \(format) in \(DeviceText.fixed(elapsedSeconds, 2)) s (\(DeviceText.fixed(framesPerSecond, 1)) fps)",
+                : "\(frames) frames of \(format) in \(DeviceText.fixed(elapsedSeconds, 2)) s (\(DeviceText.fixed(framesPerSecond, 1)) fps; "
+                    + "the device makes \(DeviceText.fixed(deviceFramesPerSecond, 1)))",
             "drops: " + SampleBuffer.DroppedFrameReason.allCases.map { "\($0.rawValue) \(drops[$0] ?? 0)" }.joined(separator: ", "),
+            "accounting: \(frames) frames + \(accounting.dropped) dropped of \(accounting.span) numbers; "
+                + "\(accounting.unaccounted) unaccounted, \(accounting.overcounted) overcounted, "
+                + "\(accounting.misplaced) misplaced, \(accounting.outOfOrder) out of order",
             "latency: p50 \(DeviceText.fixed(latency(percentile: 0.5), 2)) ms, p99 \(DeviceText.fixed(latency(percentile: 0.99), 2)) ms",
         ]
         if let check {
             lines.append("check: \(check.intact) intact, \(check.torn) torn, \(check.mismatched) mismatched, "
-                + "\(check.unreadable) unreadable, \(check.outOfOrder) out of order")
+                + "\(check.unreadable) unreadable")
         }
         return lines.joined(separator: "\n")
     }
@@ -121,17 +186,20 @@ struct StreamStatistics {
         let format: String
         let elapsedSeconds: Double
         let framesPerSecond: Double
+        let deviceFramesPerSecond: Double
         let firstSequence: UInt64?
         let lastSequence: UInt64?
         let drops: [String: Int]
+        let accounting: Accounting
         let latencyMilliseconds: [String: Double]
         let check: StampCheck?
     }
 
     var json: JSON {
         JSON(frames: frames, bytes: bytes, format: format, elapsedSeconds: elapsedSeconds, framesPerSecond: framesPerSecond,
-             firstSequence: firstSequence, lastSequence: lastSequence,
+             deviceFramesPerSecond: deviceFramesPerSecond, firstSequence: firstSequence, lastSequence: lastSequence,
              drops: Dictionary(uniqueKeysWithValues: SampleBuffer.DroppedFrameReason.allCases.map { ($0.rawValue, drops[$0] ?? 0) }),
+             accounting: accounting,
              latencyMilliseconds: ["p50": latency(percentile: 0.5), "p99": latency(percentile: 0.99), "max": latency(percentile: 1)],
              check: check)
     }

@@ -129,11 +129,9 @@ import Testing
         }
     }
 
-    @Test func adminCallsAreRefusedToOtherUsersWhoCanStillList() async throws {
-        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {
-            print("skipped: needs root and setpriv(1) to run camctl as another user")
-            return
-        }
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+                   "needs root and setpriv(1) to run camctl as another user"))
+    func adminCallsAreRefusedToOtherUsersWhoCanStillList() async throws {
         try await withTemporaryDirectory { directory in
             chmod(directory, 0o755)
             let daemon = try await DaemonProcess(socketPath: directory + "/camerad.sock", arguments: ["--socket-mode", "0666"])

@@ -48,7 +48,7 @@ import Testing
     @Test func theLockHolderGetsEventsToEveryWatcher() async throws {
         try await withRunningDaemon { daemon in
             let watch = try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "watch", "--json"])
-            try await Task.sleep(for: .milliseconds(300))
+            #expect(await watch.wait { $0.standardError.contains("watching") })
             let lock = try await camctl(["lock", "virtual-0", "--hold", "0.2"], socket: daemon.socketPath)
             #expect(lock.status == 0)
             #expect(await watch.wait { $0.standardOutput.contains("\"unlocked\"") }, "\(watch.standardOutput)")

@@ -3,19 +3,28 @@ import Foundation
 import Testing
 
 /// What `camctl stream --json` printed.
-struct StreamReport: Decodable {
+struct StreamReport: Decodable, CustomStringConvertible {
     struct Check: Decodable {
         let intact: Int
         let torn: Int
         let mismatched: Int
         let unreadable: Int
+    }
+    struct Accounting: Decodable {
+        let span: Int
+        let dropped: Int
+        let unaccounted: Int
+        let overcounted: Int
+        let misplaced: Int
         let outOfOrder: Int
     }
     let frames: Int
     let framesPerSecond: Double
+    let deviceFramesPerSecond: Double
     let firstSequence: UInt64?
     let lastSequence: UInt64?
     let drops: [String: Int]
+    let accounting: Accounting
     let latencyMilliseconds: [String: Double]
     let check: Check?
 
@@ -27,6 +36,19 @@ struct StreamReport: Decodable {
     }
 
     var totalDrops: Int { drops.values.reduce(0, +) }
+
+    /// Every sequence number from the first frame to the last was delivered or
+    /// reported dropped with a reason, none twice, in order.
+    var accountsForEveryFrame: Bool {
+        accounting.unaccounted == 0 && accounting.overcounted == 0 && accounting.misplaced == 0
+            && accounting.outOfOrder == 0 && frames + accounting.dropped == accounting.span
+    }
+
+    var description: String {
+        "\(frames) frames + \(accounting.dropped) dropped (\(drops)) of \(accounting.span); \(accounting.unaccounted) unaccounted, "
+            + "\(accounting.overcounted) overcounted, \(accounting.misplaced) misplaced, \(accounting.outOfOrder) out of order; "
+            + "\(String(format: "%.2f", deviceFramesPerSecond)) fps from the stamps"
+    }
 }
 
 /// What `camctl stats --json` printed.
@@ -58,8 +80,12 @@ func withStreamingDaemon(_ body: (DaemonProcess) async throws -> Void) async thr
     }
 }
 
+/// Streams from camctl processes. A loaded machine makes clients late, so
+/// drops are allowed; what must hold is the accounting (every frame delivered
+/// or reported dropped with a reason), the frames' integrity (their stamps)
+/// and the device's rate measured from its own timestamps.
 @Suite struct StreamProcessTests {
-    @Test func eightProcessesEachGetEveryFrameIntactAndInOrder() async throws {
+    @Test func eightProcessesEachGetTheirFramesIntactInOrderAndAccountedFor() async throws {
         try await withStreamingDaemon { daemon in
             let results = try await withThrowingTaskGroup(of: ProcessResult.self) { group in
                 for _ in 0..<8 {
@@ -72,13 +98,12 @@ func withStreamingDaemon(_ body: (DaemonProcess) async throws -> Void) async thr
             }
             for result in results {
                 let report = try StreamReport(result)
+                print("eight processes, one of them: \(report)")
                 #expect(report.frames == 300)
-                #expect(report.totalDrops == 0, "\(report.drops)")
+                #expect(report.accountsForEveryFrame, "\(report)")
                 #expect(report.check?.intact == 300, "every frame's two bands agree and name the frame")
-                #expect(report.check?.torn == 0 && report.check?.outOfOrder == 0 && report.check?.mismatched == 0)
-                if let first = report.firstSequence, let last = report.lastSequence {
-                    #expect(last - first == 299, "contiguous sequence numbers")
-                }
+                #expect(report.check?.torn == 0 && report.check?.mismatched == 0)
+                #expect(abs(report.deviceFramesPerSecond - 30) < 0.3, "\(report)")
             }
             let stats = try await StatsReport.of("virtual-0", daemon)
             #expect(stats.streams == 0)
@@ -88,39 +113,30 @@ func withStreamingDaemon(_ body: (DaemonProcess) async throws -> Void) async thr
     @Test func aStoppedClientCostsOnlyItselfAndGivesItsSlotsBackWhenKilled() async throws {
         try await withStreamingDaemon { daemon in
             let stalled = try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "stream", "virtual-0", "--json"])
-            #expect(await stalled.wait { _ in ((try? await StatsReport.of("virtual-0", daemon))?.framesCaptured ?? 0) > 10 })
+            #expect(await stalled.wait(timeout: .seconds(30)) { _ in
+                ((try? await StatsReport.of("virtual-0", daemon))?.framesCaptured ?? 0) > 10
+            })
             kill(stalled.process.processIdentifier, SIGSTOP)
-            try await Task.sleep(for: .milliseconds(300))
+            // Stopped, it keeps the three frames it may hold, and gets no more.
+            #expect(try await waitUntil { try await StatsReport.of("virtual-0", daemon).variants.first?.slotsInUse == 3 })
             let memoryBefore = residentKilobytes(daemon.pid)
 
-            // Three clients stream while the memory is sampled.
-            let (results, peak) = try await withThrowingTaskGroup(of: (ProcessResult?, Int).self) { group in
-                for _ in 0..<3 {
-                    group.addTask {
-                        (try await camctl(["stream", "virtual-0", "--duration", "4", "--check", "--json"], socket: daemon.socketPath), 0)
-                    }
-                }
-                group.addTask {
-                    var peak = memoryBefore
-                    for _ in 0..<8 {
-                        try await Task.sleep(for: .milliseconds(500))
-                        peak = max(peak, residentKilobytes(daemon.pid))
-                    }
-                    return (nil, peak)
-                }
-                var results: [ProcessResult] = []
-                var peak = memoryBefore
-                for try await (result, sampled) in group {
-                    if let result { results.append(result) }
-                    peak = max(peak, sampled)
-                }
-                return (results, peak)
+            // Three clients stream while the daemon's memory is sampled.
+            let streams = try (0..<3).map { _ in
+                try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "stream", "virtual-0", "--count", "120",
+                                                     "--check", "--json"])
             }
-            for result in results {
-                let report = try StreamReport(result)
-                #expect(report.framesPerSecond > 27 && report.framesPerSecond < 33, "the camera's rate, within 10%")
-                #expect(report.check?.torn == 0)
-                #expect(report.totalDrops == 0, "\(report.drops)")
+            var peak = memoryBefore
+            _ = await waitUntil(timeout: .seconds(120), every: .milliseconds(100)) {
+                peak = max(peak, residentKilobytes(daemon.pid))
+                return streams.allSatisfy { !$0.process.isRunning }
+            }
+            for stream in streams {
+                let report = try StreamReport(await stream.stop(signal: 0))
+                print("beside a stopped client: \(report)")
+                #expect(report.frames == 120 && report.accountsForEveryFrame, "\(report)")
+                #expect(report.check?.torn == 0 && report.check?.intact == 120, "\(report)")
+                #expect(abs(report.deviceFramesPerSecond - 30) < 0.3, "the camera's rate, from its stamps: \(report)")
             }
             #expect(peak - memoryBefore < 32 * 1024, "the daemon's memory stays bounded while a client is stopped")
             let whileStopped = try await StatsReport.of("virtual-0", daemon)
@@ -129,29 +145,45 @@ func withStreamingDaemon(_ body: (DaemonProcess) async throws -> Void) async thr
 
             kill(stalled.process.processIdentifier, SIGKILL)
             _ = await stalled.stop()
-            var after = try await StatsReport.of("virtual-0", daemon)
-            let deadline = ContinuousClock.now + .seconds(5)
-            while after.streams > 0 && ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(50))
-                after = try await StatsReport.of("virtual-0", daemon)
-            }
-            #expect(after.streams == 0 && after.variants.isEmpty && !after.isCapturing, "its slots and stream are gone")
+            #expect(try await waitUntil {
+                let after = try await StatsReport.of("virtual-0", daemon)
+                return after.streams == 0 && after.variants.isEmpty && !after.isCapturing
+            }, "its slots and stream are gone")
 
             let fresh = try StreamReport(try await camctl(["stream", "virtual-0", "--count", "30", "--check", "--json"],
                                                           socket: daemon.socketPath))
-            #expect(fresh.frames == 30 && fresh.check?.intact == 30 && fresh.totalDrops == 0)
+            #expect(fresh.frames == 30 && fresh.check?.intact == 30 && fresh.accountsForEveryFrame, "\(fresh)")
+        }
+    }
+
+    /// A client that holds each frame 50 ms takes at most 20 of the camera's 30
+    /// a second, however fast the machine: some frames must drop, and each
+    /// one is reported, ahead of the next frame, whichever way it was dropped.
+    @Test(arguments: [[], ["--keep-late-frames"], ["--keep-late-frames", "--frames-in-flight", "1"], ["--inline"]])
+    func aSlowClientHasEveryFrameAccountedFor(options: [String]) async throws {
+        try await withStreamingDaemon { daemon in
+            let result = try await camctl(["stream", "virtual-0", "--count", "60", "--hold-milliseconds", "50", "--check",
+                                           "--json"] + options, socket: daemon.socketPath, timeout: .seconds(120))
+            let report = try StreamReport(result)
+            print("a slow client \(options): \(report)")
+            #expect(report.frames == 60 && report.check?.intact == 60, "\(report)")
+            #expect(report.accountsForEveryFrame, "\(report)")
+            if !options.contains("--inline") {
+                // Inline frames are not held in the daemon: they wait in this process instead.
+                #expect(report.accounting.dropped > 0, "\(report)")
+            }
         }
     }
 
     @Test func aStreamEndsWithStatusOneWhenItsDeviceIsRemoved() async throws {
         try await withStreamingDaemon { daemon in
             let stream = try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "stream", "virtual-0", "--stats"])
-            #expect(await stream.wait { _ in
+            #expect(await stream.wait(timeout: .seconds(30)) { _ in
                 let stats = try? await StatsReport.of("virtual-0", daemon)
                 return stats?.streams == 1 && (stats?.variants.first?.conversions ?? 0) > 5
             })
             #expect(try await camctl(["virtual", "remove", "virtual-0"], socket: daemon.socketPath).status == 0)
-            #expect(await stream.wait { !$0.process.isRunning })
+            #expect(await stream.wait(timeout: .seconds(30)) { !$0.process.isRunning })
             let result = await stream.stop()
             #expect(result.status == 1)
             #expect(result.standardError.contains("virtual-0 was disconnected"))

@@ -300,11 +300,7 @@ func expectServes(_ daemon: DaemonProcess, devices: Int = 1) async throws {
                 if round % 2 == 0 { _ = try await raw.receive() }
                 // Dropped without a goodbye, as a killed process would.
             }
-            let deadline = ContinuousClock.now + .seconds(5)
-            while daemon.openDescriptorCount > baseline && ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            #expect(daemon.openDescriptorCount <= baseline, "descriptors left in the daemon")
+            #expect(await waitUntil { daemon.openDescriptorCount <= baseline }, "descriptors left in the daemon")
             try await expectServes(daemon)
         }
     }

@@ -1,6 +1,7 @@
 @testable import CameraDaemon
 import CameraIPC
 import CameraProtocol
+import CameraTestSupport
 import Testing
 
 @Suite struct DeviceRegistryTests {
@@ -22,8 +23,7 @@ import Testing
         let task = Task {
             for await _ in registry.subscribe(includeExisting: false) {}
         }
-        try await Task.sleep(for: .milliseconds(50))
-        #expect(registry.subscriberCount == 1)
+        #expect(await waitUntil { registry.subscriberCount == 1 }, "the task subscribes")
         task.cancel()
         await task.value
         #expect(registry.subscriberCount == 0)

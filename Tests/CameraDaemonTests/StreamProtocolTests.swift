@@ -92,7 +92,10 @@ func open(_ uniqueID: String) -> Camerad_V1_StreamRequest {
             #expect(pool.slotSize % 4096 == 0 && pool.slotSize >= 640 * 480 * 2)
             #expect(PixelFormatCode(pool.fourcc) == "YUYV" && pool.width == 640 && pool.height == 480)
             #expect(pool.planes.map(\.bytesPerRow) == [1280])
-            guard case .success(let (frame, _)) = try await stream.next() else { return }
+            guard case .success(let (frame, _)) = try await stream.next() else {
+                Issue.record("no frame after StreamStarted")
+                return
+            }
             #expect(frame.frame.poolID == pool.poolID && frame.frame.bytesUsed == 640 * 480 * 2)
         }
     }

@@ -34,13 +34,8 @@ final class RecordingDelegate: SocketConnectionDelegate, @unchecked Sendable {
     var isClosed: Bool { state.withLock { $0.closed } }
     var closeError: String? { state.withLock { $0.error } }
 
-    func wait(until condition: @escaping (RecordingDelegate) -> Bool, timeout: Duration = .seconds(5)) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if condition(self) { return true }
-            try? await Task.sleep(for: .milliseconds(2))
-        }
-        return condition(self)
+    func wait(until condition: @escaping (RecordingDelegate) -> Bool, timeout: Duration = .seconds(30)) async -> Bool {
+        await waitUntil(timeout: timeout, every: .milliseconds(2)) { condition(self) }
     }
 }
 

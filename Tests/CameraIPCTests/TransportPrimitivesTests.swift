@@ -13,11 +13,13 @@ import Testing
         #expect(other.bytes[8191] == 42)
     }
 
-    @Test func refusesToMapAFileThatCouldShrink() throws {
-        let path = makeTemporaryDirectory() + "/plain"
-        #expect(FileManager.default.createFile(atPath: path, contents: Data(count: 4096)))
-        let fd = OwnedFD(adopting: open(path, O_RDWR | O_CLOEXEC))
-        #expect(throws: SharedMemoryError.notSealed) { try SharedMemory(mapping: fd, size: 4096) }
+    @Test func refusesToMapAFileThatCouldShrink() async {
+        await withTemporaryDirectory { folder in
+            let path = folder + "/plain"
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(count: 4096)))
+            let fd = OwnedFD(adopting: open(path, O_RDWR | O_CLOEXEC))
+            #expect(throws: SharedMemoryError.notSealed) { try SharedMemory(mapping: fd, size: 4096) }
+        }
     }
 
     @Test func refusesToMapMoreThanTheFileHolds() throws {

@@ -95,13 +95,8 @@ final class TestServer: @unchecked Sendable {
         try await RPCClient.connect(to: path, clientName: "rpc-test-client", loop: loop)
     }
 
-    func waitForNoOpenCalls(timeout: Duration = .seconds(5)) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if server.connections.allSatisfy({ $0.openCallCount == 0 }) { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return false
+    func waitForNoOpenCalls() async -> Bool {
+        await waitUntil { server.connections.allSatisfy { $0.openCallCount == 0 } }
     }
 }
 
@@ -173,15 +168,11 @@ func ping(_ sequence: UInt64, payload: [UInt8] = []) -> Camerad_V1_PingRequest {
             let task = Task {
                 for try await _ in try client.serverStreaming(TestService.forever, ping(0)) {}
             }
-            try await Task.sleep(for: .milliseconds(100))
+            #expect(await waitUntil { server.server.connections.contains { $0.openCallCount == 1 } }, "the handler runs")
             task.cancel()
             _ = await task.result
             #expect(await server.waitForNoOpenCalls())
-            let deadline = ContinuousClock.now + .seconds(5)
-            while server.cancellations.value == 0 && ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(5))
-            }
-            #expect(server.cancellations.value == 1)
+            #expect(await waitUntil { server.cancellations.value == 1 })
             // The connection still works.
             #expect(try await client.unary(TestService.echo, ping(5)).sequence == 5)
         }

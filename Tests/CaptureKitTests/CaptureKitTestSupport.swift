@@ -36,12 +36,8 @@ final class NotificationRecorder: @unchecked Sendable {
 
     var notifications: [(name: Notification.Name, uniqueID: String?)] { log.entries.withLock { $0 } }
 
-    func wait(for count: Int, timeout: Duration = .seconds(5)) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while notifications.count < count && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return notifications.count >= count
+    func wait(for count: Int, timeout: Duration = .seconds(30)) async -> Bool {
+        await waitUntil(timeout: timeout) { notifications.count >= count }
     }
 
     deinit {

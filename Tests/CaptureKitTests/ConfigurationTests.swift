@@ -157,9 +157,10 @@ extension CaptureKitEndToEnd {
             try await device.setFocusMode(.continuousAutoFocus)
             #expect(device.focusMode == .continuousAutoFocus && device.isAdjustingFocus, "adjusting for a moment")
             #expect(device.control(named: "focus_absolute")?.isInactive == true, "manual focus is inactive under autofocus")
-            try await Task.sleep(for: .milliseconds(600))
-            try await device.refresh()
-            #expect(!device.isAdjustingFocus, "settled")
+            #expect(try await waitUntil {
+                try await device.refresh()
+                return !device.isAdjustingFocus
+            }, "settled")
             try await device.setFocusMode(.autoFocus)
             #expect(device.focusMode == .locked && device.isAdjustingFocus, "a one-shot focus ends locked")
 
@@ -221,12 +222,10 @@ extension CaptureKitEndToEnd {
                 #expect(lit > normal * 1.2, "the torch brightens: \(lit) vs \(normal)")
             }
             // The session stopped: the torch goes off.
-            let deadline = ContinuousClock.now + .seconds(5)
-            while device.torchMode == .on && ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(50))
+            #expect(try await waitUntil {
                 try await device.refresh()
-            }
-            #expect(device.torchMode == .off)
+                return device.torchMode == .off
+            })
             await device.unlockForConfiguration()
         }
     }

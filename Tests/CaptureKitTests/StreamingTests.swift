@@ -291,8 +291,11 @@ extension CaptureKitEndToEnd {
                             held.append(sample)
                         }
                         if held.count == 2 && drops.isEmpty {
-                            // Let the daemon notice, then release one so the report can come.
-                            try await Task.sleep(for: .milliseconds(300))
+                            // Five more frames while both are held: the first is late; the
+                            // queue of three takes three, the fifth finds it full. Then
+                            // release one, so the report can come ahead of the next frame.
+                            let captured = try await CaptureDaemon.statistics(for: device).framesCaptured
+                            #expect(try await waitUntil { try await CaptureDaemon.statistics(for: device).framesCaptured >= captured + 5 })
                             held.removeFirst().invalidate()
                         }
                     }
@@ -382,6 +385,31 @@ extension CaptureKitEndToEnd {
         }
     }
 
+    /// The race `camctl stream` lost on vivid: the run ends (its device goes)
+    /// between `start()` and the first look at `sampleBuffers`. The sequence
+    /// asked for then is that run's, already ended, not one for a run that is
+    /// not coming; the next run gets a new one.
+    @Test func aSequenceAskedForAfterTheRunEndedByItselfHasEnded() async throws {
+        try await withCamera { device, _ in
+            let session = CaptureSession()
+            let output = CaptureVideoDataOutput()
+            session.addInput(try CaptureDeviceInput(device: device))
+            session.addOutput(output)
+            let events = EventLog(session)
+            try await session.start()
+            try await CaptureDaemon.removeVirtualCamera(uniqueID: device.uniqueID)
+            try #require(await events.wait(for: ["stopped"], timeout: .seconds(30)), "events: \(events.names)")
+            let late = output.sampleBuffers
+            #expect(await finishes(within: .seconds(30)) { for await _ in late {} }, "the ended run's sequence ends")
+
+            _ = try await CaptureDaemon.addVirtualCamera(index: 0, options: .init(pixelFormat: FourCharCode("NV12"), width: 640, height: 480))
+            let frames = FrameReader(output.sampleBuffers)
+            try await session.start()
+            _ = try await frames.nextFrame()
+            await session.stopRunning()
+        }
+    }
+
     @Test func aSessionThatAsksToResumeGetsItsStreamBackWhenTheDeviceReturns() async throws {
         try await withCamera { device, _ in
             try await Self.resumeAfterRemoval(device)
@@ -453,12 +481,7 @@ extension CaptureKitEndToEnd {
     }
 
     static func streams(on device: CaptureDevice, becomes count: Int) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while ContinuousClock.now < deadline {
-            if try await CaptureDaemon.statistics(for: device).streams == count { return true }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return false
+        try await waitUntil { try await CaptureDaemon.statistics(for: device).streams == count }
     }
 
     @Test func presetsAreSetWhereTheDeviceSupportsThem() async throws {
@@ -515,17 +538,15 @@ extension CaptureKitEndToEnd {
     /// first rounds), then a hundred measured ones: a leak grows with every round.
     static func startAndStopAHundredTimes(_ device: CaptureDevice, _ daemon: DaemonProcess) async throws {
         for _ in 0..<100 { try await streamOneFrame(device) }
-        try await Task.sleep(for: .milliseconds(200))
+        #expect(try await waitUntil { try await !CaptureDaemon.statistics(for: device).isCapturing }, "the device stops")
         let descriptors = daemon.openDescriptorCount
         let memory = residentKilobytes(daemon.pid)
         for _ in 0..<100 { try await streamOneFrame(device) }
-        let deadline = ContinuousClock.now + .seconds(5)
-        var idle = try await CaptureDaemon.statistics(for: device)
-        while idle.isCapturing || daemon.openDescriptorCount > descriptors, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-            idle = try await CaptureDaemon.statistics(for: device)
+        var statistics = try await CaptureDaemon.statistics(for: device)
+        _ = try await waitUntil {
+            statistics = try await CaptureDaemon.statistics(for: device)
+            return !statistics.isCapturing && daemon.openDescriptorCount <= descriptors
         }
-        let statistics = idle
         let leftDescriptors = daemon.openDescriptorCount
         let grownKilobytes = residentKilobytes(daemon.pid) - memory
         #expect(!statistics.isCapturing && statistics.streams == 0 && statistics.variants.isEmpty)

@@ -9,6 +9,10 @@ import V4L2
 enum Vivid {
     static let moduleOptions = "n_devs=2 multiplanar=1,2"
 
+    /// How guest tests start the lines of figures they print, which the host
+    /// passes on to CI's log.
+    static let figures = "vivid figures: "
+
     /// Inside the VM (the script sets VIVID_VM=1).
     static let isGuest = ProcessInfo.processInfo.environment["VIVID_VM"] == "1"
 

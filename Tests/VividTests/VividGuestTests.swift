@@ -6,6 +6,12 @@ import Testing
 
 /// The V4L2 backend against the kernel's vivid driver. Runs only inside the
 /// VM that ``VividVMTests`` boots; `v4l2-ctl` is the independent reference.
+///
+/// The VM's CPU is emulated and stalls for hundreds of milliseconds: vivid
+/// then skips frames and clients fall behind. So streams are held to the
+/// accounting of every sequence number (delivered, or reported dropped with a
+/// reason) and to the rate of the driver's own timestamps, never to the wall
+/// clock or to zero drops; and waits are on conditions, with generous bounds.
 @Suite(.serialized, .enabled(if: Vivid.isGuest, "runs inside scripts/vivid-vm, which VividVMTests boots"))
 struct VividGuestTests {
     /// How many tests this suite has, for the host to check they all ran.
@@ -46,7 +52,7 @@ struct VividGuestTests {
     }
 
     @Test(arguments: ["YUYV", "NV12"])
-    func streamingGivesContiguousFramesAtTheSetRate(fourcc: String) async throws {
+    func streamingAccountsForEveryFrameAtTheSetRate(fourcc: String) async throws {
         try await Vivid.withDaemon { daemon in
             for node in [Vivid.singlePlanar, Vivid.multiPlanar] {
                 // camerad sets the node's mode itself, under the configuration lock.
@@ -56,22 +62,15 @@ struct VividGuestTests {
                 let format = try await Vivid.v4l2ctl(["-d", node.path, "--get-fmt-video"])
                 #expect(format.standardOutput.contains("'\(fourcc)'") && format.standardOutput.contains("640/480"),
                         "v4l2-ctl sees the mode camerad set: \(format.standardOutput)")
-                // Under software emulation a process's first frames wait on page-ins: warm up first.
-                _ = try await camctl(["stream", node.uniqueID, "--count", "5"], socket: daemon.socketPath)
-                // A client that wants every frame (a recorder): late frames queue instead of
-                // dropping, and it may hold more of them while an emulated CPU catches up.
-                let result = try await camctl(["stream", node.uniqueID, "--count", "100", "--keep-late-frames",
-                                               "--frames-in-flight", "8", "--json"],
-                                              socket: daemon.socketPath)
+                let result = try await camctl(["stream", node.uniqueID, "--count", "100", "--json"],
+                                              socket: daemon.socketPath, timeout: .seconds(120))
                 #expect(result.status == 0, "\(node): \(result.standardError)")
                 let stats = try #require(try Vivid.json(result) as? [String: Any], "\(result)")
-                let first = try #require(stats["firstSequence"] as? Int)
-                let last = try #require(stats["lastSequence"] as? Int)
-                let fps = try #require(stats["framesPerSecond"] as? Double)
+                print(Vivid.figures + "\(node) \(fourcc): \(result.standardOutput)")
                 #expect(stats["frames"] as? Int == 100)
-                #expect(last - first == 99, "\(node) \(fourcc): sequence numbers \(first)...\(last) for 100 frames")
-                #expect((stats["drops"] as? [String: Int])?.values.allSatisfy { $0 == 0 } == true, "\(stats)")
-                #expect(abs(fps - 25) <= 2.5, "\(node) \(fourcc): \(fps) fps for an interval of 1/25 s")
+                Self.expectEveryFrameAccountedFor(stats, "\(node) \(fourcc)")
+                let fps = try #require(stats["deviceFramesPerSecond"] as? Double)
+                #expect(abs(fps - 25) <= 2.5, "\(node) \(fourcc): the driver's timestamps say \(fps) fps for an interval of 1/25 s")
                 #expect((stats["format"] as? String)?.contains("640x480") == true, "\(stats)")
             }
         }
@@ -192,11 +191,9 @@ struct VividGuestTests {
             let other = try RunningProcess("/usr/bin/v4l2-ctl", ["-d", node.path, "--stream-mmap", "--stream-count=100000"])
             // v4l2-ctl's progress output is buffered in a pipe: ask camerad until it sees the node taken.
             var device: [String: Any] = [:]
-            let deadline = ContinuousClock.now + .seconds(30)
-            while ContinuousClock.now < deadline && device["unavailableReason"] == nil {
-                try await Task.sleep(for: .milliseconds(500))
-                let info = try await camctl(["info", node.uniqueID, "--json"], socket: daemon.socketPath)
-                device = try #require(try Vivid.json(info) as? [String: Any], "\(info)")
+            _ = try await waitUntil(timeout: .seconds(60), every: .milliseconds(200)) {
+                device = try await Self.info(node, daemon)
+                return device["unavailableReason"] != nil
             }
             let reason = device["unavailableReason"] as? String ?? ""
             #expect(reason.contains("in use by another program") && reason.contains("v4l2-ctl"), "reason: '\(reason)'")
@@ -208,7 +205,9 @@ struct VividGuestTests {
             #expect(!daemon.hasExited)
 
             _ = await other.stop(signal: SIGKILL)
-            try await Task.sleep(for: .seconds(1.2))
+            #expect(try await waitUntil(timeout: .seconds(60), every: .milliseconds(200)) {
+                try await Self.info(node, daemon)["unavailableReason"] == nil
+            }, "camerad sees the node free again")
             let streamed = try await camctl(["stream", node.uniqueID, "--count", "5"], socket: daemon.socketPath)
             #expect(streamed.status == 0, "once the other program is gone: \(streamed.standardError)")
         }
@@ -218,21 +217,30 @@ struct VividGuestTests {
         let node = Vivid.singlePlanar
         try Vivid.setMode(node, "YUYV")
         try await Vivid.withDaemon { daemon in
-            _ = try await camctl(["stream", node.uniqueID, "--count", "5"], socket: daemon.socketPath)
+            // They stream until stopped, so however slowly each starts, they overlap.
             let clients = try (0..<2).map { _ in
-                try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "stream", node.uniqueID,
-                                                     "--count", "50", "--keep-late-frames", "--frames-in-flight", "8",
-                                                     "--json"])
+                try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "stream", node.uniqueID, "--json"])
             }
+            /// (streams, frames converted for them) as camerad counts them.
+            func fanOut() async throws -> (streams: Int, conversions: Int) {
+                let result = try await camctl(["stats", node.uniqueID, "--json"], socket: daemon.socketPath)
+                let stats = try? Vivid.json(result) as? [String: Any]
+                let variant = (stats?["variants"] as? [[String: Any]])?.first
+                return (stats?["streams"] as? Int ?? 0, variant?["conversions"] as? Int ?? 0)
+            }
+            #expect(try await waitUntil(timeout: .seconds(60), every: .milliseconds(100)) { try await fanOut().streams == 2 },
+                    "both stream at once")
+            let converted = try await fanOut().conversions
+            #expect(try await waitUntil(timeout: .seconds(60), every: .milliseconds(100)) {
+                try await fanOut().conversions >= converted + 50
+            }, "50 frames more for both")
             for client in clients {
-                let result = await client.stop(signal: 0, timeout: .seconds(60))
+                let result = await client.stop(signal: SIGINT, timeout: .seconds(60))
                 #expect(result.status == 0, "\(result.standardError)")
                 let stats = try #require(try Vivid.json(result) as? [String: Any], "\(result)")
-                let drops = stats["drops"] as? [String: Int] ?? [:]
-                #expect(stats["frames"] as? Int == 50)
-                // Two processes starting at once on an emulated CPU stall for a few hundred
-                // milliseconds: allow a few frames lost then, not more.
-                #expect(drops.values.reduce(0, +) <= 5, "\(stats)")
+                print(Vivid.figures + "one of two clients: \(result.standardOutput)")
+                #expect(stats["frames"] as? Int ?? 0 > 0)
+                Self.expectEveryFrameAccountedFor(stats, "\(node)")
             }
         }
     }
@@ -258,17 +266,15 @@ struct VividGuestTests {
             try await session.start()
             let before = try await frames.nextFrame()
             // camctl starts slowly under emulation: wait for both streams.
-            let deadline = ContinuousClock.now + .seconds(30)
-            while try await CaptureDaemon.statistics(for: device).streams < 2 && ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(100))
-            }
-            #expect(try await CaptureDaemon.statistics(for: device).streams == 2, "camctl and the session stream")
+            #expect(try await waitUntil(timeout: .seconds(60)) { try await CaptureDaemon.statistics(for: device).streams == 2 },
+                    "camctl and the session stream")
 
             let press = try await Vivid.v4l2ctl(["-d", node.path, "-c", "disconnect=1"])
             #expect(press.status == 0, "\(press.standardError)")
-            #expect(await events.wait(for: ["interrupted videoDeviceNotAvailable", "error deviceDisconnected"]),
+            #expect(await events.wait(for: ["interrupted videoDeviceNotAvailable", "error deviceDisconnected"], timeout: .seconds(60)),
                     "events: \(events.names)")
-            let ended = await camctlStream.stop(signal: 0, timeout: .seconds(20))
+            // camctl may not have taken its first frame yet (it once waited forever then).
+            let ended = await camctlStream.stop(signal: 0, timeout: .seconds(60))
             #expect(ended.status == 1 && ended.standardError.contains("disconnected"),
                     "camctl ended with \(ended.status): \(ended.standardError)")
             let list = try await camctl(["list", "--json"], socket: daemon.socketPath)
@@ -276,7 +282,7 @@ struct VividGuestTests {
 
             // vivid registers the node again once its last user lets go: to camerad the
             // same uniqueID comes back, and the session that asked resumes.
-            try #require(await events.wait(for: ["interruption ended"], timeout: .seconds(30)), "events: \(events.names)")
+            try #require(await events.wait(for: ["interruption ended"], timeout: .seconds(60)), "events: \(events.names)")
             let after = try await frames.nextFrame()
             #expect(after.presentationTimeStamp > before.presentationTimeStamp, "frames flow again")
             await session.stopRunning()
@@ -307,16 +313,30 @@ struct VividGuestTests {
 
     // MARK: - Helpers
 
-    /// Waits up to 30 s until the daemon lists exactly `uniqueIDs`.
+    /// Waits up to a minute until the daemon lists exactly `uniqueIDs`.
     static func devices(_ daemon: DaemonProcess, become uniqueIDs: Set<String>) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
+        try await waitUntil(timeout: .seconds(60), every: .milliseconds(200)) {
             let list = try await camctl(["list", "--json"], socket: daemon.socketPath)
             let devices = (try? Vivid.json(list)) as? [[String: Any]] ?? []
-            if Set(devices.compactMap { $0["uniqueID"] as? String }) == uniqueIDs { return true }
-            try await Task.sleep(for: .milliseconds(300))
+            return Set(devices.compactMap { $0["uniqueID"] as? String }) == uniqueIDs
         }
-        return false
+    }
+
+    /// `camctl info --json` of a node.
+    static func info(_ node: Vivid.Node, _ daemon: DaemonProcess) async throws -> [String: Any] {
+        let info = try await camctl(["info", node.uniqueID, "--json"], socket: daemon.socketPath)
+        return try #require(try Vivid.json(info) as? [String: Any], "\(info)")
+    }
+
+    /// `camctl stream --json` statistics: every sequence number from the first
+    /// frame to the last was delivered or reported dropped with a reason (vivid
+    /// skips frames while the emulated CPU stalls), none twice, in order.
+    static func expectEveryFrameAccountedFor(_ stats: [String: Any], _ what: String) {
+        let accounting = stats["accounting"] as? [String: Int] ?? [:]
+        let frames = stats["frames"] as? Int ?? -1
+        #expect(accounting["unaccounted"] == 0 && accounting["overcounted"] == 0 && accounting["misplaced"] == 0
+                && accounting["outOfOrder"] == 0, "\(what): \(stats)")
+        #expect(accounting["dropped"].map { $0 + frames } == accounting["span"], "\(what): \(stats)")
     }
 
     /// Every "FOURCC WxH" and "FOURCC WxH interval" line of a format list, so

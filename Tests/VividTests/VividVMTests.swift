@@ -18,8 +18,9 @@ import Testing
             environment: ["NO_COLOR": "1"], timeout: .seconds(540))
         let output = result.standardOutput + result.standardError
         // CI's log shows what happened in the guest.
-        print(output.split(separator: "\n").filter { $0.contains("VividGuestTests") || $0.contains("✘") || $0.contains("Test run") }
-            .joined(separator: "\n"))
+        print(output.split(separator: "\n").filter {
+            $0.contains("VividGuestTests") || $0.contains("✘") || $0.contains("Test run") || $0.hasPrefix(Vivid.figures)
+        }.joined(separator: "\n"))
         #expect(result.status != 125, "the VM did not boot: \(output)")
         #expect(result.status == 0, "tests failed in the VM:\n\(output)")
         #expect(output.contains("Test run with \(VividGuestTests.testCount) tests"),

@@ -10,8 +10,10 @@ extension Camctl {
             abstract: "Stream frames from a device, as a CaptureSession with a video data output would.",
             discussion: """
                 Without --count or --duration it streams until interrupted. --output appends the raw \
-                frames to a file. --stats prints frames, frame rate, drops by reason and latency \
-                (receive time minus capture time) at the end; --json prints them as one object.
+                frames to a file. --stats prints at the end the frames, their rate and the device's \
+                (both from the frames' capture timestamps), drops by reason, the accounting of every \
+                sequence number (each one a frame or in a drop report; --fps skips some on purpose) \
+                and latency (receive time minus capture time); --json prints them as one object.
                 """
         )
 
@@ -112,11 +114,12 @@ extension Camctl {
             defer { file?.closeFile() }
             var events = session.events().makeAsyncIterator()
             let interrupted = Interruption()
+            // Taken before the start, so a stream that ends at once still ends it.
+            let frames = videoOutput.sampleBuffers
             try await session.start()
 
             var statistics = StreamStatistics()
             let deadline = duration.map { monotonicNanoseconds() + Int64($0 * 1e9) }
-            let frames = videoOutput.sampleBuffers
             let watchdog = deadline.map { deadline in
                 Task {
                     try? await Task.sleep(for: .nanoseconds(max(0, deadline - monotonicNanoseconds())))
