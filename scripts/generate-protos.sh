@@ -22,7 +22,7 @@ if [ ! -x "$plugin" ]; then
         git clone --quiet --depth 1 --branch "$protobuf_version" https://github.com/apple/swift-protobuf "$src"
     fi
     echo "building protoc-gen-swift $protobuf_version (about a minute, once)"
-    swift build -c release --product protoc-gen-swift --package-path "$src" --scratch-path "$tools"
+    "$root/scripts/swiftpm" build -c release --product protoc-gen-swift --package-path "$src" --scratch-path "$tools"
 fi
 
 protos=$(cd Protos && find camerad -name '*.proto' | sort)
