@@ -131,7 +131,8 @@ struct ConnectionPair {
         await pair.close()
     }
 
-    @Test func aPeerThatStopsReadingIsClosedWhenTheBacklogOverflows() async throws {
+    /// A send that blocked would never return here (nothing reads `right`).
+    @Test(.timeLimit(.minutes(1))) func aPeerThatStopsReadingIsClosedWhenTheBacklogOverflows() async throws {
         let loop = try EventLoop(name: "test")
         let (left, right) = try UnixSocket.pair()
         let writer = try SocketConnection(socket: left, loop: loop, backlogLimit: 1 << 20)
@@ -140,13 +141,9 @@ struct ConnectionPair {
         // `right` is never read.
         let chunk = [UInt8](repeating: 1, count: 64 * 1024)
         var results: [SocketConnection.SendResult] = []
-        let clock = ContinuousClock()
-        let elapsed = clock.measure {
-            for _ in 0..<200 { results.append(writer.send(chunk)) }
-        }
+        for _ in 0..<200 { results.append(writer.send(chunk)) }
         #expect(results.contains(.queued))
         #expect(results.last == .closed)
-        #expect(elapsed < .seconds(2), "send never blocks")
         #expect(await writerDelegate.wait { $0.isClosed })
         #expect(writerDelegate.closeError?.contains("stopped reading") == true)
         _ = right
