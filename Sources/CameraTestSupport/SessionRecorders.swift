@@ -21,6 +21,28 @@ public final class FrameReader {
         }
         throw DaemonFailure("the session stopped before a frame came")
     }
+
+    /// Hands `body` the next `count` frames, each with how many frames the drop
+    /// reports that came just before it stand for.
+    ///
+    /// - Returns: how many frames came (fewer when the session stopped).
+    @discardableResult
+    public func forEachFrame(
+        _ count: Int, _ body: (_ frame: SampleBuffer, _ droppedBefore: Int) throws -> Void
+    ) async rethrows -> Int {
+        var frames = 0
+        var dropped = 0
+        while frames < count, let sample = await next() {
+            guard sample.imageBuffer != nil else {
+                dropped += sample.attachments.droppedFrameCount
+                continue
+            }
+            frames += 1
+            try body(sample, dropped)
+            dropped = 0
+        }
+        return frames
+    }
 }
 
 /// A session's events, as short names, collected as they come.

@@ -244,14 +244,7 @@ extension CaptureKitEndToEnd {
         try await withCamera(fps: 60) { device, _ in
             try await withStreamingSession(device) { _, _, frames in
                 var previous: SampleBuffer?
-                var reported = 0
-                var frameCount = 0
-                while frameCount < 60, let sample = await frames.next() {
-                    guard sample.imageBuffer != nil else {
-                        reported += sample.attachments.droppedFrameCount
-                        continue
-                    }
-                    frameCount += 1
+                let count = await frames.forEachFrame(60) { sample, reported in
                     #expect(abs(sample.duration.seconds - 1.0 / 60) < 1e-6, "durations travel in nanoseconds")
                     if let previous {
                         let step = sample.sequenceNumber - previous.sequenceNumber
@@ -259,12 +252,11 @@ extension CaptureKitEndToEnd {
                         let interval = sample.presentationTimeStamp.value - previous.presentationTimeStamp.value
                         #expect(abs(Double(interval) - Double(step) * 1e9 / 60) < 1e3, "capture timestamps are 1/60 s apart")
                     }
-                    reported = 0
                     sample.invalidate()
                     #expect(sample.imageBuffer?.baseAddress == nil, "released buffers have no memory")
                     previous = sample
                 }
-                #expect(frameCount == 60)
+                #expect(count == 60)
             }
         }
     }
@@ -279,22 +271,14 @@ extension CaptureKitEndToEnd {
                 output.minFrameDuration = CMTime(value: 1, timescale: 15)
             }) { _, _, frames in
                 var previous: SampleBuffer?
-                var reported = 0
-                var frameCount = 0
-                while frameCount < 10, let sample = await frames.next() {
-                    guard sample.imageBuffer != nil else {
-                        reported += sample.attachments.droppedFrameCount
-                        continue
-                    }
-                    frameCount += 1
+                let count = await frames.forEachFrame(10) { sample, reported in
                     if let previous {
                         let step = sample.sequenceNumber - previous.sequenceNumber
                         #expect(reported == 0 ? step == 4 : step >= 4, "every fourth frame of 60 fps (\(reported) reported)")
                     }
-                    reported = 0
                     previous = sample
                 }
-                #expect(frameCount == 10)
+                #expect(count == 10)
             }
         }
     }
