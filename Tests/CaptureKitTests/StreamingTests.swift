@@ -49,6 +49,15 @@ func withStreamingSession<T>(
     }
 }
 
+/// A session with `device` as its input and one video data output.
+func sessionWithVideoOutput(_ device: CaptureDevice) throws -> (CaptureSession, CaptureVideoDataOutput) {
+    let session = CaptureSession()
+    let output = CaptureVideoDataOutput()
+    session.addInput(try CaptureDeviceInput(device: device))
+    session.addOutput(output)
+    return (session, output)
+}
+
 /// libyuv's own conversions of an NV12 640x480 frame, to compare with what the daemon sent.
 enum Reference {
     static func i420(_ nv12: [UInt8], _ w: Int, _ h: Int) -> [UInt8] {
@@ -330,10 +339,7 @@ extension CaptureKitEndToEnd {
         try await withCamera(fps: 60) { device, _ in
             let recorder = Recorder()
             // Delegate only: an unread sampleBuffers sequence would hold the frames.
-            let session = CaptureSession()
-            let output = CaptureVideoDataOutput()
-            session.addInput(try CaptureDeviceInput(device: device))
-            session.addOutput(output)
+            let (session, output) = try sessionWithVideoOutput(device)
             output.setSampleBufferDelegate(recorder, queue: recorder.queue)
             #expect(output.sampleBufferDelegate === recorder)
             try await session.start()
@@ -367,10 +373,7 @@ extension CaptureKitEndToEnd {
 
     @Test func removingTheDeviceInterruptsTheSessionWithDeviceDisconnected() async throws {
         try await withCamera { device, _ in
-            let session = CaptureSession()
-            let output = CaptureVideoDataOutput()
-            session.addInput(try CaptureDeviceInput(device: device))
-            session.addOutput(output)
+            let (session, output) = try sessionWithVideoOutput(device)
             var events = session.events().makeAsyncIterator()
             let frames = FrameReader(output.sampleBuffers)
             try await session.start()
@@ -400,10 +403,7 @@ extension CaptureKitEndToEnd {
     /// not coming; the next run gets a new one.
     @Test func aSequenceAskedForAfterTheRunEndedByItselfHasEnded() async throws {
         try await withCamera { device, _ in
-            let session = CaptureSession()
-            let output = CaptureVideoDataOutput()
-            session.addInput(try CaptureDeviceInput(device: device))
-            session.addOutput(output)
+            let (session, output) = try sessionWithVideoOutput(device)
             let events = EventLog(session)
             try await session.start()
             try await CaptureDaemon.removeVirtualCamera(uniqueID: device.uniqueID)
@@ -426,10 +426,7 @@ extension CaptureKitEndToEnd {
     }
 
     static func resumeAfterRemoval(_ device: CaptureDevice) async throws {
-        let session = CaptureSession()
-        let output = CaptureVideoDataOutput()
-        session.addInput(try CaptureDeviceInput(device: device))
-        session.addOutput(output)
+        let (session, output) = try sessionWithVideoOutput(device)
         session.automaticallyResumesAfterInterruption = true
         let events = EventLog(session)
         let frames = FrameReader(output.sampleBuffers)
@@ -454,10 +451,7 @@ extension CaptureKitEndToEnd {
             var daemon = try await DaemonProcess(socketPath: path, arguments: ["--virtual-cameras", "1"])
             CaptureDaemon.socketPath = path
             defer { CaptureDaemon.disconnect() }
-            let session = CaptureSession()
-            let output = CaptureVideoDataOutput()
-            session.addInput(try CaptureDeviceInput(device: try #require(try await CaptureDevice.default(for: .video))))
-            session.addOutput(output)
+            let (session, output) = try sessionWithVideoOutput(try #require(try await CaptureDevice.default(for: .video)))
             session.automaticallyResumesAfterInterruption = true
             let events = EventLog(session)
             let frames = FrameReader(output.sampleBuffers)
@@ -516,10 +510,7 @@ extension CaptureKitEndToEnd {
 
     @Test func aBadOutputSizeFailsToStartWithItsReason() async throws {
         try await withCamera { device, _ in
-            let session = CaptureSession()
-            let output = CaptureVideoDataOutput()
-            session.addInput(try CaptureDeviceInput(device: device))
-            session.addOutput(output)
+            let (session, output) = try sessionWithVideoOutput(device)
             output.videoSettings = .init(pixelFormatType: kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange, width: 321, height: 241)
             let error = await #expect(throws: CaptureError.self) { try await session.start() }
             #expect(error?.code == .unsupportedFormat)
@@ -565,10 +556,7 @@ extension CaptureKitEndToEnd {
 
     /// Starts a session, takes one frame, stops.
     static func streamOneFrame(_ device: CaptureDevice) async throws {
-        let session = CaptureSession()
-        let output = CaptureVideoDataOutput()
-        session.addInput(try CaptureDeviceInput(device: device))
-        session.addOutput(output)
+        let (session, output) = try sessionWithVideoOutput(device)
         let frames = FrameReader(output.sampleBuffers)
         try await session.start()
         let frame = try await frames.nextFrame()
