@@ -17,6 +17,7 @@ const int CCameraShims_F_SEAL_SEAL = F_SEAL_SEAL;
 const int CCameraShims_F_SEAL_SHRINK = F_SEAL_SHRINK;
 const int CCameraShims_F_SEAL_GROW = F_SEAL_GROW;
 const int CCameraShims_F_SEAL_WRITE = F_SEAL_WRITE;
+const int CCameraShims_F_SEAL_FUTURE_WRITE = F_SEAL_FUTURE_WRITE;
 
 struct cmsghdr *CCameraShims_CMSG_FIRSTHDR(const struct msghdr *msg) {
     return CMSG_FIRSTHDR(msg);

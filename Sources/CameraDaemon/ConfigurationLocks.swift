@@ -27,7 +27,7 @@ final class ConfigurationLocks: Sendable {
         }
 
         /// "pid 4242 (obs)".
-        var description: String { "pid \(pid) (\(processName.isEmpty ? clientName : processName))" }
+        var description: String { "pid \(pid) (\((processName.isEmpty ? clientName : processName).echoed))" }
     }
 
     private struct Waiter {

@@ -19,7 +19,7 @@ struct ControlChange: Sendable {
                 requested.id != 0 ? control.id == requested.id : control.name == requested.name
             }
             guard let control = found else {
-                let name = requested.id != 0 ? "0x" + String(requested.id, radix: 16) : "'\(requested.name)'"
+                let name = requested.id != 0 ? "0x" + String(requested.id, radix: 16) : "'\(requested.name.echoed)'"
                 throw RPCError(.invalidArgument,
                                "\(device.uniqueID) has no control \(name); 'camctl info \(device.uniqueID)' lists its controls")
             }

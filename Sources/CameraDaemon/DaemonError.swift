@@ -2,6 +2,8 @@
 public enum DaemonError: Error, Equatable, CustomStringConvertible {
     case alreadyRunning(path: String, pid: Int32?)
     case notASocket(path: String)
+    /// The lock file is a symlink, not a regular file, or someone else's.
+    case unsafeLockFile(path: String, reason: String)
     case unknownGroup(String)
     case socketSetup(path: String, reason: String)
     case invalidConfiguration(String)
@@ -13,6 +15,8 @@ public enum DaemonError: Error, Equatable, CustomStringConvertible {
             return "another camerad\(holder) is already serving \(path); stop it or pass a different --socket"
         case .notASocket(let path):
             return "\(path) exists and is not a socket; remove it or pass a different --socket"
+        case .unsafeLockFile(let path, let reason):
+            return "\(path) \(reason); camerad will not write through it: remove it, or pass a --socket in a folder only camerad's user can write"
         case .unknownGroup(let group):
             return "no group named '\(group)'; create it or pass an existing --socket-group"
         case .socketSetup(let path, let reason):

@@ -10,6 +10,11 @@ import Glibc
 /// daemon that died is stale and replaced; any other file at the path is refused.
 /// The lock file stays behind when the daemon exits: removing it would race with
 /// a daemon starting.
+///
+/// Nothing here follows a symlink: whoever can write the socket's folder must
+/// not get a root daemon to write or chown a file of their choosing. The lock
+/// file is opened with `O_NOFOLLOW` and must be a regular file of camerad's own
+/// user; the socket's group is set with `lchown`.
 struct DaemonSocket: Sendable {
     let path: String
     let listener: OwnedFD
@@ -41,7 +46,7 @@ struct DaemonSocket: Sendable {
                 unlink(path)
                 throw DaemonError.unknownGroup(group)
             }
-            guard chown(path, uid_t.max, entry.pointee.gr_gid) == 0 else {
+            guard lchown(path, uid_t.max, entry.pointee.gr_gid) == 0 else {
                 let reason = String(cString: strerror(errno))
                 unlink(path)
                 throw DaemonError.socketSetup(path: path, reason: "chown to group \(group): \(reason)")
@@ -56,11 +61,19 @@ struct DaemonSocket: Sendable {
     }
 
     private static func takeLock(_ lockPath: String, socketPath: String) throws -> OwnedFD {
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
+            if errno == ELOOP { throw DaemonError.unsafeLockFile(path: lockPath, reason: "is a symlink") }
             throw DaemonError.socketSetup(path: socketPath, reason: "cannot open \(lockPath): \(String(cString: strerror(errno)))")
         }
         let lock = OwnedFD(adopting: fd)
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            throw DaemonError.unsafeLockFile(path: lockPath, reason: "is not a regular file")
+        }
+        guard info.st_uid == geteuid() else {
+            throw DaemonError.unsafeLockFile(path: lockPath, reason: "belongs to uid \(info.st_uid), not camerad's \(geteuid())")
+        }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let holder = (try? String(contentsOfFile: lockPath, encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
             throw DaemonError.alreadyRunning(path: socketPath, pid: holder)

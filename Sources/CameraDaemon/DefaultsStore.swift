@@ -78,6 +78,27 @@ final class DefaultsStore: Sendable {
         return result
     }
 
+    /// Writes `bytes` to a file that must not exist yet: whatever is at `path`
+    /// (a symlink planted there, a file left by a crash) is removed and never
+    /// followed (`O_CREAT | O_EXCL | O_NOFOLLOW`).
+    private static func writeNew(_ path: String, _ bytes: [UInt8]) throws {
+        unlink(path)
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: String(cString: strerror(errno))]) }
+        defer { close(fd) }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else {
+                let reason = String(cString: strerror(errno))
+                unlink(path)
+                throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: reason])
+            }
+            offset += written
+        }
+    }
+
     private func write(_ stored: Camerad_V1_StoredDefaults, movingAsideCorrupt: Bool) throws {
         let folder = (path as NSString).deletingLastPathComponent
         do {
@@ -89,7 +110,7 @@ final class DefaultsStore: Sendable {
             options.preserveProtoFieldNames = true
             let text = try stored.jsonString(options: options) + "\n"
             let temporary = path + ".tmp-\(getpid())"
-            try Data(text.utf8).write(to: URL(fileURLWithPath: temporary))
+            try Self.writeNew(temporary, Array(text.utf8))
             guard rename(temporary, path) == 0 else {
                 let reason = String(cString: strerror(errno))
                 unlink(temporary)

@@ -46,10 +46,10 @@ struct VirtualCameraRoster: Sendable {
     /// - Throws: `DEVICE_NOT_FOUND`, or `INVALID_ARGUMENT` for a device that is not virtual.
     func remove(_ uniqueID: String) throws {
         guard let device = registry.device(uniqueID) else {
-            throw RPCError(.deviceNotFound, "no device '\(uniqueID)'; 'camctl list' shows the devices")
+            throw RPCError.noDevice(uniqueID)
         }
         guard device is VirtualCamera else {
-            throw RPCError(.invalidArgument, "'\(uniqueID)' is not a virtual camera; only virtual cameras can be removed")
+            throw RPCError(.invalidArgument, "'\(uniqueID.echoed)' is not a virtual camera; only virtual cameras can be removed")
         }
         registry.remove(uniqueID)
     }

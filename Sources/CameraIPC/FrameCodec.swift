@@ -56,6 +56,9 @@ public struct FrameDecoder: Sendable {
     public let maxPayloadLength: Int
     private var buffer: [UInt8] = []
     private var readIndex = 0
+    /// Bytes of the stream handed out as frames, headers included: the offset
+    /// just after the last frame ``nextFrame()`` returned.
+    public private(set) var consumedByteCount = 0
 
     public init(maxPayloadLength: Int = Frame.maxPayloadLength) {
         self.maxPayloadLength = maxPayloadLength
@@ -91,6 +94,7 @@ public struct FrameDecoder: Sendable {
         let start = readIndex + Frame.headerLength
         let payload = Array(buffer[start..<start + length])
         readIndex = start + length
+        consumedByteCount += Frame.headerLength + length
         if readIndex == buffer.count {
             buffer.removeAll(keepingCapacity: true)
             readIndex = 0

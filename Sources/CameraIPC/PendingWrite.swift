@@ -7,6 +7,7 @@ final class PendingWrite: @unchecked Sendable {
     /// Not yet handed to the kernel; empty once they were.
     var descriptors: [OwnedFD]
 
+    /// - Precondition: the payload fits a frame (``SocketConnection/send(_:descriptors:droppingAbove:)`` checks).
     init(payload: some Collection<UInt8>, descriptors: [OwnedFD]) {
         precondition(payload.count <= Frame.maxPayloadLength, "frame of \(payload.count) bytes exceeds the limit")
         precondition(descriptors.count <= SCMRights.maxDescriptorsPerMessage, "too many descriptors for one message")

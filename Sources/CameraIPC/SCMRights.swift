@@ -57,8 +57,10 @@ enum SCMRights {
     }
 
     /// Writes from the front of `writes` in one sendmsg, gathering several
-    /// messages. Descriptors of every message whose first byte is in this call
-    /// ride on it (in order), and are let go of once the kernel has them.
+    /// messages. A message with descriptors is only ever the first of a
+    /// sendmsg, whose first byte is its own: that is how the receiver tells
+    /// which message descriptors came with (``DescriptorQueue``). They are let
+    /// go of once the kernel has them.
     ///
     /// - Returns: the bytes written.
     static func send(_ writes: ArraySlice<PendingWrite>, on socket: OwnedFD) throws(SystemError) -> Int {
@@ -67,8 +69,8 @@ enum SCMRights {
         var carriers: [PendingWrite] = []
         for write in writes.prefix(maxGather) {
             if !write.descriptors.isEmpty {
-                guard descriptors.count + write.descriptors.count <= maxDescriptorsPerMessage else { break }
-                descriptors += write.descriptors.map(\.rawValue)
+                guard vectors.isEmpty else { break }
+                descriptors = write.descriptors.map(\.rawValue)
                 carriers.append(write)
             }
             let unwritten = write.unwritten

@@ -2,16 +2,20 @@ import Glibc
 internal import CCameraShims
 
 /// A memfd mapped into this process: memory another process can map too, by
-/// receiving the descriptor.
+/// receiving the descriptor — read-only.
 ///
 /// The creator seals the file's size (`F_SEAL_SHRINK | F_SEAL_GROW`), so a process
-/// that maps it can never be hit by SIGBUS from the file shrinking under it.
+/// that maps it can never be hit by SIGBUS from the file shrinking under it, and,
+/// once its own writable mapping is made, its contents (`F_SEAL_FUTURE_WRITE`): no
+/// other mapping can be writable, none made writable later by `mprotect`, and
+/// `write(2)` fails, so whoever receives the descriptor can only read.
 public final class SharedMemory: @unchecked Sendable {
     public let descriptor: OwnedFD
     public let size: Int
     public let baseAddress: UnsafeMutableRawPointer
 
-    /// Creates a memfd of `size` bytes, seals its size, and maps it read-write.
+    /// Creates a memfd of `size` bytes, maps it read-write here, and seals its
+    /// size and any writing but through this mapping.
     ///
     /// The call is `memfd_create(MFD_CLOEXEC | MFD_ALLOW_SEALING)`.
     public init(name: String, size: Int) throws(SystemError) {
@@ -19,11 +23,18 @@ public final class SharedMemory: @unchecked Sendable {
         let fd = OwnedFD(adopting: try Syscall.memfdCreate(
             name, CCameraShims_MFD_CLOEXEC | CCameraShims_MFD_ALLOW_SEALING))
         try Syscall.ftruncate(fd.rawValue, size)
-        _ = try Syscall.fcntl(fd.rawValue, CCameraShims_F_ADD_SEALS,
-                              CCameraShims_F_SEAL_SHRINK | CCameraShims_F_SEAL_GROW | CCameraShims_F_SEAL_SEAL)
+        let address = try Syscall.mmap(size, PROT_READ | PROT_WRITE, fd.rawValue)
+        do throws(SystemError) {
+            _ = try Syscall.fcntl(fd.rawValue, CCameraShims_F_ADD_SEALS,
+                                  CCameraShims_F_SEAL_SHRINK | CCameraShims_F_SEAL_GROW | CCameraShims_F_SEAL_FUTURE_WRITE
+                                      | CCameraShims_F_SEAL_SEAL)
+        } catch {
+            Syscall.munmap(address, size)
+            throw error
+        }
         descriptor = fd
         self.size = size
-        baseAddress = try Syscall.mmap(size, PROT_READ | PROT_WRITE, fd.rawValue)
+        baseAddress = address
     }
 
     /// Maps a memfd received from another process.

@@ -34,6 +34,8 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
         case dropped
         /// Not sent: the connection is closed (perhaps by this very call, for overflow).
         case closed
+        /// Not sent: longer than a frame may be (``Frame/maxPayloadLength``).
+        case tooLarge
     }
 
     /// The queue of unsent bytes past which the connection is closed: 8 MiB.
@@ -46,7 +48,9 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
     public let backlogLimit: Int
 
     // Read side: touched only on the loop.
-    private var decoder = FrameDecoder()
+    private var decoder: FrameDecoder
+    /// Bytes read from the socket so far.
+    private var receivedByteCount = 0
     private var descriptors = DescriptorQueue()
     private var delegate: (any SocketConnectionDelegate)?
     private let receiveBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 8)
@@ -64,11 +68,18 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
     private let writeState = Mutex(WriteState())
 
     /// Wraps a connected socket; reads nothing until ``start(delegate:)``.
-    public init(socket: OwnedFD, loop: EventLoop, backlogLimit: Int = SocketConnection.defaultBacklogLimit) throws {
+    ///
+    /// - Parameter maxFrameLength: the longest frame the peer may send; a longer
+    ///   one closes the connection (``FramingError/frameTooLarge(length:limit:)``).
+    public init(
+        socket: OwnedFD, loop: EventLoop, backlogLimit: Int = SocketConnection.defaultBacklogLimit,
+        maxFrameLength: Int = Frame.maxPayloadLength
+    ) throws {
         try socket.setNonBlocking()
         self.socket = socket
         self.loop = loop
         self.backlogLimit = backlogLimit
+        decoder = FrameDecoder(maxPayloadLength: maxFrameLength)
         self.peer = try PeerCredentials(of: socket)
         controlBuffer = .allocate(
             byteCount: SCMRights.controlSpace(for: SCMRights.maxDescriptorsPerMessage), alignment: 8)
@@ -106,6 +117,9 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
     public func send(
         _ payload: some Collection<UInt8>, descriptors: [OwnedFD] = [], droppingAbove threshold: Int? = nil
     ) -> SendResult {
+        guard payload.count <= Frame.maxPayloadLength, descriptors.count <= SCMRights.maxDescriptorsPerMessage else {
+            return .tooLarge
+        }
         let write = PendingWrite(payload: payload, descriptors: descriptors)
         var overflow = false
         var failure: SystemError?
@@ -201,7 +215,8 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
                 close(error: error)
                 return
             }
-            for descriptor in received.descriptors { descriptors.append(descriptor) }
+            receivedByteCount += received.byteCount
+            for descriptor in received.descriptors { descriptors.append(descriptor, arrivedBy: receivedByteCount) }
             if received.truncated {
                 close(error: FramingError.descriptorsTruncated)
                 return
@@ -218,6 +233,7 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
             do {
                 while let delegate, !isClosed, let frame = try decoder.nextFrame() {
                     try delegate.connection(self, didReceive: frame, descriptors: &descriptors)
+                    descriptors.closeUnclaimed(arrivedBy: decoder.consumedByteCount)
                 }
             } catch {
                 close(error: error)

@@ -121,14 +121,16 @@ public final class RPCClient: SocketConnectionDelegate, @unchecked Sendable {
 
     /// Sends an envelope already encoded.
     func send(_ bytes: [UInt8], descriptors: [OwnedFD]) throws {
-        guard bytes.count <= Frame.maxPayloadLength else {
-            throw RPCError(.invalidArgument, "message of \(bytes.count) bytes is over the \(Frame.maxPayloadLength)-byte limit")
+        guard bytes.count <= RequestLimits.requestLength else {
+            throw RPCError(.invalidArgument, "message of \(bytes.count) bytes is over camerad's \(RequestLimits.requestLength)-byte limit for requests")
         }
         switch socket.send(bytes, descriptors: descriptors) {
         case .written, .queued:
             return
         case .dropped, .closed:
             throw state.withLock { $0.closedBecause } ?? RPCError(.connectionLost, "the connection to camerad is closed")
+        case .tooLarge:
+            throw RPCError(.invalidArgument, "message with \(descriptors.count) descriptors is too large to send")
         }
     }
 

@@ -34,15 +34,15 @@ public struct RPCError: Error, Equatable, Sendable, CustomStringConvertible {
     // The errors the RPC layer itself gives.
 
     public static func unimplemented(_ method: String) -> RPCError {
-        RPCError(.unimplemented, "no method '\(method)' on this camerad; update camerad or the client")
+        RPCError(.unimplemented, "no method '\(method.echoed)' on this camerad; update camerad or the client")
     }
 
     public static func helloRequired(_ method: String) -> RPCError {
-        RPCError(.helloRequired, "'\(method)' came before Hello; call Hello first on every connection")
+        RPCError(.helloRequired, "'\(method.echoed)' came before Hello; call Hello first on every connection")
     }
 
     public static func undecodableRequest(_ method: String, _ detail: String) -> RPCError {
-        RPCError(.invalidArgument, "request to '\(method)' is not a valid message (\(detail)); check the client's .proto files")
+        RPCError(.invalidArgument, "request to '\(method.echoed)' is not a valid message (\(detail.echoed)); check the client's .proto files")
     }
 
     public static func undecodableResponse(_ method: String, _ detail: String) -> RPCError {
@@ -50,6 +50,11 @@ public struct RPCError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     public static let cancelled = RPCError(.cancelled, "call cancelled by the client")
+
+    /// DEVICE_NOT_FOUND for a uniqueID no device has.
+    public static func noDevice(_ uniqueID: String) -> RPCError {
+        RPCError(.deviceNotFound, "no device '\(uniqueID.echoed)'; 'camctl list' shows the devices")
+    }
 }
 
 extension Camerad_V1_ErrorReason {

@@ -91,7 +91,8 @@ public final class RPCServer: EventHandler, @unchecked Sendable {
     }
 
     private func serve(_ socket: OwnedFD) throws {
-        let connection = try SocketConnection(socket: socket, loop: loop, backlogLimit: backlogLimit)
+        let connection = try SocketConnection(socket: socket, loop: loop, backlogLimit: backlogLimit,
+                                              maxFrameLength: RequestLimits.requestLength)
         let id = state.withLock { state in
             defer { state.nextID += 1 }
             return state.nextID
@@ -108,7 +109,7 @@ public final class RPCServer: EventHandler, @unchecked Sendable {
 
     private func connectionDidClose(_ connection: RPCServerConnection, error: (any Error)?) {
         _ = state.withLock { $0.connections.removeValue(forKey: connection.id) }
-        let name = connection.clientName ?? "(no Hello)"
+        let name = connection.clientName?.echoed ?? "(no Hello)"
         if let error {
             logger.info("connection \(connection.id) '\(name)' closed: \(error)")
         } else {

@@ -107,6 +107,11 @@ public final class RPCServerConnection: SocketConnectionDelegate, @unchecked Sen
             guard state.calls[callID] == nil else {
                 throw EnvelopeCodec.MalformedEnvelope(reason: "call id \(callID) is already in use")
             }
+            do throws(RPCError) {
+                try RequestLimits.check(name: start.method, "method name")
+            } catch {
+                return .refuse(error)
+            }
             if start.method == CameraService.hello.name { return .hello }
             guard let clientName = state.clientName else { return .refuse(.helloRequired(start.method)) }
             guard let handler = router.handlers[start.method] else { return .refuse(.unimplemented(start.method)) }
@@ -122,7 +127,7 @@ public final class RPCServerConnection: SocketConnectionDelegate, @unchecked Sen
         }
         switch decision {
         case .refuse(let error):
-            logger.debug("refused \(start.method) from \(socket.peer): \(error.message)")
+            logger.debug("refused \(start.method.echoed) from \(socket.peer): \(error.message)")
             send(callID, response: nil, status: error.status)
         case .hello:
             answerHello(callID, start.request)
@@ -141,9 +146,10 @@ public final class RPCServerConnection: SocketConnectionDelegate, @unchecked Sen
             } catch {
                 throw RPCError.undecodableRequest(CameraService.hello.name, "\(error)")
             }
+            try RequestLimits.check(name: request.clientName, "client name")
             let response = try hello(request, socket.peer)
             state.withLock { $0.clientName = request.clientName }
-            logger.info("client '\(request.clientName)' connected (\(socket.peer))")
+            logger.info("client '\(request.clientName.echoed)' connected (\(socket.peer))")
             send(callID, response: try response.serializedBytes(), status: Camerad_V1_Status())
         } catch let error as RPCError {
             send(callID, response: nil, status: error.status)

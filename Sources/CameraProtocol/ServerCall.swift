@@ -54,19 +54,28 @@ final class ServerCall: Sendable {
         if endedAlready { task.cancel() }
     }
 
-    /// Sends one response, unless the call has ended.
+    /// Sends one response, unless the call has ended. A response too large for
+    /// a message ends the call with RESOURCE_EXHAUSTED instead.
     ///
     /// - Parameter threshold: drop the response rather than queue it when the
     ///   client is more than this many bytes behind.
     /// - Returns: whether it was sent or queued.
     func send(_ payload: [UInt8], descriptors: [OwnedFD], droppingAbove threshold: Int?) -> Bool {
-        state.withLock { state in
-            guard !state.ended else { return false }
+        let result = state.withLock { state -> SocketConnection.SendResult in
+            guard !state.ended else { return .closed }
             let bytes = EnvelopeCodec.encodeMessage(callID: callID, payload: payload, descriptorCount: descriptors.count)
-            switch connection.socket.send(bytes, descriptors: descriptors, droppingAbove: threshold) {
-            case .written, .queued: return true
-            case .dropped, .closed: return false
-            }
+            return connection.socket.send(bytes, descriptors: descriptors, droppingAbove: threshold)
+        }
+        switch result {
+        case .written, .queued:
+            return true
+        case .dropped, .closed:
+            return false
+        case .tooLarge:
+            end(with: RPCError(.resourceExhausted,
+                               "\(method.echoed)'s response of \(payload.count) bytes is over the \(Frame.maxPayloadLength)-byte message limit; ask for less"))
+            cancelHandler()
+            return false
         }
     }
 

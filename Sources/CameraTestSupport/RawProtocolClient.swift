@@ -113,3 +113,43 @@ public final class RawProtocolClient: @unchecked Sendable {
         return try Camerad_V1_HelloResponse(serializedBytes: first)
     }
 }
+
+/// A raw client's Stream call: start it, send requests, read its envelopes.
+public struct RawStream: Sendable {
+    public let client: RawProtocolClient
+    public let callID: UInt64
+
+    /// Starts a Stream call on `client`.
+    public init(_ client: RawProtocolClient, callID: UInt64) async throws {
+        self.client = client
+        self.callID = callID
+        try await client.send(EnvelopeCodec.start(callID: callID, method: CameraService.stream.name, request: []))
+    }
+
+    public func send(_ request: Camerad_V1_StreamRequest) async throws {
+        try await client.send(EnvelopeCodec.message(callID: callID, payload: try request.serializedBytes()))
+    }
+
+    /// The next response of this call, or its end status.
+    public func next() async throws -> Result<(Camerad_V1_StreamResponse, UInt32), RPCError> {
+        while let envelope = try await client.receive() {
+            guard envelope.callID == callID else { continue }
+            switch envelope.kind {
+            case .message(let message):
+                return .success((try Camerad_V1_StreamResponse(serializedBytes: message.payload), envelope.fdCount))
+            case .end(let end):
+                return .failure(RPCError(status: end.status) ?? RPCError(.unspecified, "ended OK"))
+            default:
+                continue
+            }
+        }
+        throw DaemonFailure("connection closed")
+    }
+
+    /// Reads until the call ends; its status.
+    public func end() async throws -> RPCError {
+        while true {
+            if case .failure(let error) = try await next() { return error }
+        }
+    }
+}

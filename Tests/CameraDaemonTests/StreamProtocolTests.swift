@@ -5,45 +5,6 @@ import Foundation
 import SwiftProtobuf
 import Testing
 
-/// A raw client's Stream call: start it, send requests, read its envelopes.
-struct RawStream {
-    let client: RawProtocolClient
-    let callID: UInt64
-
-    init(_ client: RawProtocolClient, callID: UInt64) async throws {
-        self.client = client
-        self.callID = callID
-        try await client.send(EnvelopeCodec.start(callID: callID, method: CameraService.stream.name, request: []))
-    }
-
-    func send(_ request: Camerad_V1_StreamRequest) async throws {
-        try await client.send(EnvelopeCodec.message(callID: callID, payload: try request.serializedBytes()))
-    }
-
-    /// The next response of this call, or its end status.
-    func next() async throws -> Result<(Camerad_V1_StreamResponse, UInt32), RPCError> {
-        while let envelope = try await client.receive() {
-            guard envelope.callID == callID else { continue }
-            switch envelope.kind {
-            case .message(let message):
-                return .success((try Camerad_V1_StreamResponse(serializedBytes: message.payload), envelope.fdCount))
-            case .end(let end):
-                return .failure(RPCError(status: end.status) ?? RPCError(.unspecified, "ended OK"))
-            default:
-                continue
-            }
-        }
-        throw DaemonFailure("connection closed")
-    }
-
-    /// Reads until the call ends; its status.
-    func end() async throws -> RPCError {
-        while true {
-            if case .failure(let error) = try await next() { return error }
-        }
-    }
-}
-
 func open(_ uniqueID: String) -> Camerad_V1_StreamRequest {
     var request = Camerad_V1_StreamRequest()
     request.open.uniqueID = uniqueID

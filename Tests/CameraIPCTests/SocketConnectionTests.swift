@@ -98,19 +98,43 @@ struct ConnectionPair {
         await pair.close()
     }
 
-    @Test func unclaimedDescriptorsAreClosedWhenTheConnectionEnds() async throws {
+    /// Descriptors ride with their message's first byte, so once a message is
+    /// read, any it did not claim can belong to no later one: they are closed
+    /// at once, not kept for the life of the connection.
+    @Test func unclaimedDescriptorsAreClosedOnceTheirMessageIsRead() async throws {
         let name = "unclaimed-\(UInt64.random(in: 0...UInt64.max))"
-        let target: String
-        do {
-            let pair = try ConnectionPair()  // claims nothing
-            let memory = try SharedMemory(name: name, size: 4096)
-            target = try #require(descriptorTarget(memory.descriptor.rawValue))
-            for _ in 0..<10 { _ = pair.a.send([1], descriptors: [memory.descriptor]) }
-            #expect(await pair.bDelegate.wait { $0.frames.count == 10 })
-            #expect(openFileDescriptors().filter { descriptorTarget($0) == target }.count > 1, "received copies are open")
-            await pair.close()
+        let pair = try ConnectionPair()  // claims nothing
+        let memory = try SharedMemory(name: name, size: 4096)
+        let target = try #require(descriptorTarget(memory.descriptor.rawValue))
+        for _ in 0..<10 { _ = pair.a.send([1], descriptors: [memory.descriptor]) }
+        #expect(await pair.bDelegate.wait { $0.frames.count == 10 })
+        #expect(openFileDescriptors().filter { descriptorTarget($0) == target } == [memory.descriptor.rawValue],
+                "only the sender's own is open")
+        #expect(!pair.b.isClosed)
+        await pair.close()
+    }
+
+    /// Several messages in one sendmsg: each message's descriptors still reach
+    /// it, not an earlier one, however the receiver's reads split the bytes.
+    @Test func descriptorsReachTheirOwnMessageAmongMany() async throws {
+        let pair = try ConnectionPair(claim: { $0.count == 1 ? 1 : 0 })
+        let memories = try (0..<20).map { try SharedMemory(name: "own-\($0)", size: 4096) }
+        for (index, memory) in memories.enumerated() {
+            memory.bytes.storeBytes(of: UInt32(index), as: UInt32.self)
+            // Every third message carries a descriptor; the others are large, so reads split them.
+            if index % 3 == 0 {
+                _ = pair.a.send([UInt8(index)], descriptors: [memory.descriptor])
+            } else {
+                _ = pair.a.send([UInt8](repeating: UInt8(index), count: 100_000))
+            }
         }
-        #expect(await descriptorsStillOpen(to: [target]) == [])
+        #expect(await pair.bDelegate.wait { $0.frames.count == 20 })
+        for frame in pair.bDelegate.frames where frame.descriptors.count == 1 {
+            let mapped = try SharedMemory(mapping: frame.descriptors[0], size: 4096)
+            #expect(Int(mapped.bytes.load(as: UInt32.self)) == Int(frame.payload[0]), "message \(frame.payload[0])'s own memfd")
+        }
+        #expect(pair.bDelegate.frames.filter { $0.descriptors.count == 1 }.count == 7)
+        await pair.close()
     }
 
     @Test func aPeerThatSendsMoreDescriptorsThanItsFramesClaimIsCutOff() async throws {

@@ -64,14 +64,12 @@ struct VividGuestTests {
                         "v4l2-ctl sees the mode camerad set: \(format.standardOutput)")
                 let result = try await camctl(["stream", node.uniqueID, "--count", "100", "--json"],
                                               socket: daemon.socketPath, timeout: .seconds(120))
-                #expect(result.status == 0, "\(node): \(result.standardError)")
-                let stats = try #require(try Vivid.json(result) as? [String: Any], "\(result)")
-                print(Vivid.figures + "\(node) \(fourcc): \(result.standardOutput)")
-                #expect(stats["frames"] as? Int == 100)
-                Self.expectEveryFrameAccountedFor(stats, "\(node) \(fourcc)")
-                let fps = try #require(stats["deviceFramesPerSecond"] as? Double)
-                #expect(abs(fps - 25) <= 2.5, "\(node) \(fourcc): the driver's timestamps say \(fps) fps for an interval of 1/25 s")
-                #expect((stats["format"] as? String)?.contains("640x480") == true, "\(stats)")
+                let report = try StreamReport(result)
+                print(Vivid.figures + "\(node) \(fourcc): \(report)")
+                #expect(report.frames == 100 && report.accountsForEveryFrame, "\(node) \(fourcc): \(report)")
+                #expect(abs(report.deviceFramesPerSecond - 25) <= 2.5,
+                        "\(node) \(fourcc): the driver's timestamps say \(report.deviceFramesPerSecond) fps for an interval of 1/25 s")
+                #expect(result.standardOutput.contains("640x480"), "\(result.standardOutput)")
             }
         }
     }
@@ -221,26 +219,17 @@ struct VividGuestTests {
             let clients = try (0..<2).map { _ in
                 try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "stream", node.uniqueID, "--json"])
             }
-            /// (streams, frames converted for them) as camerad counts them.
-            func fanOut() async throws -> (streams: Int, conversions: Int) {
-                let result = try await camctl(["stats", node.uniqueID, "--json"], socket: daemon.socketPath)
-                let stats = try? Vivid.json(result) as? [String: Any]
-                let variant = (stats?["variants"] as? [[String: Any]])?.first
-                return (stats?["streams"] as? Int ?? 0, variant?["conversions"] as? Int ?? 0)
-            }
-            #expect(try await waitUntil(timeout: .seconds(60), every: .milliseconds(100)) { try await fanOut().streams == 2 },
-                    "both stream at once")
-            let converted = try await fanOut().conversions
             #expect(try await waitUntil(timeout: .seconds(60), every: .milliseconds(100)) {
-                try await fanOut().conversions >= converted + 50
+                try await StatsReport.of(node.uniqueID, daemon).streams == 2
+            }, "both stream at once")
+            let converted = try await StatsReport.of(node.uniqueID, daemon).variants.first?.conversions ?? 0
+            #expect(try await waitUntil(timeout: .seconds(60), every: .milliseconds(100)) {
+                try await StatsReport.of(node.uniqueID, daemon).variants.first?.conversions ?? 0 >= converted + 50
             }, "50 frames more for both")
             for client in clients {
-                let result = await client.stop(signal: SIGINT, timeout: .seconds(60))
-                #expect(result.status == 0, "\(result.standardError)")
-                let stats = try #require(try Vivid.json(result) as? [String: Any], "\(result)")
-                print(Vivid.figures + "one of two clients: \(result.standardOutput)")
-                #expect(stats["frames"] as? Int ?? 0 > 0)
-                Self.expectEveryFrameAccountedFor(stats, "\(node)")
+                let report = try StreamReport(await client.stop(signal: SIGINT, timeout: .seconds(60)))
+                print(Vivid.figures + "one of two clients: \(report)")
+                #expect(report.frames > 0 && report.accountsForEveryFrame, "\(node): \(report)")
             }
         }
     }
@@ -328,16 +317,6 @@ struct VividGuestTests {
         return try #require(try Vivid.json(info) as? [String: Any], "\(info)")
     }
 
-    /// `camctl stream --json` statistics: every sequence number from the first
-    /// frame to the last was delivered or reported dropped with a reason (vivid
-    /// skips frames while the emulated CPU stalls), none twice, in order.
-    static func expectEveryFrameAccountedFor(_ stats: [String: Any], _ what: String) {
-        let accounting = stats["accounting"] as? [String: Int] ?? [:]
-        let frames = stats["frames"] as? Int ?? -1
-        #expect(accounting["unaccounted"] == 0 && accounting["overcounted"] == 0 && accounting["misplaced"] == 0
-                && accounting["outOfOrder"] == 0, "\(what): \(stats)")
-        #expect(accounting["dropped"].map { $0 + frames } == accounting["span"], "\(what): \(stats)")
-    }
 
     /// Every "FOURCC WxH" and "FOURCC WxH interval" line of a format list, so
     /// two lists compare as sets.

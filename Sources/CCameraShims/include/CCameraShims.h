@@ -26,6 +26,8 @@ extern const int CCameraShims_F_SEAL_SEAL;
 extern const int CCameraShims_F_SEAL_SHRINK;
 extern const int CCameraShims_F_SEAL_GROW;
 extern const int CCameraShims_F_SEAL_WRITE;
+// Linux 5.1: no new writable mapping or write(2); mappings made before stay writable.
+extern const int CCameraShims_F_SEAL_FUTURE_WRITE;
 
 // CMSG_* are function-like macros.
 struct cmsghdr *CCameraShims_CMSG_FIRSTHDR(const struct msghdr *msg);

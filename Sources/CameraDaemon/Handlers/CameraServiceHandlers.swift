@@ -52,6 +52,7 @@ struct CameraServiceHandlers: Sendable {
         _ request: Camerad_V1_LockForConfigurationRequest, _ context: RPCContext
     ) async throws -> Camerad_V1_LockForConfigurationResponse {
         let device = try device(request.uniqueID)
+        try RequestLimits.check(name: request.uniqueID, "unique_id")
         let wait = Duration.milliseconds(request.waitMs)
         guard wait <= Self.maxLockWait else {
             throw RPCError(.invalidArgument, "wait_ms \(request.waitMs) is over an hour; wait less")
@@ -65,6 +66,7 @@ struct CameraServiceHandlers: Sendable {
     @Sendable func unlockForConfiguration(
         _ request: Camerad_V1_UnlockForConfigurationRequest, _ context: RPCContext
     ) async throws -> Camerad_V1_UnlockForConfigurationResponse {
+        try RequestLimits.check(name: request.uniqueID, "unique_id")
         var response = Camerad_V1_UnlockForConfigurationResponse()
         response.lockCount = UInt32(try registry.locks.unlock(request.uniqueID, connectionID: context.connectionID))
         return response
@@ -108,6 +110,7 @@ struct CameraServiceHandlers: Sendable {
         _ request: Camerad_V1_AddVirtualCameraRequest, _ context: RPCContext
     ) async throws -> Camerad_V1_AddVirtualCameraResponse {
         try policy.requireAdmin(context.peer, for: "adding a virtual camera")
+        try RequestLimits.check(name: request.localizedName, "localized_name")
         let camera = try virtualCameras.add(
             index: request.hasIndex ? Int(request.index) : nil,
             localizedName: request.localizedName, position: request.position,
@@ -121,6 +124,7 @@ struct CameraServiceHandlers: Sendable {
         _ request: Camerad_V1_RemoveVirtualCameraRequest, _ context: RPCContext
     ) async throws -> Camerad_V1_RemoveVirtualCameraResponse {
         try policy.requireAdmin(context.peer, for: "removing a virtual camera")
+        try RequestLimits.check(name: request.uniqueID, "unique_id")
         try virtualCameras.remove(request.uniqueID)
         return Camerad_V1_RemoveVirtualCameraResponse()
     }
@@ -176,16 +180,14 @@ struct CameraServiceHandlers: Sendable {
     }
 
     private func streamer(_ uniqueID: String) throws -> DeviceStreamer {
-        guard let streamer = registry.streamer(uniqueID) else {
-            throw RPCError(.deviceNotFound, "no device '\(uniqueID)'; 'camctl list' shows the devices")
-        }
+        try RequestLimits.check(name: uniqueID, "unique_id")
+        guard let streamer = registry.streamer(uniqueID) else { throw RPCError.noDevice(uniqueID) }
         return streamer
     }
 
     private func device(_ uniqueID: String) throws -> any CameraBackend {
-        guard let device = registry.device(uniqueID) else {
-            throw RPCError(.deviceNotFound, "no device '\(uniqueID)'; 'camctl list' shows the devices")
-        }
+        try RequestLimits.check(name: uniqueID, "unique_id")
+        guard let device = registry.device(uniqueID) else { throw RPCError.noDevice(uniqueID) }
         return device
     }
 }

@@ -570,18 +570,20 @@ final class DeviceStreamer: @unchecked Sendable {
 
     // MARK: - Pools and capture
 
-    /// The pool a new stream of `options` joins: the variant's, grown if the stream
-    /// needs more slots than it has, or a new one.
+    /// The pool a new stream of `options` joins: the variant's, grown if it
+    /// lacks room for the newcomer's allowance, or a new one.
     private func pool(
         for options: StreamOptions, joining streamID: UInt64, in state: inout State, source: FrameLayout
     ) throws -> VariantPool {
         let current = state.currentPool[options.variant].flatMap { state.pools[$0] }
         let others = current.map { pool in pool.streamIDs.compactMap { state.streams[$0]?.options.slotsHeld } } ?? []
-        let slots = Self.spareSlots + max(options.slotsHeld, others.max() ?? 0)
-        if let current, current.slotCount >= slots {
+        let needed = Self.spareSlots + options.slotsHeld + others.reduce(0, +)
+        if let current, current.slotCount >= needed {
             current.streamIDs.insert(streamID)
             return current
         }
+        // Growing doubles, so that a crowd joining one by one moves pools a few times, not once each.
+        let slots = max(needed, 2 * (current?.slotCount ?? 0))
         let pool: VariantPool
         do {
             pool = try VariantPool(id: Self.nextPoolID.wrappingAdd(1, ordering: .relaxed).oldValue,
@@ -614,9 +616,11 @@ final class DeviceStreamer: @unchecked Sendable {
         return pool
     }
 
-    /// Slots beyond what its streams may hold: one being written, the others
-    /// for frames on their way to the clients.
-    static let spareSlots = 4
+    /// Slots beyond what all its streams may hold together (frames on their way
+    /// to a client count as held): the one being written. So a stream that holds
+    /// all it may, never releasing, costs only itself; its neighbours always
+    /// find a free slot.
+    static let spareSlots = 1
 
     /// Forgets pools no stream uses and no client holds.
     private func dropUnusedPools(_ state: inout State) {

@@ -1,3 +1,4 @@
+import CameraIPC
 import CameraMedia
 import CameraProtocol
 
@@ -57,10 +58,16 @@ struct StreamOptions: Sendable {
             throw RPCError(.invalidArgument, "output size \(width)x\(height) is out of range; use 2 to 8192 each way")
         }
         variant = FrameVariant(format: format, width: width, height: height, rotation: rotation, mirrored: settings.mirrored)
+        let frameSize: Int
         do {
-            _ = try FrameConverter(source: mode.layout, target: variant)
+            frameSize = try FrameConverter(source: mode.layout, target: variant).targetLayout.capacity
         } catch let error as ConversionError {
             throw RPCError(.unsupportedFormat, "\(variant) from the device's \(mode.layout): \(error.message)")
+        }
+        inline = settings.delivery == .inline
+        if inline && frameSize > Self.maxInlineFrameSize {
+            throw RPCError(.resourceExhausted,
+                           "inline frames of \(variant) take \(frameSize) bytes, more than a message holds (\(Self.maxInlineFrameSize)); use shared memory (without --inline) or a smaller size")
         }
 
         let inFlight = settings.maxFramesInFlight == 0 ? Self.defaultFramesInFlight : Int(settings.maxFramesInFlight)
@@ -78,8 +85,10 @@ struct StreamOptions: Sendable {
         } else {
             minFrameDurationNanoseconds = 0
         }
-        inline = settings.delivery == .inline
     }
+
+    /// The largest frame inline delivery carries: a message less room for its fields.
+    static let maxInlineFrameSize = Frame.maxPayloadLength - 4096
 
     private static func even(_ value: Int) -> Int { max(2, value & ~1) }
 }

@@ -1,0 +1,80 @@
+import Foundation
+
+// What camctl prints as JSON, as the tests read it.
+
+/// What `camctl stream --json` printed.
+public struct StreamReport: Decodable, Sendable, CustomStringConvertible {
+    public struct Check: Decodable, Sendable {
+        public let intact: Int
+        public let torn: Int
+        public let mismatched: Int
+        public let unreadable: Int
+    }
+    public struct Accounting: Decodable, Sendable {
+        public let span: Int
+        public let dropped: Int
+        public let unaccounted: Int
+        public let overcounted: Int
+        public let misplaced: Int
+        public let outOfOrder: Int
+    }
+    public let frames: Int
+    public let framesPerSecond: Double
+    public let deviceFramesPerSecond: Double
+    public let firstSequence: UInt64?
+    public let lastSequence: UInt64?
+    public let drops: [String: Int]
+    public let accounting: Accounting
+    public let latencyMilliseconds: [String: Double]
+    public let check: Check?
+
+    /// The report camctl printed as its last line; throws when it failed.
+    public init(_ result: ProcessResult) throws {
+        guard result.status == 0, let line = result.lines.last else {
+            throw DaemonFailure("camctl stream failed (\(result.status)): \(result.standardError)")
+        }
+        self = try JSONDecoder().decode(StreamReport.self, from: Data(line.utf8))
+    }
+
+    public var totalDrops: Int { drops.values.reduce(0, +) }
+
+    /// Every sequence number from the first frame to the last was delivered or
+    /// reported dropped with a reason, none twice, in order.
+    public var accountsForEveryFrame: Bool {
+        accounting.unaccounted == 0 && accounting.overcounted == 0 && accounting.misplaced == 0
+            && accounting.outOfOrder == 0 && frames + accounting.dropped == accounting.span
+    }
+
+    public var description: String {
+        "\(frames) frames + \(accounting.dropped) dropped (\(drops)) of \(accounting.span); \(accounting.unaccounted) unaccounted, "
+            + "\(accounting.overcounted) overcounted, \(accounting.misplaced) misplaced, \(accounting.outOfOrder) out of order; "
+            + "\(String(format: "%.2f", deviceFramesPerSecond)) fps from the stamps"
+    }
+}
+
+/// What `camctl stats --json` printed.
+public struct StatsReport: Decodable, Sendable {
+    public struct Variant: Decodable, Sendable {
+        public let streams: Int
+        public let slotsInUse: Int
+        public let slotCount: Int
+        public let conversions: UInt64
+    }
+    public let isCapturing: Bool
+    public let streams: Int
+    public let framesCaptured: UInt64
+    public let variants: [Variant]
+
+    public static func of(_ device: String, _ daemon: DaemonProcess) async throws -> StatsReport {
+        let result = try await camctl(["stats", device, "--json"], socket: daemon.socketPath)
+        return try JSONDecoder().decode(StatsReport.self, from: Data(result.standardOutput.utf8))
+    }
+}
+
+/// A process's resident memory (VmRSS), in KiB.
+public func residentKilobytes(_ pid: Int32) -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+    else { return -1 }
+    return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? -1
+}

@@ -1,0 +1,303 @@
+import CameraIPC
+import CameraProtocol
+import CameraTestSupport
+import Foundation
+import SwiftProtobuf
+import Testing
+
+/// What a hostile or careless client can do to camerad, each case beside a
+/// well-behaved client (the bystander) streaming the whole time: the daemon
+/// lives, refuses with a status that says what to do, and the bystander's
+/// frames stay intact and accounted for. Every test prints its figures.
+@Suite struct HostileClientTests {
+    // MARK: - Replies that cannot fit
+
+    @Test func anInlineStreamTooBigForAMessageIsRefusedAtItsStart() async throws {
+        try await withBystander { daemon, _ in
+            let result = try await camctl(["stream", "virtual-0", "--inline", "--pixel-format", "bgra", "--size", "2048x2048",
+                                           "--count", "1"], socket: daemon.socketPath)
+            print("hostile: inline 2048x2048 BGRA: status \(result.status): \(result.standardError)")
+            #expect(result.status == 1 && result.standardError.contains("shared memory"), "\(result.standardError)")
+        }
+    }
+
+    /// Names a client sends are refused when too long, and never echoed whole.
+    @Test(arguments: LongName.allCases)
+    func aLongNameIsRefusedAndNotEchoedWhole(_ name: LongName) async throws {
+        try await withBystander { daemon, _ in
+            let raw = try RawProtocolClient(path: daemon.socketPath)
+            let long = String(repeating: "x", count: 512 * 1024)
+            let status: Camerad_V1_Status
+            switch name {
+            case .method:
+                try await raw.hello()
+                status = try await raw.call("/camerad.v1.Camera/" + long, request: []).status
+            case .uniqueID:
+                try await raw.hello()
+                var request = Camerad_V1_GetDeviceRequest()
+                request.uniqueID = long
+                status = try await raw.call(CameraService.getDevice.name, request: try request.serializedBytes()).status
+            case .clientName:
+                var request = Camerad_V1_HelloRequest()
+                request.protocolVersion = CameraService.protocolVersion
+                request.clientName = long
+                status = try await raw.call(CameraService.hello.name, request: try request.serializedBytes()).status
+            }
+            print("hostile: a \(name) of 512 KiB: \(status.code), a message of \(status.message.utf8.count) bytes")
+            #expect(status.code == .invalidArgument, "\(status.code): \(status.message.prefix(200))")
+            #expect(status.message.utf8.count <= 300, "echoed \(status.message.utf8.count) bytes")
+        }
+    }
+
+    enum LongName: String, CaseIterable, CustomTestStringConvertible {
+        case method, uniqueID, clientName
+        var testDescription: String { rawValue }
+    }
+
+    /// Messages over the request limit (they once made replies too large to
+    /// send, which crashed the daemon) close only their own connection, and
+    /// four at once hold up nobody for long.
+    @Test func messagesOverTheRequestLimitCloseOnlyTheirConnection() async throws {
+        try await withBystander { daemon, bystander in
+            let logBefore = daemon.logText.utf8.count
+            let huge = String(repeating: "x", count: 15 * 1024 * 1024)
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<4 {
+                    group.addTask {
+                        let raw = try RawProtocolClient(path: daemon.socketPath)
+                        var request = Camerad_V1_HelloRequest()
+                        request.protocolVersion = CameraService.protocolVersion
+                        request.clientName = huge
+                        let envelope = index == 0 ? EnvelopeCodec.start(callID: 1, method: huge, request: [])
+                            : EnvelopeCodec.start(callID: 1, method: CameraService.hello.name, request: try request.serializedBytes())
+                        do {
+                            try await raw.send(envelope)
+                        } catch {
+                            return true  // closed while sending (EPIPE): camerad stopped at the length
+                        }
+                        return await raw.waitForClose(timeout: .seconds(60))
+                    }
+                }
+                for try await closed in group { #expect(closed, "the connection is closed") }
+            }
+            // Meanwhile and after, others are served.
+            let list = try await camctl(["list"], socket: daemon.socketPath)
+            #expect(list.status == 0 && !daemon.hasExited)
+            let logged = daemon.logText.utf8.count - logBefore
+            print("hostile: four 15 MiB messages: the log grew \(logged) bytes; bystander so far \(bystander)")
+            #expect(logged < 16 * 1024, "the log grew by \(logged) bytes")
+        }
+    }
+
+    // MARK: - Frames held hostage
+
+    /// Three clients of a variant hold every frame they may and never give one
+    /// back; a new client of the same variant still gets every frame it wants.
+    @Test func hoardersCannotStarveANewClientOfTheirVariant() async throws {
+        try await withBystander { daemon, _ in
+            var hoarders: [RawStream] = []
+            for _ in 0..<3 {
+                let raw = try RawProtocolClient(path: daemon.socketPath)
+                try await raw.hello()
+                let stream = try await RawStream(raw, callID: 7)
+                try await stream.send(openStream("virtual-0", pixelFormat: .bgra, width: 320, height: 240))
+                // It takes the three frames it may hold, and never gives one back.
+                var held = 0
+                while held < 3, case .success(let (response, _)) = try await stream.next() {
+                    if case .frame = response.kind { held += 1 }
+                }
+                #expect(held == 3, "a hoarder got the frames it may hold")
+                hoarders.append(stream)
+            }
+            let newcomer = try StreamReport(try await camctl(
+                ["stream", "virtual-0", "--pixel-format", "bgra", "--size", "320x240", "--count", "60", "--check", "--json"],
+                socket: daemon.socketPath, timeout: .seconds(120)))
+            print("hostile: three hoarders; the newcomer of their variant: \(newcomer)")
+            #expect(newcomer.frames == 60 && newcomer.accountsForEveryFrame, "\(newcomer)")
+            #expect(newcomer.drops["outOfBuffers"] == 0, "no frame of the newcomer's is lost to the hoarders: \(newcomer)")
+            _ = hoarders
+        }
+    }
+
+    // MARK: - Writing into others' frames
+
+    /// A pool's memfd reaches clients sealed against writing: no writable
+    /// shared mapping, no mprotect to writable, no write(2).
+    @Test func aClientCannotWriteIntoAPool() async throws {
+        try await withBystander { daemon, bystander in
+            let loop = try EventLoop(name: "hostile")
+            defer { loop.stop() }
+            let client = try await RPCClient.connect(to: daemon.socketPath, clientName: "scribbler", loop: loop)
+            defer { client.close() }
+            let call = try client.bidirectional(CameraService.stream)
+            var open = Camerad_V1_StreamRequest()
+            open.open.uniqueID = "virtual-0"
+            try call.send(open)
+            var responses = call.responses.withDescriptors.makeAsyncIterator()
+            let started = try #require(try await responses.next())
+            let pool = started.message.started.pool
+            let fd = try #require(started.descriptors.first).rawValue
+            let size = Int(pool.slotSize) * Int(pool.slotCount)
+
+            let writable = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+            let writableErrno = errno
+            let readable = mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0)
+            #expect(readable != MAP_FAILED, "reading stays possible")
+            let upgrade = readable == MAP_FAILED ? -1 : mprotect(readable!, size, PROT_READ | PROT_WRITE)
+            let upgradeErrno = errno
+            var byte: UInt8 = 0xFF
+            let written = pwrite(fd, &byte, 1, 0)
+            let writeErrno = errno
+            print("hostile: mapping a pool writable: \(writable == MAP_FAILED ? "refused, errno \(writableErrno)" : "ALLOWED"); "
+                + "mprotect to writable: \(upgrade == 0 ? "ALLOWED" : "refused, errno \(upgradeErrno)"); "
+                + "pwrite: \(written < 0 ? "refused, errno \(writeErrno)" : "ALLOWED"); bystander so far \(bystander)")
+            #expect(writable == MAP_FAILED, "a writable shared mapping of a pool is refused")
+            #expect(upgrade != 0, "a read-only mapping cannot be made writable")
+            #expect(written < 0, "a pool cannot be written through its descriptor")
+            if writable != MAP_FAILED {
+                // What a scribbler would do: every slot, over and over.
+                for _ in 0..<200 { memset(writable!, 0x5A, size) }
+                munmap(writable, size)
+            }
+            if readable != MAP_FAILED { munmap(readable, size) }
+            call.cancel()
+        }
+    }
+
+    // MARK: - Files the daemon creates
+
+    /// A symlink planted where the lock file goes is refused, never followed.
+    @Test func aSymlinkAtTheLockFileIsRefusedNotFollowed() async throws {
+        try await withTemporaryDirectory { folder in
+            let victim = folder + "/victim"
+            try "precious\n".write(toFile: victim, atomically: false, encoding: .utf8)
+            let socket = folder + "/camerad.sock"
+            #expect(symlink(victim, socket + ".lock") == 0)
+            let result = try await runProcess(Binaries.camerad, ["--socket", socket, "--virtual-cameras", "1",
+                                                                 "--state-dir", folder + "/state"], timeout: .seconds(30))
+            let after = try String(contentsOfFile: victim, encoding: .utf8)
+            print("hostile: a symlink at the lock file: camerad exited \(result.status): \(result.standardError); the target now \(after.debugDescription)")
+            #expect(after == "precious\n", "the symlink's target is untouched")
+            #expect(result.status == 1 && result.standardError.contains("symlink"), "\(result.standardError)")
+        }
+    }
+
+    /// `camctl set --persist` writes defaults.json through a fresh temporary
+    /// file: a symlink planted at that name is not followed.
+    @Test func storedDefaultsAreWrittenWithoutFollowingSymlinks() async throws {
+        try await withTemporaryDirectory { folder in
+            try await withRunningDaemon(arguments: ["--state-dir", folder + "/state"]) { daemon in
+                let victim = folder + "/victim"
+                try "precious\n".write(toFile: victim, atomically: false, encoding: .utf8)
+                try FileManager.default.createDirectory(atPath: folder + "/state", withIntermediateDirectories: true)
+                #expect(symlink(victim, folder + "/state/defaults.json.tmp-\(daemon.pid)") == 0)
+                let set = try await camctl(["set", "virtual-0", "--control", "brightness=100", "--persist"], socket: daemon.socketPath)
+                let after = try String(contentsOfFile: victim, encoding: .utf8)
+                print("hostile: a symlink at the defaults' temporary file: set exited \(set.status); the target now \(after.debugDescription)")
+                #expect(after == "precious\n", "the symlink's target is untouched")
+                #expect(set.status == 0, "\(set.standardError)")
+                let stored = try String(contentsOfFile: folder + "/state/defaults.json", encoding: .utf8)
+                #expect(stored.contains("brightness"), "\(stored)")
+            }
+        }
+    }
+
+    // MARK: - Descriptors
+
+    /// Descriptors a message carries but does not claim are closed at once,
+    /// not kept for the life of the connection.
+    @Test func unclaimedDescriptorsAreClosedAtOnce() async throws {
+        try await withRunningDaemon { daemon in
+            let loop = try EventLoop(name: "hostile")
+            defer { loop.stop() }
+            let connection = try SocketConnection(socket: try UnixSocket.connect(to: daemon.socketPath), loop: loop)
+            let recorder = ClosingRecorder()
+            try connection.start(delegate: recorder)
+            let baseline = daemon.openDescriptorCount
+            var hello = Camerad_V1_HelloRequest()
+            hello.protocolVersion = CameraService.protocolVersion
+            hello.clientName = "parker"
+            _ = connection.send(EnvelopeCodec.encode(EnvelopeCodec.start(callID: 1, method: CameraService.hello.name,
+                                                                         request: try hello.serializedBytes())))
+            // 100 pings, each carrying ten descriptors it does not claim.
+            for index in 0..<100 {
+                let descriptors = try (0..<10).map { _ in OwnedFD(adopting: try #require(Optional(open("/dev/null", O_RDONLY | O_CLOEXEC)))) }
+                _ = connection.send(EnvelopeCodec.encode(EnvelopeCodec.start(callID: UInt64(10 + index), method: CameraService.listDevices.name,
+                                                                             request: [])), descriptors: descriptors)
+            }
+            #expect(await waitUntil { recorder.ends >= 101 || connection.isClosed }, "every call answered")
+            let parked = daemon.openDescriptorCount - baseline
+            print("hostile: 1000 unclaimed descriptors in 100 messages: \(parked) still open in camerad (connection \(connection.isClosed ? "closed" : "open"))")
+            #expect(parked <= 2, "\(parked) descriptors parked in camerad")
+            connection.close()
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// Runs `body` beside a bystander: `camctl stream --check` on virtual-0,
+    /// stopped at the end. Its frames must stay intact and accounted for, and
+    /// none may be lost for want of a slot.
+    func withBystander(_ body: (DaemonProcess, Bystander) async throws -> Void) async throws {
+        try await withRunningDaemon { daemon in
+            let bystander = try await Bystander(daemon)
+            try await body(daemon, bystander)
+            #expect(!daemon.hasExited, "camerad lives")
+            let report = try await bystander.finish()
+            print("bystander: \(report)")
+            #expect(report.frames > 0 && report.accountsForEveryFrame, "\(report)")
+            #expect(report.check?.intact == report.frames && report.check?.torn == 0, "\(report)")
+            #expect(report.drops["outOfBuffers"] == 0, "\(report)")
+        }
+    }
+}
+
+/// A well-behaved client, streaming NV12 with the stamp check until finished.
+final class Bystander: CustomStringConvertible, Sendable {
+    let process: RunningProcess
+    let daemon: DaemonProcess
+
+    init(_ daemon: DaemonProcess) async throws {
+        self.daemon = daemon
+        process = try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "stream", "virtual-0",
+                                                       "--pixel-format", "nv12", "--check", "--json"])
+        let streaming = try await waitUntil {
+            try await StatsReport.of("virtual-0", daemon).variants.contains { $0.streams >= 1 && $0.conversions > 5 }
+        }
+        if !streaming { throw DaemonFailure("the bystander did not start: \(process.standardError)") }
+    }
+
+    var description: String { "streaming, pid \(process.process.processIdentifier)" }
+
+    /// Stops it (SIGINT) and reads its report.
+    func finish() async throws -> StreamReport {
+        try StreamReport(await process.stop(signal: SIGINT, timeout: .seconds(60)))
+    }
+}
+
+/// Counts the calls ended on a raw connection.
+final class ClosingRecorder: SocketConnectionDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var ended = 0
+
+    var ends: Int { lock.withLock { ended } }
+
+    func connection(_ connection: SocketConnection, didReceive frame: [UInt8], descriptors: inout DescriptorQueue) throws {
+        let (envelope, _) = try EnvelopeCodec.decode(frame, descriptors: &descriptors)
+        if case .end = envelope.kind { lock.withLock { ended += 1 } }
+    }
+
+    func connectionDidClose(_ connection: SocketConnection, error: (any Error)?) {}
+}
+
+/// An OpenStream request for `uniqueID` with an output format and size.
+func openStream(
+    _ uniqueID: String, pixelFormat: Camerad_V1_OutputPixelFormat = .native, width: UInt32 = 0, height: UInt32 = 0
+) -> Camerad_V1_StreamRequest {
+    var request = Camerad_V1_StreamRequest()
+    request.open.uniqueID = uniqueID
+    request.open.settings.pixelFormat = pixelFormat
+    request.open.settings.width = width
+    request.open.settings.height = height
+    return request
+}
