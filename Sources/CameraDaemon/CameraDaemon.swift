@@ -32,6 +32,9 @@ public final class CameraDaemon: Sendable {
         public var stateDirectory: String?
         /// Bytes queued for one client past which it is disconnected.
         public var clientBacklogLimit = SocketConnection.defaultBacklogLimit
+        /// Connections served at once; nil: as many as the descriptor limit allows
+        /// (``RPCServer/connectionLimit(descriptors:)``).
+        public var maxConnections: Int?
 
         public init(socketPath: String) {
             self.socketPath = socketPath
@@ -58,9 +61,10 @@ public final class CameraDaemon: Sendable {
     private let server: RPCServer
     let registry: DeviceRegistry
     private let discovery: V4L2Discovery?
+    private let defaults: DefaultsStore?
 
     private init(configuration: Configuration, logger: Logger, loop: EventLoop, socket: DaemonSocket,
-                 server: RPCServer, registry: DeviceRegistry, discovery: V4L2Discovery?) {
+                 server: RPCServer, registry: DeviceRegistry, discovery: V4L2Discovery?, defaults: DefaultsStore?) {
         self.configuration = configuration
         self.logger = logger
         self.loop = loop
@@ -68,6 +72,7 @@ public final class CameraDaemon: Sendable {
         self.server = server
         self.registry = registry
         self.discovery = discovery
+        self.defaults = defaults
     }
 
     /// Claims the socket, finds the V4L2 cameras, creates the virtual ones and
@@ -119,19 +124,46 @@ public final class CameraDaemon: Sendable {
             .register(in: &router)
         do {
             let loop = try EventLoop(name: "camerad-io")
+            let descriptors = Self.raiseDescriptorLimit()
             let server = RPCServer(
                 listener: socket.listener, loop: loop, router: router, logger: logger,
-                backlogLimit: configuration.clientBacklogLimit, hello: Self.answerHello,
+                backlogLimit: configuration.clientBacklogLimit,
+                maxConnections: configuration.maxConnections ?? RPCServer.connectionLimit(descriptors: descriptors),
+                hello: Self.answerHello,
                 onConnectionClosed: { connection in registry.locks.releaseAll(heldBy: connection.id) })
             try server.start()
             logger.info("camerad \(cameradVersion) serving \(registry.devices.count) device(s) on \(configuration.socketPath)")
             return CameraDaemon(configuration: configuration, logger: logger, loop: loop, socket: socket,
-                                server: server, registry: registry, discovery: discovery)
+                                server: server, registry: registry, discovery: discovery, defaults: defaults)
         } catch {
             discovery?.stop()
             socket.remove()
             throw DaemonError.socketSetup(path: configuration.socketPath, reason: "\(error)")
         }
+    }
+
+    /// Raises this process's soft limit of open files to its hard limit, as
+    /// servers do (systemd's default soft limit is 1024); returns the limit.
+    static func raiseDescriptorLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return Int(clamping: limit.rlim_cur)
+    }
+
+    /// SIGHUP: reads the stored defaults again (an administrator may have edited
+    /// them); devices that connect from now on get them. Running devices keep
+    /// their settings: changing those takes the configuration lock.
+    public func reloadStoredDefaults() {
+        guard let defaults else {
+            logger.info("SIGHUP: no --state-dir, nothing to read again")
+            return
+        }
+        defaults.reload()
     }
 
     /// Ends every call with `SHUTTING_DOWN`, closes every connection, removes the socket.

@@ -25,16 +25,25 @@ final class DefaultsStore: Sendable {
     init(folder: String, logger: Logger) {
         path = (folder as NSString).appendingPathComponent(Self.fileName)
         self.logger = logger
-        guard FileManager.default.fileExists(atPath: path) else { return }
+        reload()
+    }
+
+    /// Reads the file again: what it says replaces what was read before (none
+    /// when it is gone).
+    func reload() {
+        guard FileManager.default.fileExists(atPath: path) else {
+            state.withLock { $0 = State() }
+            return
+        }
         do {
             let text = try String(contentsOfFile: path, encoding: .utf8)
             var options = JSONDecodingOptions()
             options.ignoreUnknownFields = true
             let stored = try Camerad_V1_StoredDefaults(jsonString: text, options: options)
-            state.withLock { $0.stored = stored }
+            state.withLock { $0 = State(stored: stored, corrupt: false) }
             logger.info("stored defaults for \(stored.devices.count) device(s) read from \(path)")
         } catch {
-            state.withLock { $0.corrupt = true }
+            state.withLock { $0 = State(stored: Camerad_V1_StoredDefaults(), corrupt: true) }
             logger.warning("\(path) is unreadable (\(error)); ignoring it. It is kept as \(Self.fileName).corrupt on the next 'camctl set --persist'")
         }
     }

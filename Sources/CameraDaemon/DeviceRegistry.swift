@@ -23,6 +23,8 @@ final class DeviceRegistry: Sendable {
     private let logger: Logger
     /// Who may configure each device.
     let locks = ConfigurationLocks()
+    /// What streams and frame pools may take, across every device.
+    let streamBudget = StreamBudget()
     private let additionObserver = Mutex<@Sendable (any CameraBackend) -> Void>({ _ in })
 
     /// `handler` is given each device as it is added, after the watchers heard of it.
@@ -79,7 +81,7 @@ final class DeviceRegistry: Sendable {
             }
             state.devices.append(device)
             let uniqueID = device.uniqueID
-            state.streamers[uniqueID] = DeviceStreamer(device: device, logger: logger, onDeviceLost: { [weak self] error in
+            state.streamers[uniqueID] = DeviceStreamer(device: device, budget: streamBudget, logger: logger, onDeviceLost: { [weak self] error in
                 self?.remove(uniqueID, because: error)
             }, onDeviceChanged: { [weak self, weak device] in
                 if let device { self?.deviceDidChange(device) }

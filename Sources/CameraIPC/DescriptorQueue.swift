@@ -8,8 +8,8 @@
 /// the connection ends are closed too.
 public struct DescriptorQueue: Sendable {
     /// The most descriptors that may wait for their message; past it the
-    /// connection closes. A message needs a few at most.
-    public static let limit = 64
+    /// connection closes. No message of the protocol carries more.
+    public static let limit = 4
 
     /// Each descriptor with the stream offset its recvmsg read up to.
     private var descriptors: [(fd: OwnedFD, arrivedBy: Int)] = []

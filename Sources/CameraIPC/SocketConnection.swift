@@ -141,10 +141,23 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
         if overflow {
             close(error: BacklogExceeded(limit: backlogLimit))
         } else if let failure {
-            close(error: failure)
+            writeFailed(failure)
             return .closed
         }
         return result
+    }
+
+    /// A write failed. When the peer is gone, what it sent before it went (its
+    /// reason for going, say) is still to be read: that is delivered first.
+    private func writeFailed(_ error: SystemError) {
+        guard error.errno == EPIPE || error.errno == ECONNRESET else {
+            close(error: error)
+            return
+        }
+        loop.execute { [self] in
+            readAvailable()
+            close(error: error)
+        }
     }
 
     /// Closes the connection: unsent data is dropped, the peer sees end-of-file,
@@ -195,7 +208,7 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
             return state.closeWhenFlushed && state.head == state.pending.count
         }
         if let failure {
-            close(error: failure)
+            writeFailed(failure)
         } else if done {
             close()
         }

@@ -60,6 +60,11 @@ enum Syscall {
         try check("sendmsg") { Glibc.sendmsg(fd, message, flags) }
     }
 
+    /// `send(MSG_DONTWAIT | MSG_NOSIGNAL)`: what the socket takes now.
+    static func sendWithoutWaiting(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(SystemError) -> Int {
+        try check("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) }
+    }
+
     static func recvmsg(_ fd: Int32, _ message: UnsafeMutablePointer<msghdr>, _ flags: Int32) throws(SystemError) -> Int {
         try check("recvmsg") { Glibc.recvmsg(fd, message, flags) }
     }

@@ -43,6 +43,14 @@ public enum UnixSocket {
         }
     }
 
+    /// Writes one frame of `payload` if the socket takes it now, without
+    /// waiting: a last word to a peer about to be closed. Whatever does not fit
+    /// is lost.
+    public static func sendWithoutWaiting(_ payload: [UInt8], on socket: OwnedFD) {
+        let bytes = Frame.encode(payload)
+        _ = bytes.withUnsafeBytes { try? Syscall.sendWithoutWaiting(socket.rawValue, $0) }
+    }
+
     /// Two connected sockets, both non-blocking: what tests use for a connection.
     public static func pair() throws(SystemError) -> (OwnedFD, OwnedFD) {
         let (a, b) = try Syscall.socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)

@@ -25,9 +25,10 @@ public enum EnvelopeCodec {
             throw MalformedEnvelope(reason: "\(error)")
         }
         // Protobuf decodes many random byte strings without complaint; a real
-        // envelope always names a call and says what it is.
-        guard envelope.callID != 0 else { throw MalformedEnvelope(reason: "call id 0") }
+        // envelope always names a call (or, ending the connection, call 0) and
+        // says what it is.
         guard envelope.kind != nil else { throw MalformedEnvelope(reason: "no start, message, end or cancel") }
+        if envelope.callID == 0, !envelope.endsConnection { throw MalformedEnvelope(reason: "call id 0") }
         let claimed = try descriptors.take(Int(envelope.fdCount))
         return (envelope, claimed)
     }
@@ -99,10 +100,23 @@ public enum EnvelopeCodec {
         return envelope
     }
 
+    /// The server's last word on a connection it ends: a CallEnd for call 0.
+    public static func connectionEnd(_ error: RPCError) -> Camerad_V1_Envelope {
+        end(callID: 0, status: error.status)
+    }
+
     public static func cancel(callID: UInt64) -> Camerad_V1_Envelope {
         var envelope = Camerad_V1_Envelope()
         envelope.callID = callID
         envelope.cancel = Camerad_V1_CallCancel()
         return envelope
+    }
+}
+
+extension Camerad_V1_Envelope {
+    /// A CallEnd for call 0: the server ends the whole connection with its status.
+    public var endsConnection: Bool {
+        guard callID == 0, case .end? = kind else { return false }
+        return true
     }
 }

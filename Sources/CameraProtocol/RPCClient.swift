@@ -128,7 +128,10 @@ public final class RPCClient: SocketConnectionDelegate, @unchecked Sendable {
         case .written, .queued:
             return
         case .dropped, .closed:
-            throw state.withLock { $0.closedBecause } ?? RPCError(.connectionLost, "the connection to camerad is closed")
+            // Closed before: say why. Closing now (camerad refused the
+            // connection, say): the close ends every open call, this one too,
+            // with camerad's reason once it is read.
+            if let reason = state.withLock({ $0.closedBecause }) { throw reason }
         case .tooLarge:
             throw RPCError(.invalidArgument, "message with \(descriptors.count) descriptors is too large to send")
         }
@@ -151,6 +154,12 @@ public final class RPCClient: SocketConnectionDelegate, @unchecked Sendable {
         _ connection: SocketConnection, didReceive frame: [UInt8], descriptors: inout DescriptorQueue
     ) throws {
         let (envelope, claimed) = try EnvelopeCodec.decode(frame, descriptors: &descriptors)
+        if envelope.endsConnection, case .end(let end)? = envelope.kind {
+            let reason = RPCError(status: end.status) ?? RPCError(.connectionLost, "camerad ended the connection")
+            state.withLock { $0.closedBecause = reason }
+            connection.close()
+            return
+        }
         // Envelopes for calls that ended here (cancelled) are dropped.
         guard let call = state.withLock({ $0.calls[envelope.callID] }) else { return }
         switch envelope.kind! {
@@ -165,12 +174,14 @@ public final class RPCClient: SocketConnectionDelegate, @unchecked Sendable {
 
     public func connectionDidClose(_ connection: SocketConnection, error: (any Error)?) {
         let detail = error.map { " (\($0))" } ?? ""
-        let lost = RPCError(.connectionLost, "lost the connection to camerad\(detail); is the daemon still running?")
-        let calls = state.withLock { state in
-            state.closedBecause = lost
+        let (reason, calls) = state.withLock { state in
+            // camerad may have said why it ended the connection.
+            let reason = state.closedBecause
+                ?? RPCError(.connectionLost, "lost the connection to camerad\(detail); is the daemon still running?")
+            state.closedBecause = reason
             defer { state.calls.removeAll() }
-            return Array(state.calls.values)
+            return (reason, Array(state.calls.values))
         }
-        for call in calls { call.end(with: lost) }
+        for call in calls { call.end(with: reason) }
     }
 }

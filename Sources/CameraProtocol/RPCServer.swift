@@ -1,11 +1,19 @@
 import CameraIPC
+import Dispatch
 import Logging
 import Synchronization
+internal import Glibc
 
 /// Accepts connections on a listening socket and serves each with a router.
 ///
 /// Everything about sockets and envelopes lives below this; everything about
 /// cameras lives in the handlers registered in the router.
+///
+/// At ``maxConnections``, or out of file descriptors, a new connection is
+/// accepted and refused at once with a status that says why (a CallEnd for
+/// call 0), using a descriptor held in reserve when none is left; if even that
+/// fails, accepting pauses and resumes after a back-off. Either way the
+/// listener never spins and the log gets a line a second at most.
 public final class RPCServer: EventHandler, @unchecked Sendable {
     public typealias ConnectionObserver = @Sendable (RPCServerConnection) -> Void
 
@@ -16,22 +24,39 @@ public final class RPCServer: EventHandler, @unchecked Sendable {
     private let logger: Logger
     private let backlogLimit: Int
     private let onConnectionClosed: ConnectionObserver
+    /// Connections served at once; more are refused.
+    public let maxConnections: Int
+    private let reserve = ReserveDescriptor()
+    private let refusals = RateLimitedLog()
 
     private struct State {
         var registration: EventLoop.Registration?
         var connections: [UInt64: RPCServerConnection] = [:]
         var nextID: UInt64 = 1
         var accepting = true
+        /// While accepting is paused: how long the next pause lasts.
+        var backOff: Duration = RPCServer.firstBackOff
     }
     private let state = Mutex(State())
+
+    static let firstBackOff = Duration.milliseconds(50)
+    static let longestBackOff = Duration.seconds(1)
+
+    /// The connections a process may serve with `descriptors` file descriptors:
+    /// each takes one, and at most ``DescriptorQueue/limit`` more while a message
+    /// of its arrives; 64 stay for devices, pools and the daemon itself.
+    public static func connectionLimit(descriptors: Int) -> Int {
+        min(4096, max(1, (descriptors - 64) / (1 + DescriptorQueue.limit)))
+    }
 
     /// - Parameters:
     ///   - listener: a listening, non-blocking socket.
     ///   - backlogLimit: bytes queued to one client past which it is disconnected.
+    ///   - maxConnections: connections served at once (see ``connectionLimit(descriptors:)``).
     ///   - onConnectionClosed: told on the loop after a connection's calls have ended.
     public init(
         listener: OwnedFD, loop: EventLoop, router: RPCRouter, logger: Logger,
-        backlogLimit: Int = SocketConnection.defaultBacklogLimit,
+        backlogLimit: Int = SocketConnection.defaultBacklogLimit, maxConnections: Int = 1024,
         hello: @escaping RPCServerConnection.HelloResponder,
         onConnectionClosed: @escaping ConnectionObserver = { _ in }
     ) {
@@ -41,6 +66,7 @@ public final class RPCServer: EventHandler, @unchecked Sendable {
         self.hello = hello
         self.logger = logger
         self.backlogLimit = backlogLimit
+        self.maxConnections = maxConnections
         self.onConnectionClosed = onConnectionClosed
     }
 
@@ -72,21 +98,77 @@ public final class RPCServer: EventHandler, @unchecked Sendable {
     }
 
     public func handleEvents(_ events: EventLoop.Events) {
-        while state.withLock({ $0.accepting }) {
+        while state.withLock({ $0.accepting && $0.registration != nil }) {
             let socket: OwnedFD
             do {
                 guard let accepted = try UnixSocket.accept(listener) else { return }
                 socket = accepted
+            } catch where error.errno == EMFILE || error.errno == ENFILE {
+                // (accept says EMFILE before it looks for a pending connection.)
+                let outcome = reserve.whileReleased { () -> Result<Bool, SystemError> in
+                    Result { () throws(SystemError) in
+                        guard let socket = try UnixSocket.accept(listener) else { return false }
+                        refuse(socket, RPCError(.resourceExhausted,
+                                                "camerad is out of file descriptors; close other clients, or raise its limit (LimitNOFILE)"))
+                        return true
+                    }
+                }
+                switch outcome {
+                case .success(true):
+                    continue
+                case .success(false):
+                    return  // none pending
+                case .failure(let error):
+                    pauseAccepting(because: error)
+                    return
+                }
             } catch {
-                // EMFILE and friends: the pending connection stays queued; try again on the next event.
-                logger.error("accept failed: \(error)")
+                pauseAccepting(because: error)
                 return
+            }
+            state.withLock { $0.backOff = Self.firstBackOff }
+            guard state.withLock({ $0.connections.count }) < maxConnections else {
+                refuse(socket, RPCError(.resourceExhausted,
+                                        "camerad serves at most \(maxConnections) connections at once; close another client first"))
+                continue
             }
             do {
                 try serve(socket)
             } catch {
                 logger.warning("could not set up a connection: \(error)")
             }
+        }
+    }
+
+    /// Tells a connection why it is not served, and closes it.
+    private func refuse(_ socket: OwnedFD, _ error: RPCError) {
+        let peer = (try? PeerCredentials(of: socket)).map { "\($0)" } ?? "a client"
+        UnixSocket.sendWithoutWaiting(EnvelopeCodec.encode(EnvelopeCodec.connectionEnd(error)), on: socket)
+        refusals.log(logger, .warning, "refused a connection from \(peer): \(error.message)")
+    }
+
+    /// Stops accepting for a while (doubling each time, up to a second), when
+    /// accept fails even with the reserve descriptor let go.
+    private func pauseAccepting(because error: SystemError) {
+        let pause = state.withLock { state -> Duration? in
+            guard let registration = state.registration else { return nil }
+            loop.deregister(registration)
+            state.registration = nil
+            defer { state.backOff = min(Self.longestBackOff, state.backOff * 2) }
+            return state.backOff
+        }
+        guard let pause else { return }
+        refusals.log(logger, .error, "accept failed (\(error)); accepting again in \(pause)")
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(pause / .milliseconds(1)))) { [weak self] in
+            guard let self else { return }
+            self.loop.execute { self.resumeAccepting() }
+        }
+    }
+
+    private func resumeAccepting() {
+        state.withLock { state in
+            guard state.accepting, state.registration == nil else { return }
+            state.registration = try? loop.register(listener.rawValue, events: [.readable], handler: self)
         }
     }
 

@@ -58,6 +58,7 @@ public final class RPCServerConnection: SocketConnectionDelegate, @unchecked Sen
         _ connection: SocketConnection, didReceive frame: [UInt8], descriptors: inout DescriptorQueue
     ) throws {
         let (envelope, claimed) = try EnvelopeCodec.decode(frame, descriptors: &descriptors)
+        guard !envelope.endsConnection else { throw EnvelopeCodec.MalformedEnvelope(reason: "call id 0 from a client") }
         let callID = envelope.callID
         switch envelope.kind! {
         case .start(let start):

@@ -21,17 +21,20 @@ public final class DaemonProcess: @unchecked Sendable {
     ///   - passSocket: false to leave `--socket` off, for tests of the default
     ///     path; `socketPath` is then where camerad is expected to listen.
     ///   - environment: added to this process's environment.
+    ///   - launcher: a command that runs camerad, such as `["/usr/bin/prlimit", "--nofile=40"]`
+    ///     (it must exec camerad, so that ``pid`` is camerad's).
     public init(
         socketPath: String, arguments: [String] = [], environment: [String: String] = [:], passSocket: Bool = true,
-        timeout: Duration = .seconds(20)
+        launcher: [String] = [], timeout: Duration = .seconds(20)
     ) async throws {
         self.socketPath = socketPath
         log = try TemporaryFile()
         process = Process()
-        process.executableURL = URL(fileURLWithPath: Binaries.camerad)
+        process.executableURL = URL(fileURLWithPath: launcher.first ?? Binaries.camerad)
         // Stored defaults stay beside the socket unless the test says where.
         let state = arguments.contains("--state-dir") ? [] : ["--state-dir", (socketPath as NSString).deletingLastPathComponent + "/state"]
-        process.arguments = (passSocket ? ["--socket", socketPath] : []) + ["--log-level", "debug"] + state + arguments
+        process.arguments = (launcher.isEmpty ? [] : Array(launcher.dropFirst()) + [Binaries.camerad])
+            + (passSocket ? ["--socket", socketPath] : []) + ["--log-level", "debug"] + state + arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = log.handle
         process.standardError = log.handle

@@ -14,7 +14,9 @@ struct Camerad: AsyncParsableCommand {
             $XDG_RUNTIME_DIR/camerad.sock, else /run/camerad/camerad.sock.
 
             SIGINT or SIGTERM ends every client's calls, removes the socket and exits 0. \
-            Exit status 1 means camerad could not start (the reason is printed on one line).
+            SIGHUP reads the stored defaults (--state-dir) again: devices that connect from \
+            then on get them; nothing else changes. Exit status 1 means camerad could not \
+            start (the reason is printed on one line).
             """,
         version: cameradVersion
     )
@@ -45,6 +47,11 @@ struct Camerad: AsyncParsableCommand {
         valueName: "path"))
     var stateDir: String?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Clients served at once; more are refused with a reason (default: what the open-files limit allows, at most 4096).",
+        valueName: "n"))
+    var maxConnections: Int?
+
     @Option(name: .long, help: ArgumentHelp("How much to log.", valueName: "level"))
     var logLevel: Logger.Level = .info
 
@@ -54,6 +61,9 @@ struct Camerad: AsyncParsableCommand {
         }
         if let virtualCameras, !(0...64).contains(virtualCameras) {
             throw ValidationError("--virtual-cameras must be 0 to 64, not \(virtualCameras)")
+        }
+        if let maxConnections, maxConnections < 1 {
+            throw ValidationError("--max-connections must be at least 1, not \(maxConnections)")
         }
     }
 
@@ -79,8 +89,9 @@ struct Camerad: AsyncParsableCommand {
         configuration.v4l2 = v4l2
         configuration.hotplug = hotplug
         configuration.stateDirectory = stateDir ?? CameraDaemon.defaultStateDirectory()
+        configuration.maxConnections = maxConnections
 
-        let signals = TerminationSignals.start()
+        let signals = DaemonSignals.start()
         let daemon: CameraDaemon
         do {
             daemon = try CameraDaemon.start(configuration, logger: logger)
@@ -88,9 +99,16 @@ struct Camerad: AsyncParsableCommand {
             printToStandardError("camerad: \(error)")
             throw ExitCode.failure
         }
-        let signalName = await signals.next()
-        logger.info("received \(signalName)")
-        await daemon.shutDown()
+        while true {
+            switch await signals.next() {
+            case .reload:
+                daemon.reloadStoredDefaults()
+            case .shutDown(let signal):
+                logger.info("received \(signal)")
+                await daemon.shutDown()
+                return
+            }
+        }
     }
 }
 

@@ -1,9 +1,9 @@
 import Dispatch
 import Glibc
 
-/// camerad's entry point. It blocks SIGINT and SIGTERM before any thread exists,
-/// so every thread inherits the mask: a signal that arrives at any moment, even
-/// while the socket is being set up, waits for ``TerminationSignals`` instead of
+/// camerad's entry point. It blocks SIGINT, SIGTERM and SIGHUP before any thread
+/// exists, so every thread inherits the mask: a signal that arrives at any moment,
+/// even while the socket is being set up, waits for ``DaemonSignals`` instead of
 /// killing the process or being lost.
 ///
 /// The main thread then waits for the command. (`dispatchMain()` would not do:
@@ -11,7 +11,7 @@ import Glibc
 @main
 enum CameradMain {
     static func main() {
-        TerminationSignals.block()
+        DaemonSignals.block()
         let finished = DispatchSemaphore(value: 0)
         // Not `Camerad.main()`: it runs on the main actor, which this thread, waiting, would never serve.
         Task.detached {

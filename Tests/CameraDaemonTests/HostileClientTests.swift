@@ -205,7 +205,8 @@ import Testing
     // MARK: - Descriptors
 
     /// Descriptors a message carries but does not claim are closed at once,
-    /// not kept for the life of the connection.
+    /// not kept for the life of the connection; a message with more than a
+    /// message may carry closes its connection.
     @Test func unclaimedDescriptorsAreClosedAtOnce() async throws {
         try await withRunningDaemon { daemon in
             let loop = try EventLoop(name: "hostile")
@@ -219,17 +220,161 @@ import Testing
             hello.clientName = "parker"
             _ = connection.send(EnvelopeCodec.encode(EnvelopeCodec.start(callID: 1, method: CameraService.hello.name,
                                                                          request: try hello.serializedBytes())))
-            // 100 pings, each carrying ten descriptors it does not claim.
-            for index in 0..<100 {
-                let descriptors = try (0..<10).map { _ in OwnedFD(adopting: try #require(Optional(open("/dev/null", O_RDONLY | O_CLOEXEC)))) }
+            // 300 calls, each carrying three descriptors it does not claim.
+            for index in 0..<300 {
                 _ = connection.send(EnvelopeCodec.encode(EnvelopeCodec.start(callID: UInt64(10 + index), method: CameraService.listDevices.name,
-                                                                             request: [])), descriptors: descriptors)
+                                                                             request: [])), descriptors: try Self.devNull(3))
             }
-            #expect(await waitUntil { recorder.ends >= 101 || connection.isClosed }, "every call answered")
+            #expect(await waitUntil { recorder.ends >= 301 || connection.isClosed }, "every call answered")
             let parked = daemon.openDescriptorCount - baseline
-            print("hostile: 1000 unclaimed descriptors in 100 messages: \(parked) still open in camerad (connection \(connection.isClosed ? "closed" : "open"))")
-            #expect(parked <= 2, "\(parked) descriptors parked in camerad")
-            connection.close()
+            print("hostile: 900 unclaimed descriptors in 300 messages: \(parked) still open in camerad, the connection \(connection.isClosed ? "closed" : "open")")
+            #expect(parked <= 1 && !connection.isClosed, "\(parked) descriptors parked in camerad")
+
+            _ = connection.send(EnvelopeCodec.encode(EnvelopeCodec.start(callID: 9999, method: CameraService.listDevices.name, request: [])),
+                                descriptors: try Self.devNull(DescriptorQueue.limit + 1))
+            #expect(await waitUntil { connection.isClosed }, "more descriptors than a message may carry close the connection")
+            #expect(await waitUntil { daemon.openDescriptorCount <= baseline }, "and camerad keeps none of them")
+        }
+    }
+
+    static func devNull(_ count: Int) throws -> [OwnedFD] {
+        try (0..<count).map { _ in
+            let fd = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw DaemonFailure("open /dev/null: \(errno)") }
+            return OwnedFD(adopting: fd)
+        }
+    }
+
+    /// At its connection limit camerad refuses a new client at once, saying why.
+    @Test func pastTheConnectionLimitAClientIsRefusedWithAReason() async throws {
+        try await withRunningDaemon(arguments: ["--max-connections", "3"]) { daemon in
+            var served: [RawProtocolClient] = []
+            for _ in 0..<3 {
+                let raw = try RawProtocolClient(path: daemon.socketPath)
+                try await raw.hello()
+                served.append(raw)
+            }
+            let refused = try await camctl(["list"], socket: daemon.socketPath)
+            print("hostile: a fourth client of three: status \(refused.status): \(refused.standardError)")
+            #expect(refused.status == 1 && refused.standardError.contains("at most 3 connections"), "\(refused.standardError)")
+            served.removeLast()
+            #expect(try await waitUntil { try await camctl(["list"], socket: daemon.socketPath).status == 0 },
+                    "served again once a client goes")
+        }
+    }
+
+    /// Out of file descriptors (48, under `prlimit`, with room for more
+    /// connections than that) camerad refuses each new client at once, saying
+    /// why, keeps serving the others, does not flood its log, and serves new
+    /// clients again once some go.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit"), "needs prlimit(1) from util-linux"))
+    func outOfDescriptorsNewClientsAreRefusedAtOnceWithAReason() async throws {
+        try await withTemporarySocketPath { path in
+            let daemon = try await DaemonProcess(socketPath: path, arguments: ["--virtual-cameras", "1", "--max-connections", "1000"],
+                                                 launcher: ["/usr/bin/prlimit", "--nofile=48"])
+            var served: [RawProtocolClient] = []
+            var refusal: Camerad_V1_Status?
+            while refusal == nil, served.count < 100 {
+                let raw = try RawProtocolClient(path: path)
+                refusal = try await raw.helloOrRefusal()
+                if refusal == nil { served.append(raw) }
+            }
+            let logBefore = daemon.logText.utf8.count
+            let cpuBefore = processCPUSeconds(daemon.pid)
+            let clock = ContinuousClock.now
+            // Fifty more, all kept open: each is answered at once, served or refused.
+            var refusals = 0
+            for _ in 0..<50 {
+                let raw = try RawProtocolClient(path: path)
+                if try await raw.helloOrRefusal() != nil { refusals += 1 } else { served.append(raw) }
+            }
+            let cpu = processCPUSeconds(daemon.pid) - cpuBefore
+            let seconds = Double((ContinuousClock.now - clock) / .milliseconds(1)) / 1000
+            let refusalLines = daemon.logText.dropFirst(logBefore).components(separatedBy: "refused a connection").count - 1
+            print("hostile: out of descriptors after \(served.count - (50 - refusals)) clients: '\(refusal?.message ?? "no refusal")'; "
+                + "50 more: \(refusals) refused at once, \(50 - refusals) served; camerad used \(String(format: "%.2f", cpu)) s of CPU "
+                + "in \(String(format: "%.2f", seconds)) s and logged \(refusalLines) refusal line(s)")
+            #expect(refusal?.code == .resourceExhausted && refusal?.message.contains("out of file descriptors") == true, "\(String(describing: refusal))")
+            #expect(refusals > 0, "new clients are refused while camerad is out of descriptors")
+            #expect(refusalLines <= Int(seconds) + 2, "at most a line a second: \(refusalLines) in \(seconds) s")
+            // The clients it serves are served all along.
+            #expect(try await served[0].call(CameraService.listDevices.name, request: []).status.code == .ok)
+
+            served.removeLast(8)
+            #expect(try await waitUntil { try await RawProtocolClient(path: path).helloOrRefusal() == nil },
+                    "served again once clients go")
+            #expect(!daemon.hasExited)
+            await daemon.stop()
+        }
+    }
+
+    // MARK: - Outputs that cost everyone
+
+    /// Outputs are bounded: their size, the streams of one connection, the
+    /// variants of one device. Each past its bound is refused with
+    /// RESOURCE_EXHAUSTED and what to do.
+    @Test func outputsAreBounded() async throws {
+        try await withBystander { daemon, _ in
+            let huge = try await camctl(["stream", "virtual-0", "--pixel-format", "bgra", "--size", "8192x8192",
+                                         "--frames-in-flight", "8", "--count", "1"], socket: daemon.socketPath)
+            print("hostile: an 8192x8192 BGRA stream: status \(huge.status): \(huge.standardError)")
+            #expect(huge.status == 1 && huge.standardError.contains("over camerad's limit"), "\(huge.standardError)")
+
+            // One connection opens streams of one variant until refused.
+            let (raw, opened, refusal) = try await Self.openStreamsUntilRefused(daemon) { _ in
+                openStream("virtual-0", pixelFormat: .nv12, width: 64, height: 48)
+            }
+            print("hostile: streams on one connection: \(opened) opened, then '\(refusal?.message ?? "none refused")'")
+            #expect(opened == 16 && refusal?.code == .resourceExhausted, "\(String(describing: refusal))")
+
+            // Another opens a new variant each time (the bystander's and 64x48 make two).
+            let (other, variants, variantRefusal) = try await Self.openStreamsUntilRefused(daemon) { index in
+                openStream("virtual-0", pixelFormat: .nv12, width: UInt32(66 + 2 * index), height: 48)
+            }
+            print("hostile: variants of one device: the bystander's, 64x48 and \(variants) more, then '\(variantRefusal?.message ?? "none refused")'")
+            #expect(variants == 14 && variantRefusal?.message.contains("output variants") == true, "\(String(describing: variantRefusal))")
+            _ = (raw, other)
+        }
+    }
+
+    /// Opens streams on one new connection, `request(n)` for the n-th, until one
+    /// is refused (at most 64); the connection stays open with them.
+    static func openStreamsUntilRefused(
+        _ daemon: DaemonProcess, _ request: (Int) -> Camerad_V1_StreamRequest
+    ) async throws -> (RawProtocolClient, opened: Int, refusal: RPCError?) {
+        let raw = try RawProtocolClient(path: daemon.socketPath)
+        try await raw.hello()
+        for index in 0..<64 {
+            let stream = try await RawStream(raw, callID: UInt64(100 + index))
+            try await stream.send(request(index))
+            if case .failure(let error) = try await stream.next() { return (raw, index, error) }
+        }
+        return (raw, 64, nil)
+    }
+
+    // MARK: - Signals
+
+    /// SIGHUP reads the stored defaults again (an administrator edited them),
+    /// and camerad serves on.
+    @Test func sighupReadsTheStoredDefaultsAgainAndTheDaemonServesOn() async throws {
+        try await withTemporaryDirectory { folder in
+            try await withRunningDaemon(arguments: ["--state-dir", folder + "/state"]) { daemon in
+                let set = try await camctl(["set", "virtual-0", "--control", "brightness=100", "--persist"], socket: daemon.socketPath)
+                #expect(set.status == 0, "\(set.standardError)")
+                let file = folder + "/state/defaults.json"
+                let edited = try String(contentsOfFile: file, encoding: .utf8).replacingOccurrences(of: "\"100\"", with: "\"50\"")
+                try edited.write(toFile: file, atomically: false, encoding: .utf8)
+                kill(daemon.pid, SIGHUP)
+                // (At start there was no file to read.)
+                #expect(await waitUntil { daemon.logText.contains("read from \(file)") }, "the file is read again")
+                #expect(!daemon.hasExited && UnixSocket.isServed(daemon.socketPath), "camerad serves on")
+                // A device that connects from now on gets what the file says now.
+                #expect(try await camctl(["virtual", "remove", "virtual-0"], socket: daemon.socketPath).status == 0)
+                #expect(try await camctl(["virtual", "add", "--index", "0"], socket: daemon.socketPath).status == 0)
+                let brightness = try await camctl(["get", "virtual-0", "brightness"], socket: daemon.socketPath)
+                print("hostile: SIGHUP: camerad \(daemon.hasExited ? "died" : "serves on"); virtual-0 came back with \(brightness.standardOutput)")
+                #expect(brightness.lines == ["brightness: 50"], "\(brightness.standardOutput)")
+            }
         }
     }
 
@@ -288,6 +433,38 @@ final class ClosingRecorder: SocketConnectionDelegate, @unchecked Sendable {
     }
 
     func connectionDidClose(_ connection: SocketConnection, error: (any Error)?) {}
+}
+
+extension RawProtocolClient {
+    /// Says Hello; nil when served, else the status camerad refused the connection with.
+    func helloOrRefusal() async throws -> Camerad_V1_Status? {
+        var request = Camerad_V1_HelloRequest()
+        request.protocolVersion = CameraService.protocolVersion
+        request.clientName = "raw-test-client"
+        do {
+            try await send(EnvelopeCodec.start(callID: 1, method: CameraService.hello.name, request: try request.serializedBytes()))
+        } catch {
+            // Refused before the Hello went out (EPIPE): the reason is still there to read.
+        }
+        while let envelope = try await receive() {
+            if envelope.endsConnection, case .end(let end)? = envelope.kind { return end.status }
+            if envelope.callID == 1, case .end(let end)? = envelope.kind {
+                if end.status.code == .ok { return nil }
+                return end.status
+            }
+        }
+        throw DaemonFailure("the connection closed without a word")
+    }
+}
+
+/// A process's user and system CPU time so far, in seconds (from /proc).
+func processCPUSeconds(_ pid: Int32) -> Double {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+          let close = stat.lastIndex(of: ")") else { return 0 }
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    // After the command: state is field 3, utime 14 and stime 15.
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
 }
 
 /// An OpenStream request for `uniqueID` with an output format and size.

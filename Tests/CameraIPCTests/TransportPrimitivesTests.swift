@@ -13,6 +13,22 @@ import Testing
         #expect(other.bytes[8191] == 42)
     }
 
+    /// Only the creator's own mapping writes: every other is read-only.
+    @Test func aMemfdIsReadOnlyToEveryoneButItsCreator() throws {
+        let memory = try SharedMemory(name: "read-only", size: 8192)
+        memory.bytes[0] = 7
+        let fd = memory.descriptor.rawValue
+        #expect(mmap(nil, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED, "no writable shared mapping")
+        let readable = try #require(mmap(nil, 8192, PROT_READ, MAP_SHARED, fd, 0))
+        defer { munmap(readable, 8192) }
+        #expect(readable != MAP_FAILED && readable.load(as: UInt8.self) == 7)
+        #expect(mprotect(readable, 8192, PROT_READ | PROT_WRITE) != 0, "no mprotect to writable")
+        var byte: UInt8 = 1
+        #expect(pwrite(fd, &byte, 1, 0) < 0, "no write(2)")
+        memory.bytes[0] = 8
+        #expect(readable.load(as: UInt8.self) == 8, "the creator still writes")
+    }
+
     @Test func refusesToMapAFileThatCouldShrink() async {
         await withTemporaryDirectory { folder in
             let path = folder + "/plain"

@@ -159,7 +159,7 @@ struct CameraServiceHandlers: Sendable {
             throw RPCError(.invalidArgument, "a stream's first request must open it (OpenStream)")
         }
         let streamer = try self.streamer(open.uniqueID)
-        let id = try streamer.open(open, writer: writer)
+        let id = try streamer.open(open, for: context.connectionID, writer: writer)
         defer { streamer.close(id) }
         while let request = try await iterator.next() {
             switch request.kind {

@@ -39,6 +39,8 @@ final class DeviceStreamer: @unchecked Sendable {
 
     private struct Stream {
         let id: UInt64
+        /// The connection the stream is charged to (``StreamBudget``).
+        let connectionID: UInt64
         let options: StreamOptions
         let writer: ResponseWriter<Camerad_V1_StreamResponse>
         var poolID: UInt64
@@ -94,9 +96,16 @@ final class DeviceStreamer: @unchecked Sendable {
     /// turned off as capture stopped).
     private let onDeviceChanged: @Sendable () -> Void
 
-    init(device: any CameraBackend, logger: Logger, onDeviceLost: @escaping @Sendable (RPCError) -> Void = { _ in },
-         onDeviceChanged: @escaping @Sendable () -> Void = {}) {
+    /// What streams and pools may take, shared with every device's streamer.
+    private let budget: StreamBudget
+
+    /// Output variants one device makes at most: each costs a conversion per frame.
+    static let maxVariants = 16
+
+    init(device: any CameraBackend, budget: StreamBudget = StreamBudget(), logger: Logger,
+         onDeviceLost: @escaping @Sendable (RPCError) -> Void = { _ in }, onDeviceChanged: @escaping @Sendable () -> Void = {}) {
         self.device = device
+        self.budget = budget
         self.logger = logger
         self.onDeviceLost = onDeviceLost
         self.onDeviceChanged = onDeviceChanged
@@ -107,12 +116,15 @@ final class DeviceStreamer: @unchecked Sendable {
 
     // MARK: - Streams
 
-    /// Opens a stream and sends it StreamStarted with its pool; starts the device
-    /// if it is idle, in the mode its preset picks.
+    /// Opens a stream for a connection and sends it StreamStarted with its pool;
+    /// starts the device if it is idle, in the mode its preset picks.
     ///
     /// - Returns: the stream's id, for ``release(_:_:)`` and ``close(_:)``.
-    /// - Throws: ``RPCError`` for settings the device cannot serve, or a device that cannot start.
-    func open(_ request: Camerad_V1_OpenStream, writer: ResponseWriter<Camerad_V1_StreamResponse>) throws -> UInt64 {
+    /// - Throws: ``RPCError`` for settings the device cannot serve, a device that
+    ///   cannot start, or RESOURCE_EXHAUSTED past the ``StreamBudget``.
+    func open(
+        _ request: Camerad_V1_OpenStream, for connectionID: UInt64, writer: ResponseWriter<Camerad_V1_StreamResponse>
+    ) throws -> UInt64 {
         let description = device.describe()
         return try state.withLock { state in
             let wanted = device.configuredMode
@@ -123,18 +135,23 @@ final class DeviceStreamer: @unchecked Sendable {
                                "\(device.uniqueID) runs \(PixelFormat(fourcc: mode.format.fourcc).code), which camerad cannot read; pick a YUYV, NV12, YU12, AR24 or MJPG format")
             }
             let options = try StreamOptions(request.settings, preset: request.preset, mode: mode)
+            try budget.chargeStream(connection: connectionID, bytes: options.bytesHeld, "a stream of \(options.variant)")
             let id = state.nextStreamID
             state.nextStreamID += 1
-            let pool = try pool(for: options, joining: id, in: &state, source: mode.layout)
-            state.streams[id] = Stream(id: id, options: options, writer: writer, poolID: pool.id)
+            let pool: VariantPool
+            do {
+                pool = try self.pool(for: options, joining: id, in: &state, source: mode.layout)
+            } catch {
+                budget.refundStream(connection: connectionID, bytes: options.bytesHeld)
+                throw error
+            }
+            state.streams[id] = Stream(id: id, connectionID: connectionID, options: options, writer: writer, poolID: pool.id)
 
             if state.capture == nil {
                 do {
                     try startCapture(mode, &state)
                 } catch {
-                    state.streams[id] = nil
-                    pool.streamIDs.remove(id)
-                    dropUnusedPools(&state)
+                    remove(id, &state)
                     throw error as? RPCError ?? RPCError(.deviceBusy, "\(device.uniqueID) cannot start: \(error)")
                 }
             }
@@ -225,14 +242,13 @@ final class DeviceStreamer: @unchecked Sendable {
             let pool: VariantPool
             do {
                 pool = try VariantPool(id: Self.nextPoolID.wrappingAdd(1, ordering: .relaxed).oldValue,
-                                       source: mode.layout, variant: variant, slotCount: old.slotCount)
+                                       source: mode.layout, variant: variant, slotCount: old.slotCount, budget: budget)
             } catch {
-                let reason = (error as? ConversionError)?.message ?? "\(error)"
+                let failure = error as? RPCError ?? RPCError(.unsupportedFormat,
+                    "\(device.uniqueID) now runs \(mode), from which \(variant) cannot be made: \((error as? ConversionError)?.message ?? "\(error)"); open the stream again")
                 for id in ids {
-                    guard let stream = state.streams.removeValue(forKey: id) else { continue }
-                    releaseSlots(of: stream, &state)
-                    ended.append((stream, RPCError(.unsupportedFormat,
-                                                   "\(device.uniqueID) now runs \(mode), from which \(variant) cannot be made: \(reason); open the stream again")))
+                    guard let stream = remove(id, &state) else { continue }
+                    ended.append((stream, failure))
                 }
                 continue
             }
@@ -341,32 +357,36 @@ final class DeviceStreamer: @unchecked Sendable {
     /// Closes a stream: its slots return, and the device stops if it was the last.
     func close(_ streamID: UInt64) {
         let stopping = state.withLock { state -> (any CaptureStream)? in
-            guard let stream = state.streams.removeValue(forKey: streamID) else { return nil }
-            releaseSlots(of: stream, &state)
+            guard remove(streamID, &state) != nil else { return nil }
             return state.streams.isEmpty && state.photoTaps.isEmpty ? stopCapture(&state) : nil
         }
         if let stopping { stop(stopping) }
     }
 
-    /// Gives back what a stream that is gone held.
-    private func releaseSlots(of stream: Stream, _ state: inout State) {
+    /// Forgets a stream: what it held goes back to its pools, and its charge to
+    /// its connection's budget.
+    @discardableResult
+    private func remove(_ streamID: UInt64, _ state: inout State) -> Stream? {
+        guard let stream = state.streams.removeValue(forKey: streamID) else { return nil }
         for reference in stream.held.union(stream.queue.map(\.reference)) {
             state.pools[reference.poolID]?.references[reference.slot] -= 1
         }
         state.pools[stream.poolID]?.streamIDs.remove(stream.id)
         dropUnusedPools(&state)
+        budget.refundStream(connection: stream.connectionID, bytes: stream.options.bytesHeld)
+        return stream
     }
 
     /// Ends every stream with `reason` (the device went, the daemon stops) and the capture.
     func interrupt(_ reason: Camerad_V1_InterruptionReason, _ error: RPCError) {
         let (streams, taps, stopping) = state.withLock { state in
             defer {
-                state.streams.removeAll()
                 state.pools.removeAll()
                 state.currentPool.removeAll()
                 state.photoTaps.removeAll()
             }
-            return (Array(state.streams.values), state.photoTaps, stopCapture(&state))
+            let streams = state.streams.keys.compactMap { remove($0, &state) }
+            return (streams, state.photoTaps, stopCapture(&state))
         }
         for tap in taps { tap.continuation.resume(throwing: error) }
         for stream in streams {
@@ -582,12 +602,18 @@ final class DeviceStreamer: @unchecked Sendable {
             current.streamIDs.insert(streamID)
             return current
         }
+        if current == nil && state.currentPool.count >= Self.maxVariants {
+            throw RPCError(.resourceExhausted,
+                           "\(device.uniqueID) already makes \(Self.maxVariants) output variants, the most camerad allows; ask for one of them ('camctl stats \(device.uniqueID)' lists them)")
+        }
         // Growing doubles, so that a crowd joining one by one moves pools a few times, not once each.
         let slots = max(needed, 2 * (current?.slotCount ?? 0))
         let pool: VariantPool
         do {
             pool = try VariantPool(id: Self.nextPoolID.wrappingAdd(1, ordering: .relaxed).oldValue,
-                                   source: source, variant: options.variant, slotCount: slots)
+                                   source: source, variant: options.variant, slotCount: slots, budget: budget)
+        } catch let error as RPCError {
+            throw error
         } catch let error as ConversionError {
             throw RPCError(.unsupportedFormat, "\(options.variant): \(error.message)")
         } catch {

@@ -10,6 +10,8 @@ struct StreamOptions: Sendable {
     static let queueLimit = 3
 
     let variant: FrameVariant
+    /// The frames' layout (what a slot holds).
+    let layout: FrameLayout
     let maxFramesInFlight: Int
     let alwaysDiscardsLateFrames: Bool
     let minFrameDurationNanoseconds: Int64
@@ -58,16 +60,20 @@ struct StreamOptions: Sendable {
             throw RPCError(.invalidArgument, "output size \(width)x\(height) is out of range; use 2 to 8192 each way")
         }
         variant = FrameVariant(format: format, width: width, height: height, rotation: rotation, mirrored: settings.mirrored)
-        let frameSize: Int
         do {
-            frameSize = try FrameConverter(source: mode.layout, target: variant).targetLayout.capacity
+            layout = try FrameConverter(source: mode.layout, target: variant).targetLayout
         } catch let error as ConversionError {
             throw RPCError(.unsupportedFormat, "\(variant) from the device's \(mode.layout): \(error.message)")
         }
         inline = settings.delivery == .inline
-        if inline && frameSize > Self.maxInlineFrameSize {
+        if inline && layout.capacity > Self.maxInlineFrameSize {
             throw RPCError(.resourceExhausted,
-                           "inline frames of \(variant) take \(frameSize) bytes, more than a message holds (\(Self.maxInlineFrameSize)); use shared memory (without --inline) or a smaller size")
+                           "inline frames of \(variant) take \(layout.capacity) bytes, more than a message holds (\(Self.maxInlineFrameSize)); use shared memory (without --inline) or a smaller size")
+        }
+        let largest = max(modeWidth * modeHeight, Self.maxUpscaledPixels)
+        guard width * height <= largest else {
+            throw RPCError(.resourceExhausted,
+                           "output \(width)x\(height) is over camerad's limit of \(largest) pixels (the device's own size, or 1920x1080 for smaller devices); ask for a smaller size")
         }
 
         let inFlight = settings.maxFramesInFlight == 0 ? Self.defaultFramesInFlight : Int(settings.maxFramesInFlight)
@@ -86,6 +92,13 @@ struct StreamOptions: Sendable {
             minFrameDurationNanoseconds = 0
         }
     }
+
+    /// The most pixels an output may have when the device's own frames have
+    /// fewer: scaling a small camera up past 1080p only costs everyone time.
+    static let maxUpscaledPixels = 1920 * 1080
+
+    /// The most shared memory a stream of these options may hold.
+    var bytesHeld: Int { max(1, slotsHeld) * VariantPool.slotSize(of: layout) }
 
     /// The largest frame inline delivery carries: a message less room for its fields.
     static let maxInlineFrameSize = Frame.maxPayloadLength - 4096

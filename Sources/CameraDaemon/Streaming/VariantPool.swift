@@ -20,6 +20,8 @@ final class VariantPool: @unchecked Sendable {
     let slotCount: Int
     /// Used by the capture thread only.
     let converter: FrameConverter
+    /// Charged with this pool's size while it exists.
+    private let budget: StreamBudget
 
     // Guarded by the streamer's lock.
     var references: [Int]
@@ -28,19 +30,34 @@ final class VariantPool: @unchecked Sendable {
     var streamIDs: Set<UInt64> = []
     var conversions: UInt64 = 0
 
-    /// - Throws: ``ConversionError`` when the device's frames cannot be made into `variant`.
-    init(id: UInt64, source: FrameLayout, variant: FrameVariant, slotCount: Int) throws {
+    /// - Throws: ``ConversionError`` when the device's frames cannot be made into
+    ///   `variant`; RESOURCE_EXHAUSTED when the pools would take more than `budget` allows.
+    init(id: UInt64, source: FrameLayout, variant: FrameVariant, slotCount: Int, budget: StreamBudget) throws {
         converter = try FrameConverter(source: source, target: variant)
         self.id = id
         self.variant = variant
         self.source = source
         layout = converter.targetLayout
-        let page = 4096
-        slotSize = (layout.capacity + page - 1) / page * page
+        slotSize = Self.slotSize(of: layout)
         self.slotCount = slotCount
-        memory = try SharedMemory(name: "camerad-pool-\(id)", size: slotSize * slotCount)
+        self.budget = budget
+        try budget.chargePool(bytes: slotSize * slotCount, "\(variant)")
+        do {
+            memory = try SharedMemory(name: "camerad-pool-\(id)", size: slotSize * slotCount)
+        } catch {
+            budget.refundPool(bytes: slotSize * slotCount)
+            throw error
+        }
         references = Array(repeating: 0, count: slotCount)
         bytesUsed = Array(repeating: 0, count: slotCount)
+    }
+
+    deinit { budget.refundPool(bytes: slotSize * slotCount) }
+
+    /// A slot's size for frames of `layout`: whole pages.
+    static func slotSize(of layout: FrameLayout) -> Int {
+        let page = 4096
+        return (layout.capacity + page - 1) / page * page
     }
 
     /// A slot nobody holds and nobody writes, preferring low numbers.

@@ -292,6 +292,8 @@ public nonisolated struct Camerad_V1_Envelope: Sendable {
 
   /// Chosen by the client when it starts a call: non-zero, unique among the calls
   /// still open on this connection. Every later envelope of the call carries it.
+  /// 0 only on a CallEnd from the server: the whole connection ends with that
+  /// status (camerad refused it, say, at its connection limit); nothing follows.
   public var callID: UInt64 = 0
 
   /// How many file descriptors (SCM_RIGHTS) belong to this envelope. The receiver

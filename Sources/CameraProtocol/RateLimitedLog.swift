@@ -1,0 +1,31 @@
+import Logging
+import Synchronization
+internal import Glibc
+
+/// Logs a recurring condition at most once per interval, saying how many
+/// more times it came meanwhile: a flood of refusals costs a line a second,
+/// not the disk.
+final class RateLimitedLog: Sendable {
+    private let intervalNanoseconds: Int64
+    private let state = Mutex<(last: Int64?, suppressed: Int)>((nil, 0))
+
+    init(interval: Duration = .seconds(1)) {
+        intervalNanoseconds = interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000
+    }
+
+    func log(_ logger: Logger, _ level: Logger.Level, _ message: @autoclosure () -> String) {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let nanoseconds = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+        let suppressed = state.withLock { state -> Int? in
+            if let last = state.last, nanoseconds - last < intervalNanoseconds {
+                state.suppressed += 1
+                return nil
+            }
+            defer { state = (nanoseconds, 0) }
+            return state.suppressed
+        }
+        guard let suppressed else { return }
+        logger.log(level: level, "\(message())\(suppressed > 0 ? " (and \(suppressed) more since the last such message)" : "")")
+    }
+}
