@@ -27,7 +27,8 @@ public final class RPCServer: EventHandler, @unchecked Sendable {
     /// Connections served at once; more are refused.
     public let maxConnections: Int
     private let reserve = ReserveDescriptor()
-    private let refusals = RateLimitedLog()
+    private let refusalLog = RateLimitedLog()
+    private let acceptFailureLog = RateLimitedLog()
 
     private struct State {
         var registration: EventLoop.Registration?
@@ -144,7 +145,7 @@ public final class RPCServer: EventHandler, @unchecked Sendable {
     private func refuse(_ socket: OwnedFD, _ error: RPCError) {
         let peer = (try? PeerCredentials(of: socket)).map { "\($0)" } ?? "a client"
         UnixSocket.sendWithoutWaiting(EnvelopeCodec.encode(EnvelopeCodec.connectionEnd(error)), on: socket)
-        refusals.log(logger, .warning, "refused a connection from \(peer): \(error.message)")
+        refusalLog.log(logger, .warning, "refused a connection from \(peer): \(error.message)")
     }
 
     /// Stops accepting for a while (doubling each time, up to a second), when
@@ -158,7 +159,7 @@ public final class RPCServer: EventHandler, @unchecked Sendable {
             return state.backOff
         }
         guard let pause else { return }
-        refusals.log(logger, .error, "accept failed (\(error)); accepting again in \(pause)")
+        acceptFailureLog.log(logger, .error, "accept failed (\(error)); accepting again in \(pause)")
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(pause / .milliseconds(1)))) { [weak self] in
             guard let self else { return }
             self.loop.execute { self.resumeAccepting() }
