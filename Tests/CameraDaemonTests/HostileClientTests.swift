@@ -219,12 +219,14 @@ import Testing
             let connection = try SocketConnection(socket: try UnixSocket.connect(to: daemon.socketPath), loop: loop)
             let recorder = ClosingRecorder()
             try connection.start(delegate: recorder)
-            let baseline = daemon.openDescriptorCount
             var hello = Camerad_V1_HelloRequest()
             hello.protocolVersion = CameraService.protocolVersion
             hello.clientName = "parker"
             _ = connection.send(EnvelopeCodec.encode(EnvelopeCodec.start(callID: 1, method: CameraService.hello.name,
                                                                          request: try hello.serializedBytes())))
+            // Answered: camerad is serving, this connection among the rest.
+            #expect(await waitUntil { recorder.ends == 1 })
+            let baseline = daemon.openDescriptorCount
             // 300 calls, each carrying three descriptors it does not claim.
             for index in 0..<300 {
                 _ = connection.send(EnvelopeCodec.encode(EnvelopeCodec.start(callID: UInt64(10 + index), method: CameraService.listDevices.name,
