@@ -90,7 +90,8 @@ public final class CameraDaemon: Sendable {
         let registry = DeviceRegistry(logger: logger)
         let defaults = configuration.stateDirectory.map { DefaultsStore(folder: $0, logger: logger) }
         let configurator = DeviceConfigurator(registry: registry, defaults: defaults, logger: logger)
-        registry.observeAdditions { device in configurator.restoreDefaults(of: device) }
+        // On the device's executor, so whatever a client asks of it next runs after.
+        registry.observeAdditions { device in device.executor.enqueue { configurator.restoreDefaults(of: device) } }
         var discovery: V4L2Discovery?
         if configuration.v4l2 {
             let finder = V4L2Discovery(registry: registry, logger: logger)

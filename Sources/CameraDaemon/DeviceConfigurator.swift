@@ -14,15 +14,15 @@ struct DeviceConfigurator: Sendable {
     let defaults: DefaultsStore?
     let logger: Logger
 
-    /// Applies `configuration`; with `persist`, also stores it as the device's
-    /// default. A running capture restarts in a new mode off the cooperative pool.
+    /// Applies `configuration` on the device's executor; with `persist`, also
+    /// stores it as the device's default. A running capture restarts in a new mode.
     ///
     /// - Throws: ``RPCError``: `INVALID_ARGUMENT`, `UNSUPPORTED_FORMAT`,
     ///   `INVALID_STATE` (the torch of an idle device, or the defaults not writable).
     func apply(_ configuration: Camerad_V1_DeviceConfiguration, to device: any CameraBackend, persist: Bool = false) async throws {
-        if let mode = try applyToDevice(configuration, device), let streamer = registry.streamer(device.uniqueID),
-           streamer.runningMode != nil {
-            try await streamer.switchModeOffThePool(to: mode)
+        let mode = try await device.executor.run { try applyToDevice(configuration, device) }
+        if let mode, let streamer = registry.streamer(device.uniqueID), streamer.runningMode != nil {
+            try await streamer.switchMode(to: mode)
             registry.deviceDidChange(device)
         }
         if persist {
@@ -65,7 +65,8 @@ struct DeviceConfigurator: Sendable {
         return mode
     }
 
-    /// Applies a device's stored defaults as it connects; a failure is logged, never fatal.
+    /// Applies a device's stored defaults as it connects, on its executor; a
+    /// failure is logged, never fatal.
     func restoreDefaults(of device: any CameraBackend) {
         guard let stored = defaults?.configuration(for: device.uniqueID) else { return }
         do {

@@ -36,7 +36,7 @@ enum PhotoCapture {
         var note = ""
         if let running = streamer.runningMode, area(running) < area(idleMode) {
             if holdsLock {
-                try await streamer.switchModeOffThePool(to: idleMode)
+                try await streamer.switchMode(to: idleMode)
                 restore = running
             } else {
                 note = "the device runs \(running) for its streams; the photo is at that size, not its photo mode \(idleMode) (the holder of its configuration lock gets that)"
@@ -46,10 +46,10 @@ enum PhotoCapture {
         do {
             taken = try await takeFrame(device, description, streamer, idleMode: idleMode, flash: flash, restarted: restore != nil)
         } catch {
-            if let restore { try? await streamer.switchModeOffThePool(to: restore) }
+            if let restore { try? await streamer.switchMode(to: restore) }
             throw error
         }
-        if let restore { try? await streamer.switchModeOffThePool(to: restore) }
+        if let restore { try? await streamer.switchMode(to: restore) }
         let (frame, fires) = taken
         let source = frame.mode.layout
 
@@ -118,13 +118,13 @@ enum PhotoCapture {
         let warmUp = restarted ? max(1, device.photoWarmUpFrames) : device.photoWarmUpFrames
         let first = try await streamer.takePhotoFrame(idleMode: idleMode, warmUpFrames: warmUp, skipping: restarted ? warmUp : 0)
         guard try flash == .on || (flash == .auto && meanLuma(first) < darkLuma) else { return (first, false) }
-        try strobe(device, description)
+        try await device.executor.run { try strobe(device, description) }
         do {
             let lit = try await streamer.takePhotoFrame(idleMode: idleMode, warmUpFrames: warmUp, skipping: flashDelayFrames)
-            try restoreLED(device, description)
+            try await device.executor.run { try restoreLED(device, description) }
             return (lit, true)
         } catch {
-            try? restoreLED(device, description)
+            _ = try? await device.executor.run { try restoreLED(device, description) }
             throw error
         }
     }

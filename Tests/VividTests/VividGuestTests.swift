@@ -15,7 +15,7 @@ import Testing
 @Suite(.serialized, .enabled(if: Vivid.isGuest, "runs inside scripts/vivid-vm, which VividVMTests boots"))
 struct VividGuestTests {
     /// How many tests this suite has, for the host to check they all ran.
-    static let testCount = 10
+    static let testCount = 11
 
     @Test func theDaemonListsEachCaptureNodeWithItsCardName() async throws {
         let nodes = Vivid.captureNodes()
@@ -231,6 +231,45 @@ struct VividGuestTests {
                 print(Vivid.figures + "one of two clients: \(report)")
                 #expect(report.frames > 0 && report.accountsForEveryFrame, "\(node): \(report)")
             }
+        }
+    }
+
+    /// Stops and starts with no pause between them, from one process: each
+    /// start finds the node let go of by the stop before it (it once could
+    /// find it still streaming, and say "in use by another program"). Then ten
+    /// snapshots in a row, each starting and stopping the idle node.
+    @Test func fiftyStopsAndStartsThenTenSnapshotsInARowFromOneProcess() async throws {
+        let node = Vivid.singlePlanar
+        try Vivid.setMode(node, "YUYV")
+        try await Vivid.withDaemon { daemon in
+            CaptureDaemon.socketPath = daemon.socketPath
+            defer { CaptureDaemon.disconnect() }
+            let device = try await CaptureDevice.matching(node.uniqueID)
+            for round in 0..<50 {
+                let session = CaptureSession()
+                let output = CaptureVideoDataOutput()
+                session.addInput(try CaptureDeviceInput(device: device))
+                session.addOutput(output)
+                let frames = FrameReader(output.sampleBuffers)
+                do {
+                    try await session.start()
+                    _ = try await frames.nextFrame()
+                } catch {
+                    Issue.record("round \(round): \(error)")
+                    throw error
+                }
+                await session.stopRunning()
+            }
+            let session = CaptureSession()
+            let photos = CapturePhotoOutput()
+            session.addInput(try CaptureDeviceInput(device: device))
+            session.addOutput(photos)
+            for shot in 0..<10 {
+                let photo = try await photos.capturePhoto(with: PhotoSettings())
+                #expect(photo.fileDataRepresentation()?.isEmpty == false, "snapshot \(shot)")
+            }
+            #expect(!daemon.logText.contains("in use by another program") && !daemon.logText.contains("EBUSY"),
+                    "\(daemon.logText.suffix(2000))")
         }
     }
 

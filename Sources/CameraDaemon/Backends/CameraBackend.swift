@@ -11,6 +11,12 @@ protocol CameraBackend: AnyObject, Sendable {
     /// Stable across reboots and re-plugging; never /dev/videoN.
     var uniqueID: String { get }
 
+    /// Where the device's blocking work runs, in order: everything below that
+    /// touches the device (``startCapture(_:onFrame:onFailure:)`` and stopping
+    /// it, ``configure(_:)``, ``setControls(_:)``, ``refreshAvailability()``,
+    /// ``activeMode``) is called there.
+    var executor: DeviceExecutor { get }
+
     /// The device as clients see it now (`isConnected` true).
     func describe() -> Camerad_V1_Device
 

@@ -13,6 +13,7 @@ import V4L2
 /// formats camerad cannot read are listed but not picked for streaming.
 final class V4L2Camera: CameraBackend {
     let uniqueID: String
+    let executor: DeviceExecutor
     let devicePath: String
     let identity: V4L2Identity
     let capability: V4L2Capability
@@ -73,6 +74,7 @@ final class V4L2Camera: CameraBackend {
         onLost: @escaping @Sendable (String) -> Void
     ) {
         uniqueID = identity.uniqueID
+        executor = DeviceExecutor(label: uniqueID)
         devicePath = path
         self.identity = identity
         self.capability = capability

@@ -52,6 +52,7 @@ final class VirtualCamera: CameraBackend {
 
     let index: Int
     let uniqueID: String
+    let executor: DeviceExecutor
     let localizedName: String
     let position: Camerad_V1_Position
     let options: Options
@@ -68,6 +69,7 @@ final class VirtualCamera: CameraBackend {
     init(index: Int, localizedName: String? = nil, position: Camerad_V1_Position = .unspecified, options: Options = Options()) {
         self.index = index
         uniqueID = "virtual-\(index)"
+        executor = DeviceExecutor(label: uniqueID)
         self.localizedName = localizedName.flatMap { $0.isEmpty ? nil : $0 } ?? "Virtual Camera \(index)"
         self.position = position
         self.options = options

@@ -33,7 +33,7 @@ struct CameraServiceHandlers: Sendable {
         _ request: Camerad_V1_ListDevicesRequest, _ context: RPCContext
     ) async throws -> Camerad_V1_ListDevicesResponse {
         var response = Camerad_V1_ListDevicesResponse()
-        refreshAvailability(of: registry.devices)
+        await refreshAvailability(of: registry.devices)
         response.devices = registry.devices.map(registry.describe).filter { $0.matches(request.filter) }
         return response
     }
@@ -43,7 +43,7 @@ struct CameraServiceHandlers: Sendable {
     ) async throws -> Camerad_V1_GetDeviceResponse {
         var response = Camerad_V1_GetDeviceResponse()
         let device = try device(request.uniqueID)
-        refreshAvailability(of: [device])
+        await refreshAvailability(of: [device])
         response.device = registry.describe(device)
         return response
     }
@@ -91,9 +91,13 @@ struct CameraServiceHandlers: Sendable {
         return try await PhotoCapture.take(request, device: device, streamer: try streamer(request.uniqueID), holdsLock: holdsLock)
     }
 
-    /// Whether another program took or let go of a device is seen when someone asks.
-    private func refreshAvailability(of devices: [any CameraBackend]) {
-        for device in devices where device.refreshAvailability() { registry.deviceDidChange(device) }
+    /// Whether another program took or let go of a device is seen when someone
+    /// asks. It opens the node: the device's work, on its executor, after
+    /// whatever was asked of it before.
+    private func refreshAvailability(of devices: [any CameraBackend]) async {
+        for device in devices where await device.executor.run({ device.refreshAvailability() }) {
+            registry.deviceDidChange(device)
+        }
     }
 
     @Sendable func watchDevices(
@@ -159,7 +163,7 @@ struct CameraServiceHandlers: Sendable {
             throw RPCError(.invalidArgument, "a stream's first request must open it (OpenStream)")
         }
         let streamer = try self.streamer(open.uniqueID)
-        let id = try streamer.open(open, for: context.connectionID, writer: writer)
+        let id = try await streamer.open(open, for: context.connectionID, writer: writer)
         defer { streamer.close(id) }
         while let request = try await iterator.next() {
             switch request.kind {

@@ -1,0 +1,170 @@
+import CameraProtocol
+
+/// The device's capture: ``CaptureLifecycle`` decides, the jobs it asks for run
+/// on the device's executor, one after another, and report back.
+extension DeviceStreamer {
+    /// The jobs of a lifecycle outcome; an illegal transition is our bug, logged.
+    func planned(_ outcome: CaptureLifecycle.Outcome) -> [CaptureLifecycle.Job] {
+        switch outcome {
+        case .jobs(let jobs): return jobs
+        case .ignored: return []
+        case .illegal(let reason):
+            logger.error("\(device.uniqueID): capture lifecycle: \(reason)")
+            assertionFailure(reason)
+            return []
+        }
+    }
+
+    /// Stops the capture when nothing needs it any more.
+    func stopIfUnused(_ state: inout State) -> [CaptureLifecycle.Job] {
+        state.isUsed ? [] : planned(state.lifecycle.handle(.stop))
+    }
+
+    /// Queues jobs on the device's executor, in order. Call outside the lock.
+    func perform(_ jobs: [CaptureLifecycle.Job]) {
+        for job in jobs {
+            switch job {
+            case .start(let mode, let generation):
+                device.executor.enqueue { [self] in runStart(mode, generation) }
+            case .stop(let generation):
+                device.executor.enqueue { [self] in runStop(generation) }
+            }
+        }
+    }
+
+    /// Waits until the capture runs. Returns at once if it does.
+    ///
+    /// - Throws: why it could not start, or ended before it ran.
+    func waitUntilRunning() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let result = state.withLock { state -> Result<Void, RPCError>? in
+                switch state.lifecycle.state {
+                case .running: return .success(())
+                case .starting(_, _, stopWhenStarted: false):
+                    state.startWaiters.append(continuation)
+                    return nil
+                case .starting, .stopping, .idle:
+                    return .failure(state.lastStartFailure
+                                    ?? RPCError(.deviceBusy, "\(device.uniqueID) stopped as it started; try again"))
+                }
+            }
+            if let result { continuation.resume(with: result) }
+        }
+    }
+
+    /// A start job, on the executor.
+    private func runStart(_ mode: CaptureMode, _ generation: UInt64) {
+        let result = Result {
+            try device.startCapture(mode, onFrame: { [weak self] frame in
+                self?.deliver(frame, generation: generation)
+            }, onFailure: { [weak self] error in
+                self?.captureFailed(error, generation: generation)
+            })
+        }
+        var ended: [(Stream, RPCError)] = []
+        typealias Settled = (waiters: [CheckedContinuation<Void, any Error>], outcome: Result<Void, RPCError>?, jobs: [CaptureLifecycle.Job])
+        let (waiters, outcome, jobs) = state.withLock { state -> Settled in
+            switch result {
+            case .success(let capture):
+                state.captures[generation] = capture
+                guard state.lifecycle.currentGeneration == generation else {
+                    // Superseded: the stop job queued with the newer start stops it.
+                    return ([], nil, planned(state.lifecycle.handle(.started(generation: generation))))
+                }
+                let jobs = planned(state.lifecycle.handle(.started(generation: generation)))
+                defer { state.startWaiters.removeAll() }
+                guard state.lifecycle.isRunning else {
+                    // It failed, or was no longer wanted, as it started: it stops again.
+                    return (state.startWaiters, .failure(RPCError(.deviceBusy, "\(device.uniqueID) stopped as it started; try again")), jobs)
+                }
+                state.lastSequence = nil
+                state.previousMode = mode
+                rebuildPools(&state, ended: &ended)
+                logger.info("\(device.uniqueID): capturing \(mode)")
+                return (state.startWaiters, .success(()), jobs)
+            case .failure(let error):
+                let failure = error as? RPCError ?? RPCError(.deviceBusy, "\(device.uniqueID) cannot start: \(error)")
+                guard state.lifecycle.currentGeneration == generation else { return ([], nil, []) }
+                let jobs = planned(state.lifecycle.handle(.startFailed(generation: generation)))
+                state.lastStartFailure = failure
+                defer { state.startWaiters.removeAll() }
+                return (state.startWaiters, .failure(failure), jobs)
+            }
+        }
+        for (stream, error) in ended { stream.writer.end(with: error) }
+        if let outcome {
+            for waiter in waiters { waiter.resume(with: outcome) }
+        }
+        perform(jobs)
+    }
+
+    /// A stop job, on the executor: stops the capture (waiting for its thread),
+    /// then, unless another start is queued, turns off the torch, which may
+    /// shine only while the device runs.
+    private func runStop(_ generation: UInt64) {
+        let capture = state.withLock { $0.captures.removeValue(forKey: generation) }
+        capture?.stop()
+        let idle = state.withLock { state -> Bool in
+            _ = planned(state.lifecycle.handle(.stopped(generation: generation)))
+            return state.lifecycle.state == .idle
+        }
+        if capture != nil { logger.info("\(device.uniqueID): capture stopped") }
+        guard idle else { return }
+        let description = device.describe()
+        let off = CameraSettingsMapping.torchOff(description.controls)
+        guard !off.isEmpty, let changes = try? ControlChange.resolve(off, on: description) else { return }
+        do {
+            try device.setControls(changes)
+            onDeviceChanged()
+        } catch {
+            logger.warning("\(device.uniqueID): turning the torch off failed: \(error)")
+        }
+    }
+
+    /// The device failed under a capture: gone (the registry removes it and ends
+    /// the streams as disconnected), or failed in place (the streams end as failed).
+    func captureFailed(_ error: RPCError, generation: UInt64) {
+        let (current, jobs) = state.withLock { state in
+            (state.lifecycle.currentGeneration == generation, planned(state.lifecycle.handle(.failed(generation: generation))))
+        }
+        perform(jobs)
+        guard current else { return }
+        logger.error("\(device.uniqueID): capture ended: \(error.message)")
+        if error.reason == .deviceDisconnected {
+            onDeviceLost(error)
+        } else {
+            interrupt(.deviceFailed, error)
+        }
+    }
+
+    /// The lock holder changed the device's mode (``CameraBackend/configure(_:)``
+    /// already has it): a capture restarts in it, after whatever is queued on the
+    /// device. Every stream keeps its own output (pixel format, size,
+    /// orientation), gets a pool made from the new frames and a FormatChanged;
+    /// the old pool's slots stay valid until released, so no frame is torn. A
+    /// stream whose output cannot be made from the new mode ends with
+    /// UNSUPPORTED_FORMAT. An idle device just starts in it next time.
+    ///
+    /// - Throws: ``RPCError`` when the device will not start in `mode` (it is
+    ///   started again in the mode it ran; if that fails too, its streams end).
+    func switchMode(to mode: CaptureMode) async throws {
+        let (previous, jobs) = state.withLock { state -> (CaptureMode?, [CaptureLifecycle.Job]) in
+            guard let running = state.lifecycle.mode, running != mode else { return (nil, []) }
+            return (running, planned(state.lifecycle.handle(.restart(mode))))
+        }
+        guard let previous else { return }
+        perform(jobs)
+        do {
+            try await waitUntilRunning()
+        } catch {
+            let failure = error as? RPCError ?? RPCError(.deviceBusy, "\(device.uniqueID) cannot start in \(mode): \(error)")
+            // Back to what ran, so the streams go on.
+            let jobs = state.withLock { state in
+                state.isUsed ? planned(state.lifecycle.handle(.start(previous))) : []
+            }
+            perform(jobs)
+            if !jobs.isEmpty, (try? await waitUntilRunning()) == nil { interrupt(.deviceFailed, failure) }
+            throw failure
+        }
+    }
+}

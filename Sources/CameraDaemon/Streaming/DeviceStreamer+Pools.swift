@@ -1,0 +1,115 @@
+import CameraMedia
+import CameraProtocol
+
+/// A variant's frame pool: found or made as streams join, grown for them, made
+/// anew when the device's mode changes, forgotten when nobody uses it.
+extension DeviceStreamer {
+    /// The pool a new stream of `options` joins: the variant's, grown if it
+    /// lacks room for the newcomer's allowance, or a new one.
+    func pool(
+        for options: StreamOptions, joining streamID: UInt64, in state: inout State, source: FrameLayout
+    ) throws -> VariantPool {
+        let current = state.currentPool[options.variant].flatMap { state.pools[$0] }
+        let others = current.map { pool in pool.streamIDs.compactMap { state.streams[$0]?.options.slotsHeld } } ?? []
+        let needed = Self.spareSlots + options.slotsHeld + others.reduce(0, +)
+        if let current, current.slotCount >= needed {
+            current.streamIDs.insert(streamID)
+            return current
+        }
+        if current == nil && state.currentPool.count >= Self.maxVariants {
+            throw RPCError(.resourceExhausted,
+                           "\(device.uniqueID) already makes \(Self.maxVariants) output variants, the most camerad allows; ask for one of them ('camctl stats \(device.uniqueID)' lists them)")
+        }
+        // Growing doubles, so that a crowd joining one by one moves pools a few times, not once each.
+        let slots = max(needed, 2 * (current?.slotCount ?? 0))
+        let pool: VariantPool
+        do {
+            pool = try VariantPool(id: Self.nextPoolID.wrappingAdd(1, ordering: .relaxed).oldValue,
+                                   source: source, variant: options.variant, slotCount: slots, budget: budget)
+        } catch let error as RPCError {
+            throw error
+        } catch let error as ConversionError {
+            throw RPCError(.unsupportedFormat, "\(options.variant): \(error.message)")
+        } catch {
+            throw RPCError(.resourceExhausted, "cannot make a frame pool for \(options.variant): \(error)")
+        }
+        state.pools[pool.id] = pool
+        state.currentPool[options.variant] = pool.id
+        pool.streamIDs = [streamID]
+        if let current {
+            // Too small for the newcomer: its streams move to the new pool and
+            // keep the old one's slots until they release them.
+            for id in current.streamIDs {
+                state.streams[id]?.poolID = pool.id
+                pool.streamIDs.insert(id)
+                // An opening stream learns its pool from its StreamStarted.
+                if let stream = state.streams[id], stream.phase == .streaming {
+                    var response = Camerad_V1_StreamResponse()
+                    response.formatChanged.pool = pool.description(shared: !stream.options.inline)
+                    if let mode = state.lifecycle.mode { response.formatChanged.frameDuration = mode.frameDuration }
+                    response.formatChanged.note = "a larger pool for a new stream of the same variant"
+                    stream.writer.send(response, descriptors: stream.options.inline ? [] : [pool.memory.descriptor])
+                }
+            }
+            current.streamIDs = []
+            dropUnusedPools(&state)
+        }
+        return pool
+    }
+
+    /// Slots beyond what all its streams may hold together (frames on their way
+    /// to a client count as held): the one being written. So a stream that holds
+    /// all it may, never releasing, costs only itself; its neighbours always
+    /// find a free slot.
+    static let spareSlots = 1
+
+    /// Forgets pools no stream uses and no client holds.
+    func dropUnusedPools(_ state: inout State) {
+        for (id, pool) in state.pools where pool.streamIDs.isEmpty && pool.slotsInUse == 0 {
+            state.pools[id] = nil
+            if state.currentPool[pool.variant] == id { state.currentPool[pool.variant] = nil }
+        }
+    }
+
+    /// Gives every variant whose pool was made from another mode's frames a new
+    /// pool, moves its streams there and tells those streaming.
+    func rebuildPools(_ state: inout State, ended: inout [(Stream, RPCError)]) {
+        guard let mode = state.lifecycle.mode else { return }
+        let description = device.describe()
+        for (variant, poolID) in state.currentPool {
+            guard let old = state.pools[poolID], old.source != mode.layout else { continue }
+            let ids = old.streamIDs
+            old.streamIDs = []
+            state.currentPool[variant] = nil
+            let pool: VariantPool
+            do {
+                pool = try VariantPool(id: Self.nextPoolID.wrappingAdd(1, ordering: .relaxed).oldValue,
+                                       source: mode.layout, variant: variant, slotCount: old.slotCount, budget: budget)
+            } catch {
+                let failure = error as? RPCError ?? RPCError(.unsupportedFormat,
+                    "\(device.uniqueID) now runs \(mode), from which \(variant) cannot be made: \((error as? ConversionError)?.message ?? "\(error)"); open the stream again")
+                for id in ids {
+                    guard let stream = remove(id, &state) else { continue }
+                    ended.append((stream, failure))
+                }
+                continue
+            }
+            state.pools[pool.id] = pool
+            state.currentPool[variant] = pool.id
+            pool.streamIDs = ids
+            for id in ids {
+                guard let stream = state.streams[id] else { continue }
+                state.streams[id]!.poolID = pool.id
+                guard stream.phase == .streaming else { continue }
+                var response = Camerad_V1_StreamResponse()
+                response.formatChanged.pool = pool.description(shared: !stream.options.inline)
+                response.formatChanged.device = description
+                response.formatChanged.device.activeFormatIndex = UInt32(mode.formatIndex)
+                response.formatChanged.frameDuration = mode.frameDuration
+                response.formatChanged.note = "the device now runs \(mode); you still get \(variant)"
+                stream.writer.send(response, descriptors: stream.options.inline ? [] : [pool.memory.descriptor])
+            }
+        }
+        dropUnusedPools(&state)
+    }
+}

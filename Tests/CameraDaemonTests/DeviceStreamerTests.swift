@@ -1,0 +1,238 @@
+@testable import CameraDaemon
+import CameraIPC
+import CameraMedia
+import CameraProtocol
+import CameraTestSupport
+import Dispatch
+import Logging
+import Synchronization
+import Testing
+
+/// A camera for the streamer's tests: its description is a virtual camera's
+/// (YUYV 640x480), its frames come when the test says (``emit(_:)``), its
+/// captures log their starts and stops, a stop can be held up, and — like a
+/// V4L2 node — it refuses to start while a capture of its own still holds it.
+final class FakeCamera: CameraBackend, @unchecked Sendable {
+    private let base = VirtualCamera(index: 9)
+    var uniqueID: String { base.uniqueID }
+    var executor: DeviceExecutor { base.executor }
+    func describe() -> Camerad_V1_Device { base.describe() }
+    var activeMode: CaptureMode { base.activeMode }
+    var configuredMode: CaptureMode? { base.configuredMode }
+    func configure(_ mode: CaptureMode) throws { try base.configure(mode) }
+    var settingsState: CameraSettingsState { base.settingsState }
+    func setControls(_ changes: [ControlChange]) throws { try base.setControls(changes) }
+
+    struct State {
+        var log: [String] = []
+        var holding: FakeCapture?
+        var captures = 0
+        var holdStops = false
+    }
+    let state = Mutex(State())
+    private let stopGate = DispatchSemaphore(value: 0)
+
+    var log: [String] { state.withLock { $0.log } }
+
+    func startCapture(
+        _ mode: CaptureMode, onFrame: @escaping @Sendable (CapturedFrame) -> Void,
+        onFailure: @escaping @Sendable (RPCError) -> Void
+    ) throws -> any CaptureStream {
+        try state.withLock { state throws(RPCError) in
+            guard state.holding == nil else {
+                state.log.append("busy")
+                throw RPCError(.deviceBusy, "\(uniqueID) is in use by another program")
+            }
+            state.captures += 1
+            let capture = FakeCapture(number: state.captures, mode: mode, onFrame: onFrame, camera: self)
+            state.holding = capture
+            state.log.append("start \(capture.number)")
+            return capture
+        }
+    }
+
+    /// Makes the stops of later captures wait for ``releaseStops()``.
+    func holdStops() { state.withLock { $0.holdStops = true } }
+
+    func releaseStops() {
+        state.withLock { $0.holdStops = false }
+        stopGate.signal()
+    }
+
+    fileprivate func stopping(_ capture: FakeCapture) {
+        let hold = state.withLock { state in
+            state.log.append("stop \(capture.number) begins")
+            return state.holdStops
+        }
+        if hold { stopGate.wait() }
+        state.withLock { state in
+            state.holding = nil
+            state.log.append("stop \(capture.number) ends")
+        }
+    }
+
+    /// One frame, numbered `sequence`, from the capture running now (on the
+    /// caller's thread, as a capture thread would).
+    func emit(_ sequence: UInt64) {
+        guard let capture = state.withLock({ $0.holding }) else { return }
+        let layout = capture.mode.layout
+        let bytes = [UInt8](repeating: UInt8(truncatingIfNeeded: sequence), count: layout.capacity)
+        bytes.withUnsafeBytes { bytes in
+            capture.onFrame(CapturedFrame(bytes: bytes, sequence: sequence, timestampNanoseconds: Int64(sequence) * 33_333_333,
+                                          durationNanoseconds: 33_333_333))
+        }
+    }
+}
+
+final class FakeCapture: CaptureStream, @unchecked Sendable {
+    let number: Int
+    let mode: CaptureMode
+    let onFrame: @Sendable (CapturedFrame) -> Void
+    private weak var camera: FakeCamera?
+
+    init(number: Int, mode: CaptureMode, onFrame: @escaping @Sendable (CapturedFrame) -> Void, camera: FakeCamera) {
+        self.number = number
+        self.mode = mode
+        self.onFrame = onFrame
+        self.camera = camera
+    }
+
+    func stop() { camera?.stopping(self) }
+}
+
+/// Records what a stream is sent, as short lines: "started", "frame 3",
+/// "dropped outOfBuffers 1 up to 5", "ended".
+final class RecordingResponder: StreamResponder, @unchecked Sendable {
+    private let lines = Mutex<[String]>([])
+    private let frames = Mutex<[Camerad_V1_FrameReady]>([])
+
+    var recorded: [String] { lines.withLock { $0 } }
+    var receivedFrames: [Camerad_V1_FrameReady] { frames.withLock { $0 } }
+
+    func send(_ response: Camerad_V1_StreamResponse, descriptors: [OwnedFD]) -> Bool {
+        record(response)
+        return true
+    }
+
+    func send(_ response: Camerad_V1_StreamResponse, descriptors: [OwnedFD], droppingAbove threshold: Int) -> Bool {
+        record(response)
+        return true
+    }
+
+    func send(serialized response: [UInt8], descriptors: [OwnedFD]) -> Bool {
+        record(try! Camerad_V1_StreamResponse(serializedBytes: response))
+        return true
+    }
+
+    func end(with error: RPCError?) {
+        lines.withLock { $0.append("ended \(error?.message ?? "OK")") }
+    }
+
+    private func record(_ response: Camerad_V1_StreamResponse) {
+        let line: String
+        switch response.kind {
+        case .started: line = "started"
+        case .frame(let frame):
+            frames.withLock { $0.append(frame) }
+            line = "frame \(frame.sequence)"
+        case .dropped(let dropped): line = "dropped \(dropped.reason) \(dropped.count) up to \(dropped.lastSequence)"
+        case .formatChanged: line = "format changed"
+        case .interrupted: line = "interrupted"
+        case nil: line = "?"
+        }
+        lines.withLock { $0.append(line) }
+    }
+}
+
+@Suite struct DeviceStreamerTests {
+    let camera = FakeCamera()
+    let streamer: DeviceStreamer
+
+    init() {
+        streamer = DeviceStreamer(device: camera, logger: Logger(label: "test"))
+    }
+
+    static func open(framesInFlight: UInt32 = 3, keepLateFrames: Bool = false) -> Camerad_V1_OpenStream {
+        var request = Camerad_V1_OpenStream()
+        request.uniqueID = "virtual-9"
+        request.settings.maxFramesInFlight = framesInFlight
+        request.settings.alwaysDiscardsLateVideoFrames = !keepLateFrames
+        return request
+    }
+
+    /// The bug the capture lifecycle fixes: a stream closed and another opened
+    /// at once used to start the device while its stop was still under way
+    /// (a V4L2 node then says EBUSY, "in use by another program"). Now the
+    /// start waits behind the stop on the device's executor.
+    @Test func aStartAskedForWhileAStopIsUnderWayWaitsForIt() async throws {
+        let first = try await streamer.open(Self.open(), for: 1, writer: RecordingResponder())
+        camera.holdStops()
+        streamer.close(first)
+        #expect(await waitUntil { camera.log.contains("stop 1 begins") })
+        let responder = RecordingResponder()
+        let opening = Task { try await streamer.open(Self.open(), for: 1, writer: responder) }
+        camera.releaseStops()
+        let second = try await opening.value
+        #expect(camera.log == ["start 1", "stop 1 begins", "stop 1 ends", "start 2"])
+        #expect(responder.recorded == ["started"])
+        streamer.close(second)
+        await camera.executor.drain()
+        #expect(camera.log.last == "stop 2 ends")
+    }
+
+    /// Fifty opens and closes with no pause: each start after the stop before it.
+    @Test func fiftyOpensAndClosesInARowNeverFindTheDeviceBusy() async throws {
+        for _ in 0..<50 {
+            let id = try await streamer.open(Self.open(), for: 1, writer: RecordingResponder())
+            streamer.close(id)
+        }
+        await camera.executor.drain()
+        let log = camera.log
+        #expect(!log.contains("busy"), "\(log)")
+        #expect(log.count == 150 && log.suffix(3) == ["start 50", "stop 50 begins", "stop 50 ends"], "\(log.suffix(6))")
+    }
+
+    /// Late frames queue (keepLateFrames) and then drop; each drop is reported
+    /// ahead of the next frame, and queued frames go in order as slots come back.
+    @Test func queuedFramesAndTheirDropsReachTheClientInCaptureOrder() async throws {
+        let responder = RecordingResponder()
+        let id = try await streamer.open(Self.open(framesInFlight: 2, keepLateFrames: true), for: 1, writer: responder)
+        for sequence in 0...5 as ClosedRange<UInt64> { camera.emit(sequence) }
+        // Two in flight, three queued, the sixth out of buffers.
+        #expect(responder.recorded == ["started", "frame 0", "frame 1"])
+        for index in 0..<4 {
+            let frame = responder.receivedFrames[index]
+            var release = Camerad_V1_ReleaseFrames()
+            release.poolID = frame.poolID
+            release.slots = [frame.slot]
+            try streamer.release(id, release)
+        }
+        camera.emit(6)
+        #expect(responder.recorded == ["started", "frame 0", "frame 1", "frame 2", "frame 3", "frame 4",
+                                       "dropped outOfBuffers 1 up to 5", "frame 6"])
+        streamer.close(id)
+    }
+
+    /// A device that skips frames: the gap is reported as a discontinuity, ahead
+    /// of the next frame; frames skipped by min_frame_duration are not drops.
+    @Test func aGapInTheDevicesNumbersIsReportedAsADiscontinuity() async throws {
+        let responder = RecordingResponder()
+        let id = try await streamer.open(Self.open(), for: 1, writer: responder)
+        camera.emit(0)
+        camera.emit(4)
+        #expect(responder.recorded == ["started", "frame 0", "dropped discontinuity 3 up to 3", "frame 4"])
+        streamer.close(id)
+    }
+
+    /// A device removed mid-stream ends its streams with the reason, and the
+    /// capture stops.
+    @Test func anInterruptionEndsEveryStreamAndStopsTheCapture() async throws {
+        let responder = RecordingResponder()
+        _ = try await streamer.open(Self.open(), for: 1, writer: responder)
+        streamer.interrupt(.deviceDisconnected, RPCError(.deviceDisconnected, "gone"))
+        await camera.executor.drain()
+        #expect(responder.recorded == ["started", "interrupted", "ended gone"])
+        #expect(camera.log == ["start 1", "stop 1 begins", "stop 1 ends"])
+        #expect(streamer.statistics().streams == 0 && !streamer.statistics().capturing)
+    }
+}
