@@ -6,7 +6,11 @@ import Synchronization
 /// (or, for inline delivery, in this process's memory).
 ///
 /// Valid until released — see ``SampleBuffer``. After that every base address
-/// is nil.
+/// is nil. Reads are pinned: ``withUnsafeBytes(_:)`` pins the memory while its
+/// body runs, and ``lockBaseAddress()`` until ``unlockBaseAddress()``; a release
+/// asked for meanwhile (``SampleBuffer/invalidate()`` on another thread, say)
+/// waits for the last pin to go, so the slot is never given back — and
+/// rewritten by camerad — under a reader.
 public final class PixelBuffer: @unchecked Sendable, CustomStringConvertible {
     public let width: Int
     public let height: Int
@@ -16,19 +20,30 @@ public final class PixelBuffer: @unchecked Sendable, CustomStringConvertible {
     public let dataSize: Int
 
     private let planes: [Camerad_V1_PlaneInfo]
-    private let lease: Mutex<Lease?>
+    private let state: Mutex<State>
 
     /// What keeps the bytes readable: a slot of a mapped pool, or a copy of inline data.
     private struct Lease {
         let bytes: UnsafeRawBufferPointer
-        let pool: MappedPool
-        let stream: FrameStream?
-        let slot: UInt32
+        /// Gives a pool's slot back to camerad; nil for inline frames.
+        let giveBack: (@Sendable () -> Void)?
         /// Inline frames: memory this buffer owns.
         let owned: UnsafeMutableRawBufferPointer?
+        /// The pool whose mapping the bytes are in, kept mapped while they are read.
+        let pool: MappedPool
     }
 
-    init(_ frame: Camerad_V1_FrameReady, pool: MappedPool, stream: FrameStream) {
+    private struct State {
+        var lease: Lease?
+        /// Readers now: the lease is not given back while any is.
+        var pins = 0
+        /// Released while pinned: given back at the last unpin.
+        var releaseWanted = false
+    }
+
+    /// - Parameter giveBack: hands the frame's slot back to camerad, called once
+    ///   when the buffer is released and no reader pins it.
+    init(_ frame: Camerad_V1_FrameReady, pool: MappedPool, giveBack: @escaping @Sendable () -> Void) {
         let description = pool === MappedPool.inline ? nil : pool.description
         width = Int(description?.width ?? 0)
         height = Int(description?.height ?? 0)
@@ -37,29 +52,61 @@ public final class PixelBuffer: @unchecked Sendable, CustomStringConvertible {
         planes = frame.planes
         if frame.data.isEmpty {
             let bytes = pool.slot(frame.slot, bytes: Int(frame.bytesUsed)) ?? UnsafeRawBufferPointer(start: nil, count: 0)
-            lease = Mutex(Lease(bytes: bytes, pool: pool, stream: stream, slot: frame.slot, owned: nil))
+            state = Mutex(State(lease: Lease(bytes: bytes, giveBack: giveBack, owned: nil, pool: pool)))
         } else {
             let owned = UnsafeMutableRawBufferPointer.allocate(byteCount: frame.data.count, alignment: 64)
             owned.copyBytes(from: frame.data)
-            lease = Mutex(Lease(bytes: UnsafeRawBufferPointer(owned), pool: pool, stream: nil, slot: 0, owned: owned))
+            state = Mutex(State(lease: Lease(bytes: UnsafeRawBufferPointer(owned), giveBack: nil, owned: owned, pool: pool)))
         }
     }
 
-    deinit { release() }
+    deinit {
+        // Nobody can read any more: pins left behind (a lock never unlocked) do not count.
+        Self.giveBack(state.withLock { state in
+            defer { state.lease = nil }
+            return state.lease
+        })
+    }
 
-    /// Gives the memory back (idempotent).
+    /// Gives the memory back (idempotent), at once or, while a reader pins it,
+    /// at the last unpin. Its base addresses are nil from now on for new readers.
     func release() {
-        let released = lease.withLock { lease -> Lease? in
-            defer { lease = nil }
-            return lease
-        }
-        released?.owned?.deallocate()
-        if let released, let stream = released.stream {
-            stream.release(poolID: released.pool.id, slot: released.slot)
+        Self.giveBack(state.withLock { state -> Lease? in
+            guard state.pins == 0 else {
+                state.releaseWanted = true
+                return nil
+            }
+            defer { state.lease = nil }
+            return state.lease
+        })
+    }
+
+    private static func giveBack(_ lease: Lease?) {
+        lease?.owned?.deallocate()
+        lease?.giveBack?()
+    }
+
+    /// Pins the memory for a reader; nil when it was released.
+    private func pin() -> UnsafeRawBufferPointer? {
+        state.withLock { state in
+            guard let lease = state.lease, !state.releaseWanted || state.pins > 0 else { return nil }
+            state.pins += 1
+            return lease.bytes
         }
     }
 
-    var isValid: Bool { lease.withLock { $0 != nil } }
+    private func unpin() {
+        Self.giveBack(state.withLock { state -> Lease? in
+            guard state.pins > 0 else { return nil }
+            state.pins -= 1
+            guard state.pins == 0, state.releaseWanted else { return nil }
+            defer { state.lease = nil }
+            return state.lease
+        })
+    }
+
+    /// Whether the memory is still readable (not released, or still pinned).
+    var isValid: Bool { state.withLock { $0.lease != nil && (!$0.releaseWanted || $0.pins > 0) } }
 
     public var planeCount: Int { planes.count > 1 ? planes.count : 0 }
     public var isPlanar: Bool { planes.count > 1 }
@@ -68,10 +115,12 @@ public final class PixelBuffer: @unchecked Sendable, CustomStringConvertible {
     public var baseAddress: UnsafeRawPointer? { baseAddress(ofPlane: 0) }
     public var bytesPerRow: Int { bytesPerRow(ofPlane: 0) }
 
-    /// CVPixelBufferGetBaseAddressOfPlane.
+    /// CVPixelBufferGetBaseAddressOfPlane: valid while the buffer is, or, once it
+    /// is released, while a ``lockBaseAddress()`` holds it.
     public func baseAddress(ofPlane plane: Int) -> UnsafeRawPointer? {
-        lease.withLock { lease in
-            guard let lease, let start = lease.bytes.baseAddress else { return nil }
+        state.withLock { state in
+            guard let lease = state.lease, !state.releaseWanted || state.pins > 0,
+                  let start = lease.bytes.baseAddress else { return nil }
             guard planes.indices.contains(plane) else { return plane == 0 ? start : nil }
             return start + Int(planes[plane].offset)
         }
@@ -95,20 +144,29 @@ public final class PixelBuffer: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
-    /// The whole frame's bytes, for as long as `body` runs.
+    /// The whole frame's bytes, pinned for as long as `body` runs: a release
+    /// meanwhile waits for it.
     ///
     /// - Throws: `invalidState` when the buffer was released.
     public func withUnsafeBytes<T>(_ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {
-        // Holding the lock keeps a concurrent release from giving the slot back mid-read.
-        let bytes = lease.withLock { $0?.bytes }
-        guard let bytes else { throw CaptureError(.invalidState, "the pixel buffer was released; copy frames you keep") }
-        return try withExtendedLifetime(self) { try body(bytes) }
+        guard let bytes = pin() else {
+            throw CaptureError(.invalidState, "the pixel buffer was released; copy frames you keep")
+        }
+        defer { unpin() }
+        return try body(bytes)
     }
 
-    /// CVPixelBufferLockBaseAddress: the memory is always mapped, so there is
-    /// nothing to do; kept so AVFoundation code reads the same.
-    public func lockBaseAddress() {}
-    public func unlockBaseAddress() {}
+    /// CVPixelBufferLockBaseAddress: pins the memory until the matching
+    /// ``unlockBaseAddress()``; a release meanwhile waits for it. Locks nest.
+    /// Locking a released buffer does nothing (its base addresses stay nil).
+    public func lockBaseAddress() {
+        _ = pin()
+    }
+
+    /// CVPixelBufferUnlockBaseAddress: ends a ``lockBaseAddress()``.
+    public func unlockBaseAddress() {
+        unpin()
+    }
 
     public var description: String { "\(PixelFormats.name(pixelFormatType)) \(width)x\(height)" }
 }

@@ -52,7 +52,8 @@ public final class SampleBuffer: @unchecked Sendable, CustomStringConvertible {
         presentationTimeStamp = CMTime(nanoseconds: frame.presentationTimeNs)
         duration = CMTime(nanoseconds: frame.durationNs)
         sequenceNumber = frame.sequence
-        let pixels = PixelBuffer(frame, pool: pool, stream: stream)
+        let (poolID, slot) = (pool.id, frame.slot)
+        let pixels = PixelBuffer(frame, pool: pool) { stream.release(poolID: poolID, slot: slot) }
         imageBuffer = pixels
         formatDescription = FormatDescription(mediaSubType: pixels.pixelFormatType,
                                               dimensions: CMVideoDimensions(width: Int32(pixels.width), height: Int32(pixels.height)))
