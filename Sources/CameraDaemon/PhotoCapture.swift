@@ -51,10 +51,22 @@ enum PhotoCapture {
         }
         if let restore { try? await streamer.switchMode(to: restore) }
         let (frame, fires) = taken
+        // Scaling and encoding are CPU work: a worker's, not the handler's.
+        var response = try await Workers.run {
+            try encode(frame, fired: fires, settings: settings, description: description, device: device)
+        }
+        response.note = note
+        return response
+    }
+
+    /// The photo of `frame` as `settings` ask: a JPEG with EXIF, or uncompressed.
+    private static func encode(
+        _ frame: DeviceStreamer.PhotoFrame, fired fires: Bool, settings: Camerad_V1_PhotoSettings,
+        description: Camerad_V1_Device, device: any CameraBackend
+    ) throws -> Camerad_V1_CapturePhotoResponse {
         let source = frame.mode.layout
 
         var response = Camerad_V1_CapturePhotoResponse()
-        response.note = note
         let (width, height) = fit(source.width, source.height, into: Int(settings.maxWidth), Int(settings.maxHeight))
         let rotation: Rotation = switch settings.orientation {
         case .portrait: .clockwise90
