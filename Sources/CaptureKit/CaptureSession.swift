@@ -4,16 +4,23 @@ import Synchronization
 
 /// AVCaptureSession: runs frames from a device input to its outputs.
 ///
-/// Lifecycle (``isRunning``):
+/// Lifecycle (``isRunning``, ``isInterrupted``):
 ///
 /// ```
-/// stopped ──start──► starting ──all streams open──► running ──stop──► stopping ──► stopped
-///    ▲                  │ a stream fails: runtime error  │  ▲
-///    │                  └─────────► stopped              │  │ the device (or daemon) is back:
-///    │      device or daemon gone: wasInterrupted +      │  │ streams reopen, interruptionEnded
-///    │      runtime error; then, unless it resumes ──────┤  │
-///    └── stop, or no resume asked ◄── interrupted ◄──────┘──┘ (automaticallyResumesAfterInterruption)
+///          start               all streams open            stop
+/// stopped ───────► starting ─────────────────► running ───────────► stopping ──► stopped
+///    ▲                │ a stream cannot open:     │ a stream ends by itself (its device or the
+///    │◄───────────────┘ runtime error             │ daemon went): every stream closes;
+///    │                                            │ wasInterrupted + runtime error
+///    │◄──────── no resume asked: didStopRunning ──┤
+///    │                                            ▼ automaticallyResumesAfterInterruption
+///    │◄──────────────── stop ──────────────── interrupted ──the device is back: streams
+///                                                            reopen, interruptionEnded──► running
 /// ```
+///
+/// One state, changed in one place (`transition`), which lists every pair of
+/// state and event; an impossible pair is a bug, reported in debug builds.
+/// ``isInterrupted`` is true only while interrupted: a stopped session is not.
 ///
 /// Start, stop and reconfiguration happen one at a time, in the order asked.
 /// Changes to outputs and connections while running apply at once, or, inside
@@ -51,8 +58,64 @@ public final class CaptureSession: @unchecked Sendable {
     /// userInfo key of an interruption: the ``InterruptionReason``'s raw value.
     public static let interruptionReasonKey = "CaptureSessionInterruptionReasonKey"
 
-    private enum Lifecycle {
+    private enum Lifecycle: Equatable {
         case stopped, starting, running, interrupted, stopping
+    }
+
+    private enum LifecycleEvent {
+        case start, started, startFailed, stop, stopped
+        /// A stream ended without being asked to; `resumes`: the session waits for its device.
+        case streamEnded(resumes: Bool)
+        /// The device came back and every stream reopened.
+        case resumed
+    }
+
+    /// The session's state after `event`, or nil when the event changes nothing
+    /// (a start while not stopped, a stop while stopped, a stream of a session
+    /// already stopping or interrupted ending).
+    private static func transition(_ state: Lifecycle, _ event: LifecycleEvent) -> Lifecycle? {
+        switch (state, event) {
+        case (.stopped, .start): return .starting
+        case (.starting, .started): return .running
+        case (.starting, .startFailed): return .stopped
+        case (.running, .stop), (.interrupted, .stop): return .stopping
+        case (.stopping, .stopped): return .stopped
+        case (.running, .streamEnded(let resumes)): return resumes ? .interrupted : .stopped
+        case (.interrupted, .resumed): return .running
+
+        case (.starting, .start), (.running, .start), (.interrupted, .start), (.stopping, .start):
+            return nil  // startRunning while not stopped does nothing, as in AVFoundation
+        case (.stopped, .stop), (.stopping, .stop):
+            return nil
+        case (.stopped, .streamEnded), (.stopping, .streamEnded), (.interrupted, .streamEnded):
+            return nil  // a stream closing as the session stops, or another of an interrupted session
+        case (.stopped, .resumed), (.stopping, .resumed):
+            return nil  // stopped while the device came back
+        case (.starting, .stop):
+            illegal("a stop while starting: operations run one at a time, and a stop waits for the start")
+        case (.starting, .streamEnded):
+            illegal("a stream ended while starting: streams are consumed only once the session runs")
+        case (.stopped, .started), (.running, .started), (.interrupted, .started), (.stopping, .started),
+             (.stopped, .startFailed), (.running, .startFailed), (.interrupted, .startFailed), (.stopping, .startFailed):
+            illegal("\(event) while \(state): only a session starting finishes starting")
+        case (.stopped, .stopped), (.starting, .stopped), (.running, .stopped), (.interrupted, .stopped):
+            illegal("stopped while \(state): only a session stopping finishes stopping")
+        case (.starting, .resumed), (.running, .resumed):
+            illegal("resumed while \(state): only an interrupted session resumes")
+        }
+        return nil
+    }
+
+    private static func illegal(_ reason: String) {
+        assertionFailure("CaptureSession lifecycle: \(reason)")
+    }
+
+    /// Moves the state on by `event`; whether it changed.
+    @discardableResult
+    private static func apply(_ event: LifecycleEvent, to state: inout State) -> Bool {
+        guard let next = transition(state.lifecycle, event) else { return false }
+        state.lifecycle = next
+        return true
     }
 
     private struct Running {
@@ -70,7 +133,6 @@ public final class CaptureSession: @unchecked Sendable {
         var configurationDepth = 0
         var changedDuringConfiguration = false
         var lifecycle = Lifecycle.stopped
-        var isInterrupted = false
         var running: [ObjectIdentifier: Running] = [:]
         var listeners: [UInt64: AsyncStream<Event>.Continuation] = [:]
         var nextListenerID: UInt64 = 1
@@ -203,7 +265,8 @@ public final class CaptureSession: @unchecked Sendable {
 
     /// False while interrupted.
     public var isRunning: Bool { state.withLock { $0.lifecycle == .running } }
-    public var isInterrupted: Bool { state.withLock { $0.isInterrupted } }
+    /// True while interrupted (waiting for its device to come back); a stopped session is not.
+    public var isInterrupted: Bool { state.withLock { $0.lifecycle == .interrupted } }
 
     /// When true, a session whose device goes away (or whose daemon does) stays
     /// interrupted instead of stopping, and resumes — ``Event/interruptionEnded``
@@ -282,11 +345,7 @@ public final class CaptureSession: @unchecked Sendable {
     }
 
     private func performStart() async throws(CaptureError) {
-        guard state.withLock({ state -> Bool in
-            guard state.lifecycle == .stopped else { return false }
-            state.lifecycle = .starting
-            return true
-        }) else { return }
+        guard state.withLock({ Self.apply(.start, to: &$0) }) else { return }
         for output in outputs { output.sessionWillStart() }
         var opened: [Running] = []
         for (output, connection, request) in plan() {
@@ -295,7 +354,7 @@ public final class CaptureSession: @unchecked Sendable {
                 opened.append(Running(output: output, connection: connection, request: request, stream: stream))
             } catch {
                 for running in opened { running.stream.close() }
-                state.withLock { $0.lifecycle = .stopped }
+                state.withLock { _ = Self.apply(.startFailed, to: &$0) }
                 // The run ends before it began: a sequence waiting for it ends too.
                 for output in outputs { output.sessionDidStop(endedByItself: true) }
                 post(.runtimeError(error))
@@ -303,8 +362,7 @@ public final class CaptureSession: @unchecked Sendable {
             }
         }
         state.withLock { state in
-            state.lifecycle = .running
-            state.isInterrupted = false
+            Self.apply(.started, to: &state)
             for running in opened { state.running[ObjectIdentifier(running.output)] = running }
         }
         for running in opened { consume(running) }
@@ -313,8 +371,7 @@ public final class CaptureSession: @unchecked Sendable {
 
     private func performStop() async {
         let stopped = state.withLock { state -> (streams: [Running], resumer: Task<Void, Never>?)? in
-            guard state.lifecycle == .running || state.lifecycle == .interrupted else { return nil }
-            state.lifecycle = .stopping
+            guard Self.apply(.stop, to: &state) else { return nil }
             defer {
                 state.running.removeAll()
                 state.resumer = nil
@@ -325,10 +382,7 @@ public final class CaptureSession: @unchecked Sendable {
         stopped.resumer?.cancel()
         await close(stopped.streams)
         for output in outputs { output.sessionDidStop(endedByItself: false) }
-        state.withLock { state in
-            state.lifecycle = .stopped
-            state.isInterrupted = false
-        }
+        state.withLock { _ = Self.apply(.stopped, to: &$0) }
         post(.didStopRunning)
     }
 
@@ -344,11 +398,9 @@ public final class CaptureSession: @unchecked Sendable {
             opened.append(Running(output: output, connection: connection, request: request, stream: stream))
         }
         let resumed = state.withLock { state -> Bool in
-            guard state.lifecycle == .interrupted else { return false }
+            guard Self.apply(.resumed, to: &state) else { return false }
             state.resumer?.cancel()
             state.resumer = nil
-            state.lifecycle = .running
-            state.isInterrupted = false
             for running in opened { state.running[ObjectIdentifier(running.output)] = running }
             return true
         }
@@ -427,28 +479,21 @@ public final class CaptureSession: @unchecked Sendable {
         }
     }
 
-    /// A stream ended without being asked to: the device or the daemon went away.
+    /// A stream ended without being asked to: its device or the daemon went
+    /// away, or its output can no longer be made. The whole session is
+    /// interrupted: every other stream closes too, and they come back together
+    /// (when asked to) or the session stops.
     private func streamEnded(_ key: ObjectIdentifier, _ stream: FrameStream, _ error: CaptureError?) {
-        enum Outcome {
-            case interrupted, stopped, resuming([Running], String)
-        }
-        let outcome = state.withLock { state -> Outcome? in
+        let ended = state.withLock { state -> (others: [Running], resumes: String?)? in
             guard let running = state.running[key], running.stream === stream else { return nil }
             state.running[key] = nil
-            guard state.lifecycle == .running else { return .interrupted }
-            state.isInterrupted = true
-            if state.resumesAfterInterruption {
-                // Every stream goes; they come back together.
-                let others = Array(state.running.values)
-                state.running.removeAll()
-                state.lifecycle = .interrupted
-                return .resuming(others, running.connection.input.device.uniqueID)
-            }
-            guard state.running.isEmpty else { return .interrupted }
-            state.lifecycle = .stopped
-            return .stopped
+            let resumes = state.resumesAfterInterruption
+            guard Self.apply(.streamEnded(resumes: resumes), to: &state) else { return nil }
+            defer { state.running.removeAll() }
+            return (Array(state.running.values), resumes ? running.connection.input.device.uniqueID : nil)
         }
-        guard let outcome else { return }
+        guard let ended else { return }
+        for running in ended.others { running.stream.close() }
         let error = error ?? CaptureError(.deviceDisconnected, "camerad ended the stream")
         let reason: InterruptionReason = switch error.code {
         case .deviceBusy: .videoDeviceInUseByAnotherClient
@@ -457,18 +502,14 @@ public final class CaptureSession: @unchecked Sendable {
         }
         post(.wasInterrupted(reason))
         post(.runtimeError(error))
-        switch outcome {
-        case .interrupted:
-            break
-        case .stopped:
-            for output in outputs { output.sessionDidStop(endedByItself: true) }
-            post(.didStopRunning)
-        case .resuming(let others, let uniqueID):
-            for running in others { running.stream.close() }
+        if let uniqueID = ended.resumes {
             let resumer = watchForDevice(uniqueID)
             state.withLock { state in
                 if state.lifecycle == .interrupted { state.resumer = resumer } else { resumer.cancel() }
             }
+        } else {
+            for output in outputs { output.sessionDidStop(endedByItself: true) }
+            post(.didStopRunning)
         }
     }
 

@@ -392,7 +392,7 @@ extension CaptureKitEndToEnd {
                 if seen.contains("stopped") { break }
             }
             #expect(seen == ["interrupted videoDeviceNotAvailable", "error deviceDisconnected", "stopped"])
-            #expect(!session.isRunning && session.isInterrupted)
+            #expect(!session.isRunning && !session.isInterrupted, "stopped: no longer interrupted")
             while await frames.next() != nil {}  // the sequence ends
         }
     }
@@ -416,6 +416,34 @@ extension CaptureKitEndToEnd {
             try await session.start()
             _ = try await frames.nextFrame()
             await session.stopRunning()
+        }
+    }
+
+    /// One output's stream ends (the lock holder switched an MJPEG camera to
+    /// YUYV, which that output's passthrough cannot follow): the session does
+    /// not go on half running. Every stream closes and it stops.
+    @Test func aSessionWhoseOneOutputLosesItsStreamStopsAsAWhole() async throws {
+        try await withCaptureKitDaemon(virtualCameras: 0) { _ in
+            let device = try await CaptureDaemon.addVirtualCamera(options: .init(pixelFormat: FourCharCode("MJPG"), width: 640, height: 480))
+            let session = CaptureSession()
+            let passthrough = CaptureVideoDataOutput()
+            let converted = CaptureVideoDataOutput()
+            converted.videoSettings = .init(pixelFormatType: kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange)
+            session.addInput(try CaptureDeviceInput(device: device))
+            session.addOutput(passthrough)
+            session.addOutput(converted)
+            let events = EventLog(session)
+            let convertedFrames = FrameReader(converted.sampleBuffers)
+            _ = passthrough.sampleBuffers
+            try await session.start()
+            _ = try await convertedFrames.nextFrame()
+            try await device.lockForConfiguration()
+            let yuyv = try #require(device.formats.first { $0.mediaSubType == FourCharCode("YUYV") && $0.dimensions.width == 640 })
+            try await device.setActiveFormat(yuyv)
+            #expect(await events.wait(for: ["error unsupportedFormat", "stopped"]), "events: \(events.names)")
+            #expect(!session.isRunning && !session.isInterrupted)
+            #expect(try await waitUntil { try await CaptureDaemon.statistics(for: device).streams == 0 }, "both streams closed")
+            await device.unlockForConfiguration()
         }
     }
 
