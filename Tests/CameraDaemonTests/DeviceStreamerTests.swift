@@ -72,16 +72,30 @@ final class FakeCamera: CameraBackend, @unchecked Sendable {
     }
 
     /// One frame, numbered `sequence`, from the capture running now (on the
-    /// caller's thread, as a capture thread would).
-    func emit(_ sequence: UInt64) {
+    /// caller's thread, as a capture thread would), in a buffer of its own. By
+    /// default waits until the frame's buffer comes back: every variant's
+    /// worker is done with it.
+    func emit(_ sequence: UInt64, waitUntilDone: Bool = true) {
         guard let capture = state.withLock({ $0.holding }) else { return }
-        let layout = capture.mode.layout
-        let bytes = [UInt8](repeating: UInt8(truncatingIfNeeded: sequence), count: layout.capacity)
-        bytes.withUnsafeBytes { bytes in
-            capture.onFrame(CapturedFrame(bytes: bytes, sequence: sequence, timestampNanoseconds: Int64(sequence) * 33_333_333,
-                                          durationNanoseconds: 33_333_333))
-        }
+        let buffer = FrameBuffer(count: capture.mode.layout.capacity, filling: UInt8(truncatingIfNeeded: sequence))
+        let done = DispatchSemaphore(value: 0)
+        capture.onFrame(CapturedFrame(bytes: UnsafeRawBufferPointer(buffer.bytes), sequence: sequence,
+                                      timestampNanoseconds: Int64(sequence) * 33_333_333, durationNanoseconds: 33_333_333,
+                                      giveBack: { buffer.free(); done.signal() }))
+        if waitUntilDone { done.wait() }
     }
+}
+
+/// A frame's memory in the fake camera, freed when the frame gives it back.
+final class FrameBuffer: @unchecked Sendable {
+    let bytes: UnsafeMutableRawBufferPointer
+
+    init(count: Int, filling value: UInt8) {
+        bytes = .allocate(byteCount: count, alignment: 64)
+        bytes.initializeMemory(as: UInt8.self, repeating: value)
+    }
+
+    func free() { bytes.deallocate() }
 }
 
 final class FakeCapture: CaptureStream, @unchecked Sendable {
@@ -152,9 +166,10 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
         streamer = DeviceStreamer(device: camera, logger: Logger(label: "test"))
     }
 
-    static func open(framesInFlight: UInt32 = 3, keepLateFrames: Bool = false) -> Camerad_V1_OpenStream {
+    static func open(framesInFlight: UInt32 = 3, keepLateFrames: Bool = false, width: UInt32 = 0) -> Camerad_V1_OpenStream {
         var request = Camerad_V1_OpenStream()
         request.uniqueID = "virtual-9"
+        request.settings.width = width
         request.settings.maxFramesInFlight = framesInFlight
         request.settings.alwaysDiscardsLateVideoFrames = !keepLateFrames
         return request
@@ -222,6 +237,40 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
         camera.emit(4)
         #expect(responder.recorded == ["started", "frame 0", "dropped discontinuity 3 up to 3", "frame 4"])
         streamer.close(id)
+    }
+
+    /// Each variant converts on a worker of its own, off the capture thread:
+    /// while one variant's conversion is stuck, another's streams keep every
+    /// frame; the stuck one's streams learn that the frames it could not take
+    /// were late, in order, ahead of its next frame.
+    @Test func aSlowVariantNeverDelaysAnother() async throws {
+        let cheap = RecordingResponder()
+        let slow = RecordingResponder()
+        let cheapID = try await streamer.open(Self.open(framesInFlight: 8), for: 1, writer: cheap)
+        let slowID = try await streamer.open(Self.open(framesInFlight: 8, width: 320), for: 1, writer: slow)
+        camera.emit(0)
+        // Holds up the slow variant's worker, as a long conversion would.
+        let gate = DispatchSemaphore(value: 0)
+        let (slowWorker, cheapWorker) = try #require(streamer.state.withLock { state in
+            state.streams[slowID].flatMap { state.workers[$0.options.variant] }
+                .flatMap { slow in state.streams[cheapID].flatMap { state.workers[$0.options.variant] }.map { (slow, $0) } }
+        })
+        slowWorker.queue.async { gate.wait() }
+        for sequence in 1...5 as ClosedRange<UInt64> {
+            camera.emit(sequence, waitUntilDone: false)
+            // Its own worker done with it, so the cheap one is never behind itself.
+            #expect(await waitUntil { streamer.state.withLock { _ in cheapWorker.framesHeld == 0 } })
+        }
+        #expect(cheap.recorded == ["started"] + (0...5).map { "frame \($0)" })
+        #expect(slow.recorded == ["started", "frame 0"])
+        gate.signal()
+        #expect(await waitUntil { streamer.state.withLock { _ in slowWorker.pending == 0 } })
+        camera.emit(6)
+        // Frames 1 and 2 waited for the stuck worker (it holds two); 3 to 5 came meanwhile.
+        #expect(slow.recorded == ["started", "frame 0", "frame 1", "frame 2", "dropped frameWasLate 3 up to 5", "frame 6"])
+        #expect(cheap.recorded.last == "frame 6")
+        streamer.close(cheapID)
+        streamer.close(slowID)
     }
 
     /// A device removed mid-stream ends its streams with the reason, and the

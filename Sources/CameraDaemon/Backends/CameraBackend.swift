@@ -1,5 +1,7 @@
 import CameraMedia
 import CameraProtocol
+import Dispatch
+import Synchronization
 
 /// One camera as the daemon drives it, whatever it is underneath: a virtual
 /// camera or a V4L2 node. Like libcamera's pipeline handlers, each kind lives in
@@ -45,6 +47,9 @@ protocol CameraBackend: AnyObject, Sendable {
     /// Starts making frames in `mode`, calling `onFrame` for each on a capture
     /// thread of its own, until the returned stream is stopped or the device
     /// fails; then `onFailure` says why (`DEVICE_DISCONNECTED` when it went).
+    /// A frame keeps its device buffer until its last reference goes; a device
+    /// out of buffers skips frames (a gap in the sequence numbers), and
+    /// stopping waits for every buffer to come back.
     func startCapture(
         _ mode: CaptureMode, onFrame: @escaping @Sendable (CapturedFrame) -> Void,
         onFailure: @escaping @Sendable (RPCError) -> Void
@@ -79,14 +84,107 @@ protocol CaptureStream: AnyObject, Sendable {
     func stop()
 }
 
-/// One frame as the device made it. `bytes` is valid only during the call that
-/// hands it over: the device reuses its buffer at once.
-struct CapturedFrame {
+/// One frame as the device made it. Its bytes stay valid — and the device's
+/// buffer stays lent out — until the last reference to it goes: then the
+/// buffer goes back (V4L2 queues it again; a virtual camera draws into it anew).
+/// So its conversions can run on other threads than the capture thread.
+final class CapturedFrame: @unchecked Sendable {
     let bytes: UnsafeRawBufferPointer
     let sequence: UInt64
     /// CLOCK_MONOTONIC nanoseconds at capture.
     let timestampNanoseconds: Int64
     let durationNanoseconds: Int64
+    private let giveBack: (@Sendable () -> Void)?
+    private let owned: UnsafeMutableRawBufferPointer?
+
+    /// A frame in a device buffer; `giveBack` returns the buffer.
+    init(bytes: UnsafeRawBufferPointer, sequence: UInt64, timestampNanoseconds: Int64, durationNanoseconds: Int64,
+         giveBack: @escaping @Sendable () -> Void) {
+        self.bytes = bytes
+        self.sequence = sequence
+        self.timestampNanoseconds = timestampNanoseconds
+        self.durationNanoseconds = durationNanoseconds
+        self.giveBack = giveBack
+        owned = nil
+    }
+
+    /// A frame in memory of its own: a copy of `bytes` (an encoded JPEG, say).
+    init(copying bytes: UnsafeRawBufferPointer, sequence: UInt64, timestampNanoseconds: Int64, durationNanoseconds: Int64) {
+        let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, bytes.count), alignment: 64)
+        copy.copyMemory(from: bytes)
+        owned = copy
+        self.bytes = UnsafeRawBufferPointer(rebasing: copy[..<bytes.count])
+        self.sequence = sequence
+        self.timestampNanoseconds = timestampNanoseconds
+        self.durationNanoseconds = durationNanoseconds
+        giveBack = nil
+    }
+
+    deinit {
+        owned?.deallocate()
+        giveBack?()
+    }
+}
+
+/// A device's buffers lent out as frames: which are free, and waiting, when
+/// its capture stops, until every one is back.
+final class BufferLeases: @unchecked Sendable {
+    private let state: Mutex<(free: [Int], out: Int)>
+    private let returned = DispatchSemaphore(value: 0)
+    private let onReturn: @Sendable () -> Void
+
+    /// - Parameters:
+    ///   - count: buffers `0 ..< count`, all free.
+    ///   - onReturn: told each time a buffer comes back (a capture thread waits on it).
+    init(count: Int, onReturn: @escaping @Sendable () -> Void = {}) {
+        state = Mutex((Array(0..<count), 0))
+        self.onReturn = onReturn
+    }
+
+    /// A free buffer, now lent out; nil when every one is. The one back last,
+    /// still in the cache, and so that buffers a device never needs at once
+    /// are never touched.
+    func take() -> Int? {
+        state.withLock { state in
+            guard let index = state.free.popLast() else { return nil }
+            state.out += 1
+            return index
+        }
+    }
+
+    /// Lends out a buffer the device handed over (V4L2's dequeued ones).
+    func lend(_ index: Int) {
+        state.withLock { state in
+            state.free.removeAll { $0 == index }
+            state.out += 1
+        }
+    }
+
+    /// A buffer back from its frame.
+    func giveBack(_ index: Int) {
+        state.withLock { state in
+            state.free.append(index)
+            state.out -= 1
+        }
+        returned.signal()
+        onReturn()
+    }
+
+    /// Takes the buffers back since the last call (for a device that queues them again).
+    func takeFree() -> [Int] {
+        state.withLock { state in
+            defer { state.free.removeAll() }
+            return state.free
+        }
+    }
+
+    /// Waits until no buffer is lent out.
+    func waitUntilAllBack() { waitUntil(atMostOut: 0) }
+
+    /// Waits until at most `count` buffers are lent out.
+    func waitUntil(atMostOut count: Int) {
+        while state.withLock({ $0.out }) > count { returned.wait() }
+    }
 }
 
 /// A device mode: one of its formats, at a frame duration.

@@ -49,12 +49,15 @@ extension V4L2Camera {
 }
 
 /// The capture thread of a V4L2 node: waits on the node with poll(2), hands
-/// each filled buffer to the streamer and queues it again at once.
+/// each filled buffer to the streamer as a frame, and queues the buffer again
+/// once that frame's last user lets go (its conversions run on other threads).
 ///
 /// Rows padded by the driver (bytes-per-line wider than the pixels) are packed
-/// first, so the streamer always sees tightly packed frames. Sequence numbers
-/// are the driver's, so a gap is a frame it lost. A V4L2 error ends the thread
-/// and is reported through `onEnd` (nil when stopped).
+/// first, into memory of the buffer's own, so the streamer always sees tightly
+/// packed frames. Sequence numbers are the driver's, so a gap is a frame it
+/// lost (also while every buffer is out). A V4L2 error ends the thread and is
+/// reported through `onEnd` (nil when stopped); either way the thread waits for
+/// every buffer to come back before it unmaps them.
 final class V4L2Capture: CaptureStream, @unchecked Sendable {
     private let wake: Int32
     private let finished = DispatchSemaphore(value: 0)
@@ -69,7 +72,14 @@ final class V4L2Capture: CaptureStream, @unchecked Sendable {
         // The thread owns the queue from here on.
         nonisolated(unsafe) let queue = queue
         let thread = Thread { [self] in
-            let error = Self.run(queue: queue, mode: mode, bytesPerLine: bytesPerLine, wake: wake, onFrame: onFrame)
+            // A buffer back from its frame wakes the thread, which queues it again.
+            let leases = BufferLeases(count: 0) {
+                var one: UInt64 = 1
+                _ = write(wake, &one, 8)
+            }
+            let error = Self.run(queue: queue, mode: mode, bytesPerLine: bytesPerLine, wake: wake, leases: leases,
+                                 stopped: stopped, onFrame: onFrame)
+            leases.waitUntilAllBack()
             queue.stop()
             onEnd(stopped.load(ordering: .relaxed) ? nil : error)
             finished.signal()
@@ -87,11 +97,11 @@ final class V4L2Capture: CaptureStream, @unchecked Sendable {
     }
 
     private static func run(
-        queue: V4L2BufferQueue, mode: CaptureMode, bytesPerLine: Int, wake: Int32,
-        onFrame: (CapturedFrame) -> Void
+        queue: V4L2BufferQueue, mode: CaptureMode, bytesPerLine: Int, wake: Int32, leases: BufferLeases,
+        stopped: borrowing Atomic<Bool>, onFrame: (CapturedFrame) -> Void
     ) -> V4L2Error? {
         let layout = mode.layout
-        let packer = RowPacker(layout: layout, bytesPerLine: bytesPerLine)
+        let packers = (0..<queue.bufferCount).map { _ in RowPacker(layout: layout, bytesPerLine: bytesPerLine) }
         let duration = mode.frameDurationNanoseconds
         var descriptors = [pollfd(fd: queue.device.fileDescriptor, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
@@ -100,20 +110,28 @@ final class V4L2Capture: CaptureStream, @unchecked Sendable {
         do throws(V4L2Error) {
             while true {
                 guard poll(&descriptors, 2, -1) >= 0 || errno == EINTR else { return V4L2Error("poll", path: queue.device.path) }
-                if descriptors[1].revents != 0 { return nil }
+                if descriptors[1].revents != 0 {
+                    var count: UInt64 = 0
+                    _ = read(wake, &count, 8)
+                    if stopped.load(ordering: .relaxed) { return nil }
+                    for index in leases.takeFree() { try queue.enqueue(index) }
+                }
                 // POLLERR: the driver stopped the queue; DQBUF says why.
                 guard descriptors[0].revents != 0, let frame = try queue.dequeue() else { continue }
                 defer { lastSequence = frame.sequence }
                 if let last = lastSequence, frame.sequence < last { wraps += 1 << 32 }
-                if !frame.isCorrupted, let bytes = packer.pack(frame.planes[0]) {
-                    // A capture time cannot be later than the frame's arrival
-                    // (vivid's synthetic timestamps can be).
-                    let now = monotonicNanoseconds()
-                    let timestamp = frame.hasMonotonicTimestamp ? min(frame.timestampNanoseconds, now) : now
-                    onFrame(CapturedFrame(bytes: bytes, sequence: wraps + UInt64(frame.sequence),
-                                          timestampNanoseconds: timestamp, durationNanoseconds: duration))
+                guard !frame.isCorrupted, let bytes = packers[frame.index].pack(frame.planes[0]) else {
+                    try queue.enqueue(frame.index)
+                    continue
                 }
-                try queue.enqueue(frame.index)
+                // A capture time cannot be later than the frame's arrival
+                // (vivid's synthetic timestamps can be).
+                let now = monotonicNanoseconds()
+                let timestamp = frame.hasMonotonicTimestamp ? min(frame.timestampNanoseconds, now) : now
+                let index = frame.index
+                leases.lend(index)
+                onFrame(CapturedFrame(bytes: bytes, sequence: wraps + UInt64(frame.sequence), timestampNanoseconds: timestamp,
+                                      durationNanoseconds: duration, giveBack: { leases.giveBack(index) }))
             }
         } catch {
             return error
@@ -122,7 +140,8 @@ final class V4L2Capture: CaptureStream, @unchecked Sendable {
 }
 
 /// Packs rows of a frame whose lines are padded to `bytesPerLine` into the
-/// tight layout; hands tight frames through untouched.
+/// tight layout; hands tight frames through untouched. One per buffer: a
+/// packed frame stays valid until that buffer is handed out again.
 final class RowPacker {
     let layout: FrameLayout
     let bytesPerLine: Int

@@ -38,8 +38,9 @@ extension VirtualCamera {
 }
 
 /// The capture thread of a virtual camera: draws ``TestPattern`` frames at the
-/// mode's frame duration, on absolute CLOCK_MONOTONIC deadlines, and hands each
-/// to the streamer. A frame's timestamp is its deadline. When it falls more than
+/// mode's frame duration, on absolute CLOCK_MONOTONIC deadlines, into one of a
+/// few buffers, and hands each to the streamer, which gives it back when its
+/// conversions are done. A frame's timestamp is its deadline. When it falls more than
 /// a frame behind, it skips ahead as a real camera would, leaving a gap in the
 /// sequence numbers. It waits for a deadline on a semaphore, so ``stop()`` wakes
 /// it at once instead of after the frame.
@@ -69,6 +70,10 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
         finished.wait()
     }
 
+    /// Buffers a virtual camera draws into: frames out at once, before their
+    /// conversions are done, and the one being drawn.
+    static let bufferCount = 4
+
     private static func run(
         mode: CaptureMode, unthrottled: Bool, staticPicture: Bool, picture: () -> (level: Float, zoom: Double),
         stop: borrowing Atomic<Bool>,
@@ -76,15 +81,25 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
     ) {
         let layout = mode.layout
         let pattern = TestPattern(width: layout.width, height: layout.height)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, layout.capacity), alignment: 64)
-        defer { buffer.deallocate() }
+        let buffers = (0..<bufferCount).map { _ in
+            UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, layout.capacity), alignment: 64)
+        }
+        let leases = BufferLeases(count: bufferCount)
+        defer {
+            // Frames still being converted read these: they go once every one is back.
+            leases.waitUntilAllBack()
+            for buffer in buffers { buffer.deallocate() }
+        }
         let duration = mode.frameDurationNanoseconds
         let start = monotonicNanoseconds()
         var sequence: UInt64 = 0
-        var drawnOnce = false
+        // Buffers that hold the picture as drawn now: the static picture redraws only the stamps in them.
+        var drawn: Set<Int> = []
         while !stop.load(ordering: .relaxed) {
             var timestamp = start + Int64(sequence) * duration
             if unthrottled {
+                // As fast as frames are delivered: one converting, the next ready.
+                leases.waitUntil(atMostOut: 1)
                 timestamp = monotonicNanoseconds()
             } else {
                 let now = monotonicNanoseconds()
@@ -96,25 +111,30 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
                 let remaining = timestamp - monotonicNanoseconds()
                 if remaining > 0 && wake.wait(timeout: .now() + .nanoseconds(Int(remaining))) == .success { break }
             }
+            defer { sequence += 1 }
             let stamp = FrameStamp(sequence: UInt32(truncatingIfNeeded: sequence), timestampNanoseconds: timestamp)
             let wanted = picture()
             if wanted.level != pattern.level || wanted.zoom != pattern.zoom {
                 pattern.level = wanted.level
                 pattern.zoom = wanted.zoom
-                drawnOnce = false
+                drawn = []
             }
             if layout.format == .mjpeg {
                 guard let jpeg = try? pattern.renderJPEG(stamp) else { break }
-                jpeg.withUnsafeBytes { bytes in
-                    onFrame(CapturedFrame(bytes: bytes, sequence: sequence, timestampNanoseconds: timestamp, durationNanoseconds: duration))
+                let frame = jpeg.withUnsafeBytes { bytes in
+                    CapturedFrame(copying: bytes, sequence: sequence, timestampNanoseconds: timestamp, durationNanoseconds: duration)
                 }
-            } else {
-                pattern.render(stamp, format: layout.format, into: buffer, bandsOnly: staticPicture && drawnOnce)
-                drawnOnce = true
-                onFrame(CapturedFrame(bytes: UnsafeRawBufferPointer(rebasing: buffer[..<layout.capacity]), sequence: sequence,
-                                      timestampNanoseconds: timestamp, durationNanoseconds: duration))
+                onFrame(frame)
+                continue
             }
-            sequence += 1
+            // Every buffer still out (its conversions behind): the frame is lost, as
+            // a camera out of buffers loses it; the gap in the numbers says so.
+            guard let index = leases.take() else { continue }
+            pattern.render(stamp, format: layout.format, into: buffers[index], bandsOnly: staticPicture && drawn.contains(index))
+            drawn.insert(index)
+            onFrame(CapturedFrame(bytes: UnsafeRawBufferPointer(rebasing: buffers[index][..<layout.capacity]), sequence: sequence,
+                                  timestampNanoseconds: timestamp, durationNanoseconds: duration,
+                                  giveBack: { leases.giveBack(index) }))
         }
     }
 }

@@ -44,7 +44,8 @@ final class VirtualCamera: CameraBackend {
         /// Index into ``formats`` of the mode it starts in.
         var formatIndex = VirtualCamera.defaultFormatIndex
         var frameDuration = VirtualCamera.defaultFrameDuration
-        /// Frames as fast as they can be made (benchmarks).
+        /// Frames as fast as they are delivered: the next made while one is
+        /// converted (benchmarks).
         var unthrottled = false
         /// Bars drawn once, only the stamp bands after (benchmarks).
         var staticPicture = false

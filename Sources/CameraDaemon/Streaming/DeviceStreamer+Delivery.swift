@@ -1,15 +1,69 @@
+import CameraMedia
 import CameraProtocol
+import Dispatch
 import Foundation
 
-/// One frame from the capture thread to every stream and photo that wants it.
+/// A frame's way from the capture thread to every stream and photo that wants it.
+///
+/// ```
+/// capture thread, per frame (lock held briefly; work grows with the variants):
+///   photos waiting for this frame: a copy each
+///   each variant with a streaming stream:
+///     its worker holds < 2 frames ─► queue the frame (it holds the device's buffer)
+///     else ─► queue .skipped: its conversion is behind
+/// a variant's worker, one event at a time, in capture order:
+///   a frame:   its streams that want it (min frame duration); a free slot;
+///              convert once, the lock free; offer to each: send, queue, or drop
+///   a skipped one: each stream that wanted it: FRAME_WAS_LATE
+/// ```
+///
+/// So an expensive variant (a 4K rotated BGRA output) only ever costs its own
+/// streams frames: the capture thread never converts, and a cheap variant's
+/// worker never waits behind it. Each variant holds at most two device buffers.
 extension DeviceStreamer {
+    /// One variant's worker: a serial queue, the frames it holds, and how many
+    /// events wait on it. All but the queue guarded by the streamer's lock.
+    final class VariantWorker: @unchecked Sendable {
+        let queue: DispatchQueue
+        /// Frames taken and not yet converted: while it holds ``depth``, the
+        /// next ones are skipped.
+        var framesHeld = 0
+        /// Events queued and not yet done; a worker with none can be forgotten.
+        var pending = 0
+
+        /// Frames a worker holds at most: one converting, the next waiting. So a
+        /// conversion that sometimes takes longer than a frame loses nothing as
+        /// long as it keeps up on average, and adds at most a frame of latency.
+        static let depth = 2
+
+        init(_ variant: FrameVariant) {
+            queue = DispatchQueue(label: "camerad-variant \(variant)", qos: .userInitiated)
+        }
+    }
+
+    /// The numbers a frame carries, for a variant that skips it.
+    struct FrameNumbers {
+        let sequence: UInt64
+        let timestampNanoseconds: Int64
+        let durationNanoseconds: Int64
+
+        init(_ frame: CapturedFrame) {
+            sequence = frame.sequence
+            timestampNanoseconds = frame.timestampNanoseconds
+            durationNanoseconds = frame.durationNanoseconds
+        }
+    }
+
+    /// Frames the device skipped just before a frame: the last of them and how many.
+    typealias Gap = (count: Int, lastSequence: UInt64)
+
     /// One frame from the device, on its capture thread. Frames of a capture
     /// that is not the current one (being stopped, or superseded) are ignored.
     func deliver(_ frame: CapturedFrame, generation: UInt64) {
-        var work: [(pool: VariantPool, slot: Int, streams: [UInt64])] = []
         var photos: [PhotoTap] = []
         var photoMode: CaptureMode?
         var stopJobs: [CaptureLifecycle.Job] = []
+        var events: [(worker: VariantWorker, event: VariantEvent)] = []
         state.withLock { state in
             guard state.lifecycle.currentGeneration == generation, let mode = state.lifecycle.mode else { return }
             state.framesCaptured += 1
@@ -23,28 +77,21 @@ extension DeviceStreamer {
                 photoMode = mode
                 if !photos.isEmpty { stopJobs = stopIfUnused(&state) }
             }
+            var gap: Gap?
             if let last = state.lastSequence, frame.sequence > last + 1 {
-                for id in state.streams.keys where state.streams[id]!.phase == .streaming {
-                    state.streams[id]!.drops.add(.discontinuity, count: Int(frame.sequence - last - 1), sequence: frame.sequence - 1)
-                }
+                gap = (Int(frame.sequence - last - 1), frame.sequence - 1)
             }
             state.lastSequence = frame.sequence
-            for poolID in state.currentPool.values {
-                // A pool made from another mode's frames waits for its rebuild.
-                guard let pool = state.pools[poolID], pool.source == mode.layout else { continue }
-                let wanting = pool.streamIDs.filter { id in
-                    state.streams[id].map { $0.phase == .streaming && wants($0, frame) } ?? false
-                }
-                guard !wanting.isEmpty else { continue }
-                guard let slot = pool.freeSlot() else {
-                    for id in wanting {
-                        state.streams[id]!.lastOffered = frame.timestampNanoseconds
-                        state.streams[id]!.drops.add(.outOfBuffers, count: 1, sequence: frame.sequence)
-                    }
-                    continue
-                }
-                pool.writing = slot
-                work.append((pool, slot, wanting.sorted()))
+            for (variant, poolID) in state.currentPool {
+                // The streams streaming now: one that starts later never hears of this frame.
+                guard let streams = state.pools[poolID]?.streamIDs.filter({ state.streams[$0]?.phase == .streaming }),
+                      !streams.isEmpty else { continue }
+                let worker = self.worker(for: variant, &state)
+                worker.pending += 1
+                let take = worker.framesHeld < VariantWorker.depth
+                if take { worker.framesHeld += 1 }
+                events.append((worker, VariantEvent(variant: variant, generation: generation, streams: streams, gap: gap,
+                                                    numbers: FrameNumbers(frame), frame: take ? frame : nil)))
             }
         }
         if !photos.isEmpty, let photoMode {
@@ -53,59 +100,149 @@ extension DeviceStreamer {
             for photo in photos { photo.continuation?.resume(returning: taken) }
         }
         perform(stopJobs)
-        guard !work.isEmpty else { return }
+        for (worker, event) in events {
+            worker.queue.async { [self] in handle(event, on: worker) }
+        }
+    }
 
-        // Convert with the lock free: releases and other streams go on meanwhile.
-        let zoom = device.settingsState.digitalZoom
-        var written: [Int?] = []
-        for job in work {
-            do {
-                written.append(try job.pool.converter.convert(frame.bytes, into: job.pool.slot(job.slot), zoom: zoom))
-            } catch {
-                logger.error("\(device.uniqueID): converting to \(job.pool.variant) failed: \(error)")
-                written.append(nil)
+    /// A frame as one variant's worker gets it.
+    struct VariantEvent: @unchecked Sendable {
+        let variant: FrameVariant
+        let generation: UInt64
+        /// The variant's streams that were streaming when the frame came.
+        let streams: Set<UInt64>
+        /// Frames the device skipped just before this one.
+        let gap: Gap?
+        let numbers: FrameNumbers
+        /// The frame to convert; nil when the worker was converting another.
+        let frame: CapturedFrame?
+    }
+
+    /// The worker of a variant, made on its first frame.
+    private func worker(for variant: FrameVariant, _ state: inout State) -> VariantWorker {
+        if let worker = state.workers[variant] { return worker }
+        let worker = VariantWorker(variant)
+        state.workers[variant] = worker
+        return worker
+    }
+
+    /// One event on a variant's worker, in capture order.
+    private func handle(_ event: VariantEvent, on worker: VariantWorker) {
+        if let frame = event.frame {
+            convert(frame, event)
+        } else {
+            skip(event)
+        }
+        state.withLock { state in
+            if event.frame != nil { worker.framesHeld -= 1 }
+            worker.pending -= 1
+            forgetIdleWorkers(&state)
+        }
+    }
+
+    /// Forgets the workers of variants no pool makes any more, once nothing waits on them.
+    func forgetIdleWorkers(_ state: inout State) {
+        for (variant, worker) in state.workers where worker.pending == 0 && state.currentPool[variant] == nil {
+            state.workers[variant] = nil
+        }
+    }
+
+    /// A variant's frame, on its worker: converted once into a free slot and
+    /// offered to each of its streams that wants it.
+    private func convert(_ frame: CapturedFrame, _ event: VariantEvent) {
+        let target = state.withLock { state -> (pool: VariantPool, slot: Int, streams: [UInt64])? in
+            guard let pool = currentPool(of: event.variant, generation: event.generation, &state) else { return nil }
+            record(event, &state)
+            let wanting = event.streams.filter { id in
+                state.streams[id].map { wants($0, event.numbers) } ?? false
             }
+            guard !wanting.isEmpty, let slot = pool.freeSlot() else {
+                for id in wanting {
+                    state.streams[id]!.lastOffered = frame.timestampNanoseconds
+                    state.streams[id]!.drops.add(.outOfBuffers, count: 1, sequence: frame.sequence)
+                }
+                return nil
+            }
+            pool.writing = slot
+            return (pool, slot, wanting.sorted())
+        }
+        guard let (pool, slot, streams) = target else { return }
+
+        // Converted with the lock free: releases and other variants go on meanwhile.
+        let written: Int?
+        do {
+            written = try pool.converter.convert(frame.bytes, into: pool.slot(slot), zoom: device.settingsState.digitalZoom)
+        } catch {
+            logger.error("\(device.uniqueID): converting to \(pool.variant) failed: \(error)")
+            written = nil
         }
 
         state.withLock { state in
-            for (job, bytes) in zip(work, written) {
-                job.pool.writing = nil
-                guard let bytes, state.pools[job.pool.id] === job.pool else {
-                    // Lost to a failed conversion or a pool replaced meanwhile: still told.
-                    for id in job.streams where state.streams[id] != nil {
-                        state.streams[id]!.drops.add(.discontinuity, count: 1, sequence: frame.sequence)
-                    }
+            pool.writing = nil
+            guard let written, state.pools[pool.id] === pool else {
+                // Lost to a failed conversion or a pool replaced meanwhile: still told.
+                for id in streams where state.streams[id] != nil {
+                    state.streams[id]!.drops.add(.discontinuity, count: 1, sequence: frame.sequence)
+                }
+                return
+            }
+            pool.conversions += 1
+            pool.bytesUsed[slot] = written
+            var message = Camerad_V1_FrameReady()
+            message.poolID = pool.id
+            message.slot = UInt32(slot)
+            message.sequence = frame.sequence
+            message.presentationTimeNs = frame.timestampNanoseconds
+            message.durationNs = frame.durationNanoseconds
+            message.bytesUsed = UInt64(written)
+            message.planes = pool.planes
+            // Serialized once for every stream of the variant.
+            var response = Camerad_V1_StreamResponse()
+            response.frame = message
+            let serialized: [UInt8] = try! response.serializedBytes()
+            for id in streams where state.streams[id] != nil {
+                guard state.streams[id]!.poolID == pool.id else {
+                    // Moved to a larger pool while this frame was converted.
+                    state.streams[id]!.drops.add(.discontinuity, count: 1, sequence: frame.sequence)
                     continue
                 }
-                job.pool.conversions += 1
-                job.pool.bytesUsed[job.slot] = bytes
-                var message = Camerad_V1_FrameReady()
-                message.poolID = job.pool.id
-                message.slot = UInt32(job.slot)
-                message.sequence = frame.sequence
-                message.presentationTimeNs = frame.timestampNanoseconds
-                message.durationNs = frame.durationNanoseconds
-                message.bytesUsed = UInt64(bytes)
-                message.planes = job.pool.planes
-                // Serialized once for every stream of the variant.
-                var response = Camerad_V1_StreamResponse()
-                response.frame = message
-                let serialized: [UInt8] = try! response.serializedBytes()
-                for id in job.streams where state.streams[id] != nil {
-                    guard state.streams[id]!.poolID == job.pool.id else {
-                        // Moved to a larger pool while this frame was converted.
-                        state.streams[id]!.drops.add(.discontinuity, count: 1, sequence: frame.sequence)
-                        continue
-                    }
-                    offer(message, serialized, from: job.pool, to: &state.streams[id]!)
-                }
+                offer(message, serialized, from: pool, to: &state.streams[id]!)
             }
+        }
+    }
+
+    /// A frame that came while the variant's worker held as many as it may:
+    /// late for each of the streams that wanted it.
+    private func skip(_ event: VariantEvent) {
+        state.withLock { state in
+            guard currentPool(of: event.variant, generation: event.generation, &state) != nil else { return }
+            record(event, &state)
+            for id in event.streams where state.streams[id].map({ wants($0, event.numbers) }) ?? false {
+                state.streams[id]!.lastOffered = event.numbers.timestampNanoseconds
+                state.streams[id]!.drops.add(.frameWasLate, count: 1, sequence: event.numbers.sequence)
+            }
+        }
+    }
+
+    /// The variant's pool, if this generation's frames still go there: after a
+    /// mode change, frames of the old capture are not converted with the new pools.
+    private func currentPool(of variant: FrameVariant, generation: UInt64, _ state: inout State) -> VariantPool? {
+        guard state.lifecycle.currentGeneration == generation, let mode = state.lifecycle.mode,
+              let pool = state.currentPool[variant].flatMap({ state.pools[$0] }), pool.source == mode.layout else { return nil }
+        return pool
+    }
+
+    /// Frames the device skipped before the event's frame, for each of its streams.
+    private func record(_ event: VariantEvent, _ state: inout State) {
+        guard let gap = event.gap else { return }
+        for id in event.streams where state.streams[id] != nil {
+            state.streams[id]!.drops.add(.discontinuity, count: gap.count, sequence: gap.lastSequence)
         }
     }
 
     /// Whether a stream takes this frame, given its minimum frame duration. Half a
     /// device frame of slack keeps 30 fps from a 60 fps device steady.
-    private func wants(_ stream: Stream, _ frame: CapturedFrame) -> Bool {
+    private func wants(_ stream: Stream, _ frame: FrameNumbers) -> Bool {
         let minimum = stream.options.minFrameDurationNanoseconds
         guard minimum > 0, let last = stream.lastOffered else { return true }
         return frame.timestampNanoseconds - last >= minimum - frame.durationNanoseconds / 2

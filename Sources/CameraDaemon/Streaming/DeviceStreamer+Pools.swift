@@ -69,6 +69,7 @@ extension DeviceStreamer {
             state.pools[id] = nil
             if state.currentPool[pool.variant] == id { state.currentPool[pool.variant] = nil }
         }
+        forgetIdleWorkers(&state)
     }
 
     /// Gives every variant whose pool was made from another mode's frames a new

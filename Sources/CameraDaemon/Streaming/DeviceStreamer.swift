@@ -8,19 +8,21 @@ import Synchronization
 /// Feeds one device's frames to every stream open on it.
 ///
 /// ```
-/// capture thread: frame ─► for each variant some stream wants now:
-///                              take a free slot ─► convert once (lock not held)
-///                          ─► for each stream of the variant:
-///                              room (held < its limit)? hold the slot, send FrameReady
-///                              else drop for that stream only (FRAME_WAS_LATE),
-///                              or queue up to 3 (alwaysDiscardsLateVideoFrames false)
+/// capture thread: frame ─► each variant some stream streams: its worker (never waits)
+/// variant worker: take a free slot ─► convert once (lock not held)
+///                 ─► for each stream of the variant:
+///                     room (held < its limit)? hold the slot, send FrameReady
+///                     else drop for that stream only (FRAME_WAS_LATE),
+///                     or queue up to 3 (alwaysDiscardsLateVideoFrames false)
 /// client: ReleaseFrames ─► slot free again once no stream holds it
 /// ```
 ///
-/// The capture thread never waits on a client: every send is non-blocking and a
-/// full client costs only itself. Work per frame grows with the variants, not the
-/// streams. Every frame a stream wants is sent to it or counted in its
-/// ``DropTally``, which reaches the client just ahead of its next frame.
+/// Neither the capture thread nor a worker waits on a client: every send is
+/// non-blocking and a full client costs only itself; a slow variant costs only
+/// its own streams (`DeviceStreamer+Delivery.swift`). Work per frame grows with
+/// the variants, not the streams. Every frame a stream wants is sent to it or
+/// counted in its ``DropTally``, which reaches the client just ahead of its
+/// next frame.
 ///
 /// The device's capture follows ``CaptureLifecycle``: it starts when a stream or
 /// a photo needs it and stops when none does, each start and stop a job on the
@@ -97,6 +99,8 @@ final class DeviceStreamer: @unchecked Sendable {
         /// Every pool: the current one of each variant, and replaced ones still held.
         var pools: [UInt64: VariantPool] = [:]
         var currentPool: [FrameVariant: UInt64] = [:]
+        /// Each variant's worker, while it makes frames or has events to finish.
+        var workers: [FrameVariant: VariantWorker] = [:]
         var streams: [UInt64: Stream] = [:]
         var nextStreamID: UInt64 = 1
         /// Photos waiting for a frame.
@@ -251,6 +255,7 @@ final class DeviceStreamer: @unchecked Sendable {
             for index in state.photoTaps.indices { state.photoTaps[index].failure = error }
             state.pools.removeAll()
             state.currentPool.removeAll()
+            forgetIdleWorkers(&state)
             let waiters = state.startWaiters
             state.startWaiters.removeAll()
             return (streams, taps, waiters, planned(state.lifecycle.handle(.stop)))

@@ -185,7 +185,9 @@ public nonisolated enum Camerad_V1_DropReason: SwiftProtobuf.Enum, Swift.CaseIte
   public typealias RawValue = Int
   case unspecified // = 0
 
-  /// The client still held max_frames_in_flight frames.
+  /// The client still held max_frames_in_flight frames, or camerad was still
+  /// converting an earlier frame for this stream's output (each output converts
+  /// on its own, so a costly one only ever costs its own streams frames).
   case frameWasLate // = 1
 
   /// No slot was free, or the client's queue was full.
