@@ -64,19 +64,25 @@ extension VirtualCamera.Options {
         self.init()
         unthrottled = request.unthrottled
         staticPicture = request.staticPicture
+        var formats = VirtualCamera.standardFormats
         if request.fourcc != 0 || request.width != 0 || request.height != 0 {
-            let fourcc = request.fourcc == 0 ? VirtualCamera.formats[formatIndex].fourcc : request.fourcc
-            let width = request.width == 0 ? VirtualCamera.formats[formatIndex].width : request.width
-            let height = request.height == 0 ? VirtualCamera.formats[formatIndex].height : request.height
-            guard let index = VirtualCamera.formats.firstIndex(where: {
-                $0.fourcc == fourcc && $0.width == width && $0.height == height
-            }) else {
-                throw RPCError(.unsupportedFormat,
-                               "virtual cameras have YUYV, NV12 and MJPG at 640x480, 1280x720 and 1920x1080, not \(PixelFormat(fourcc: fourcc).code) \(width)x\(height)")
+            let fourcc = request.fourcc == 0 ? formats[formatIndex].fourcc : request.fourcc
+            let size = VirtualCamera.Size(request.width == 0 ? formats[formatIndex].width : request.width,
+                                          request.height == 0 ? formats[formatIndex].height : request.height)
+            guard VirtualCamera.pixelFormats.contains(PixelFormat(fourcc: fourcc)) else {
+                throw RPCError(.unsupportedFormat, "virtual cameras make YUYV, NV12 or MJPG, not \(PixelFormat(fourcc: fourcc).code)")
             }
-            formatIndex = index
+            if !VirtualCamera.sizes.contains(size) {
+                guard VirtualCamera.allows(size) else {
+                    throw RPCError(.unsupportedFormat,
+                                   "a virtual camera's size is even, 64x64 to 4096x2160 (such as 3840x2160), not \(size)")
+                }
+                extraSize = size
+                formats = VirtualCamera.formats(adding: size)
+            }
+            formatIndex = formats.firstIndex { $0.fourcc == fourcc && $0.width == size.width && $0.height == size.height }!
         }
-        let format = VirtualCamera.formats[formatIndex]
+        let format = formats[formatIndex]
         if request.hasFrameDuration {
             guard request.frameDuration.denominator > 0, request.frameDuration.numerator > 0,
                   ModeSelection.allows(format, request.frameDuration)

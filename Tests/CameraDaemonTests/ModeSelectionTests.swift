@@ -4,7 +4,7 @@ import CameraProtocol
 import Testing
 
 @Suite struct ModeSelectionTests {
-    let formats = VirtualCamera.formats
+    let formats = VirtualCamera.standardFormats
     var active: CaptureMode { VirtualCamera(index: 0).activeMode }
 
     func pick(_ preset: Camerad_V1_SessionPreset) -> String {

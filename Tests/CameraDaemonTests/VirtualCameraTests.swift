@@ -14,6 +14,33 @@ import Testing
         #expect(device.formats.filter(\.compressed).allSatisfy { $0.fourcc == PixelFormat.mjpeg.fourcc })
     }
 
+    /// A size of its own (a 4K test camera) is added in every pixel format; the
+    /// default mode stays YUYV 640x480; sizes out of bounds are refused.
+    @Test func canBeMadeWithASizeOfItsOwn() throws {
+        var request = Camerad_V1_AddVirtualCameraRequest()
+        request.fourcc = PixelFormat.nv12.fourcc
+        request.width = 3840
+        request.height = 2160
+        let camera = VirtualCamera(index: 0, options: try VirtualCamera.Options(request))
+        let device = camera.describe()
+        #expect(device.formats.count == 12)
+        #expect(device.formats[0].width == 640 && device.formats[0].fourcc == PixelFormat.yuyv.fourcc)
+        let active = device.formats[Int(device.activeFormatIndex)]
+        #expect(active.fourcc == PixelFormat.nv12.fourcc && active.width == 3840 && active.height == 2160)
+        #expect(active.frameRateRanges[0].minFrameDuration.denominator == 30)
+        #expect(device.supportedPresets.contains(.hd4K3840X2160))
+        #expect(VirtualCamera(index: 1).describe().formats.count == 9)
+
+        request.width = 8192
+        #expect(throws: RPCError.self) { try VirtualCamera.Options(request) }
+        request.width = 1281
+        request.height = 720
+        #expect(throws: RPCError.self) { try VirtualCamera.Options(request) }
+        request.width = 1280
+        request.fourcc = PixelFormat.bgra.fourcc
+        #expect(throws: RPCError.self) { try VirtualCamera.Options(request) }
+    }
+
     @Test func framesRatesReach60ExceptAt1080p() {
         for format in VirtualCamera(index: 0).describe().formats {
             let range = format.frameRateRanges[0]

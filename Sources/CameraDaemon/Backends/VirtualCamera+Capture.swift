@@ -70,9 +70,11 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
         finished.wait()
     }
 
-    /// Buffers a virtual camera draws into: frames out at once, before their
-    /// conversions are done, and the one being drawn.
-    static let bufferCount = 4
+    /// Buffers a virtual camera draws into, as many as a V4L2 capture asks for:
+    /// each output's worker holds up to two frames, and one is being drawn. The
+    /// one back last is drawn into next, so buffers never needed at once are
+    /// never touched.
+    static let bufferCount = V4L2Camera.bufferCount
 
     private static func run(
         mode: CaptureMode, unthrottled: Bool, staticPicture: Bool, picture: () -> (level: Float, zoom: Double),

@@ -6,34 +6,59 @@ import Synchronization
 /// formats and controls. The default on a machine with no camera, and what most
 /// tests use.
 ///
-/// Formats: YUYV, NV12 and MJPEG at 640x480, 1280x720 and 1920x1080, each with one
-/// frame-rate range of 1–60 fps (1–30 at 1080p). The picture is ``TestPattern``.
+/// Formats: YUYV, NV12 and MJPEG at 640x480, 1280x720 and 1920x1080 — and at one
+/// size more if it was made with one (a 4K test camera, say) — each with one
+/// frame-rate range of 1–60 fps (1–30 at 1080p and above). The picture is
+/// ``TestPattern``.
 final class VirtualCamera: CameraBackend {
     static let pixelFormats: [PixelFormat] = [.yuyv, .nv12, .mjpeg]
-    static let sizes: [(width: UInt32, height: UInt32)] = [(640, 480), (1280, 720), (1920, 1080)]
+    static let sizes: [Size] = [Size(640, 480), Size(1280, 720), Size(1920, 1080)]
     static let modelID = "camerad-virtual"
+
+    /// A frame size.
+    struct Size: Equatable, Sendable, CustomStringConvertible {
+        let width: UInt32
+        let height: UInt32
+
+        init(_ width: UInt32, _ height: UInt32) {
+            self.width = width
+            self.height = height
+        }
+
+        var description: String { "\(width)x\(height)" }
+    }
+
+    /// The bounds of a size of its own: even, 64x64 to 4096x2160.
+    static func allows(_ size: Size) -> Bool {
+        size.width % 2 == 0 && size.height % 2 == 0 && (64...4096).contains(size.width) && (64...2160).contains(size.height)
+    }
 
     /// The highest frame rate at a size.
     static func maxFrameRate(height: UInt32) -> UInt32 { height >= 1080 ? 30 : 60 }
 
-    /// The formats every virtual camera offers, in the order they are listed.
-    static let formats: [Camerad_V1_Format] = pixelFormats.flatMap { pixelFormat in
-        sizes.map { size in
-            var format = Camerad_V1_Format()
-            format.fourcc = pixelFormat.fourcc
-            format.description_p = pixelFormat.description
-            format.width = size.width
-            format.height = size.height
-            format.compressed = pixelFormat.isCompressed
-            var range = Camerad_V1_FrameRateRange()
-            range.minFrameDuration = .seconds(1, per: maxFrameRate(height: size.height))
-            range.maxFrameDuration = .seconds(1, per: 1)
-            format.frameRateRanges = [range]
-            return format
+    /// The formats of a virtual camera made with the three sizes only.
+    static let standardFormats = formats(adding: nil)
+
+    /// The formats of a virtual camera, in the order they are listed: for each
+    /// pixel format, the three sizes and then `size`, if it is another.
+    static func formats(adding size: Size?) -> [Camerad_V1_Format] {
+        let sizes = Self.sizes + (size.map { Self.sizes.contains($0) ? [] : [$0] } ?? [])
+        return pixelFormats.flatMap { pixelFormat in
+            sizes.map { size in
+                var format = Camerad_V1_Format()
+                format.fourcc = pixelFormat.fourcc
+                format.description_p = pixelFormat.description
+                format.width = size.width
+                format.height = size.height
+                format.compressed = pixelFormat.isCompressed
+                var range = Camerad_V1_FrameRateRange()
+                range.minFrameDuration = .seconds(1, per: maxFrameRate(height: size.height))
+                range.maxFrameDuration = .seconds(1, per: 1)
+                format.frameRateRanges = [range]
+                return format
+            }
         }
     }
-
-    static let supportedPresets = DeviceCapabilities.presets(for: formats)
 
     /// The mode a virtual camera starts in: YUYV 640x480 at 30 fps, like most webcams.
     static let defaultFormatIndex = 0
@@ -41,7 +66,9 @@ final class VirtualCamera: CameraBackend {
 
     /// How a virtual camera starts and makes frames.
     struct Options: Sendable {
-        /// Index into ``formats`` of the mode it starts in.
+        /// A size beyond the three, offered in every pixel format.
+        var extraSize: Size?
+        /// Index into its formats of the mode it starts in.
         var formatIndex = VirtualCamera.defaultFormatIndex
         var frameDuration = VirtualCamera.defaultFrameDuration
         /// Frames as fast as they are delivered: the next made while one is
@@ -57,6 +84,8 @@ final class VirtualCamera: CameraBackend {
     let localizedName: String
     let position: Camerad_V1_Position
     let options: Options
+    let formats: [Camerad_V1_Format]
+    let supportedPresets: [Camerad_V1_SessionPreset]
 
     struct State {
         var controls: [Camerad_V1_Control]
@@ -74,12 +103,14 @@ final class VirtualCamera: CameraBackend {
         self.localizedName = localizedName.flatMap { $0.isEmpty ? nil : $0 } ?? "Virtual Camera \(index)"
         self.position = position
         self.options = options
+        formats = Self.formats(adding: options.extraSize)
+        supportedPresets = DeviceCapabilities.presets(for: formats)
         state = Mutex(State(controls: Self.defaultControls()))
     }
 
     /// The mode it was created in.
     var startingMode: CaptureMode {
-        CaptureMode(formatIndex: options.formatIndex, format: Self.formats[options.formatIndex],
+        CaptureMode(formatIndex: options.formatIndex, format: formats[options.formatIndex],
                     frameDuration: options.frameDuration)
     }
 
@@ -101,8 +132,8 @@ final class VirtualCamera: CameraBackend {
         device.deviceType = .builtInWideAngleCamera
         device.backend = .virtual
         device.isConnected = true
-        device.formats = Self.formats
-        device.supportedPresets = Self.supportedPresets
+        device.formats = formats
+        device.supportedPresets = supportedPresets
         let mode = activeMode
         device.activeFormatIndex = UInt32(mode.formatIndex)
         device.activeMinFrameDuration = mode.frameDuration

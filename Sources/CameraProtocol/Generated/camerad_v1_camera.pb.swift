@@ -595,8 +595,10 @@ public nonisolated struct Camerad_V1_AddVirtualCameraRequest: Sendable {
 
   public var position: Camerad_V1_Position = .unspecified
 
-  /// The mode it starts in: a fourcc (YUYV, NV12, MJPG) and size among its
-  /// formats, and a frame duration. Unset: YUYV 640x480 at 30 fps.
+  /// The mode it starts in: a fourcc (YUYV, NV12, MJPG), a size, and a frame
+  /// duration. Unset: YUYV 640x480 at 30 fps. A size other than 640x480,
+  /// 1280x720 and 1920x1080 (even, up to 4096x2160) is added to its formats in
+  /// every fourcc.
   public var fourcc: UInt32 = 0
 
   public var width: UInt32 = 0

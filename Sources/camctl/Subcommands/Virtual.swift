@@ -30,10 +30,10 @@ extension Camctl.Virtual {
         @Option(help: ArgumentHelp("The mode it starts in: YUYV, NV12 or MJPG, at --size (default YUYV).", valueName: "fourcc"))
         var format: String?
 
-        @Option(help: ArgumentHelp("640x480, 1280x720 or 1920x1080 (default 640x480).", valueName: "WxH"))
+        @Option(help: ArgumentHelp("640x480, 1280x720, 1920x1080, or a size of its own up to 4096x2160 (default 640x480).", valueName: "WxH"))
         var size: String?
 
-        @Option(help: "Frames per second (default 30; 60 at most, 30 at 1920x1080).")
+        @Option(help: "Frames per second (default 30; 60 at most, 30 from 1080 lines up).")
         var fps: Double?
 
         @Flag(help: "Make frames as fast as possible, ignoring --fps (for benchmarks).")
