@@ -1,3 +1,4 @@
+import CaptureKit
 import Foundation
 
 // What camctl prints as JSON, as the tests read it.
@@ -19,6 +20,8 @@ public struct StreamReport: Decodable, Sendable, CustomStringConvertible {
         public let outOfOrder: Int
     }
     public let frames: Int
+    /// The frames' CoreVideo pixel format type and size, as "BGRA 2160x3840" or "420v 640x480".
+    public let format: String
     public let framesPerSecond: Double
     public let deviceFramesPerSecond: Double
     public let firstSequence: UInt64?
@@ -52,23 +55,19 @@ public struct StreamReport: Decodable, Sendable, CustomStringConvertible {
     }
 }
 
-/// What `camctl stats --json` printed.
-public struct StatsReport: Decodable, Sendable {
-    public struct Variant: Decodable, Sendable {
-        public let streams: Int
-        public let slotsInUse: Int
-        public let slotCount: Int
-        public let conversions: UInt64
-    }
-    public let isCapturing: Bool
-    public let streams: Int
-    public let framesCaptured: UInt64
-    public let variants: [Variant]
+/// What `camctl stats --json` prints: CaptureKit's statistics.
+public typealias StatsReport = CaptureDaemon.DeviceStatistics
 
+extension CaptureDaemon.DeviceStatistics {
     public static func of(_ device: String, _ daemon: DaemonProcess) async throws -> StatsReport {
         let result = try await camctl(["stats", device, "--json"], socket: daemon.socketPath)
         return try JSONDecoder().decode(StatsReport.self, from: Data(result.standardOutput.utf8))
     }
+}
+
+/// How many threads a process has.
+public func threadCount(_ pid: Int32) -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").count) ?? -1
 }
 
 /// A process's resident memory (VmRSS), in KiB.

@@ -141,9 +141,9 @@ extension CaptureDaemon {
 
 extension CaptureDaemon {
     /// What camerad's fan-out engine does for one device. Linux only.
-    public struct DeviceStatistics: Sendable, Equatable {
+    public struct DeviceStatistics: Sendable, Equatable, Codable {
         /// One output variant: converted once per frame, shared by its streams.
-        public struct Variant: Sendable, Equatable {
+        public struct Variant: Sendable, Equatable, Codable {
             public var poolID: UInt64
             public var pixelFormat: FourCharCode
             public var width: Int
@@ -155,6 +155,9 @@ extension CaptureDaemon {
             public var slotsInUse: Int
             /// Frames converted into this variant's pool.
             public var conversions: UInt64
+            /// Frames the variant's worker let go unconverted because it was
+            /// still busy with two (FRAME_WAS_LATE for its streams).
+            public var framesSkipped: UInt64
         }
 
         public var uniqueID: String
@@ -177,7 +180,7 @@ extension CaptureDaemon {
                     poolID: variant.poolID, pixelFormat: FourCharCode(rawValue: variant.fourcc), width: Int(variant.width),
                     height: Int(variant.height), rotationDegrees: Int(variant.rotationDegrees), isMirrored: variant.mirrored,
                     streams: Int(variant.streams), slotCount: Int(variant.slotCount), slotsInUse: Int(variant.slotsInUse),
-                    conversions: variant.conversions)
+                    conversions: variant.conversions, framesSkipped: variant.framesSkipped)
             })
     }
 }

@@ -34,6 +34,24 @@ public struct FourCharCode: RawRepresentable, Hashable, Sendable, CustomStringCo
     }
 }
 
+/// In JSON, the four characters as ``FourCharCode/description`` writes them.
+extension FourCharCode: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        let bigEndian = text.hasSuffix("-BE")
+        guard let code = FourCharCode(bigEndian ? String(text.dropLast(3)) : text) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a four-character code: \(text)")
+        }
+        self.init(rawValue: code.rawValue | (bigEndian ? 1 << 31 : 0))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}
+
 /// AVFrameRateRange: the frame rates a format allows, from min to max.
 public struct FrameRateRange: Hashable, Sendable, CustomStringConvertible {
     /// The shortest frame duration (the highest rate).

@@ -40,6 +40,16 @@ enum CameradBench {
                      unthrottled * Double(frameBytes) / 1e9 / memcpy))
         print("  (camerad does one copy per frame into a shared slot; memcpy is the floor for that copy alone)")
 
+        print("\nA native stream beside a costly one: a still NV12 3840x2160 camera at 30 fps streamed as it is, alone and")
+        print("then beside a client that streams it as BGRA 3840x2160 turned to portrait (each output converts on its own worker):")
+        let isolation = try bench.nativeBesideCostly()
+        print(StreamFigures.header)
+        print(isolation.alone.line("native, alone"))
+        print(isolation.beside.line("native, beside"))
+        print(isolation.costly.line("costly BGRA"))
+        print(String(format: "  native latency p99 beside the costly stream − alone: %+.2f ms (the goal: within 2 ms); frames it lost beside it: %d",
+                     isolation.beside.latencyP99 - isolation.alone.latencyP99, isolation.beside.drops))
+
         guard let gst = Bench.which("gst-launch-1.0") else {
             print("\nGStreamer: gst-launch-1.0 not found; install gstreamer1.0-tools, -plugins-base and -plugins-bad for the comparison")
             return
@@ -84,6 +94,28 @@ struct Row {
     }
 }
 
+/// One stream's figures, from `camctl stream --json`.
+struct StreamFigures {
+    let frames: Int
+    let drops: Int
+    let latencyP50: Double
+    let latencyP99: Double
+
+    init(_ report: [String: Any]) {
+        frames = report["frames"] as? Int ?? 0
+        drops = (report["drops"] as? [String: Int])?.values.reduce(0, +) ?? 0
+        let latency = report["latencyMilliseconds"] as? [String: Double] ?? [:]
+        latencyP50 = latency["p50"] ?? 0
+        latencyP99 = latency["p99"] ?? 0
+    }
+
+    static let header = "  stream            frames  drops  latency p50/p99 ms"
+
+    func line(_ label: String) -> String {
+        String(format: "  %-16@ %7d  %5d  %8.2f / %.2f", label as NSString, frames, drops, latencyP50, latencyP99)
+    }
+}
+
 struct Bench {
     let bin: String
     let seconds: Double
@@ -91,8 +123,9 @@ struct Bench {
     var camerad: String { bin + "/camerad" }
     var camctl: String { bin + "/camctl" }
 
-    /// A daemon with one still NV12 1080p virtual camera.
-    private func withDaemon<T>(unthrottled: Bool = false, _ body: (Child, String) throws -> T) throws -> T {
+    /// A daemon with one still NV12 virtual camera (1080p unless `size` says).
+    private func withDaemon<T>(size: String = "\(CameradBench.width)x\(CameradBench.height)", unthrottled: Bool = false,
+                               _ body: (Child, String) throws -> T) throws -> T {
         let directory = NSTemporaryDirectory() + "camerad-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -104,7 +137,7 @@ struct Bench {
         }
         for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(20_000) }
         usleep(50_000)
-        try run(camctl, ["--socket", socket, "virtual", "add", "--format", "NV12", "--size", "1920x1080", "--fps", "30",
+        try run(camctl, ["--socket", socket, "virtual", "add", "--format", "NV12", "--size", size, "--fps", "30",
                          "--static-picture"] + (unthrottled ? ["--unthrottled"] : []))
         return try body(daemon, socket)
     }
@@ -116,13 +149,7 @@ struct Bench {
             let streams = try (0..<clients).map { _ in
                 try Child(camctl, ["--socket", socket, "stream", "virtual-0", "--duration", "\(seconds)", "--json"])
             }
-            let reports = try streams.map { stream -> [String: Any] in
-                let output = stream.finish()
-                guard let line = output.split(separator: "\n").last,
-                      let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-                else { throw BenchError("camctl stream printed: \(output)") }
-                return object
-            }
+            let reports = try streams.map { try Self.report($0.finish()) }
             let serverCPU = ProcessMeter.cpuSeconds(daemon.pid) - serverBefore
             let clientCPU = ProcessMeter.reapedChildrenCPUSeconds() - childrenBefore
             let latencies = reports.compactMap { $0["latencyMilliseconds"] as? [String: Double] }
@@ -142,11 +169,33 @@ struct Bench {
     func unthrottled() throws -> Double {
         try withDaemon(unthrottled: true) { _, socket in
             let output = try run(camctl, ["--socket", socket, "stream", "virtual-0", "--duration", "\(min(seconds, 5))", "--json"])
-            guard let line = output.split(separator: "\n").last,
-                  let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                  let fps = object["framesPerSecond"] as? Double
-            else { throw BenchError("camctl stream printed: \(output)") }
+            guard let fps = try Self.report(output)["framesPerSecond"] as? Double else {
+                throw BenchError("camctl stream printed: \(output)")
+            }
             return fps
+        }
+    }
+
+    /// The JSON object `camctl stream --json` printed last.
+    static func report(_ output: String) throws -> [String: Any] {
+        guard let line = output.split(separator: "\n").last,
+              let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        else { throw BenchError("camctl stream printed: \(output)") }
+        return object
+    }
+
+    /// The camera's own frames, 4K, streamed alone and then beside a client
+    /// streaming them as BGRA turned to portrait, the costliest conversion.
+    func nativeBesideCostly() throws -> (alone: StreamFigures, beside: StreamFigures, costly: StreamFigures) {
+        try withDaemon(size: "3840x2160") { _, socket in
+            let native = ["--socket", socket, "stream", "virtual-0", "--duration", "\(seconds)", "--json"]
+            let alone = try StreamFigures(Self.report(run(camctl, native)))
+            let costly = try Child(camctl, ["--socket", socket, "stream", "virtual-0", "--pixel-format", "bgra",
+                                            "--size", "3840x2160", "--orientation", "portrait", "--json"])
+            usleep(500_000)
+            let beside = try StreamFigures(Self.report(run(camctl, native)))
+            costly.signal(SIGINT)
+            return (alone, beside, try StreamFigures(Self.report(costly.finish())))
         }
     }
 

@@ -42,6 +42,42 @@ func withStreamingDaemon(_ body: (DaemonProcess) async throws -> Void) async thr
         }
     }
 
+    /// One client streams 3840x2160 BGRA turned to portrait, the costliest
+    /// output there is, while another streams the camera's own NV12: each output
+    /// converts on a worker of its own, so the costly one costs only its own
+    /// frames (FRAME_WAS_LATE when it falls behind), never the other's. Both
+    /// streams account for every frame; the native one's frames are intact.
+    /// Whether it loses none depends on the machine having a core for it (in a
+    /// debug build beside the other suites it may not): the graph's part is
+    /// proved deterministically by `DeviceStreamerTests.aSlowVariantNeverDelaysAnother`,
+    /// and `make bench` prints the native stream's drops and latency with and
+    /// without the costly one beside it.
+    @Test func aCostly4KRotatedOutputBesideTheNativeOne() async throws {
+        try await withRunningDaemon(virtualCameras: 0) { daemon in
+            let added = try await camctl(["virtual", "add", "--format", "NV12", "--size", "3840x2160", "--fps", "30",
+                                          "--static-picture"], socket: daemon.socketPath)
+            #expect(added.lines == ["virtual-0"])
+            let costly = try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "stream", "virtual-0",
+                                                              "--pixel-format", "bgra", "--size", "3840x2160",
+                                                              "--orientation", "portrait", "--json"])
+            #expect(try await waitUntil(timeout: .seconds(60)) {
+                try await StatsReport.of("virtual-0", daemon).variants.contains { $0.conversions > 3 }
+            }, "the costly output is being made")
+            let native = try StreamReport(try await camctl(["stream", "virtual-0", "--count", "90", "--check", "--json"],
+                                                           socket: daemon.socketPath, timeout: .seconds(120)))
+            let costlyVariant = try await StatsReport.of("virtual-0", daemon).variants
+            let beside = try StreamReport(await costly.stop())
+            print("the costly output: \(costlyVariant.map { "\($0.conversions) made, \($0.framesSkipped) skipped" })")
+            print("native beside 4K rotated BGRA: \(native); latency \(native.latencyMilliseconds)")
+            print("4K rotated BGRA: \(beside); latency \(beside.latencyMilliseconds)")
+            #expect(native.format == "420v 3840x2160" && native.frames == 90, "\(native)")
+            #expect(native.accountsForEveryFrame, "\(native)")
+            #expect(native.check?.intact == 90 && native.check?.torn == 0, "\(native)")
+            #expect(beside.format == "BGRA 2160x3840" && beside.frames > 0, "\(beside)")
+            #expect(beside.accountsForEveryFrame, "\(beside)")
+        }
+    }
+
     @Test func aStoppedClientCostsOnlyItselfAndGivesItsSlotsBackWhenKilled() async throws {
         try await withStreamingDaemon { daemon in
             let stalled = try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "stream", "virtual-0", "--json"])

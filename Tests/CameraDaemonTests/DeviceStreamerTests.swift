@@ -255,7 +255,7 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
             state.streams[slowID].flatMap { state.workers[$0.options.variant] }
                 .flatMap { slow in state.streams[cheapID].flatMap { state.workers[$0.options.variant] }.map { (slow, $0) } }
         })
-        slowWorker.queue.async { gate.wait() }
+        slowWorker.thread.async { gate.wait() }
         for sequence in 1...5 as ClosedRange<UInt64> {
             camera.emit(sequence, waitUntilDone: false)
             // Its own worker done with it, so the cheap one is never behind itself.

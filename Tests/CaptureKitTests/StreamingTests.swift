@@ -568,14 +568,16 @@ extension CaptureKitEndToEnd {
         for _ in 0..<100 { try await streamOneFrame(device) }
         #expect(try await waitUntil { try await !CaptureDaemon.statistics(for: device).isCapturing }, "the device stops")
         let descriptors = daemon.openDescriptorCount
+        let threads = threadCount(daemon.pid)
         let memory = residentKilobytes(daemon.pid)
         for _ in 0..<100 { try await streamOneFrame(device) }
         var statistics = try await CaptureDaemon.statistics(for: device)
         _ = try await waitUntil {
             statistics = try await CaptureDaemon.statistics(for: device)
-            return !statistics.isCapturing && daemon.openDescriptorCount <= descriptors
+            return !statistics.isCapturing && daemon.openDescriptorCount <= descriptors && threadCount(daemon.pid) <= threads
         }
         let leftDescriptors = daemon.openDescriptorCount
+        #expect(threadCount(daemon.pid) <= threads, "threads left in the daemon (capture threads and variant workers end with their stream)")
         let grownKilobytes = residentKilobytes(daemon.pid) - memory
         #expect(!statistics.isCapturing && statistics.streams == 0 && statistics.variants.isEmpty)
         #expect(leftDescriptors <= descriptors, "descriptors left in the daemon")
@@ -592,12 +594,4 @@ extension CaptureKitEndToEnd {
         await session.stopRunning()
     }
 }
-}
-
-/// A process's resident memory (VmRSS), in KiB.
-func residentKilobytes(_ pid: Int32) -> Int {
-    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
-    else { return -1 }
-    return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? -1
 }

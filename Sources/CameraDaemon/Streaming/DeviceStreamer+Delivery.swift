@@ -21,10 +21,10 @@ import Foundation
 /// streams frames: the capture thread never converts, and a cheap variant's
 /// worker never waits behind it. Each variant holds at most two device buffers.
 extension DeviceStreamer {
-    /// One variant's worker: a serial queue, the frames it holds, and how many
-    /// events wait on it. All but the queue guarded by the streamer's lock.
+    /// One variant's worker: a thread of its own, the frames it holds, and how
+    /// many events wait on it. All but the thread guarded by the streamer's lock.
     final class VariantWorker: @unchecked Sendable {
-        let queue: DispatchQueue
+        let thread: WorkerThread
         /// Frames taken and not yet converted: while it holds ``depth``, the
         /// next ones are skipped.
         var framesHeld = 0
@@ -36,8 +36,8 @@ extension DeviceStreamer {
         /// long as it keeps up on average, and adds at most a frame of latency.
         static let depth = 2
 
-        init(_ variant: FrameVariant) {
-            queue = DispatchQueue(label: "camerad-variant \(variant)", qos: .userInitiated)
+        init() {
+            thread = WorkerThread(name: "camerad-variant")
         }
     }
 
@@ -89,7 +89,7 @@ extension DeviceStreamer {
                 let worker = self.worker(for: variant, &state)
                 worker.pending += 1
                 let take = worker.framesHeld < VariantWorker.depth
-                if take { worker.framesHeld += 1 }
+                if take { worker.framesHeld += 1 } else { state.pools[poolID]?.framesSkipped += 1 }
                 events.append((worker, VariantEvent(variant: variant, generation: generation, streams: streams, gap: gap,
                                                     numbers: FrameNumbers(frame), frame: take ? frame : nil)))
             }
@@ -100,8 +100,10 @@ extension DeviceStreamer {
             for photo in photos { photo.continuation?.resume(returning: taken) }
         }
         perform(stopJobs)
+        // The cheapest first: a costly conversion woken first would take the free core.
+        events.sort { $0.event.variant.cost < $1.event.variant.cost }
         for (worker, event) in events {
-            worker.queue.async { [self] in handle(event, on: worker) }
+            worker.thread.async { [self] in handle(event, on: worker) }
         }
     }
 
@@ -121,7 +123,7 @@ extension DeviceStreamer {
     /// The worker of a variant, made on its first frame.
     private func worker(for variant: FrameVariant, _ state: inout State) -> VariantWorker {
         if let worker = state.workers[variant] { return worker }
-        let worker = VariantWorker(variant)
+        let worker = VariantWorker()
         state.workers[variant] = worker
         return worker
     }
@@ -144,6 +146,7 @@ extension DeviceStreamer {
     func forgetIdleWorkers(_ state: inout State) {
         for (variant, worker) in state.workers where worker.pending == 0 && state.currentPool[variant] == nil {
             state.workers[variant] = nil
+            worker.thread.finish()
         }
     }
 
@@ -296,4 +299,10 @@ extension DeviceStreamer {
     func send(_ drops: DropTally, to stream: Stream) {
         for response in drops.messages { stream.writer.send(response) }
     }
+}
+
+extension FrameVariant {
+    /// A rough cost of making a frame of it: bytes written, twice over when
+    /// turned or mirrored (an extra pass). Orders the wake-ups, cheapest first.
+    var cost: Int { layout.capacity * (rotation == .none && !mirrored ? 1 : 2) }
 }

@@ -291,6 +291,7 @@ final class DeviceStreamer: @unchecked Sendable {
                 variant.slotCount = UInt32(pool.slotCount)
                 variant.slotsInUse = UInt32(pool.slotsInUse)
                 variant.conversions = pool.conversions
+                variant.framesSkipped = pool.framesSkipped
                 return variant
             }
             return statistics

@@ -29,6 +29,8 @@ final class VariantPool: @unchecked Sendable {
     var bytesUsed: [Int]
     var streamIDs: Set<UInt64> = []
     var conversions: UInt64 = 0
+    /// Frames its worker let go unconverted, still holding two.
+    var framesSkipped: UInt64 = 0
 
     /// - Throws: ``ConversionError`` when the device's frames cannot be made into
     ///   `variant`; RESOURCE_EXHAUSTED when the pools would take more than `budget` allows.

@@ -747,6 +747,11 @@ public nonisolated struct Camerad_V1_VariantStatistics: Sendable {
   /// Frames converted into this variant's pool.
   public var conversions: UInt64 = 0
 
+  /// Frames this variant's worker let go unconverted because it still held two
+  /// (one converting, the next waiting): FRAME_WAS_LATE for each of its streams.
+  /// A variant that keeps up skips none, whatever the others cost.
+  public var framesSkipped: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1549,7 +1554,7 @@ nonisolated extension Camerad_V1_DeviceStatistics: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Camerad_V1_VariantStatistics: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".VariantStatistics"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}pool_id\0\u{1}fourcc\0\u{1}width\0\u{1}height\0\u{3}rotation_degrees\0\u{1}mirrored\0\u{1}streams\0\u{3}slot_count\0\u{3}slots_in_use\0\u{1}conversions\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}pool_id\0\u{1}fourcc\0\u{1}width\0\u{1}height\0\u{3}rotation_degrees\0\u{1}mirrored\0\u{1}streams\0\u{3}slot_count\0\u{3}slots_in_use\0\u{1}conversions\0\u{3}frames_skipped\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1567,6 +1572,7 @@ nonisolated extension Camerad_V1_VariantStatistics: SwiftProtobuf.Message, Swift
       case 8: try { try decoder.decodeSingularUInt32Field(value: &self.slotCount) }()
       case 9: try { try decoder.decodeSingularUInt32Field(value: &self.slotsInUse) }()
       case 10: try { try decoder.decodeSingularUInt64Field(value: &self.conversions) }()
+      case 11: try { try decoder.decodeSingularUInt64Field(value: &self.framesSkipped) }()
       default: break
       }
     }
@@ -1603,6 +1609,9 @@ nonisolated extension Camerad_V1_VariantStatistics: SwiftProtobuf.Message, Swift
     if self.conversions != 0 {
       try visitor.visitSingularUInt64Field(value: self.conversions, fieldNumber: 10)
     }
+    if self.framesSkipped != 0 {
+      try visitor.visitSingularUInt64Field(value: self.framesSkipped, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1617,6 +1626,7 @@ nonisolated extension Camerad_V1_VariantStatistics: SwiftProtobuf.Message, Swift
     if lhs.slotCount != rhs.slotCount {return false}
     if lhs.slotsInUse != rhs.slotsInUse {return false}
     if lhs.conversions != rhs.conversions {return false}
+    if lhs.framesSkipped != rhs.framesSkipped {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

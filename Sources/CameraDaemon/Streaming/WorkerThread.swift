@@ -1,0 +1,47 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// A thread of its own that runs jobs one at a time, in the order given: a
+/// variant's worker. Unlike a dispatch queue it never waits for a pool thread,
+/// so a frame's conversion starts as soon as the frame is handed over, even
+/// while another variant's conversion keeps a core busy. The thread ends once
+/// ``finish()`` is called and every job before it has run.
+final class WorkerThread: Sendable {
+    private let jobs = Mutex<(queue: [@Sendable () -> Void], finishing: Bool)>(([], false))
+    private let ready = DispatchSemaphore(value: 0)
+
+    /// - Parameter name: the thread's name, as `top -H` shows it (15 bytes at most).
+    init(name: String) {
+        let thread = Thread { [self] in
+            while let job = next() { job() }
+        }
+        thread.name = name
+        thread.qualityOfService = .userInteractive
+        thread.start()
+    }
+
+    /// Runs `job` after every job given before it.
+    func async(_ job: @escaping @Sendable () -> Void) {
+        jobs.withLock { $0.queue.append(job) }
+        ready.signal()
+    }
+
+    /// Ends the thread once the jobs given so far have run.
+    func finish() {
+        jobs.withLock { $0.finishing = true }
+        ready.signal()
+    }
+
+    /// The next job, waiting for one; nil when finished and none is left.
+    private func next() -> (@Sendable () -> Void)? {
+        while true {
+            let job = jobs.withLock { jobs -> (@Sendable () -> Void)?? in
+                if !jobs.queue.isEmpty { return .some(jobs.queue.removeFirst()) }
+                return jobs.finishing ? .some(nil) : nil
+            }
+            if let job { return job }
+            ready.wait()
+        }
+    }
+}
