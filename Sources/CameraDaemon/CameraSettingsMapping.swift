@@ -135,7 +135,7 @@ enum CameraSettingsMapping {
     /// The control values that carry out a configuration's AVFoundation-named settings.
     ///
     /// - Parameter capturing: whether a stream runs (the torch needs one).
-    /// - Throws: `UNSUPPORTED_FORMAT` for a mode the device lacks, `INVALID_ARGUMENT`
+    /// - Throws: `UNSUPPORTED` for a mode or setting the device lacks, `INVALID_ARGUMENT`
     ///   for a value out of range, `INVALID_STATE` for the torch of an idle device.
     static func plan(
         _ configuration: Camerad_V1_DeviceConfiguration, on device: Camerad_V1_Device, capturing: Bool
@@ -156,7 +156,7 @@ enum CameraSettingsMapping {
         func require<Mode: Equatable>(_ mode: Mode, in modes: [Mode], _ what: String) throws {
             guard modes.contains(mode) else {
                 let names = modes.map { "\($0)" }.joined(separator: ", ")
-                throw RPCError(.unsupportedFormat,
+                throw RPCError(.unsupported,
                                "\(name) has no \(what) mode \(mode); it supports \(names.isEmpty ? "none" : names)")
             }
         }
@@ -187,7 +187,7 @@ enum CameraSettingsMapping {
         }
         if configuration.hasLensPosition {
             guard let control = byID[cid(V4L2_CID_FOCUS_ABSOLUTE)] else {
-                throw RPCError(.unsupportedFormat, "\(name) cannot set a lens position (no focus_absolute control)")
+                throw RPCError(.unsupported, "\(name) cannot set a lens position (no focus_absolute control)")
             }
             let position = configuration.lensPosition
             guard (0...1).contains(position) else {
@@ -198,7 +198,7 @@ enum CameraSettingsMapping {
         }
         if configuration.hasFocusPointOfInterest {
             guard capabilities.focusPointOfInterestSupported else {
-                throw RPCError(.unsupportedFormat, "\(name) has no focus point of interest")
+                throw RPCError(.unsupported, "\(name) has no focus point of interest")
             }
             plan.focusPointOfInterest = try checked(configuration.focusPointOfInterest, "focus point of interest")
         }
@@ -221,7 +221,7 @@ enum CameraSettingsMapping {
         }
         if configuration.hasExposureDuration {
             guard let control = byID[cid(V4L2_CID_EXPOSURE_ABSOLUTE)] else {
-                throw RPCError(.unsupportedFormat, "\(name) cannot set an exposure duration (no exposure_time_absolute control)")
+                throw RPCError(.unsupported, "\(name) cannot set an exposure duration (no exposure_time_absolute control)")
             }
             let duration = configuration.exposureDuration
             guard duration.denominator > 0 else { throw RPCError(.invalidArgument, "exposure duration has a zero denominator") }
@@ -234,10 +234,11 @@ enum CameraSettingsMapping {
         }
         if configuration.hasIso {
             let iso = configuration.iso
-            guard capabilities.minIso > 0, (capabilities.minIso...capabilities.maxIso).contains(iso) else {
-                throw RPCError(.invalidArgument,
-                               capabilities.minIso > 0 ? "ISO \(iso) is outside \(name)'s \(capabilities.minIso) to \(capabilities.maxIso)"
-                                   : "\(name) cannot set ISO (no iso_sensitivity or gain control)")
+            guard capabilities.minIso > 0 else {
+                throw RPCError(.unsupported, "\(name) cannot set ISO (no iso_sensitivity or gain control)")
+            }
+            guard (capabilities.minIso...capabilities.maxIso).contains(iso) else {
+                throw RPCError(.invalidArgument, "ISO \(iso) is outside \(name)'s \(capabilities.minIso) to \(capabilities.maxIso)")
             }
             if let sensitivity = byID[cid(V4L2_CID_ISO_SENSITIVITY)], !sensitivity.menuItems.isEmpty {
                 setIfPresent(V4L2_CID_ISO_SENSITIVITY_AUTO, Int64(V4L2_ISO_SENSITIVITY_MANUAL.rawValue))
@@ -250,7 +251,7 @@ enum CameraSettingsMapping {
         }
         if configuration.hasExposurePointOfInterest {
             guard capabilities.exposurePointOfInterestSupported else {
-                throw RPCError(.unsupportedFormat, "\(name) has no exposure point of interest")
+                throw RPCError(.unsupported, "\(name) has no exposure point of interest")
             }
             plan.exposurePointOfInterest = try checked(configuration.exposurePointOfInterest, "exposure point of interest")
         }
@@ -268,7 +269,7 @@ enum CameraSettingsMapping {
         }
         if configuration.hasWhiteBalanceTemperature {
             guard let control = byID[cid(V4L2_CID_WHITE_BALANCE_TEMPERATURE)] else {
-                throw RPCError(.unsupportedFormat, "\(name) cannot set a white balance temperature (no white_balance_temperature control)")
+                throw RPCError(.unsupported, "\(name) cannot set a white balance temperature (no white_balance_temperature control)")
             }
             let asked = configuration.whiteBalanceTemperature
             guard asked.isFinite, (Float(control.minimum)...Float(control.maximum)).contains(asked.rounded()) else {

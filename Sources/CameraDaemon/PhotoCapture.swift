@@ -22,7 +22,7 @@ enum PhotoCapture {
         let description = device.describe()
         let flash = settings.flashMode == .unspecified ? .off : settings.flashMode
         if flash != .off && !description.capabilities.flashModes.contains(flash) {
-            throw RPCError(.unsupportedFormat, "\(device.uniqueID) has no flash; take the photo with flash mode off")
+            throw RPCError(.unsupported, "\(device.uniqueID) has no flash; take the photo with flash mode off")
         }
         guard settings.quality <= 100 else {
             throw RPCError(.invalidArgument, "JPEG quality must be 1 to 100 (0 for 90), not \(settings.quality)")

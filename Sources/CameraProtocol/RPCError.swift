@@ -63,7 +63,7 @@ extension Camerad_V1_ErrorReason {
         switch self {
         case .unspecified: .unknown
         case .cancelled: .cancelled
-        case .invalidArgument, .unsupportedFormat: .invalidArgument
+        case .invalidArgument, .unsupportedFormat, .unsupported: .invalidArgument
         case .unimplemented: .unimplemented
         case .helloRequired, .versionMismatch, .deviceLocked, .notLocked, .invalidState: .failedPrecondition
         case .permissionDenied: .permissionDenied

@@ -122,7 +122,8 @@ extension CaptureDevice {
     /// - Parameter persist: also store them as the device's defaults, applied
     ///   whenever it connects (the torch is never stored). Linux only.
     /// - Throws: `notLocked` without the lock; `unsupportedFormat` for a format
-    ///   or mode the device lacks; `invalidArgument` naming the allowed values;
+    ///   or frame rate the device lacks; `unsupported` for a focus, exposure,
+    ///   white-balance or torch mode or setting it lacks; `invalidArgument` naming the allowed values;
     ///   `invalidState` for the torch of a device no session runs.
     public func configure(_ configuration: Configuration, persist: Bool = false) async throws(CaptureError) {
         var request = Camerad_V1_ConfigureDeviceRequest()

@@ -29,6 +29,10 @@ public struct CaptureError: Error, Equatable, Sendable, CustomStringConvertible 
         case notLocked
         case unsupportedFormat
         case invalidState
+        /// The device lacks the feature: a flash, a focus, exposure, white-balance
+        /// or torch mode, a lens position… (its `is…Supported` properties say so
+        /// beforehand). AVFoundation raises an exception here; CaptureKit throws.
+        case unsupported
         /// A status without a reason, from a peer newer or older than this client.
         case unknown
     }
@@ -68,6 +72,7 @@ extension CaptureError.Code {
         case .notLocked: .notLocked
         case .unsupportedFormat: .unsupportedFormat
         case .invalidState: .invalidState
+        case .unsupported: .unsupported
         case .unknown: .unspecified
         }
     }

@@ -76,7 +76,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     /// Takes a photo.
     ///
     /// - Throws: `invalidState` when the output has no device (add it and a device
-    ///   input to a session first); `unsupportedFormat` for a flash the device lacks.
+    ///   input to a session first); `unsupported` for a flash the device lacks.
     public func capturePhoto(with settings: PhotoSettings) async throws(CaptureError) -> CapturePhoto {
         guard let connection = connection(with: .video) else {
             throw CaptureError(.invalidState, "the photo output has no device; add it and a device input to a session first")

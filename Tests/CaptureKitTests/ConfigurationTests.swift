@@ -186,13 +186,13 @@ extension CaptureKitEndToEnd {
             await Self.expectError(.invalidArgument, containing: "zoom factor 5.0 is outside virtual-0's 1.0 to 4.0") {
                 try await device.setVideoZoomFactor(5)
             }
-            await Self.expectError(.unsupportedFormat, containing: "no exposure mode autoExpose") {
+            await Self.expectError(.unsupported, containing: "no exposure mode autoExpose") {
                 try await device.setExposureMode(.autoExpose)
             }
-            await Self.expectError(.unsupportedFormat, containing: "no white balance mode autoWhiteBalance") {
+            await Self.expectError(.unsupported, containing: "no white balance mode autoWhiteBalance") {
                 try await device.setWhiteBalanceMode(.autoWhiteBalance)
             }
-            await Self.expectError(.unsupportedFormat, containing: "no torch mode auto") { try await device.setTorchMode(.auto) }
+            await Self.expectError(.unsupported, containing: "no torch mode auto") { try await device.setTorchMode(.auto) }
             await Self.expectError(.invalidState, containing: "only while a session runs") { try await device.setTorchMode(.on) }
             await device.unlockForConfiguration()
         }

@@ -197,6 +197,12 @@ public nonisolated enum Camerad_V1_ErrorReason: SwiftProtobuf.Enum, Swift.CaseIt
 
   /// The device or session is not in a state that allows the call. FAILED_PRECONDITION.
   case invalidState // = 26
+
+  /// The device lacks the feature asked for: a flash, a focus, exposure,
+  /// white-balance or torch mode, a lens position, an exposure duration, ISO, a
+  /// white-balance temperature, a point of interest. Its capabilities list what
+  /// it has. INVALID_ARGUMENT. (Before: UNSUPPORTED_FORMAT.)
+  case unsupported // = 27
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -226,6 +232,7 @@ public nonisolated enum Camerad_V1_ErrorReason: SwiftProtobuf.Enum, Swift.CaseIt
     case 24: self = .notLocked
     case 25: self = .unsupportedFormat
     case 26: self = .invalidState
+    case 27: self = .unsupported
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -253,6 +260,7 @@ public nonisolated enum Camerad_V1_ErrorReason: SwiftProtobuf.Enum, Swift.CaseIt
     case .notLocked: return 24
     case .unsupportedFormat: return 25
     case .invalidState: return 26
+    case .unsupported: return 27
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -280,6 +288,7 @@ public nonisolated enum Camerad_V1_ErrorReason: SwiftProtobuf.Enum, Swift.CaseIt
     .notLocked,
     .unsupportedFormat,
     .invalidState,
+    .unsupported,
   ]
 
 }
@@ -447,7 +456,7 @@ nonisolated extension Camerad_V1_StatusCode: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension Camerad_V1_ErrorReason: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_REASON_UNSPECIFIED\0\u{1}ERROR_REASON_CANCELLED\0\u{1}ERROR_REASON_INVALID_ARGUMENT\0\u{1}ERROR_REASON_UNIMPLEMENTED\0\u{1}ERROR_REASON_HELLO_REQUIRED\0\u{1}ERROR_REASON_VERSION_MISMATCH\0\u{1}ERROR_REASON_PERMISSION_DENIED\0\u{1}ERROR_REASON_RESOURCE_EXHAUSTED\0\u{1}ERROR_REASON_SHUTTING_DOWN\0\u{1}ERROR_REASON_INTERNAL\0\u{1}ERROR_REASON_DAEMON_UNAVAILABLE\0\u{1}ERROR_REASON_CONNECTION_LOST\0\u{1}ERROR_REASON_ALREADY_EXISTS\0\u{1}ERROR_REASON_TIMED_OUT\0\u{2}\u{7}ERROR_REASON_DEVICE_NOT_FOUND\0\u{1}ERROR_REASON_DEVICE_DISCONNECTED\0\u{1}ERROR_REASON_DEVICE_BUSY\0\u{1}ERROR_REASON_DEVICE_LOCKED\0\u{1}ERROR_REASON_NOT_LOCKED\0\u{1}ERROR_REASON_UNSUPPORTED_FORMAT\0\u{1}ERROR_REASON_INVALID_STATE\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_REASON_UNSPECIFIED\0\u{1}ERROR_REASON_CANCELLED\0\u{1}ERROR_REASON_INVALID_ARGUMENT\0\u{1}ERROR_REASON_UNIMPLEMENTED\0\u{1}ERROR_REASON_HELLO_REQUIRED\0\u{1}ERROR_REASON_VERSION_MISMATCH\0\u{1}ERROR_REASON_PERMISSION_DENIED\0\u{1}ERROR_REASON_RESOURCE_EXHAUSTED\0\u{1}ERROR_REASON_SHUTTING_DOWN\0\u{1}ERROR_REASON_INTERNAL\0\u{1}ERROR_REASON_DAEMON_UNAVAILABLE\0\u{1}ERROR_REASON_CONNECTION_LOST\0\u{1}ERROR_REASON_ALREADY_EXISTS\0\u{1}ERROR_REASON_TIMED_OUT\0\u{2}\u{7}ERROR_REASON_DEVICE_NOT_FOUND\0\u{1}ERROR_REASON_DEVICE_DISCONNECTED\0\u{1}ERROR_REASON_DEVICE_BUSY\0\u{1}ERROR_REASON_DEVICE_LOCKED\0\u{1}ERROR_REASON_NOT_LOCKED\0\u{1}ERROR_REASON_UNSUPPORTED_FORMAT\0\u{1}ERROR_REASON_INVALID_STATE\0\u{1}ERROR_REASON_UNSUPPORTED\0")
 }
 
 nonisolated extension Camerad_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
