@@ -93,7 +93,8 @@ let package = Package(
         .testTarget(name: "CameraMediaTests", dependencies: ["CameraMedia", "CameraTestSupport", "CYUV", "CTurboJPEG", "CExif"]),
         .testTarget(
             name: "CameraDaemonTests",
-            dependencies: ["CameraDaemon", "CameraProtocol", "CameraIPC", "CameraTestSupport"]
+            /// CV4L2 only to check camerad's control numbers against the kernel's.
+            dependencies: ["CameraDaemon", "CameraProtocol", "CameraIPC", "CameraTestSupport", "CV4L2"]
         ),
         .testTarget(
             name: "CaptureKitTests",

@@ -1,12 +1,11 @@
 import CameraProtocol
-internal import CCameraShims
 import Foundation
 import Synchronization
 
 /// The AVFoundation-named settings (focus, exposure, white balance, torch, zoom)
-/// in terms of V4L2 controls, both ways. Virtual cameras have the same controls,
-/// so one mapping serves every backend; a setting the controls cannot do is
-/// unsupported, never faked.
+/// in terms of controls in camerad's namespace (``ControlID``), both ways. Every
+/// backend offers its controls in that namespace, so one mapping serves them
+/// all; a setting the controls cannot do is unsupported, never faked.
 ///
 /// | setting | controls |
 /// |---|---|
@@ -39,45 +38,45 @@ enum CameraSettingsMapping {
 
     /// The settings as the controls have them now.
     static func settings(from controls: [Camerad_V1_Control], state: CameraSettingsState) -> Camerad_V1_CameraSettings {
-        let byID = Dictionary(controls.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let byID = controls.byID
         let extras = state.snapshot()
         var settings = Camerad_V1_CameraSettings()
 
-        if let auto = byID[cid(V4L2_CID_FOCUS_AUTO)] {
+        if let auto = byID[.focusAuto] {
             settings.focusMode = auto.value != 0 ? .continuousAutoFocus : .locked
-        } else if byID[cid(V4L2_CID_FOCUS_ABSOLUTE)] != nil {
+        } else if byID[.focusAbsolute] != nil {
             settings.focusMode = .locked
         }
-        settings.lensPosition = byID[cid(V4L2_CID_FOCUS_ABSOLUTE)].map(normalized) ?? -1
-        if let status = byID[cid(V4L2_CID_AUTO_FOCUS_STATUS)] {
-            settings.adjustingFocus = status.value & Int64(V4L2_AUTO_FOCUS_STATUS_BUSY) != 0
+        settings.lensPosition = byID[.focusAbsolute].map(normalized) ?? -1
+        if let status = byID[.autoFocusStatus] {
+            settings.adjustingFocus = status.value & ControlID.autoFocusStatusBusy != 0
         }
 
-        if let auto = byID[cid(V4L2_CID_EXPOSURE_AUTO)] {
-            settings.exposureMode = auto.value == Int64(V4L2_EXPOSURE_MANUAL.rawValue)
+        if let auto = byID[.exposureAuto] {
+            settings.exposureMode = auto.value == ExposureAutoMode.manual.rawValue
                 ? extras.manualExposure : .continuousAutoExposure
         }
-        if let time = byID[cid(V4L2_CID_EXPOSURE_ABSOLUTE)] {
+        if let time = byID[.exposureAbsolute] {
             settings.exposureDuration = .seconds(UInt32(clamping: time.value), per: exposureUnitsPerSecond)
         }
         settings.iso = iso(byID) ?? 0
 
-        if let auto = byID[cid(V4L2_CID_AUTO_WHITE_BALANCE)] {
+        if let auto = byID[.autoWhiteBalance] {
             settings.whiteBalanceMode = auto.value != 0 ? .continuousAutoWhiteBalance : .locked
-        } else if byID[cid(V4L2_CID_WHITE_BALANCE_TEMPERATURE)] != nil {
+        } else if byID[.whiteBalanceTemperature] != nil {
             settings.whiteBalanceMode = .locked
         }
-        settings.whiteBalanceTemperature = Float(byID[cid(V4L2_CID_WHITE_BALANCE_TEMPERATURE)]?.value ?? 0)
+        settings.whiteBalanceTemperature = Float(byID[.whiteBalanceTemperature]?.value ?? 0)
 
-        if let led = byID[cid(V4L2_CID_FLASH_LED_MODE)], hasEntry(led, V4L2_FLASH_LED_MODE_TORCH.rawValue) {
-            let on = led.value == Int64(V4L2_FLASH_LED_MODE_TORCH.rawValue)
+        if let led = byID[.flashLEDMode], hasEntry(led, FlashLEDMode.torch.rawValue) {
+            let on = led.value == FlashLEDMode.torch.rawValue
             settings.torchMode = on ? .on : .off
             if on {
-                settings.torchLevel = byID[cid(V4L2_CID_FLASH_TORCH_INTENSITY)]
+                settings.torchLevel = byID[.flashTorchIntensity]
                     .map { Float($0.value) / Float(max(1, $0.maximum)) } ?? 1
             }
         }
-        settings.videoZoomFactor = byID[cid(V4L2_CID_ZOOM_ABSOLUTE)]
+        settings.videoZoomFactor = byID[.zoomAbsolute]
             .map { $0.minimum > 0 ? Double($0.value) / Double($0.minimum) : 1 } ?? extras.digitalZoom
 
         if let point = extras.focusPointOfInterest { settings.focusPointOfInterest = point }
@@ -92,23 +91,23 @@ enum CameraSettingsMapping {
     /// The ranges of custom exposure and of white-balance temperature, and the
     /// digital zoom of a device without a zoom control.
     static func addRanges(to capabilities: inout Camerad_V1_Capabilities, from controls: [Camerad_V1_Control]) {
-        let byID = Dictionary(controls.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        if byID[cid(V4L2_CID_ZOOM_ABSOLUTE)] == nil {
+        let byID = controls.byID
+        if byID[.zoomAbsolute] == nil {
             capabilities.digitalZoom = true
             capabilities.maxZoomFactor = digitalZoomLimit
         }
-        if let time = byID[cid(V4L2_CID_EXPOSURE_ABSOLUTE)] {
+        if let time = byID[.exposureAbsolute] {
             capabilities.minExposureDuration = .seconds(UInt32(clamping: max(1, time.minimum)), per: exposureUnitsPerSecond)
             capabilities.maxExposureDuration = .seconds(UInt32(clamping: time.maximum), per: exposureUnitsPerSecond)
         }
-        if let sensitivity = byID[cid(V4L2_CID_ISO_SENSITIVITY)], !sensitivity.menuItems.isEmpty {
+        if let sensitivity = byID[.isoSensitivity], !sensitivity.menuItems.isEmpty {
             capabilities.minIso = Float(sensitivity.menuItems.map(\.value).min()!)
             capabilities.maxIso = Float(sensitivity.menuItems.map(\.value).max()!)
-        } else if byID[cid(V4L2_CID_GAIN)] != nil {
+        } else if byID[.gain] != nil {
             capabilities.minIso = gainISOFloor
             capabilities.maxIso = gainISOCeiling
         }
-        if let temperature = byID[cid(V4L2_CID_WHITE_BALANCE_TEMPERATURE)] {
+        if let temperature = byID[.whiteBalanceTemperature] {
             capabilities.minWhiteBalanceTemperature = Float(temperature.minimum)
             capabilities.maxWhiteBalanceTemperature = Float(temperature.maximum)
         }
@@ -140,18 +139,15 @@ enum CameraSettingsMapping {
     static func plan(
         _ configuration: Camerad_V1_DeviceConfiguration, on device: Camerad_V1_Device, capturing: Bool
     ) throws -> Plan {
-        let byID = Dictionary(device.controls.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let byID = device.controls.byID
         let capabilities = device.capabilities
         let name = device.uniqueID
         var plan = Plan()
-        func set(_ id: Int32, _ value: Int64) {
-            var control = Camerad_V1_ControlValue()
-            control.id = UInt32(id)
-            control.value = value
-            plan.controls.append(control)
+        func set(_ id: ControlID, _ value: Int64) {
+            plan.controls.append(Camerad_V1_ControlValue(id, value))
         }
-        func setIfPresent(_ id: Int32, _ value: Int64) {
-            if byID[cid(id)] != nil { set(id, value) }
+        func setIfPresent(_ id: ControlID, _ value: Int64) {
+            if byID[id] != nil { set(id, value) }
         }
         func require<Mode: Equatable>(_ mode: Mode, in modes: [Mode], _ what: String) throws {
             guard modes.contains(mode) else {
@@ -164,7 +160,7 @@ enum CameraSettingsMapping {
         /// Focus and white balance alike: a continuous mode is the automatic
         /// control on; a one-shot one is it off and its button pressed; locked is it off.
         enum Automatic { case continuous, oneShot, locked }
-        func automatic(_ control: Int32, button: Int32, _ mode: Automatic) {
+        func automatic(_ control: ControlID, button: ControlID, _ mode: Automatic) {
             switch mode {
             case .continuous: set(control, 1)
             case .oneShot:
@@ -182,19 +178,19 @@ enum CameraSettingsMapping {
             case .autoFocus: .oneShot
             default: .locked
             }
-            automatic(V4L2_CID_FOCUS_AUTO, button: V4L2_CID_AUTO_FOCUS_START, mode)
+            automatic(.focusAuto, button: .autoFocusStart, mode)
             plan.adjustsFocus = mode != .locked
         }
         if configuration.hasLensPosition {
-            guard let control = byID[cid(V4L2_CID_FOCUS_ABSOLUTE)] else {
+            guard let control = byID[.focusAbsolute] else {
                 throw RPCError(.unsupported, "\(name) cannot set a lens position (no focus_absolute control)")
             }
             let position = configuration.lensPosition
             guard (0...1).contains(position) else {
                 throw RPCError(.invalidArgument, "lens position must be 0 to 1, not \(position)")
             }
-            if configuration.focusMode == .unspecified { setIfPresent(V4L2_CID_FOCUS_AUTO, 0) }
-            set(V4L2_CID_FOCUS_ABSOLUTE, scaled(Double(position), onto: control))
+            if configuration.focusMode == .unspecified { setIfPresent(.focusAuto, 0) }
+            set(.focusAbsolute, scaled(Double(position), onto: control))
         }
         if configuration.hasFocusPointOfInterest {
             guard capabilities.focusPointOfInterestSupported else {
@@ -208,19 +204,19 @@ enum CameraSettingsMapping {
         let exposureMode = custom && configuration.exposureMode == .unspecified ? .custom : configuration.exposureMode
         if exposureMode != .unspecified {
             try require(exposureMode, in: capabilities.exposureModes, "exposure")
-            let auto = byID[cid(V4L2_CID_EXPOSURE_AUTO)]
+            let auto = byID[.exposureAuto]
             switch exposureMode {
             case .continuousAutoExposure:
-                let automatic = auto.map { hasEntry($0, V4L2_EXPOSURE_AUTO.rawValue) } ?? false
-                set(V4L2_CID_EXPOSURE_AUTO, Int64((automatic ? V4L2_EXPOSURE_AUTO : V4L2_EXPOSURE_APERTURE_PRIORITY).rawValue))
+                let automatic = auto.map { hasEntry($0, ExposureAutoMode.auto.rawValue) } ?? false
+                set(.exposureAuto, (automatic ? ExposureAutoMode.auto : .aperturePriority).rawValue)
                 plan.adjustsExposure = true
             default:
-                set(V4L2_CID_EXPOSURE_AUTO, Int64(V4L2_EXPOSURE_MANUAL.rawValue))
+                set(.exposureAuto, ExposureAutoMode.manual.rawValue)
                 plan.manualExposure = exposureMode
             }
         }
         if configuration.hasExposureDuration {
-            guard let control = byID[cid(V4L2_CID_EXPOSURE_ABSOLUTE)] else {
+            guard let control = byID[.exposureAbsolute] else {
                 throw RPCError(.unsupported, "\(name) cannot set an exposure duration (no exposure_time_absolute control)")
             }
             let duration = configuration.exposureDuration
@@ -230,7 +226,7 @@ enum CameraSettingsMapping {
                 throw RPCError(.invalidArgument,
                                "exposure duration \(duration.numerator)/\(duration.denominator) s is outside \(name)'s \(control.minimum)/\(exposureUnitsPerSecond) to \(control.maximum)/\(exposureUnitsPerSecond) s")
             }
-            set(V4L2_CID_EXPOSURE_ABSOLUTE, units)
+            set(.exposureAbsolute, units)
         }
         if configuration.hasIso {
             let iso = configuration.iso
@@ -240,13 +236,13 @@ enum CameraSettingsMapping {
             guard (capabilities.minIso...capabilities.maxIso).contains(iso) else {
                 throw RPCError(.invalidArgument, "ISO \(iso) is outside \(name)'s \(capabilities.minIso) to \(capabilities.maxIso)")
             }
-            if let sensitivity = byID[cid(V4L2_CID_ISO_SENSITIVITY)], !sensitivity.menuItems.isEmpty {
-                setIfPresent(V4L2_CID_ISO_SENSITIVITY_AUTO, Int64(V4L2_ISO_SENSITIVITY_MANUAL.rawValue))
+            if let sensitivity = byID[.isoSensitivity], !sensitivity.menuItems.isEmpty {
+                setIfPresent(.isoSensitivityAuto, ControlID.isoSensitivityManual)
                 let nearest = sensitivity.menuItems.min { abs(Float($0.value) - iso) < abs(Float($1.value) - iso) }!
-                set(V4L2_CID_ISO_SENSITIVITY, nearest.index)
-            } else if let gain = byID[cid(V4L2_CID_GAIN)] {
+                set(.isoSensitivity, nearest.index)
+            } else if let gain = byID[.gain] {
                 let fraction = Double((iso - gainISOFloor) / (gainISOCeiling - gainISOFloor))
-                set(V4L2_CID_GAIN, scaled(fraction, onto: gain))
+                set(.gain, scaled(fraction, onto: gain))
             }
         }
         if configuration.hasExposurePointOfInterest {
@@ -264,11 +260,11 @@ enum CameraSettingsMapping {
             case .autoWhiteBalance: .oneShot
             default: .locked
             }
-            automatic(V4L2_CID_AUTO_WHITE_BALANCE, button: V4L2_CID_DO_WHITE_BALANCE, mode)
+            automatic(.autoWhiteBalance, button: .doWhiteBalance, mode)
             plan.adjustsWhiteBalance = mode != .locked
         }
         if configuration.hasWhiteBalanceTemperature {
-            guard let control = byID[cid(V4L2_CID_WHITE_BALANCE_TEMPERATURE)] else {
+            guard let control = byID[.whiteBalanceTemperature] else {
                 throw RPCError(.unsupported, "\(name) cannot set a white balance temperature (no white_balance_temperature control)")
             }
             let asked = configuration.whiteBalanceTemperature
@@ -277,9 +273,9 @@ enum CameraSettingsMapping {
                                "white balance temperature \(asked) K is outside \(name)'s \(control.minimum) to \(control.maximum) K")
             }
             let kelvin = Int64(asked.rounded())
-            if configuration.whiteBalanceMode == .unspecified { setIfPresent(V4L2_CID_AUTO_WHITE_BALANCE, 0) }
+            if configuration.whiteBalanceMode == .unspecified { setIfPresent(.autoWhiteBalance, 0) }
             let step = Int64(clamping: max(1, control.step))
-            set(V4L2_CID_WHITE_BALANCE_TEMPERATURE, control.minimum + (kelvin - control.minimum) / step * step)
+            set(.whiteBalanceTemperature, control.minimum + (kelvin - control.minimum) / step * step)
         }
 
         // Torch.
@@ -295,11 +291,11 @@ enum CameraSettingsMapping {
             if torchMode == .on && !capturing {
                 throw RPCError(.invalidState, "the torch of \(name) can be on only while a session runs on it; start one first")
             }
-            set(V4L2_CID_FLASH_LED_MODE, Int64((torchMode == .on ? V4L2_FLASH_LED_MODE_TORCH : V4L2_FLASH_LED_MODE_NONE).rawValue))
+            set(.flashLEDMode, (torchMode == .on ? FlashLEDMode.torch : .none).rawValue)
         }
-        if configuration.hasTorchLevel, let intensity = byID[cid(V4L2_CID_FLASH_TORCH_INTENSITY)] {
+        if configuration.hasTorchLevel, let intensity = byID[.flashTorchIntensity] {
             let value = Int64((Double(configuration.torchLevel) * Double(intensity.maximum)).rounded())
-            set(V4L2_CID_FLASH_TORCH_INTENSITY, min(intensity.maximum, max(intensity.minimum, value)))
+            set(.flashTorchIntensity, min(intensity.maximum, max(intensity.minimum, value)))
         }
 
         // Zoom.
@@ -309,8 +305,8 @@ enum CameraSettingsMapping {
                 throw RPCError(.invalidArgument,
                                "zoom factor \(factor) is outside \(name)'s \(capabilities.minZoomFactor) to \(capabilities.maxZoomFactor)")
             }
-            if let zoom = byID[cid(V4L2_CID_ZOOM_ABSOLUTE)] {
-                set(V4L2_CID_ZOOM_ABSOLUTE, min(zoom.maximum, Int64((factor * Double(zoom.minimum)).rounded())))
+            if let zoom = byID[.zoomAbsolute] {
+                set(.zoomAbsolute, min(zoom.maximum, Int64((factor * Double(zoom.minimum)).rounded())))
             } else {
                 plan.digitalZoom = factor
             }
@@ -320,21 +316,16 @@ enum CameraSettingsMapping {
 
     /// The torch's control values to turn it off, if it is on.
     static func torchOff(_ controls: [Camerad_V1_Control]) -> [Camerad_V1_ControlValue] {
-        guard let led = controls.first(where: { $0.id == cid(V4L2_CID_FLASH_LED_MODE) }),
-              led.value == Int64(V4L2_FLASH_LED_MODE_TORCH.rawValue)
+        guard let led = controls.first(where: { $0.controlID == .flashLEDMode }),
+              led.value == FlashLEDMode.torch.rawValue
         else { return [] }
-        var off = Camerad_V1_ControlValue()
-        off.id = led.id
-        off.value = Int64(V4L2_FLASH_LED_MODE_NONE.rawValue)
-        return [off]
+        return [Camerad_V1_ControlValue(.flashLEDMode, FlashLEDMode.none.rawValue)]
     }
 
     // MARK: - Helpers
 
-    static func cid(_ id: Int32) -> UInt32 { UInt32(id) }
-
-    private static func hasEntry(_ control: Camerad_V1_Control, _ entry: UInt32) -> Bool {
-        control.menuItems.contains { $0.index == Int64(entry) }
+    private static func hasEntry(_ control: Camerad_V1_Control, _ entry: Int64) -> Bool {
+        control.menuItems.contains { $0.index == entry }
     }
 
     /// A control's value as 0…1 of its range.
@@ -351,12 +342,12 @@ enum CameraSettingsMapping {
         return min(control.maximum, max(control.minimum, stepped))
     }
 
-    private static func iso(_ byID: [UInt32: Camerad_V1_Control]) -> Float? {
-        if let sensitivity = byID[cid(V4L2_CID_ISO_SENSITIVITY)],
+    private static func iso(_ byID: [ControlID: Camerad_V1_Control]) -> Float? {
+        if let sensitivity = byID[.isoSensitivity],
            let item = sensitivity.menuItems.first(where: { $0.index == sensitivity.value }) {
             return Float(item.value)
         }
-        guard let gain = byID[cid(V4L2_CID_GAIN)] else { return nil }
+        guard let gain = byID[.gain] else { return nil }
         return gainISOFloor + normalized(gain) * (gainISOCeiling - gainISOFloor)
     }
 

@@ -1,5 +1,4 @@
 import CameraProtocol
-internal import CCameraShims
 
 /// One control's new value, checked against the control's type, range and flags.
 struct ControlChange: Sendable {
@@ -29,7 +28,7 @@ struct ControlChange: Sendable {
     }
 
     private static func check(_ value: Int64, for control: Camerad_V1_Control) throws {
-        if control.flags & UInt32(V4L2_CTRL_FLAG_READ_ONLY) != 0 {
+        if control.controlFlags.contains(.readOnly) {
             throw RPCError(.invalidArgument, "\(control.name) is read-only")
         }
         switch control.type {

@@ -1,8 +1,7 @@
 import CameraProtocol
-internal import CCameraShims
 
 /// What the AVFoundation-named settings can do on a device, derived from its
-/// V4L2 controls (virtual cameras use the same control ids). A mode is reported
+/// controls in camerad's namespace (``ControlID``). A mode is reported
 /// only when the controls can really do it.
 ///
 /// | mode | needs |
@@ -21,42 +20,42 @@ internal import CCameraShims
 /// | zoom | `ZOOM_ABSOLUTE`: factor = value ÷ minimum (1 … maximum ÷ minimum) |
 enum DeviceCapabilities {
     static func derive(from controls: [Camerad_V1_Control]) -> Camerad_V1_Capabilities {
-        let byID = Dictionary(controls.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        func has(_ id: UInt32) -> Bool { byID[id] != nil }
-        func menuHas(_ id: UInt32, _ entries: [Int64]) -> Bool {
+        let byID = controls.byID
+        func has(_ id: ControlID) -> Bool { byID[id] != nil }
+        func menuHas(_ id: ControlID, _ entries: [Int64]) -> Bool {
             byID[id]?.menuItems.contains { entries.contains($0.index) } ?? false
         }
 
         var capabilities = Camerad_V1_Capabilities()
-        if has(UInt32(V4L2_CID_FOCUS_AUTO)) || has(UInt32(V4L2_CID_FOCUS_ABSOLUTE)) {
+        if has(.focusAuto) || has(.focusAbsolute) {
             capabilities.focusModes.append(.locked)
         }
-        if has(UInt32(V4L2_CID_AUTO_FOCUS_START)) { capabilities.focusModes.append(.autoFocus) }
-        if has(UInt32(V4L2_CID_FOCUS_AUTO)) { capabilities.focusModes.append(.continuousAutoFocus) }
-        capabilities.lensPositionSupported = has(UInt32(V4L2_CID_FOCUS_ABSOLUTE))
+        if has(.autoFocusStart) { capabilities.focusModes.append(.autoFocus) }
+        if has(.focusAuto) { capabilities.focusModes.append(.continuousAutoFocus) }
+        capabilities.lensPositionSupported = has(.focusAbsolute)
 
-        let exposure = UInt32(V4L2_CID_EXPOSURE_AUTO)
-        let manual = Int64(V4L2_EXPOSURE_MANUAL.rawValue)
+        let exposure = ControlID.exposureAuto
+        let manual = ExposureAutoMode.manual.rawValue
         if menuHas(exposure, [manual]) { capabilities.exposureModes.append(.locked) }
-        if menuHas(exposure, [Int64(V4L2_EXPOSURE_AUTO.rawValue), Int64(V4L2_EXPOSURE_APERTURE_PRIORITY.rawValue)]) {
+        if menuHas(exposure, [ExposureAutoMode.auto.rawValue, ExposureAutoMode.aperturePriority.rawValue]) {
             capabilities.exposureModes.append(.continuousAutoExposure)
         }
-        if menuHas(exposure, [manual]) && has(UInt32(V4L2_CID_EXPOSURE_ABSOLUTE)) {
+        if menuHas(exposure, [manual]) && has(.exposureAbsolute) {
             capabilities.exposureModes.append(.custom)
         }
 
-        if has(UInt32(V4L2_CID_AUTO_WHITE_BALANCE)) || has(UInt32(V4L2_CID_WHITE_BALANCE_TEMPERATURE)) {
+        if has(.autoWhiteBalance) || has(.whiteBalanceTemperature) {
             capabilities.whiteBalanceModes.append(.locked)
         }
-        if has(UInt32(V4L2_CID_DO_WHITE_BALANCE)) { capabilities.whiteBalanceModes.append(.autoWhiteBalance) }
-        if has(UInt32(V4L2_CID_AUTO_WHITE_BALANCE)) { capabilities.whiteBalanceModes.append(.continuousAutoWhiteBalance) }
+        if has(.doWhiteBalance) { capabilities.whiteBalanceModes.append(.autoWhiteBalance) }
+        if has(.autoWhiteBalance) { capabilities.whiteBalanceModes.append(.continuousAutoWhiteBalance) }
 
-        let ledMode = UInt32(V4L2_CID_FLASH_LED_MODE)
-        if menuHas(ledMode, [Int64(V4L2_FLASH_LED_MODE_TORCH.rawValue)]) {
+        let ledMode = ControlID.flashLEDMode
+        if menuHas(ledMode, [FlashLEDMode.torch.rawValue]) {
             capabilities.supportsTorch = true
             capabilities.torchModes = [.off, .on]
         }
-        if menuHas(ledMode, [Int64(V4L2_FLASH_LED_MODE_FLASH.rawValue)]) && has(UInt32(V4L2_CID_FLASH_STROBE)) {
+        if menuHas(ledMode, [FlashLEDMode.flash.rawValue]) && has(.flashStrobe) {
             capabilities.supportsFlash = true
             // camerad decides .auto from a frame's brightness.
             capabilities.flashModes = [.off, .on, .auto]
@@ -64,7 +63,7 @@ enum DeviceCapabilities {
 
         capabilities.minZoomFactor = 1
         capabilities.maxZoomFactor = 1
-        if let zoom = byID[UInt32(V4L2_CID_ZOOM_ABSOLUTE)], zoom.minimum > 0, zoom.maximum > zoom.minimum {
+        if let zoom = byID[.zoomAbsolute], zoom.minimum > 0, zoom.maximum > zoom.minimum {
             capabilities.maxZoomFactor = Double(zoom.maximum) / Double(zoom.minimum)
         }
         return capabilities

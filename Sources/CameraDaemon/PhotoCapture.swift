@@ -1,6 +1,5 @@
 import CameraMedia
 import CameraProtocol
-internal import CCameraShims
 import Foundation
 
 /// A still photo from a device: the frame comes from the running capture, or
@@ -157,22 +156,15 @@ enum PhotoCapture {
     /// Sets the LED to flash and strobes it.
     private static func strobe(_ device: any CameraBackend, _ description: Camerad_V1_Device) throws {
         try device.setControls(ControlChange.resolve([
-            controlValue(V4L2_CID_FLASH_LED_MODE, Int64(V4L2_FLASH_LED_MODE_FLASH.rawValue)),
-            controlValue(V4L2_CID_FLASH_STROBE, 1),
+            Camerad_V1_ControlValue(.flashLEDMode, FlashLEDMode.flash.rawValue),
+            Camerad_V1_ControlValue(.flashStrobe, 1),
         ], on: description))
     }
 
     /// Puts the LED back as it was before the strobe.
     private static func restoreLED(_ device: any CameraBackend, _ description: Camerad_V1_Device) throws {
-        guard let led = description.controls.first(where: { $0.id == UInt32(V4L2_CID_FLASH_LED_MODE) }) else { return }
-        try device.setControls(ControlChange.resolve([controlValue(V4L2_CID_FLASH_LED_MODE, led.value)], on: description))
-    }
-
-    private static func controlValue(_ id: Int32, _ value: Int64) -> Camerad_V1_ControlValue {
-        var control = Camerad_V1_ControlValue()
-        control.id = UInt32(id)
-        control.value = value
-        return control
+        guard let led = description.controls.first(where: { $0.controlID == .flashLEDMode }) else { return }
+        try device.setControls(ControlChange.resolve([Camerad_V1_ControlValue(.flashLEDMode, led.value)], on: description))
     }
 
     /// The EXIF Orientation that shows a stored image turned clockwise by

@@ -11,7 +11,6 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/un.h>
-#include <linux/videodev2.h>
 
 // memfd_create() and its flags are declared only under _GNU_SOURCE, which Swift's
 // Glibc module does not define.

@@ -1,6 +1,5 @@
 import CameraMedia
 import CameraProtocol
-internal import CCameraShims
 import Foundation
 import Synchronization
 
@@ -20,18 +19,18 @@ extension VirtualCamera {
     /// and its ``TestPattern/zoom`` (the zoom control over its minimum).
     var picture: (level: Float, zoom: Double) {
         let (controls, strobeUntil) = state.withLock { ($0.controls, $0.strobeUntil) }
-        func value(_ id: Int32) -> Int64? { controls.first { $0.id == UInt32(id) }?.value }
+        func value(_ id: ControlID) -> Int64? { controls.first { $0.controlID == id }?.value }
         var level: Float = 1
-        if let brightness = value(V4L2_CID_BRIGHTNESS) { level *= 1 + Float(brightness - 128) / 256 }
-        if value(V4L2_CID_EXPOSURE_AUTO) == Int64(V4L2_EXPOSURE_MANUAL.rawValue) {
-            level *= Float(value(V4L2_CID_EXPOSURE_ABSOLUTE) ?? 250) / 250
-            level *= 1 + Float(value(V4L2_CID_GAIN) ?? 0) / 255
+        if let brightness = value(.brightness) { level *= 1 + Float(brightness - 128) / 256 }
+        if value(.exposureAuto) == ExposureAutoMode.manual.rawValue {
+            level *= Float(value(.exposureAbsolute) ?? 250) / 250
+            level *= 1 + Float(value(.gain) ?? 0) / 255
         }
-        if value(V4L2_CID_FLASH_LED_MODE) == Int64(V4L2_FLASH_LED_MODE_TORCH.rawValue) {
-            level *= 1 + Float(value(V4L2_CID_FLASH_TORCH_INTENSITY) ?? 100) / 200
+        if value(.flashLEDMode) == FlashLEDMode.torch.rawValue {
+            level *= 1 + Float(value(.flashTorchIntensity) ?? 100) / 200
         }
         if monotonicNanoseconds() < strobeUntil { level *= 1.8 }
-        let zoom = controls.first { $0.id == UInt32(V4L2_CID_ZOOM_ABSOLUTE) }
+        let zoom = controls.first { $0.controlID == .zoomAbsolute }
             .map { $0.minimum > 0 ? Double($0.value) / Double($0.minimum) : 1 } ?? 1
         return (min(4, max(0, level)), zoom)
     }

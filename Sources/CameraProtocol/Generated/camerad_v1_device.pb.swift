@@ -625,7 +625,9 @@ public nonisolated struct Camerad_V1_Control: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The V4L2 control id (V4L2_CID_*). Virtual cameras use the same ids.
+  /// Its id, numbered as V4L2 numbers controls (V4L2_CID_*): a V4L2 device's
+  /// controls keep their driver's ids; a virtual camera's controls have the ids
+  /// of the V4L2 controls they behave like.
   public var id: UInt32 = 0
 
   /// v4l2-ctl's name for it: the display name lower-cased, non-alphanumerics as "_"
