@@ -73,11 +73,11 @@ func open(_ uniqueID: String) -> Camerad_V1_StreamRequest {
                 if case .started(let started)? = response.kind { pool = started.pool.poolID }
                 if case .frame(let frame)? = response.kind { frameSlot = frame.slot }
             }
+            // Twice in one message: in two, the slot could come back between them.
             var release = Camerad_V1_StreamRequest()
             release.release.poolID = pool
-            release.release.slots = [try #require(frameSlot)]
+            release.release.slots = [try #require(frameSlot), try #require(frameSlot)]
             try await stream.send(release)
-            try await stream.send(release)  // twice
             let error = try await stream.end()
             #expect(error.code == .invalidArgument)
             #expect(error.message.contains("release each frame once"))

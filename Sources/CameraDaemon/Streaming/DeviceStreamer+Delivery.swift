@@ -84,7 +84,7 @@ extension DeviceStreamer {
             state.lastSequence = frame.sequence
             for (variant, poolID) in state.currentPool {
                 // The streams streaming now: one that starts later never hears of this frame.
-                guard let streams = state.pools[poolID]?.streamIDs.filter({ state.streams[$0]?.phase == .streaming }),
+                guard let streams = state.pools[poolID]?.streamIDs.filter({ state.streams[$0]?.lifecycle.receivesFrames == true }),
                       !streams.isEmpty else { continue }
                 let worker = self.worker(for: variant, &state)
                 worker.pending += 1

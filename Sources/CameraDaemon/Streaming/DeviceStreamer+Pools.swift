@@ -43,7 +43,7 @@ extension DeviceStreamer {
                 state.streams[id]?.poolID = pool.id
                 pool.streamIDs.insert(id)
                 // An opening stream learns its pool from its StreamStarted.
-                if let stream = state.streams[id], stream.phase == .streaming {
+                if let stream = state.streams[id], stream.lifecycle.receivesFrames {
                     var response = Camerad_V1_StreamResponse()
                     response.formatChanged.pool = pool.description(shared: !stream.options.inline)
                     if let mode = state.lifecycle.mode { response.formatChanged.frameDuration = mode.frameDuration }
@@ -101,7 +101,7 @@ extension DeviceStreamer {
             for id in ids {
                 guard let stream = state.streams[id] else { continue }
                 state.streams[id]!.poolID = pool.id
-                guard stream.phase == .streaming else { continue }
+                guard stream.lifecycle.receivesFrames else { continue }
                 var response = Camerad_V1_StreamResponse()
                 response.formatChanged.pool = pool.description(shared: !stream.options.inline)
                 response.formatChanged.device = description

@@ -26,16 +26,9 @@ import Synchronization
 ///
 /// The device's capture follows ``CaptureLifecycle``: it starts when a stream or
 /// a photo needs it and stops when none does, each start and stop a job on the
-/// device's ``DeviceExecutor`` (`DeviceStreamer+Capture.swift`). A stream's own
-/// lifecycle:
-///
-/// ```
-/// open ──► opening ──the capture runs: StreamStarted──► streaming ──close, or the device goes──► (gone)
-///             └──the capture cannot start: the call ends with why──────────────────────────────► (gone)
-/// ```
-///
-/// An opening stream gets no frames, so nothing reaches a client before its
-/// StreamStarted. State is behind one lock, held briefly and never across a
+/// device's ``DeviceExecutor`` (`DeviceStreamer+Capture.swift`). Each stream
+/// follows ``StreamLifecycle``: opening until the capture runs, streaming, closed.
+/// State is behind one lock, held briefly and never across a
 /// call out (a conversion, a job, a waiter resumed).
 final class DeviceStreamer: @unchecked Sendable {
     let device: any CameraBackend
@@ -60,13 +53,6 @@ final class DeviceStreamer: @unchecked Sendable {
         let slot: Int
     }
 
-    enum StreamPhase {
-        /// Registered, waiting for the capture to run; gets no frames.
-        case opening
-        /// StreamStarted sent: frames, drops and format changes flow.
-        case streaming
-    }
-
     struct Stream {
         let id: UInt64
         /// The connection the stream is charged to (``StreamBudget``).
@@ -74,7 +60,7 @@ final class DeviceStreamer: @unchecked Sendable {
         let options: StreamOptions
         let writer: any StreamResponder
         var poolID: UInt64
-        var phase = StreamPhase.opening
+        var lifecycle = StreamLifecycle()
         var held: Set<SlotReference> = []
         /// Frames waiting for room, each with the drops that came before it.
         var queue: [(reference: SlotReference, frame: Camerad_V1_FrameReady, dropsBefore: DropTally)] = []
@@ -186,7 +172,7 @@ final class DeviceStreamer: @unchecked Sendable {
             var response = Camerad_V1_StreamResponse()
             response.started = started
             stream.writer.send(response, descriptors: stream.options.inline ? [] : [pool.memory.descriptor])
-            stream.phase = .streaming
+            transition(&stream, .started)
             state.streams[id] = stream
         }
         return id
@@ -199,7 +185,10 @@ final class DeviceStreamer: @unchecked Sendable {
         try state.withLock { state in
             guard var stream = state.streams[streamID] else { return }
             let references = request.slots.map { SlotReference(poolID: request.poolID, slot: Int($0)) }
-            for reference in references where !stream.held.contains(reference) {
+            var named = Set<SlotReference>()
+            // A slot not held, or named twice (which would give it back twice
+            // and let camerad rewrite it under another stream).
+            for reference in references where !stream.held.contains(reference) || !named.insert(reference).inserted {
                 throw RPCError(.invalidArgument,
                                "slot \(reference.slot) of pool \(reference.poolID) is not held by this stream; release each frame once")
             }
@@ -220,6 +209,14 @@ final class DeviceStreamer: @unchecked Sendable {
         }
     }
 
+    /// Moves a stream along its lifecycle; an illegal transition is our bug, logged.
+    func transition(_ stream: inout Stream, _ event: StreamLifecycle.Event) {
+        if case .illegal(let reason) = stream.lifecycle.handle(event) {
+            logger.error("\(device.uniqueID): stream \(stream.id): \(reason)")
+            assertionFailure(reason)
+        }
+    }
+
     /// Closes a stream: its slots return, and the device stops if nothing else needs it.
     func close(_ streamID: UInt64) {
         let jobs = state.withLock { state -> [CaptureLifecycle.Job] in
@@ -233,7 +230,8 @@ final class DeviceStreamer: @unchecked Sendable {
     /// its connection's budget.
     @discardableResult
     func remove(_ streamID: UInt64, _ state: inout State) -> Stream? {
-        guard let stream = state.streams.removeValue(forKey: streamID) else { return nil }
+        guard var stream = state.streams.removeValue(forKey: streamID) else { return nil }
+        transition(&stream, .closed)
         for reference in stream.held.union(stream.queue.map(\.reference)) {
             state.pools[reference.poolID]?.references[reference.slot] -= 1
         }
