@@ -6,6 +6,11 @@ import Dispatch
 enum Workers {
     private static let queue = DispatchQueue(label: "camerad-workers", qos: .userInitiated, attributes: .concurrent)
 
+    /// Runs `work` on a worker, not waiting for it.
+    static func async(_ work: @escaping @Sendable () -> Void) {
+        queue.async(execute: work)
+    }
+
     /// Runs `work` on a worker and gives its result.
     static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in

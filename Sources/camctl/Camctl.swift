@@ -25,6 +25,11 @@ struct Camctl: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 }
 
+extension ArgumentHelp {
+    /// The DEVICE argument of every subcommand that takes one.
+    static let device: ArgumentHelp = "A uniqueID, an index from 'camctl list', or a /dev/video path."
+}
+
 /// Options every subcommand takes.
 struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("camerad's socket.", valueName: "path"))

@@ -95,9 +95,14 @@ extension DeviceStreamer {
             }
         }
         if !photos.isEmpty, let photoMode {
-            let taken = PhotoFrame(bytes: Array(frame.bytes), mode: photoMode, sequence: frame.sequence,
-                                   timestampNanoseconds: frame.timestampNanoseconds)
-            for photo in photos { photo.continuation?.resume(returning: taken) }
+            // Copied on a worker, not here: the capture thread only hands frames
+            // out. The copy lets the device's buffer go back at once, whatever
+            // the photo does next (a stop job waits for every buffer).
+            Workers.async { [photos] in
+                let taken = PhotoFrame(bytes: Array(frame.bytes), mode: photoMode, sequence: frame.sequence,
+                                       timestampNanoseconds: frame.timestampNanoseconds)
+                for photo in photos { photo.continuation?.resume(returning: taken) }
+            }
         }
         perform(stopJobs)
         // The cheapest first: a costly conversion woken first would take the free core.

@@ -9,7 +9,7 @@ extension Camctl {
 
         @OptionGroup var global: GlobalOptions
 
-        @Argument(help: "A uniqueID, an index from 'camctl list', or a /dev/video path.")
+        @Argument(help: .device)
         var device: String
 
         @Flag(help: "Print one JSON array.")
@@ -37,7 +37,7 @@ extension Camctl {
 
         @OptionGroup var global: GlobalOptions
 
-        @Argument(help: "A uniqueID, an index from 'camctl list', or a /dev/video path.")
+        @Argument(help: .device)
         var device: String
 
         @Argument(help: "A control name or a setting name.")
@@ -92,7 +92,7 @@ extension Camctl {
 
         @OptionGroup var global: GlobalOptions
 
-        @Argument(help: "A uniqueID, an index from 'camctl list', or a /dev/video path.")
+        @Argument(help: .device)
         var device: String
 
         @Option(help: ArgumentHelp("Release the lock after this long (default: when interrupted).", valueName: "seconds"))

@@ -9,7 +9,7 @@ extension Camctl {
 
         @OptionGroup var global: GlobalOptions
 
-        @Argument(help: "A uniqueID, an index from 'camctl list', or a /dev/video path.")
+        @Argument(help: .device)
         var device: String
 
         @Flag(help: "Print one JSON object.")

@@ -16,7 +16,7 @@ extension Camctl {
 
         @OptionGroup var global: GlobalOptions
 
-        @Argument(help: "A uniqueID, an index from 'camctl list', or a /dev/video path.")
+        @Argument(help: .device)
         var device: String
 
         @Option(help: ArgumentHelp("The active format, as in 'camctl info': YUYV:640x480.", valueName: "fourcc:WxH"))

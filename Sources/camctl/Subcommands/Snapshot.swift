@@ -17,7 +17,7 @@ extension Camctl {
 
         @OptionGroup var global: GlobalOptions
 
-        @Argument(help: "A uniqueID, an index from 'camctl list', or a /dev/video path.")
+        @Argument(help: .device)
         var device: String
 
         @Argument(help: "Where to write the photo.")

@@ -19,7 +19,7 @@ extension Camctl {
 
         @OptionGroup var global: GlobalOptions
 
-        @Argument(help: "A uniqueID, an index from 'camctl list', or a /dev/video path.")
+        @Argument(help: .device)
         var device: String
 
         @Option(help: "The frames' pixel format (native: the device's own).")
