@@ -74,7 +74,7 @@ enum DeviceCapabilities {
     /// `.high`, `.medium`, `.low`, `.photo` and `.inputPriority` need any
     /// uncompressed-or-MJPEG format (the server scales); the fixed-size presets need
     /// a format of exactly that size.
-    static func presets(for formats: [Camerad_V1_Format]) -> [Camerad_V1_SessionPreset] {
+    static func presets(for formats: [DeviceFormat]) -> [Camerad_V1_SessionPreset] {
         guard !formats.isEmpty else { return [] }
         var presets: [Camerad_V1_SessionPreset] = [.high, .medium, .low, .photo, .inputPriority]
         let sizes = Set(formats.map { [$0.width, $0.height] })

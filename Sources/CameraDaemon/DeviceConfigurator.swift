@@ -41,7 +41,7 @@ struct DeviceConfigurator: Sendable {
         let description = registry.describe(device)
         let streamer = registry.streamer(device.uniqueID)
         let running = streamer?.runningMode
-        let mode = try Self.mode(configuration, on: description, current: running ?? device.activeMode)
+        let mode = try Self.mode(configuration, on: device, current: running ?? device.activeMode)
         let plan = try CameraSettingsMapping.plan(configuration, on: description, capturing: running != nil)
         let values = plan.controls + configuration.controls
         let changes = values.isEmpty ? [] : try ControlChange.resolve(values, on: description)
@@ -86,51 +86,46 @@ struct DeviceConfigurator: Sendable {
     ///   cannot read; `INVALID_ARGUMENT` naming the valid ranges for a frame
     ///   duration outside them.
     static func mode(
-        _ configuration: Camerad_V1_DeviceConfiguration, on device: Camerad_V1_Device, current: CaptureMode
+        _ configuration: Camerad_V1_DeviceConfiguration, on device: any CameraBackend, current: CaptureMode
     ) throws -> CaptureMode? {
         let hasMinimum = configuration.hasActiveMinFrameDuration
         let hasMaximum = configuration.hasActiveMaxFrameDuration
         guard configuration.hasActiveFormat || hasMinimum || hasMaximum else { return nil }
+        let formats = device.formats
         var index = current.formatIndex
         if configuration.hasActiveFormat {
             let wanted = configuration.activeFormat
-            let name = "\(PixelFormat(fourcc: wanted.fourcc).code) \(wanted.width)x\(wanted.height)"
-            guard let found = device.formats.firstIndex(where: {
-                $0.fourcc == wanted.fourcc && $0.width == wanted.width && $0.height == wanted.height
-            }) else {
+            let pixelFormat = PixelFormat(fourcc: wanted.fourcc)
+            let name = "\(pixelFormat.code) \(wanted.width)x\(wanted.height)"
+            guard let found = formats.firstIndex(where: { $0.matches(pixelFormat, wanted.width, wanted.height) }) else {
                 throw RPCError(.unsupportedFormat, "\(device.uniqueID) has no format \(name); 'camctl info \(device.uniqueID)' lists its formats")
             }
-            guard device.formats[found].isStreamable else {
+            guard formats[found].isStreamable else {
                 throw RPCError(.unsupportedFormat, "camerad cannot read \(name) frames; pick a YUYV, NV12, YU12, AR24 or MJPG format")
             }
             index = found
         }
-        let format = device.formats[index]
-        for (given, duration) in [(hasMinimum, configuration.activeMinFrameDuration),
-                                  (hasMaximum, configuration.activeMaxFrameDuration)] where given {
-            guard duration.numerator > 0, duration.denominator > 0, ModeSelection.allows(format, duration) else {
+        let format = formats[index]
+        let minimum = FrameDuration(configuration.activeMinFrameDuration)
+        let maximum = FrameDuration(configuration.activeMaxFrameDuration)
+        for (given, duration) in [(hasMinimum, minimum), (hasMaximum, maximum)] where given {
+            guard duration.isValid, format.allows(duration) else {
                 throw RPCError(.invalidArgument,
-                               "frame duration \(duration.numerator)/\(duration.denominator) s is outside what \(PixelFormat(fourcc: format.fourcc).code) \(format.width)x\(format.height) allows: \(Self.describe(format.frameRateRanges))")
+                               "frame duration \(duration) s is outside what \(format) allows: \(Self.describe(format.frameRateRanges))")
             }
         }
-        if hasMinimum && hasMaximum
-            && ModeSelection.compare(configuration.activeMinFrameDuration, configuration.activeMaxFrameDuration) > 0 {
+        if hasMinimum && hasMaximum && FrameDuration.compare(minimum, maximum) > 0 {
             throw RPCError(.invalidArgument, "the minimum frame duration is longer than the maximum; swap them")
         }
         // A device makes frames at one rate: the minimum duration, the highest rate asked.
-        let duration = hasMinimum ? configuration.activeMinFrameDuration
-            : hasMaximum ? configuration.activeMaxFrameDuration
+        let duration = hasMinimum ? minimum
+            : hasMaximum ? maximum
             : ModeSelection.frameDuration(for: format, preferring: current.frameDuration)
         return CaptureMode(formatIndex: index, format: format, frameDuration: duration)
     }
 
     /// "1/60 to 1/1 s, 1/15 s".
-    static func describe(_ ranges: [Camerad_V1_FrameRateRange]) -> String {
-        guard !ranges.isEmpty else { return "no frame rates" }
-        func text(_ fraction: Camerad_V1_Fraction) -> String { "\(fraction.numerator)/\(fraction.denominator)" }
-        return ranges.map { range in
-            ModeSelection.compare(range.minFrameDuration, range.maxFrameDuration) == 0
-                ? "\(text(range.minFrameDuration)) s" : "\(text(range.minFrameDuration)) to \(text(range.maxFrameDuration)) s"
-        }.joined(separator: ", ")
+    static func describe(_ ranges: [FrameRateRange]) -> String {
+        ranges.isEmpty ? "no frame rates" : ranges.map(\.description).joined(separator: ", ")
     }
 }

@@ -46,9 +46,7 @@ final class DeviceRegistry: Sendable {
     private func describe(_ device: any CameraBackend, streamer: DeviceStreamer?) -> Camerad_V1_Device {
         var description = device.describe()
         if let mode = streamer?.runningMode {
-            description.activeFormatIndex = UInt32(mode.formatIndex)
-            description.activeMinFrameDuration = mode.frameDuration
-            description.activeMaxFrameDuration = mode.frameDuration
+            description.setActive(mode)
         }
         if let holder = locks.holder(of: device.uniqueID) { description.lock = holder.proto }
         return description

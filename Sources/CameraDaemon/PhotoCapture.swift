@@ -27,7 +27,7 @@ enum PhotoCapture {
             throw RPCError(.invalidArgument, "JPEG quality must be 1 to 100 (0 for 90), not \(settings.quality)")
         }
         let idleMode = device.configuredMode
-            ?? ModeSelection.mode(for: .photo, formats: description.formats, active: device.activeMode)
+            ?? ModeSelection.mode(for: .photo, formats: device.formats, active: device.activeMode)
         // A device running a smaller mode for its streams is switched to the
         // photo mode for the shot only by its lock holder (the streams are told,
         // twice); anyone else gets the photo at the running mode, flagged.

@@ -66,11 +66,11 @@ extension VirtualCamera.Options {
         staticPicture = request.staticPicture
         var formats = VirtualCamera.standardFormats
         if request.fourcc != 0 || request.width != 0 || request.height != 0 {
-            let fourcc = request.fourcc == 0 ? formats[formatIndex].fourcc : request.fourcc
+            let pixelFormat = request.fourcc == 0 ? formats[formatIndex].pixelFormat : PixelFormat(fourcc: request.fourcc)
             let size = VirtualCamera.Size(request.width == 0 ? formats[formatIndex].width : request.width,
                                           request.height == 0 ? formats[formatIndex].height : request.height)
-            guard VirtualCamera.pixelFormats.contains(PixelFormat(fourcc: fourcc)) else {
-                throw RPCError(.unsupportedFormat, "virtual cameras make YUYV, NV12 or MJPG, not \(PixelFormat(fourcc: fourcc).code)")
+            guard VirtualCamera.pixelFormats.contains(pixelFormat) else {
+                throw RPCError(.unsupportedFormat, "virtual cameras make YUYV, NV12 or MJPG, not \(pixelFormat.code)")
             }
             if !VirtualCamera.sizes.contains(size) {
                 guard VirtualCamera.allows(size) else {
@@ -80,18 +80,17 @@ extension VirtualCamera.Options {
                 extraSize = size
                 formats = VirtualCamera.formats(adding: size)
             }
-            formatIndex = formats.firstIndex { $0.fourcc == fourcc && $0.width == size.width && $0.height == size.height }!
+            formatIndex = formats.firstIndex { $0.matches(pixelFormat, size.width, size.height) }!
         }
         let format = formats[formatIndex]
         if request.hasFrameDuration {
-            guard request.frameDuration.denominator > 0, request.frameDuration.numerator > 0,
-                  ModeSelection.allows(format, request.frameDuration)
-            else {
+            let asked = FrameDuration(request.frameDuration)
+            guard asked.isValid, format.allows(asked) else {
                 let fastest = format.frameRateRanges[0].minFrameDuration.denominator
                 throw RPCError(.invalidArgument,
-                               "frame duration \(request.frameDuration.numerator)/\(request.frameDuration.denominator) s is outside 1/\(fastest) to 1 s for \(format.width)x\(format.height)")
+                               "frame duration \(asked) s is outside 1/\(fastest) to 1 s for \(format.width)x\(format.height)")
             }
-            frameDuration = request.frameDuration
+            frameDuration = asked
         } else {
             frameDuration = ModeSelection.frameDuration(for: format, preferring: VirtualCamera.defaultFrameDuration)
         }

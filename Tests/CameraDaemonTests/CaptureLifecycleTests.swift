@@ -8,14 +8,9 @@ import Testing
     static let hd = mode(1280, 720)
 
     static func mode(_ width: UInt32, _ height: UInt32) -> CaptureMode {
-        var format = Camerad_V1_Format()
-        format.fourcc = 0x5659_5559  // YUYV
-        format.width = width
-        format.height = height
-        var duration = Camerad_V1_Fraction()
-        duration.numerator = 1
-        duration.denominator = 30
-        return CaptureMode(formatIndex: 0, format: format, frameDuration: duration)
+        let format = DeviceFormat(pixelFormat: .yuyv, width: width, height: height, name: "YUYV", isCompressed: false,
+                                  frameRateRanges: [])
+        return CaptureMode(formatIndex: 0, format: format, frameDuration: .thirtieth)
     }
 
     /// A lifecycle driven to `state` by legal events.

@@ -17,6 +17,7 @@ final class FakeCamera: CameraBackend, @unchecked Sendable {
     var uniqueID: String { base.uniqueID }
     var executor: DeviceExecutor { base.executor }
     func describe() -> Camerad_V1_Device { base.describe() }
+    var formats: [DeviceFormat] { base.formats }
     var activeMode: CaptureMode { base.activeMode }
     var configuredMode: CaptureMode? { base.configuredMode }
     func configure(_ mode: CaptureMode) throws { try base.configure(mode) }

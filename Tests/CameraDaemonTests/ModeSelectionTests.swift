@@ -9,7 +9,7 @@ import Testing
 
     func pick(_ preset: Camerad_V1_SessionPreset) -> String {
         let mode = ModeSelection.mode(for: preset, formats: formats, active: active)
-        return "\(PixelFormat(fourcc: mode.format.fourcc).code) \(mode.format.width)x\(mode.format.height) 1/\(mode.frameDuration.denominator)"
+        return "\(mode.format.pixelFormat.code) \(mode.format.width)x\(mode.format.height) 1/\(mode.frameDuration.denominator)"
     }
 
     @Test func presetsPickModesByTheDocumentedRule() {
@@ -27,10 +27,10 @@ import Testing
     @Test func mjpegComesLastAndNV12BeforeYUYVWhenTheActiveFormatIsNeither() {
         let mjpegActive = CaptureMode(formatIndex: 6, format: formats[6], frameDuration: .seconds(1, per: 30))
         let mode = ModeSelection.mode(for: .hd1280X720, formats: formats, active: mjpegActive)
-        #expect(PixelFormat(fourcc: mode.format.fourcc) == .mjpeg, "the active pixel format wins")
-        let onlyOthers = formats.filter { PixelFormat(fourcc: $0.fourcc) != .yuyv }
+        #expect(mode.format.pixelFormat == .mjpeg, "the active pixel format wins")
+        let onlyOthers = formats.filter { $0.pixelFormat != .yuyv }
         let chosen = ModeSelection.mode(for: .hd1280X720, formats: onlyOthers, active: active)
-        #expect(PixelFormat(fourcc: chosen.format.fourcc) == .nv12)
+        #expect(chosen.format.pixelFormat == .nv12)
     }
 
     @Test func aFrameDurationTheFormatCannotDoFallsBack() {

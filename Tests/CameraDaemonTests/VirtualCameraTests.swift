@@ -112,9 +112,8 @@ import Testing
     }
 
     @Test func presetsNeedTheirExactSize() {
-        var format = Camerad_V1_Format()
-        format.width = 1280
-        format.height = 720
+        let format = DeviceFormat(pixelFormat: .nv12, width: 1280, height: 720, name: "NV12", isCompressed: false,
+                                  frameRateRanges: [])
         let presets = DeviceCapabilities.presets(for: [format])
         #expect(presets.contains(.hd1280X720))
         #expect(!presets.contains(.hd1920X1080) && !presets.contains(.vga640X480))

@@ -22,6 +22,9 @@ protocol CameraBackend: AnyObject, Sendable {
     /// The device as clients see it now (`isConnected` true).
     func describe() -> Camerad_V1_Device
 
+    /// What it can make, in the order clients number them.
+    var formats: [DeviceFormat] { get }
+
     /// The mode a stream gets when it does not ask for another: the configured
     /// one, else the device's own.
     var activeMode: CaptureMode { get }
@@ -68,9 +71,10 @@ extension CameraBackend {
     var photoWarmUpFrames: Int { 0 }
     var photoMake: String { "camerad" }
 
-    /// Fills in what follows from the controls: capabilities and the
-    /// AVFoundation-named settings.
+    /// Fills in the formats and what follows from the controls: capabilities
+    /// and the AVFoundation-named settings.
     func completeDescription(_ device: inout Camerad_V1_Device) {
+        device.formats = formats.map(Camerad_V1_Format.init)
         device.capabilities = DeviceCapabilities.derive(from: device.controls)
         CameraSettingsMapping.addRanges(to: &device.capabilities, from: device.controls)
         device.capabilities.focusPointOfInterestSupported = settingsState.supportsPointsOfInterest
@@ -184,25 +188,5 @@ final class BufferLeases: @unchecked Sendable {
     /// Waits until at most `count` buffers are lent out.
     func waitUntil(atMostOut count: Int) {
         while state.withLock({ $0.out }) > count { returned.wait() }
-    }
-}
-
-/// A device mode: one of its formats, at a frame duration.
-struct CaptureMode: Equatable, Sendable, CustomStringConvertible {
-    let formatIndex: Int
-    let format: Camerad_V1_Format
-    let frameDuration: Camerad_V1_Fraction
-
-    var layout: FrameLayout {
-        FrameLayout(format: PixelFormat(fourcc: format.fourcc), width: Int(format.width), height: Int(format.height))
-    }
-
-    var frameDurationNanoseconds: Int64 {
-        Int64(frameDuration.numerator) * 1_000_000_000 / Int64(max(1, frameDuration.denominator))
-    }
-
-    var description: String {
-        let rate = Double(frameDuration.denominator) / Double(max(1, frameDuration.numerator))
-        return "\(PixelFormat(fourcc: format.fourcc).code) \(format.width)x\(format.height) at \(rate) fps"
     }
 }

@@ -21,8 +21,9 @@ extension V4L2Camera {
     ) throws -> any CaptureStream {
         do {
             let device = try V4L2Device(path: devicePath)
-            let format = try device.setFormat(fourcc: mode.format.fourcc, width: mode.format.width, height: mode.format.height)
-            guard format.fourcc == mode.format.fourcc, format.width == mode.format.width, format.height == mode.format.height,
+            let wanted = mode.format
+            let format = try device.setFormat(fourcc: wanted.pixelFormat.fourcc, width: wanted.width, height: wanted.height)
+            guard wanted.matches(PixelFormat(fourcc: format.fourcc), format.width, format.height),
                   format.planes.count == 1
             else {
                 throw RPCError(.unsupportedFormat,

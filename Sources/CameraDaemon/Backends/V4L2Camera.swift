@@ -17,7 +17,7 @@ final class V4L2Camera: CameraBackend {
     let devicePath: String
     let identity: V4L2Identity
     let capability: V4L2Capability
-    let formats: [Camerad_V1_Format]
+    let formats: [DeviceFormat]
     let supportedPresets: [Camerad_V1_SessionPreset]
     let position: Camerad_V1_Position
     /// Called when a stream found the device gone, with its path (the discovery
@@ -69,7 +69,7 @@ final class V4L2Camera: CameraBackend {
     }
 
     private init(
-        path: String, identity: V4L2Identity, capability: V4L2Capability, formats: [Camerad_V1_Format],
+        path: String, identity: V4L2Identity, capability: V4L2Capability, formats: [DeviceFormat],
         position: Camerad_V1_Position, driverControls: [V4L2Control], values: [UInt32: Int64], mode: CaptureMode,
         onLost: @escaping @Sendable (String) -> Void
     ) {
@@ -108,7 +108,7 @@ final class V4L2Camera: CameraBackend {
         if !state.withLock({ $0.capturing }) {
             do {
                 let device = try V4L2Device(path: devicePath)
-                _ = try device.setFormat(fourcc: mode.format.fourcc, width: mode.format.width, height: mode.format.height)
+                _ = try device.setFormat(fourcc: mode.format.pixelFormat.fourcc, width: mode.format.width, height: mode.format.height)
                 if !mode.format.frameRateRanges.isEmpty {
                     _ = try? device.setFrameInterval(V4L2Fraction(mode.frameDuration.numerator, mode.frameDuration.denominator))
                 }
@@ -133,13 +133,10 @@ final class V4L2Camera: CameraBackend {
         device.backend = .v4L2
         device.devicePath = devicePath
         device.isConnected = true
-        device.formats = formats
         device.supportedPresets = supportedPresets
         state.withLock { state in
             let mode = state.configuredMode ?? state.nodeMode
-            device.activeFormatIndex = UInt32(mode.formatIndex)
-            device.activeMinFrameDuration = mode.frameDuration
-            device.activeMaxFrameDuration = mode.frameDuration
+            device.setActive(mode)
             device.controls = state.controls
             if let reason = state.unavailableReason { device.unavailableReason = reason }
         }
@@ -261,8 +258,8 @@ final class V4L2Camera: CameraBackend {
 
     /// Every pixel format at every size, with its frame intervals: discrete
     /// intervals become ranges of one duration, stepwise ones one range.
-    static func formats(of device: V4L2Device) throws(V4L2Error) -> [Camerad_V1_Format] {
-        var formats: [Camerad_V1_Format] = []
+    static func formats(of device: V4L2Device) throws(V4L2Error) -> [DeviceFormat] {
+        var formats: [DeviceFormat] = []
         for description in try device.formatDescriptions() {
             let sizes: [V4L2Size]
             switch try device.frameSizes(description.fourcc) {
@@ -277,25 +274,19 @@ final class V4L2Camera: CameraBackend {
                 sizes = fitting.contains(maximum) ? fitting : fitting + [maximum]
             }
             for size in sizes {
-                var format = Camerad_V1_Format()
-                format.fourcc = description.fourcc
-                format.description_p = description.description
-                format.width = size.width
-                format.height = size.height
-                format.compressed = description.isCompressed
-                format.frameRateRanges = Self.ranges((try? device.frameIntervals(description.fourcc, size)) ?? .discrete([]))
-                formats.append(format)
+                formats.append(DeviceFormat(
+                    pixelFormat: PixelFormat(fourcc: description.fourcc), width: size.width, height: size.height,
+                    name: description.description, isCompressed: description.isCompressed,
+                    frameRateRanges: Self.ranges((try? device.frameIntervals(description.fourcc, size)) ?? .discrete([]))))
             }
         }
         return formats
     }
 
-    private static func ranges(_ intervals: V4L2FrameIntervals) -> [Camerad_V1_FrameRateRange] {
-        func range(_ shortest: V4L2Fraction, _ longest: V4L2Fraction) -> Camerad_V1_FrameRateRange {
-            var range = Camerad_V1_FrameRateRange()
-            range.minFrameDuration = .seconds(shortest.numerator, per: shortest.denominator)
-            range.maxFrameDuration = .seconds(longest.numerator, per: longest.denominator)
-            return range
+    private static func ranges(_ intervals: V4L2FrameIntervals) -> [FrameRateRange] {
+        func range(_ shortest: V4L2Fraction, _ longest: V4L2Fraction) -> FrameRateRange {
+            FrameRateRange(minFrameDuration: .seconds(shortest.numerator, per: shortest.denominator),
+                           maxFrameDuration: .seconds(longest.numerator, per: longest.denominator))
         }
         switch intervals {
         case .discrete(let discrete): return discrete.map { range($0, $0) }
@@ -306,17 +297,16 @@ final class V4L2Camera: CameraBackend {
     /// The mode the node is set to, if camerad can stream it; else the one the
     /// `.high` preset picks among what it can.
     static func startingMode(
-        _ formats: [Camerad_V1_Format], current: V4L2Format?, interval: V4L2Fraction?
+        _ formats: [DeviceFormat], current: V4L2Format?, interval: V4L2Fraction?
     ) -> CaptureMode? {
-        let preferred = interval.map { Camerad_V1_Fraction.seconds($0.numerator, per: $0.denominator) }
-            ?? .seconds(1, per: 30)
+        let preferred = interval.map { FrameDuration.seconds($0.numerator, per: $0.denominator) } ?? .thirtieth
         func mode(_ index: Int) -> CaptureMode {
             CaptureMode(formatIndex: index, format: formats[index],
                         frameDuration: ModeSelection.frameDuration(for: formats[index], preferring: preferred))
         }
         if let current, let index = formats.indices.first(where: { index in
-            formats[index].isStreamable && formats[index].fourcc == current.fourcc
-                && formats[index].width == current.width && formats[index].height == current.height
+            formats[index].isStreamable
+                && formats[index].matches(PixelFormat(fourcc: current.fourcc), current.width, current.height)
         }) {
             return mode(index)
         }
@@ -342,11 +332,6 @@ extension V4L2Error {
         }
         return RPCError(.internal, "\(uniqueID): \(self)")
     }
-}
-
-extension Camerad_V1_Format {
-    /// Whether camerad can read this pixel format's frames.
-    var isStreamable: Bool { PixelFormat.known.contains(PixelFormat(fourcc: fourcc)) }
 }
 
 /// Who a node is, from sysfs: the part of its identity that survives reboots and re-plugging.

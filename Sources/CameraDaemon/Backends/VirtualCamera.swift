@@ -41,28 +41,22 @@ final class VirtualCamera: CameraBackend {
 
     /// The formats of a virtual camera, in the order they are listed: for each
     /// pixel format, the three sizes and then `size`, if it is another.
-    static func formats(adding size: Size?) -> [Camerad_V1_Format] {
+    static func formats(adding size: Size?) -> [DeviceFormat] {
         let sizes = Self.sizes + (size.map { Self.sizes.contains($0) ? [] : [$0] } ?? [])
         return pixelFormats.flatMap { pixelFormat in
             sizes.map { size in
-                var format = Camerad_V1_Format()
-                format.fourcc = pixelFormat.fourcc
-                format.description_p = pixelFormat.description
-                format.width = size.width
-                format.height = size.height
-                format.compressed = pixelFormat.isCompressed
-                var range = Camerad_V1_FrameRateRange()
-                range.minFrameDuration = .seconds(1, per: maxFrameRate(height: size.height))
-                range.maxFrameDuration = .seconds(1, per: 1)
-                format.frameRateRanges = [range]
-                return format
+                DeviceFormat(
+                    pixelFormat: pixelFormat, width: size.width, height: size.height, name: pixelFormat.description,
+                    isCompressed: pixelFormat.isCompressed,
+                    frameRateRanges: [FrameRateRange(minFrameDuration: .seconds(1, per: maxFrameRate(height: size.height)),
+                                                     maxFrameDuration: .seconds(1, per: 1))])
             }
         }
     }
 
     /// The mode a virtual camera starts in: YUYV 640x480 at 30 fps, like most webcams.
     static let defaultFormatIndex = 0
-    static let defaultFrameDuration = Camerad_V1_Fraction.seconds(1, per: 30)
+    static let defaultFrameDuration = FrameDuration.thirtieth
 
     /// How a virtual camera starts and makes frames.
     struct Options: Sendable {
@@ -84,7 +78,7 @@ final class VirtualCamera: CameraBackend {
     let localizedName: String
     let position: Camerad_V1_Position
     let options: Options
-    let formats: [Camerad_V1_Format]
+    let formats: [DeviceFormat]
     let supportedPresets: [Camerad_V1_SessionPreset]
 
     struct State {
@@ -132,24 +126,10 @@ final class VirtualCamera: CameraBackend {
         device.deviceType = .builtInWideAngleCamera
         device.backend = .virtual
         device.isConnected = true
-        device.formats = formats
         device.supportedPresets = supportedPresets
-        let mode = activeMode
-        device.activeFormatIndex = UInt32(mode.formatIndex)
-        device.activeMinFrameDuration = mode.frameDuration
-        device.activeMaxFrameDuration = mode.frameDuration
+        device.setActive(activeMode)
         device.controls = state.withLock { $0.controls }
         completeDescription(&device)
         return device
-    }
-}
-
-extension Camerad_V1_Fraction {
-    /// `numerator / denominator` seconds.
-    static func seconds(_ numerator: UInt32, per denominator: UInt32) -> Camerad_V1_Fraction {
-        var fraction = Camerad_V1_Fraction()
-        fraction.numerator = numerator
-        fraction.denominator = denominator
-        return fraction
     }
 }

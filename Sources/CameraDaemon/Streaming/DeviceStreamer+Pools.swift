@@ -46,7 +46,7 @@ extension DeviceStreamer {
                 if let stream = state.streams[id], stream.lifecycle.receivesFrames {
                     var response = Camerad_V1_StreamResponse()
                     response.formatChanged.pool = pool.description(shared: !stream.options.inline)
-                    if let mode = state.lifecycle.mode { response.formatChanged.frameDuration = mode.frameDuration }
+                    if let mode = state.lifecycle.mode { response.formatChanged.frameDuration = Camerad_V1_Fraction(mode.frameDuration) }
                     response.formatChanged.note = "a larger pool for a new stream of the same variant"
                     stream.writer.send(response, descriptors: stream.options.inline ? [] : [pool.memory.descriptor])
                 }
@@ -106,7 +106,7 @@ extension DeviceStreamer {
                 response.formatChanged.pool = pool.description(shared: !stream.options.inline)
                 response.formatChanged.device = description
                 response.formatChanged.device.activeFormatIndex = UInt32(mode.formatIndex)
-                response.formatChanged.frameDuration = mode.frameDuration
+                response.formatChanged.frameDuration = Camerad_V1_Fraction(mode.frameDuration)
                 response.formatChanged.note = "the device now runs \(mode); you still get \(variant)"
                 stream.writer.send(response, descriptors: stream.options.inline ? [] : [pool.memory.descriptor])
             }

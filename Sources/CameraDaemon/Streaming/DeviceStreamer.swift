@@ -123,12 +123,12 @@ final class DeviceStreamer: @unchecked Sendable {
         let description = device.describe()
         // Reading the node's own mode opens it: the device's work, on its executor.
         let active = await device.executor.run { [device] in device.activeMode }
-        let wanted = device.configuredMode ?? ModeSelection.mode(for: request.preset, formats: description.formats, active: active)
+        let wanted = device.configuredMode ?? ModeSelection.mode(for: request.preset, formats: device.formats, active: active)
         let (id, jobs) = try state.withLock { state throws -> (UInt64, [CaptureLifecycle.Job]) in
             let mode = state.lifecycle.mode ?? wanted
             guard mode.format.isStreamable else {
                 throw RPCError(.unsupportedFormat,
-                               "\(device.uniqueID) runs \(PixelFormat(fourcc: mode.format.fourcc).code), which camerad cannot read; pick a YUYV, NV12, YU12, AR24 or MJPG format")
+                               "\(device.uniqueID) runs \(mode.format.pixelFormat.code), which camerad cannot read; pick a YUYV, NV12, YU12, AR24 or MJPG format")
             }
             let options = try StreamOptions(request.settings, preset: request.preset, mode: mode)
             try budget.chargeStream(connection: connectionID, bytes: options.bytesHeld, "a stream of \(options.variant)")
@@ -162,9 +162,9 @@ final class DeviceStreamer: @unchecked Sendable {
             started.pool = pool.description(shared: !stream.options.inline)
             started.device = description
             started.device.activeFormatIndex = UInt32(mode.formatIndex)
-            started.frameDuration = mode.frameDuration
+            started.frameDuration = Camerad_V1_Fraction(mode.frameDuration)
             if let configured = device.configuredMode, configured == mode,
-               mode != ModeSelection.mode(for: request.preset, formats: description.formats, active: mode) {
+               mode != ModeSelection.mode(for: request.preset, formats: device.formats, active: mode) {
                 started.note = "the device runs \(mode) as configured under its lock; you get \(stream.options.variant)"
             } else if mode != wanted {
                 started.note = "the device runs \(mode) for another client; you get \(stream.options.variant)"

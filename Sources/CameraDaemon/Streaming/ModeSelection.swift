@@ -27,7 +27,7 @@ import CameraProtocol
 /// CaptureKit's `CaptureConnection.modeNote`). Only the lock holder changes the
 /// running mode; every stream then gets FormatChanged and keeps its own output.
 enum ModeSelection {
-    static func mode(for preset: Camerad_V1_SessionPreset, formats: [Camerad_V1_Format], active: CaptureMode) -> CaptureMode {
+    static func mode(for preset: Camerad_V1_SessionPreset, formats: [DeviceFormat], active: CaptureMode) -> CaptureMode {
         let candidates = formats.indices.filter { formats[$0].isStreamable }
             .sorted { rank(formats[$0], active) < rank(formats[$1], active) }
         func area(_ index: Int) -> UInt64 { UInt64(formats[index].width) * UInt64(formats[index].height) }
@@ -74,38 +74,23 @@ enum ModeSelection {
     }
 
     /// `preferred` if the format allows it, else 1/30 s, else its shortest duration.
-    static func frameDuration(for format: Camerad_V1_Format, preferring preferred: Camerad_V1_Fraction) -> Camerad_V1_Fraction {
-        if allows(format, preferred) { return preferred }
-        let thirtieth = Camerad_V1_Fraction.seconds(1, per: 30)
-        if allows(format, thirtieth) { return thirtieth }
-        return format.frameRateRanges.first?.minFrameDuration ?? thirtieth
+    static func frameDuration(for format: DeviceFormat, preferring preferred: FrameDuration) -> FrameDuration {
+        if format.allows(preferred) { return preferred }
+        if format.allows(.thirtieth) { return .thirtieth }
+        return format.frameRateRanges.first?.minFrameDuration ?? .thirtieth
     }
 
-    /// Whether a frame duration lies in one of the format's ranges.
-    static func allows(_ format: Camerad_V1_Format, _ duration: Camerad_V1_Fraction) -> Bool {
-        format.frameRateRanges.contains { range in
-            compare(range.minFrameDuration, duration) <= 0 && compare(duration, range.maxFrameDuration) <= 0
-        }
+    private static func reaches30(_ format: DeviceFormat) -> Bool {
+        format.frameRateRanges.contains { FrameDuration.compare($0.minFrameDuration, .thirtieth) <= 0 }
     }
 
-    private static func reaches30(_ format: Camerad_V1_Format) -> Bool {
-        format.frameRateRanges.contains { compare($0.minFrameDuration, .seconds(1, per: 30)) <= 0 }
-    }
-
-    private static func rank(_ format: Camerad_V1_Format, _ active: CaptureMode) -> Int {
-        switch PixelFormat(fourcc: format.fourcc) {
-        case PixelFormat(fourcc: active.format.fourcc): 0
+    private static func rank(_ format: DeviceFormat, _ active: CaptureMode) -> Int {
+        switch format.pixelFormat {
+        case active.format.pixelFormat: 0
         case .nv12: 1
         case .yuyv: 2
         case .mjpeg: 4
         default: 3
         }
-    }
-
-    /// -1, 0 or 1 as `a` is shorter than, equal to or longer than `b`.
-    static func compare(_ a: Camerad_V1_Fraction, _ b: Camerad_V1_Fraction) -> Int {
-        let left = UInt64(a.numerator) * UInt64(b.denominator)
-        let right = UInt64(b.numerator) * UInt64(a.denominator)
-        return left < right ? -1 : left == right ? 0 : 1
     }
 }

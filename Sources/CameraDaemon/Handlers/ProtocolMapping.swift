@@ -1,0 +1,57 @@
+import CameraMedia
+import CameraProtocol
+
+/// camerad's own types ⇄ the protocol's messages, in one place: the daemon
+/// works in its own types (`DeviceFormat.swift`, `ControlID.swift`) and turns
+/// them into messages only where they leave it.
+
+extension Camerad_V1_Fraction {
+    init(_ duration: FrameDuration) {
+        self.init()
+        numerator = duration.numerator
+        denominator = duration.denominator
+    }
+
+    /// `numerator / denominator` seconds (exposure durations).
+    static func seconds(_ numerator: UInt32, per denominator: UInt32) -> Camerad_V1_Fraction {
+        var fraction = Camerad_V1_Fraction()
+        fraction.numerator = numerator
+        fraction.denominator = denominator
+        return fraction
+    }
+}
+
+extension FrameDuration {
+    init(_ fraction: Camerad_V1_Fraction) {
+        self.init(numerator: fraction.numerator, denominator: fraction.denominator)
+    }
+}
+
+extension Camerad_V1_FrameRateRange {
+    init(_ range: FrameRateRange) {
+        self.init()
+        minFrameDuration = Camerad_V1_Fraction(range.minFrameDuration)
+        maxFrameDuration = Camerad_V1_Fraction(range.maxFrameDuration)
+    }
+}
+
+extension Camerad_V1_Format {
+    init(_ format: DeviceFormat) {
+        self.init()
+        fourcc = format.pixelFormat.fourcc
+        description_p = format.name
+        width = format.width
+        height = format.height
+        compressed = format.isCompressed
+        frameRateRanges = format.frameRateRanges.map(Camerad_V1_FrameRateRange.init)
+    }
+}
+
+extension Camerad_V1_Device {
+    /// Names `mode` as the device's active format and frame durations.
+    mutating func setActive(_ mode: CaptureMode) {
+        activeFormatIndex = UInt32(mode.formatIndex)
+        activeMinFrameDuration = Camerad_V1_Fraction(mode.frameDuration)
+        activeMaxFrameDuration = Camerad_V1_Fraction(mode.frameDuration)
+    }
+}
