@@ -20,8 +20,8 @@ struct AccessPolicy: Sendable {
     /// - Throws: `PERMISSION_DENIED` naming who may do `action`.
     func requireAdmin(_ peer: PeerCredentials, for action: String) throws {
         guard isAdmin(peer) else {
-            throw RPCError(.permissionDenied,
-                           "\(action) is allowed to camerad's own user (uid \(daemonUID)) and root, not uid \(peer.uid); run it as one of them")
+            throw CameraError(.permissionDenied,
+                              "\(action) is allowed to camerad's own user (uid \(daemonUID)) and root, not uid \(peer.uid); run it as one of them")
         }
     }
 }

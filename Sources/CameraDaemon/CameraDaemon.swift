@@ -172,7 +172,7 @@ public final class CameraDaemon: Sendable {
         logger.info("shutting down: ending \(server.connections.count) connection(s)")
         socket.remove()
         discovery?.stop()
-        registry.interruptAllStreams(.shuttingDown, RPCError(.shuttingDown, "camerad is shutting down; reconnect when it is back"))
+        registry.interruptAllStreams(.shuttingDown, CameraError(.shuttingDown, "camerad is shutting down; reconnect when it is back"))
         await server.shutDown(with: RPCError(.shuttingDown, "camerad is shutting down; reconnect when it is back"))
         loop.stop()
     }

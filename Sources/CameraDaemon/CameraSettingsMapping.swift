@@ -152,8 +152,8 @@ enum CameraSettingsMapping {
         func require<Mode: Equatable>(_ mode: Mode, in modes: [Mode], _ what: String) throws {
             guard modes.contains(mode) else {
                 let names = modes.map { "\($0)" }.joined(separator: ", ")
-                throw RPCError(.unsupported,
-                               "\(name) has no \(what) mode \(mode); it supports \(names.isEmpty ? "none" : names)")
+                throw CameraError(.unsupported,
+                                  "\(name) has no \(what) mode \(mode); it supports \(names.isEmpty ? "none" : names)")
             }
         }
 
@@ -183,18 +183,18 @@ enum CameraSettingsMapping {
         }
         if configuration.hasLensPosition {
             guard let control = byID[.focusAbsolute] else {
-                throw RPCError(.unsupported, "\(name) cannot set a lens position (no focus_absolute control)")
+                throw CameraError(.unsupported, "\(name) cannot set a lens position (no focus_absolute control)")
             }
             let position = configuration.lensPosition
             guard (0...1).contains(position) else {
-                throw RPCError(.invalidArgument, "lens position must be 0 to 1, not \(position)")
+                throw CameraError(.invalidArgument, "lens position must be 0 to 1, not \(position)")
             }
             if configuration.focusMode == .unspecified { setIfPresent(.focusAuto, 0) }
             set(.focusAbsolute, scaled(Double(position), onto: control))
         }
         if configuration.hasFocusPointOfInterest {
             guard capabilities.focusPointOfInterestSupported else {
-                throw RPCError(.unsupported, "\(name) has no focus point of interest")
+                throw CameraError(.unsupported, "\(name) has no focus point of interest")
             }
             plan.focusPointOfInterest = try checked(configuration.focusPointOfInterest, "focus point of interest")
         }
@@ -217,24 +217,24 @@ enum CameraSettingsMapping {
         }
         if configuration.hasExposureDuration {
             guard let control = byID[.exposureAbsolute] else {
-                throw RPCError(.unsupported, "\(name) cannot set an exposure duration (no exposure_time_absolute control)")
+                throw CameraError(.unsupported, "\(name) cannot set an exposure duration (no exposure_time_absolute control)")
             }
             let duration = configuration.exposureDuration
-            guard duration.denominator > 0 else { throw RPCError(.invalidArgument, "exposure duration has a zero denominator") }
+            guard duration.denominator > 0 else { throw CameraError(.invalidArgument, "exposure duration has a zero denominator") }
             let units = Int64((Double(duration.numerator) * Double(exposureUnitsPerSecond) / Double(duration.denominator)).rounded())
             guard (control.minimum...control.maximum).contains(units) else {
-                throw RPCError(.invalidArgument,
-                               "exposure duration \(duration.numerator)/\(duration.denominator) s is outside \(name)'s \(control.minimum)/\(exposureUnitsPerSecond) to \(control.maximum)/\(exposureUnitsPerSecond) s")
+                throw CameraError(.invalidArgument,
+                                  "exposure duration \(duration.numerator)/\(duration.denominator) s is outside \(name)'s \(control.minimum)/\(exposureUnitsPerSecond) to \(control.maximum)/\(exposureUnitsPerSecond) s")
             }
             set(.exposureAbsolute, units)
         }
         if configuration.hasIso {
             let iso = configuration.iso
             guard capabilities.minIso > 0 else {
-                throw RPCError(.unsupported, "\(name) cannot set ISO (no iso_sensitivity or gain control)")
+                throw CameraError(.unsupported, "\(name) cannot set ISO (no iso_sensitivity or gain control)")
             }
             guard (capabilities.minIso...capabilities.maxIso).contains(iso) else {
-                throw RPCError(.invalidArgument, "ISO \(iso) is outside \(name)'s \(capabilities.minIso) to \(capabilities.maxIso)")
+                throw CameraError(.invalidArgument, "ISO \(iso) is outside \(name)'s \(capabilities.minIso) to \(capabilities.maxIso)")
             }
             if let sensitivity = byID[.isoSensitivity], !sensitivity.menuItems.isEmpty {
                 setIfPresent(.isoSensitivityAuto, ControlID.isoSensitivityManual)
@@ -247,7 +247,7 @@ enum CameraSettingsMapping {
         }
         if configuration.hasExposurePointOfInterest {
             guard capabilities.exposurePointOfInterestSupported else {
-                throw RPCError(.unsupported, "\(name) has no exposure point of interest")
+                throw CameraError(.unsupported, "\(name) has no exposure point of interest")
             }
             plan.exposurePointOfInterest = try checked(configuration.exposurePointOfInterest, "exposure point of interest")
         }
@@ -265,12 +265,12 @@ enum CameraSettingsMapping {
         }
         if configuration.hasWhiteBalanceTemperature {
             guard let control = byID[.whiteBalanceTemperature] else {
-                throw RPCError(.unsupported, "\(name) cannot set a white balance temperature (no white_balance_temperature control)")
+                throw CameraError(.unsupported, "\(name) cannot set a white balance temperature (no white_balance_temperature control)")
             }
             let asked = configuration.whiteBalanceTemperature
             guard asked.isFinite, (Float(control.minimum)...Float(control.maximum)).contains(asked.rounded()) else {
-                throw RPCError(.invalidArgument,
-                               "white balance temperature \(asked) K is outside \(name)'s \(control.minimum) to \(control.maximum) K")
+                throw CameraError(.invalidArgument,
+                                  "white balance temperature \(asked) K is outside \(name)'s \(control.minimum) to \(control.maximum) K")
             }
             let kelvin = Int64(asked.rounded())
             if configuration.whiteBalanceMode == .unspecified { setIfPresent(.autoWhiteBalance, 0) }
@@ -282,14 +282,14 @@ enum CameraSettingsMapping {
         if configuration.hasTorchLevel {
             let level = configuration.torchLevel
             guard level > 0 && level <= 1 else {
-                throw RPCError(.invalidArgument, "torch level must be above 0 and at most 1, not \(level)")
+                throw CameraError(.invalidArgument, "torch level must be above 0 and at most 1, not \(level)")
             }
         }
         let torchMode = configuration.hasTorchLevel && configuration.torchMode == .unspecified ? .on : configuration.torchMode
         if torchMode != .unspecified {
             try require(torchMode, in: capabilities.torchModes, "torch")
             if torchMode == .on && !capturing {
-                throw RPCError(.invalidState, "the torch of \(name) can be on only while a session runs on it; start one first")
+                throw CameraError(.invalidState, "the torch of \(name) can be on only while a session runs on it; start one first")
             }
             set(.flashLEDMode, (torchMode == .on ? FlashLEDMode.torch : .none).rawValue)
         }
@@ -302,8 +302,8 @@ enum CameraSettingsMapping {
         if configuration.hasVideoZoomFactor {
             let factor = configuration.videoZoomFactor
             guard factor >= capabilities.minZoomFactor && factor <= capabilities.maxZoomFactor else {
-                throw RPCError(.invalidArgument,
-                               "zoom factor \(factor) is outside \(name)'s \(capabilities.minZoomFactor) to \(capabilities.maxZoomFactor)")
+                throw CameraError(.invalidArgument,
+                                  "zoom factor \(factor) is outside \(name)'s \(capabilities.minZoomFactor) to \(capabilities.maxZoomFactor)")
             }
             if let zoom = byID[.zoomAbsolute] {
                 set(.zoomAbsolute, min(zoom.maximum, Int64((factor * Double(zoom.minimum)).rounded())))
@@ -353,7 +353,7 @@ enum CameraSettingsMapping {
 
     private static func checked(_ point: Camerad_V1_Point, _ what: String) throws -> Camerad_V1_Point {
         guard (0...1).contains(point.x), (0...1).contains(point.y) else {
-            throw RPCError(.invalidArgument, "\(what) (\(point.x), \(point.y)) is outside the frame; use 0 to 1 each way")
+            throw CameraError(.invalidArgument, "\(what) (\(point.x), \(point.y)) is outside the frame; use 0 to 1 each way")
         }
         return point
     }

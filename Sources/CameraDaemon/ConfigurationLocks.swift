@@ -114,7 +114,7 @@ final class ConfigurationLocks: Sendable {
     func unlock(_ uniqueID: String, connectionID: UInt64) throws -> Int {
         let (remaining, wake) = try state.withLock { state -> (Int, Wake?) in
             guard var holder = state.holders[uniqueID], holder.connectionID == connectionID else {
-                throw RPCError(.notLocked, "\(uniqueID) is not locked by this client; there is nothing to unlock")
+                throw CameraError(.notLocked, "\(uniqueID) is not locked by this client; there is nothing to unlock")
             }
             holder.count -= 1
             if holder.count > 0 {
@@ -136,8 +136,8 @@ final class ConfigurationLocks: Sendable {
         let holder = holder(of: uniqueID)
         guard holder?.connectionID != connectionID else { return }
         let other = holder.map { "; \($0.description) holds it now" } ?? ""
-        throw RPCError(.notLocked,
-                       "changing \(what) of \(uniqueID) needs its configuration lock\(other); lock it first (lockForConfiguration, or 'camctl set', which locks for you)")
+        throw CameraError(.notLocked,
+                          "changing \(what) of \(uniqueID) needs its configuration lock\(other); lock it first (lockForConfiguration, or 'camctl set', which locks for you)")
     }
 
     /// Releases every lock of a connection that has closed.
@@ -155,9 +155,9 @@ final class ConfigurationLocks: Sendable {
         for uniqueID in released { onChange(uniqueID) }
     }
 
-    static func lockedError(_ uniqueID: String, by holder: Holder) -> RPCError {
-        RPCError(.deviceLocked,
-                 "\(uniqueID) is locked for configuration by \(holder.description); retry when it unlocks or pass --wait")
+    static func lockedError(_ uniqueID: String, by holder: Holder) -> CameraError {
+        CameraError(.deviceLocked,
+                    "\(uniqueID) is locked for configuration by \(holder.description); retry when it unlocks or pass --wait")
     }
 
     // MARK: - Waiting in line
@@ -216,7 +216,7 @@ final class ConfigurationLocks: Sendable {
             guard let index = state.waiters[uniqueID]?.firstIndex(where: { $0.id == id }) else { return nil }
             let waiter = state.waiters[uniqueID]!.remove(at: index)
             let error = state.holders[uniqueID].map { Self.lockedError(uniqueID, by: $0) }
-                ?? RPCError(.timedOut, "waiting for the lock of \(uniqueID) timed out")
+                ?? CameraError(.timedOut, "waiting for the lock of \(uniqueID) timed out")
             return Wake(continuation: waiter.continuation, result: .failure(error), timer: nil)
         }
         wake?.run()

@@ -11,7 +11,7 @@ struct ControlChange: Sendable {
     /// - Throws: `INVALID_ARGUMENT` naming the control and what it allows.
     static func resolve(_ values: [Camerad_V1_ControlValue], on device: Camerad_V1_Device) throws -> [ControlChange] {
         guard !values.isEmpty else {
-            throw RPCError(.invalidArgument, "no control values given; name at least one, e.g. brightness=128")
+            throw CameraError(.invalidArgument, "no control values given; name at least one, e.g. brightness=128")
         }
         return try values.map { requested in
             let found = device.controls.first { control in
@@ -19,8 +19,8 @@ struct ControlChange: Sendable {
             }
             guard let control = found else {
                 let name = requested.id != 0 ? "0x" + String(requested.id, radix: 16) : "'\(requested.name.echoed)'"
-                throw RPCError(.invalidArgument,
-                               "\(device.uniqueID) has no control \(name); 'camctl info \(device.uniqueID)' lists its controls")
+                throw CameraError(.invalidArgument,
+                                  "\(device.uniqueID) has no control \(name); 'camctl info \(device.uniqueID)' lists its controls")
             }
             try check(requested.value, for: control)
             return ControlChange(control: control, value: requested.value)
@@ -29,34 +29,34 @@ struct ControlChange: Sendable {
 
     private static func check(_ value: Int64, for control: Camerad_V1_Control) throws {
         if control.controlFlags.contains(.readOnly) {
-            throw RPCError(.invalidArgument, "\(control.name) is read-only")
+            throw CameraError(.invalidArgument, "\(control.name) is read-only")
         }
         switch control.type {
         case .boolean:
             guard value == 0 || value == 1 else {
-                throw RPCError(.invalidArgument, "\(control.name) is a boolean: 0 or 1, not \(value)")
+                throw CameraError(.invalidArgument, "\(control.name) is a boolean: 0 or 1, not \(value)")
             }
         case .menu, .integerMenu:
             guard control.menuItems.contains(where: { $0.index == value }) else {
                 let entries = control.menuItems.map { item in
                     "\(item.index) (\(control.type == .menu ? item.name : String(item.value)))"
                 }
-                throw RPCError(.invalidArgument,
-                               "\(control.name) must be one of \(entries.joined(separator: ", ")), not \(value)")
+                throw CameraError(.invalidArgument,
+                                  "\(control.name) must be one of \(entries.joined(separator: ", ")), not \(value)")
             }
         case .bitmask:
             guard value >= 0, value & ~control.maximum == 0 else {
-                throw RPCError(.invalidArgument,
-                               "\(control.name) is a bitmask within 0x\(String(control.maximum, radix: 16)), not 0x\(String(value, radix: 16))")
+                throw CameraError(.invalidArgument,
+                                  "\(control.name) is a bitmask within 0x\(String(control.maximum, radix: 16)), not 0x\(String(value, radix: 16))")
             }
         case .button:
             break
         default:
             let step = Int64(clamping: max(1, control.step))
             guard (control.minimum...control.maximum).contains(value), (value - control.minimum) % step == 0 else {
-                throw RPCError(.invalidArgument,
-                               "\(control.name) must be \(control.minimum) to \(control.maximum)"
-                                   + (step > 1 ? " in steps of \(step)" : "") + ", not \(value)")
+                throw CameraError(.invalidArgument,
+                                  "\(control.name) must be \(control.minimum) to \(control.maximum)"
+                                      + (step > 1 ? " in steps of \(step)" : "") + ", not \(value)")
             }
         }
     }

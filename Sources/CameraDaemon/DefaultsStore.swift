@@ -126,8 +126,8 @@ final class DefaultsStore: Sendable {
                 throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: reason])
             }
         } catch {
-            throw RPCError(.invalidState,
-                           "applied, but not stored: cannot write \(path) (\(error.localizedDescription)); check --state-dir")
+            throw CameraError(.invalidState,
+                              "applied, but not stored: cannot write \(path) (\(error.localizedDescription)); check --state-dir")
         }
     }
 }

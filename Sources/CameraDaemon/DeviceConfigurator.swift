@@ -17,7 +17,7 @@ struct DeviceConfigurator: Sendable {
     /// Applies `configuration` on the device's executor; with `persist`, also
     /// stores it as the device's default. A running capture restarts in a new mode.
     ///
-    /// - Throws: ``RPCError``: `INVALID_ARGUMENT`, `UNSUPPORTED_FORMAT`,
+    /// - Throws: ``CameraError``: `INVALID_ARGUMENT`, `UNSUPPORTED_FORMAT`,
     ///   `INVALID_STATE` (the torch of an idle device, or the defaults not writable).
     func apply(_ configuration: Camerad_V1_DeviceConfiguration, to device: any CameraBackend, persist: Bool = false) async throws {
         let mode = try await device.executor.run { try applyToDevice(configuration, device) }
@@ -27,7 +27,7 @@ struct DeviceConfigurator: Sendable {
         }
         if persist {
             guard let defaults else {
-                throw RPCError(.invalidState, "applied, but not stored: this camerad runs without a state directory")
+                throw CameraError(.invalidState, "applied, but not stored: this camerad runs without a state directory")
             }
             try defaults.store(configuration, for: device.uniqueID)
         }
@@ -48,7 +48,7 @@ struct DeviceConfigurator: Sendable {
         guard mode != nil || !changes.isEmpty || plan.focusPointOfInterest != nil || plan.exposurePointOfInterest != nil
             || plan.digitalZoom != nil
         else {
-            throw RPCError(.invalidArgument, "nothing to change on \(device.uniqueID); give a format, a frame rate, a mode or a control")
+            throw CameraError(.invalidArgument, "nothing to change on \(device.uniqueID); give a format, a frame rate, a mode or a control")
         }
 
         if let mode { try device.configure(mode) }
@@ -73,7 +73,7 @@ struct DeviceConfigurator: Sendable {
             // A device that has just connected runs no capture: nothing to restart.
             _ = try applyToDevice(stored, device)
             logger.info("\(device.uniqueID): stored defaults applied")
-        } catch let error as RPCError {
+        } catch let error as CameraError {
             logger.warning("\(device.uniqueID): stored defaults not applied: \(error.message); change them with 'camctl set \(device.uniqueID) ... --persist'")
         } catch {
             logger.warning("\(device.uniqueID): stored defaults not applied: \(error)")
@@ -98,10 +98,10 @@ struct DeviceConfigurator: Sendable {
             let pixelFormat = PixelFormat(fourcc: wanted.fourcc)
             let name = "\(pixelFormat.code) \(wanted.width)x\(wanted.height)"
             guard let found = formats.firstIndex(where: { $0.matches(pixelFormat, wanted.width, wanted.height) }) else {
-                throw RPCError(.unsupportedFormat, "\(device.uniqueID) has no format \(name); 'camctl info \(device.uniqueID)' lists its formats")
+                throw CameraError(.unsupportedFormat, "\(device.uniqueID) has no format \(name); 'camctl info \(device.uniqueID)' lists its formats")
             }
             guard formats[found].isStreamable else {
-                throw RPCError(.unsupportedFormat, "camerad cannot read \(name) frames; pick a YUYV, NV12, YU12, AR24 or MJPG format")
+                throw CameraError(.unsupportedFormat, "camerad cannot read \(name) frames; pick a YUYV, NV12, YU12, AR24 or MJPG format")
             }
             index = found
         }
@@ -110,12 +110,12 @@ struct DeviceConfigurator: Sendable {
         let maximum = FrameDuration(configuration.activeMaxFrameDuration)
         for (given, duration) in [(hasMinimum, minimum), (hasMaximum, maximum)] where given {
             guard duration.isValid, format.allows(duration) else {
-                throw RPCError(.invalidArgument,
-                               "frame duration \(duration) s is outside what \(format) allows: \(Self.describe(format.frameRateRanges))")
+                throw CameraError(.invalidArgument,
+                                  "frame duration \(duration) s is outside what \(format) allows: \(Self.describe(format.frameRateRanges))")
             }
         }
         if hasMinimum && hasMaximum && FrameDuration.compare(minimum, maximum) > 0 {
-            throw RPCError(.invalidArgument, "the minimum frame duration is longer than the maximum; swap them")
+            throw CameraError(.invalidArgument, "the minimum frame duration is longer than the maximum; swap them")
         }
         // A device makes frames at one rate: the minimum duration, the highest rate asked.
         let duration = hasMinimum ? minimum

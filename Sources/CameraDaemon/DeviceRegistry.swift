@@ -65,7 +65,7 @@ final class DeviceRegistry: Sendable {
     }
 
     /// Ends every stream of every device (the daemon is stopping).
-    func interruptAllStreams(_ reason: Camerad_V1_InterruptionReason, _ error: RPCError) {
+    func interruptAllStreams(_ reason: Camerad_V1_InterruptionReason, _ error: CameraError) {
         for streamer in state.withLock({ Array($0.streamers.values) }) { streamer.interrupt(reason, error) }
     }
 
@@ -75,7 +75,7 @@ final class DeviceRegistry: Sendable {
     func add(_ device: any CameraBackend) throws {
         try state.withLock { state in
             guard !state.devices.contains(where: { $0.uniqueID == device.uniqueID }) else {
-                throw RPCError(.alreadyExists, "a device '\(device.uniqueID)' already exists; pick another index")
+                throw CameraError(.alreadyExists, "a device '\(device.uniqueID)' already exists; pick another index")
             }
             state.devices.append(device)
             let uniqueID = device.uniqueID
@@ -92,7 +92,7 @@ final class DeviceRegistry: Sendable {
     /// Removes a device, ends its streams as disconnected (with `error`, else a
     /// generic one), and tells the watchers; nil when there was none.
     @discardableResult
-    func remove(_ uniqueID: String, because error: RPCError? = nil) -> (any CameraBackend)? {
+    func remove(_ uniqueID: String, because error: CameraError? = nil) -> (any CameraBackend)? {
         let removed = state.withLock { state -> (any CameraBackend, DeviceStreamer?)? in
             guard let index = state.devices.firstIndex(where: { $0.uniqueID == uniqueID }) else { return nil }
             let device = state.devices.remove(at: index)
@@ -102,7 +102,7 @@ final class DeviceRegistry: Sendable {
             return (device, state.streamers.removeValue(forKey: uniqueID))
         }
         guard let (device, streamer) = removed else { return nil }
-        streamer?.interrupt(.deviceDisconnected, error ?? RPCError(.deviceDisconnected,
+        streamer?.interrupt(.deviceDisconnected, error ?? CameraError(.deviceDisconnected,
             "\(uniqueID) was disconnected; streams resume when a session starts again with the device back"))
         return device
     }

@@ -12,7 +12,7 @@ enum PhotoCapture {
     /// The largest uncompressed photo carried in one response.
     static let uncompressedLimit = 12 << 20
 
-    /// - Throws: ``RPCError``: `UNSUPPORTED_FORMAT` for a flash the device lacks or a
+    /// - Throws: ``CameraError``: `UNSUPPORTED_FORMAT` for a flash the device lacks or a
     ///   photo too big uncompressed; what ``DeviceStreamer/takePhotoFrame(idleMode:warmUpFrames:skipping:)`` throws.
     static func take(
         _ request: Camerad_V1_CapturePhotoRequest, device: any CameraBackend, streamer: DeviceStreamer, holdsLock: Bool
@@ -21,10 +21,10 @@ enum PhotoCapture {
         let description = device.describe()
         let flash = settings.flashMode == .unspecified ? .off : settings.flashMode
         if flash != .off && !description.capabilities.flashModes.contains(flash) {
-            throw RPCError(.unsupported, "\(device.uniqueID) has no flash; take the photo with flash mode off")
+            throw CameraError(.unsupported, "\(device.uniqueID) has no flash; take the photo with flash mode off")
         }
         guard settings.quality <= 100 else {
-            throw RPCError(.invalidArgument, "JPEG quality must be 1 to 100 (0 for 90), not \(settings.quality)")
+            throw CameraError(.invalidArgument, "JPEG quality must be 1 to 100 (0 for 90), not \(settings.quality)")
         }
         let idleMode = device.configuredMode
             ?? ModeSelection.mode(for: .photo, formats: device.formats, active: device.activeMode)
@@ -103,8 +103,8 @@ enum PhotoCapture {
                     let target = FrameVariant(format: format, width: outWidth, height: outHeight, rotation: rotation,
                                               mirrored: settings.mirrored)
                     guard target.layout.capacity <= uncompressedLimit else {
-                        throw RPCError(.unsupportedFormat,
-                                       "an uncompressed \(format.code) photo of \(outWidth)x\(outHeight) is over \(uncompressedLimit >> 20) MiB; ask for a JPEG or a smaller size")
+                        throw CameraError(.unsupportedFormat,
+                                          "an uncompressed \(format.code) photo of \(outWidth)x\(outHeight) is over \(uncompressedLimit >> 20) MiB; ask for a JPEG or a smaller size")
                     }
                     response.data = Data(try encoder.uncompressed(bytes, source: source, target: target, zoom: zoom))
                     response.fourcc = format.fourcc
@@ -112,9 +112,9 @@ enum PhotoCapture {
                 }
             }
         } catch let error as ConversionError {
-            throw RPCError(.unsupportedFormat, "\(device.uniqueID): \(error.message)")
+            throw CameraError(.unsupportedFormat, "\(device.uniqueID): \(error.message)")
         } catch let error as JPEGError {
-            throw RPCError(.internal, "\(device.uniqueID): \(error.message)")
+            throw CameraError(.internalError, "\(device.uniqueID): \(error.message)")
         }
         return response
     }

@@ -19,7 +19,7 @@ struct VirtualCameraRoster: Sendable {
     ) throws -> VirtualCamera {
         if let index {
             guard (0..<Self.maxCount).contains(index) else {
-                throw RPCError(.invalidArgument, "virtual camera index \(index) is out of range; use 0 to \(Self.maxCount - 1)")
+                throw CameraError(.invalidArgument, "virtual camera index \(index) is out of range; use 0 to \(Self.maxCount - 1)")
             }
             let camera = VirtualCamera(index: index, localizedName: localizedName, position: position, options: options)
             try registry.add(camera)
@@ -29,13 +29,13 @@ struct VirtualCameraRoster: Sendable {
         while true {
             let taken = Set(registry.devices.compactMap { ($0 as? VirtualCamera)?.index })
             guard let free = (0..<Self.maxCount).first(where: { !taken.contains($0) }) else {
-                throw RPCError(.resourceExhausted, "all \(Self.maxCount) virtual cameras exist; remove one first")
+                throw CameraError(.resourceExhausted, "all \(Self.maxCount) virtual cameras exist; remove one first")
             }
             let camera = VirtualCamera(index: free, localizedName: localizedName, position: position, options: options)
             do {
                 try registry.add(camera)
                 return camera
-            } catch let error as RPCError where error.reason == .alreadyExists {
+            } catch let error as CameraError where error.code == .alreadyExists {
                 continue
             }
         }
@@ -46,10 +46,10 @@ struct VirtualCameraRoster: Sendable {
     /// - Throws: `DEVICE_NOT_FOUND`, or `INVALID_ARGUMENT` for a device that is not virtual.
     func remove(_ uniqueID: String) throws {
         guard let device = registry.device(uniqueID) else {
-            throw RPCError.noDevice(uniqueID)
+            throw CameraError.noDevice(uniqueID)
         }
         guard device is VirtualCamera else {
-            throw RPCError(.invalidArgument, "'\(uniqueID.echoed)' is not a virtual camera; only virtual cameras can be removed")
+            throw CameraError(.invalidArgument, "'\(uniqueID.echoed)' is not a virtual camera; only virtual cameras can be removed")
         }
         registry.remove(uniqueID)
     }
@@ -70,12 +70,12 @@ extension VirtualCamera.Options {
             let size = VirtualCamera.Size(request.width == 0 ? formats[formatIndex].width : request.width,
                                           request.height == 0 ? formats[formatIndex].height : request.height)
             guard VirtualCamera.pixelFormats.contains(pixelFormat) else {
-                throw RPCError(.unsupportedFormat, "virtual cameras make YUYV, NV12 or MJPG, not \(pixelFormat.code)")
+                throw CameraError(.unsupportedFormat, "virtual cameras make YUYV, NV12 or MJPG, not \(pixelFormat.code)")
             }
             if !VirtualCamera.sizes.contains(size) {
                 guard VirtualCamera.allows(size) else {
-                    throw RPCError(.unsupportedFormat,
-                                   "a virtual camera's size is even, 64x64 to 4096x2160 (such as 3840x2160), not \(size)")
+                    throw CameraError(.unsupportedFormat,
+                                      "a virtual camera's size is even, 64x64 to 4096x2160 (such as 3840x2160), not \(size)")
                 }
                 extraSize = size
                 formats = VirtualCamera.formats(adding: size)
@@ -87,8 +87,8 @@ extension VirtualCamera.Options {
             let asked = FrameDuration(request.frameDuration)
             guard asked.isValid, format.allows(asked) else {
                 let fastest = format.frameRateRanges[0].minFrameDuration.denominator
-                throw RPCError(.invalidArgument,
-                               "frame duration \(asked) s is outside 1/\(fastest) to 1 s for \(format.width)x\(format.height)")
+                throw CameraError(.invalidArgument,
+                                  "frame duration \(asked) s is outside 1/\(fastest) to 1 s for \(format.width)x\(format.height)")
             }
             frameDuration = asked
         } else {

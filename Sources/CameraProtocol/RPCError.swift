@@ -1,3 +1,9 @@
+/// An error of another layer that knows which RPCError it is: a handler may
+/// throw it, and the call ends with ``rpcError``.
+public protocol RPCErrorConvertible: Error {
+    var rpcError: RPCError { get }
+}
+
 /// How a call failed: camerad's reason, its gRPC canonical code, and one line
 /// that says what to do. Handlers throw it; clients receive it.
 public struct RPCError: Error, Equatable, Sendable, CustomStringConvertible {

@@ -41,6 +41,8 @@ final class ServerCall: Sendable {
                 end(with: nil)
             } catch let error as RPCError {
                 end(with: error)
+            } catch let error as any RPCErrorConvertible {
+                end(with: error.rpcError)
             } catch is CancellationError {
                 end(with: .cancelled)
             } catch {

@@ -78,8 +78,8 @@ import Testing
         }
     }
 
-    static func reason(_ body: () throws -> Any) -> Camerad_V1_ErrorReason? {
-        do { _ = try body() } catch let error as RPCError { return error.reason } catch { return nil }
+    static func reason(_ body: () throws -> Any) -> CameraError.Code? {
+        do { _ = try body() } catch let error as CameraError { return error.code } catch { return nil }
         return nil
     }
 

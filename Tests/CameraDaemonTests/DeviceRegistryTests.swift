@@ -72,18 +72,18 @@ import Testing
     @Test func aTakenOrOutOfRangeIndexIsRefused() throws {
         let roster = VirtualCameraRoster(registry: DeviceRegistry())
         try roster.add(index: 1)
-        #expect(throws: RPCError(.alreadyExists, "a device 'virtual-1' already exists; pick another index")) {
+        #expect(throws: CameraError(.alreadyExists, "a device 'virtual-1' already exists; pick another index")) {
             try roster.add(index: 1)
         }
         #expect((try? roster.add(index: 64)) == nil)
-        #expect(throws: RPCError.self) { try roster.remove("virtual-9") }
+        #expect(throws: CameraError.self) { try roster.remove("virtual-9") }
     }
 
     @Test func theRosterStopsAtItsLimit() throws {
         let roster = VirtualCameraRoster(registry: DeviceRegistry())
         for _ in 0..<VirtualCameraRoster.maxCount { try roster.add() }
-        let error = #expect(throws: RPCError.self) { try roster.add() }
-        #expect(error?.reason == .resourceExhausted)
+        let error = #expect(throws: CameraError.self) { try roster.add() }
+        #expect(error?.code == .resourceExhausted)
     }
 
     @Test func onlyTheDaemonsUserAndRootAreAdmins() {
@@ -91,10 +91,10 @@ import Testing
         #expect(policy.isAdmin(PeerCredentials(pid: 1, uid: 1000, gid: 1000)))
         #expect(policy.isAdmin(PeerCredentials(pid: 1, uid: 0, gid: 0)))
         #expect(!policy.isAdmin(PeerCredentials(pid: 1, uid: 1001, gid: 1000)))
-        let error = #expect(throws: RPCError.self) {
+        let error = #expect(throws: CameraError.self) {
             try policy.requireAdmin(PeerCredentials(pid: 1, uid: 1001, gid: 1000), for: "adding a virtual camera")
         }
-        #expect(error?.reason == .permissionDenied)
+        #expect(error?.code == .permissionDenied)
     }
 
     @Test func discoveryFiltersLikeAVFoundation() {

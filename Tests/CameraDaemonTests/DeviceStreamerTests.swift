@@ -37,12 +37,12 @@ final class FakeCamera: CameraBackend, @unchecked Sendable {
 
     func startCapture(
         _ mode: CaptureMode, onFrame: @escaping @Sendable (CapturedFrame) -> Void,
-        onFailure: @escaping @Sendable (RPCError) -> Void
+        onFailure: @escaping @Sendable (CameraError) -> Void
     ) throws -> any CaptureStream {
-        try state.withLock { state throws(RPCError) in
+        try state.withLock { state throws(CameraError) in
             guard state.holding == nil else {
                 state.log.append("busy")
-                throw RPCError(.deviceBusy, "\(uniqueID) is in use by another program")
+                throw CameraError(.deviceBusy, "\(uniqueID) is in use by another program")
             }
             state.captures += 1
             let capture = FakeCapture(number: state.captures, mode: mode, onFrame: onFrame, camera: self)
@@ -279,7 +279,7 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
     @Test func anInterruptionEndsEveryStreamAndStopsTheCapture() async throws {
         let responder = RecordingResponder()
         _ = try await streamer.open(Self.open(), for: 1, writer: responder)
-        streamer.interrupt(.deviceDisconnected, RPCError(.deviceDisconnected, "gone"))
+        streamer.interrupt(.deviceDisconnected, CameraError(.deviceDisconnected, "gone"))
         await camera.executor.drain()
         #expect(responder.recorded == ["started", "interrupted", "ended gone"])
         #expect(camera.log == ["start 1", "stop 1 begins", "stop 1 ends"])

@@ -81,12 +81,12 @@ import Testing
     }
 
     @Test func impossibleSettingsAreRefused() {
-        #expect(throws: RPCError.self) { try options { $0.pixelFormat = .nv12; $0.width = 321; $0.height = 240 } }
-        #expect(throws: RPCError.self) { try options { $0.maxFramesInFlight = 9 } }
-        #expect(throws: RPCError.self) { try options { $0.width = 9000 } }
-        let zeroDenominator = #expect(throws: RPCError.self) {
+        #expect(throws: CameraError.self) { try options { $0.pixelFormat = .nv12; $0.width = 321; $0.height = 240 } }
+        #expect(throws: CameraError.self) { try options { $0.maxFramesInFlight = 9 } }
+        #expect(throws: CameraError.self) { try options { $0.width = 9000 } }
+        let zeroDenominator = #expect(throws: CameraError.self) {
             try options { $0.minFrameDuration.numerator = 1 }
         }
-        #expect(zeroDenominator?.reason == .invalidArgument)
+        #expect(zeroDenominator?.code == .invalidArgument)
     }
 }

@@ -8,10 +8,10 @@ import Testing
     @Test func aConnectionGetsItsStreamsUpToItsLimitsAndOthersTheirOwn() throws {
         try budget.chargeStream(connection: 1, bytes: 40, "a")
         try budget.chargeStream(connection: 1, bytes: 40, "b")
-        let memory = #expect(throws: RPCError.self) { try budget.chargeStream(connection: 1, bytes: 40, "c") }
+        let memory = #expect(throws: CameraError.self) { try budget.chargeStream(connection: 1, bytes: 40, "c") }
         #expect(memory?.code == .resourceExhausted && memory?.message.contains("ask for fewer frames in flight") == true)
         try budget.chargeStream(connection: 1, bytes: 20, "d")
-        let streams = #expect(throws: RPCError.self) { try budget.chargeStream(connection: 1, bytes: 1, "e") }
+        let streams = #expect(throws: CameraError.self) { try budget.chargeStream(connection: 1, bytes: 1, "e") }
         #expect(streams?.message.contains("close one first") == true)
         try budget.chargeStream(connection: 2, bytes: 100, "another connection's")
         #expect(budget.streamCount == 4)
@@ -28,7 +28,7 @@ import Testing
 
     @Test func poolsTogetherStayUnderTheirLimit() throws {
         try budget.chargePool(bytes: 200, "a")
-        let refused = #expect(throws: RPCError.self) { try budget.chargePool(bytes: 51, "b") }
+        let refused = #expect(throws: CameraError.self) { try budget.chargePool(bytes: 51, "b") }
         #expect(refused?.code == .resourceExhausted && refused?.message.contains("try again when other streams end") == true)
         budget.refundPool(bytes: 200)
         try budget.chargePool(bytes: 250, "b")

@@ -32,13 +32,13 @@ import Testing
         #expect(VirtualCamera(index: 1).describe().formats.count == 9)
 
         request.width = 8192
-        #expect(throws: RPCError.self) { try VirtualCamera.Options(request) }
+        #expect(throws: CameraError.self) { try VirtualCamera.Options(request) }
         request.width = 1281
         request.height = 720
-        #expect(throws: RPCError.self) { try VirtualCamera.Options(request) }
+        #expect(throws: CameraError.self) { try VirtualCamera.Options(request) }
         request.width = 1280
         request.fourcc = PixelFormat.bgra.fourcc
-        #expect(throws: RPCError.self) { try VirtualCamera.Options(request) }
+        #expect(throws: CameraError.self) { try VirtualCamera.Options(request) }
     }
 
     @Test func framesRatesReach60ExceptAt1080p() {

@@ -55,7 +55,7 @@ protocol CameraBackend: AnyObject, Sendable {
     /// stopping waits for every buffer to come back.
     func startCapture(
         _ mode: CaptureMode, onFrame: @escaping @Sendable (CapturedFrame) -> Void,
-        onFailure: @escaping @Sendable (RPCError) -> Void
+        onFailure: @escaping @Sendable (CameraError) -> Void
     ) throws -> any CaptureStream
 
     /// Sets controls, all or none; ``ControlChange`` has checked each against its range.

@@ -17,7 +17,7 @@ extension V4L2Camera {
     ///   `UNSUPPORTED_FORMAT` when the driver will not take the mode.
     func startCapture(
         _ mode: CaptureMode, onFrame: @escaping @Sendable (CapturedFrame) -> Void,
-        onFailure: @escaping @Sendable (RPCError) -> Void
+        onFailure: @escaping @Sendable (CameraError) -> Void
     ) throws -> any CaptureStream {
         do {
             let device = try V4L2Device(path: devicePath)
@@ -26,8 +26,8 @@ extension V4L2Camera {
             guard wanted.matches(PixelFormat(fourcc: format.fourcc), format.width, format.height),
                   format.planes.count == 1
             else {
-                throw RPCError(.unsupportedFormat,
-                               "\(uniqueID) would not take \(mode); it gave \(PixelFormat(fourcc: format.fourcc).code) \(format.width)x\(format.height) in \(format.planes.count) plane(s)")
+                throw CameraError(.unsupportedFormat,
+                                  "\(uniqueID) would not take \(mode); it gave \(PixelFormat(fourcc: format.fourcc).code) \(format.width)x\(format.height) in \(format.planes.count) plane(s)")
             }
             if !mode.format.frameRateRanges.isEmpty {
                 _ = try? device.setFrameInterval(V4L2Fraction(mode.frameDuration.numerator, mode.frameDuration.denominator))

@@ -317,20 +317,20 @@ final class V4L2Camera: CameraBackend {
 
 extension V4L2Error {
     /// What a client is told.
-    func rpcError(for uniqueID: String) -> RPCError {
+    func rpcError(for uniqueID: String) -> CameraError {
         if meansBusy {
-            return RPCError(.deviceBusy, "\(uniqueID) (\(path)) is \(V4L2Camera.busyReason(path))")
+            return CameraError(.deviceBusy, "\(uniqueID) (\(path)) is \(V4L2Camera.busyReason(path))")
         }
         if meansDeviceLost {
-            return RPCError(.deviceDisconnected, "\(uniqueID) (\(path)) was disconnected: \(self)")
+            return CameraError(.deviceDisconnected, "\(uniqueID) (\(path)) was disconnected: \(self)")
         }
         if code == ERANGE || code == EINVAL {
-            return RPCError(.invalidArgument, "\(uniqueID) refused it: \(self)")
+            return CameraError(.invalidArgument, "\(uniqueID) refused it: \(self)")
         }
         if code == EACCES || code == EPERM {
-            return RPCError(.permissionDenied, "\(uniqueID): \(self); check the node's permissions or the control's flags")
+            return CameraError(.permissionDenied, "\(uniqueID): \(self); check the node's permissions or the control's flags")
         }
-        return RPCError(.internal, "\(uniqueID): \(self)")
+        return CameraError(.internalError, "\(uniqueID): \(self)")
     }
 }
 

@@ -7,7 +7,7 @@ extension VirtualCamera {
     /// Virtual cameras do not fail: `onFailure` is never called.
     func startCapture(
         _ mode: CaptureMode, onFrame: @escaping @Sendable (CapturedFrame) -> Void,
-        onFailure: @escaping @Sendable (RPCError) -> Void
+        onFailure: @escaping @Sendable (CameraError) -> Void
     ) throws -> any CaptureStream {
         VirtualCameraCapture(mode: mode, unthrottled: options.unthrottled, staticPicture: options.staticPicture,
                              picture: { [weak self] in self?.picture ?? (1, 1) }, onFrame: onFrame)

@@ -2,8 +2,33 @@ import CameraMedia
 import CameraProtocol
 
 /// camerad's own types ⇄ the protocol's messages, in one place: the daemon
-/// works in its own types (`DeviceFormat.swift`, `ControlID.swift`) and turns
-/// them into messages only where they leave it.
+/// works in its own types (`DeviceFormat.swift`, `ControlID.swift`,
+/// `CameraError.swift`) and turns them into messages only where they leave it.
+
+extension CameraError: RPCErrorConvertible {
+    /// The protocol's reason for each code (its status code follows from it).
+    var reason: Camerad_V1_ErrorReason {
+        switch code {
+        case .invalidArgument: .invalidArgument
+        case .unsupportedFormat: .unsupportedFormat
+        case .unsupported: .unsupported
+        case .invalidState: .invalidState
+        case .notLocked: .notLocked
+        case .deviceLocked: .deviceLocked
+        case .deviceNotFound: .deviceNotFound
+        case .deviceBusy: .deviceBusy
+        case .deviceDisconnected: .deviceDisconnected
+        case .resourceExhausted: .resourceExhausted
+        case .permissionDenied: .permissionDenied
+        case .timedOut: .timedOut
+        case .alreadyExists: .alreadyExists
+        case .shuttingDown: .shuttingDown
+        case .internalError: .internal
+        }
+    }
+
+    var rpcError: RPCError { RPCError(reason, message) }
+}
 
 extension Camerad_V1_Fraction {
     init(_ duration: FrameDuration) {

@@ -37,7 +37,7 @@ extension DeviceStreamer {
     /// - Throws: why it could not start, or ended before it ran.
     func waitUntilRunning() async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let result = state.withLock { state -> Result<Void, RPCError>? in
+            let result = state.withLock { state -> Result<Void, CameraError>? in
                 switch state.lifecycle.state {
                 case .running: return .success(())
                 case .starting(_, _, stopWhenStarted: false):
@@ -45,7 +45,7 @@ extension DeviceStreamer {
                     return nil
                 case .starting, .stopping, .idle:
                     return .failure(state.lastStartFailure
-                                    ?? RPCError(.deviceBusy, "\(device.uniqueID) stopped as it started; try again"))
+                                    ?? CameraError(.deviceBusy, "\(device.uniqueID) stopped as it started; try again"))
                 }
             }
             if let result { continuation.resume(with: result) }
@@ -61,8 +61,8 @@ extension DeviceStreamer {
                 self?.captureFailed(error, generation: generation)
             })
         }
-        var ended: [(Stream, RPCError)] = []
-        typealias Settled = (waiters: [CheckedContinuation<Void, any Error>], outcome: Result<Void, RPCError>?, jobs: [CaptureLifecycle.Job])
+        var ended: [(Stream, CameraError)] = []
+        typealias Settled = (waiters: [CheckedContinuation<Void, any Error>], outcome: Result<Void, CameraError>?, jobs: [CaptureLifecycle.Job])
         let (waiters, outcome, jobs) = state.withLock { state -> Settled in
             switch result {
             case .success(let capture):
@@ -75,7 +75,7 @@ extension DeviceStreamer {
                 defer { state.startWaiters.removeAll() }
                 guard state.lifecycle.isRunning else {
                     // It failed, or was no longer wanted, as it started: it stops again.
-                    return (state.startWaiters, .failure(RPCError(.deviceBusy, "\(device.uniqueID) stopped as it started; try again")), jobs)
+                    return (state.startWaiters, .failure(CameraError(.deviceBusy, "\(device.uniqueID) stopped as it started; try again")), jobs)
                 }
                 state.lastSequence = nil
                 state.previousMode = mode
@@ -83,7 +83,7 @@ extension DeviceStreamer {
                 logger.info("\(device.uniqueID): capturing \(mode)")
                 return (state.startWaiters, .success(()), jobs)
             case .failure(let error):
-                let failure = error as? RPCError ?? RPCError(.deviceBusy, "\(device.uniqueID) cannot start: \(error)")
+                let failure = error as? CameraError ?? CameraError(.deviceBusy, "\(device.uniqueID) cannot start: \(error)")
                 guard state.lifecycle.currentGeneration == generation else { return ([], nil, []) }
                 let jobs = planned(state.lifecycle.handle(.startFailed(generation: generation)))
                 state.lastStartFailure = failure
@@ -123,14 +123,14 @@ extension DeviceStreamer {
 
     /// The device failed under a capture: gone (the registry removes it and ends
     /// the streams as disconnected), or failed in place (the streams end as failed).
-    func captureFailed(_ error: RPCError, generation: UInt64) {
+    func captureFailed(_ error: CameraError, generation: UInt64) {
         let (current, jobs) = state.withLock { state in
             (state.lifecycle.currentGeneration == generation, planned(state.lifecycle.handle(.failed(generation: generation))))
         }
         perform(jobs)
         guard current else { return }
         logger.error("\(device.uniqueID): capture ended: \(error.message)")
-        if error.reason == .deviceDisconnected {
+        if error.code == .deviceDisconnected {
             onDeviceLost(error)
         } else {
             interrupt(.deviceFailed, error)
@@ -145,7 +145,7 @@ extension DeviceStreamer {
     /// stream whose output cannot be made from the new mode ends with
     /// UNSUPPORTED_FORMAT. An idle device just starts in it next time.
     ///
-    /// - Throws: ``RPCError`` when the device will not start in `mode` (it is
+    /// - Throws: ``CameraError`` when the device will not start in `mode` (it is
     ///   started again in the mode it ran; if that fails too, its streams end).
     func switchMode(to mode: CaptureMode) async throws {
         let (previous, jobs) = state.withLock { state -> (CaptureMode?, [CaptureLifecycle.Job]) in
@@ -157,7 +157,7 @@ extension DeviceStreamer {
         do {
             try await waitUntilRunning()
         } catch {
-            let failure = error as? RPCError ?? RPCError(.deviceBusy, "\(device.uniqueID) cannot start in \(mode): \(error)")
+            let failure = error as? CameraError ?? CameraError(.deviceBusy, "\(device.uniqueID) cannot start in \(mode): \(error)")
             // Back to what ran, so the streams go on.
             let jobs = state.withLock { state in
                 state.isUsed ? planned(state.lifecycle.handle(.start(previous))) : []

@@ -31,7 +31,7 @@ extension DeviceStreamer {
     /// real camera needs to settle its exposure), stopped again after. At least
     /// `skipping` frames are let pass first (a flash lights a later one).
     ///
-    /// - Throws: ``RPCError`` when the device cannot start, fails, goes, or makes
+    /// - Throws: ``CameraError`` when the device cannot start, fails, goes, or makes
     ///   no frame in time (``photoTimeout``); `CancellationError` when the call goes.
     func takePhotoFrame(idleMode: CaptureMode, warmUpFrames: Int, skipping: Int = 0) async throws -> PhotoFrame {
         let (id, startsIt, jobs) = state.withLock { state in
@@ -46,7 +46,7 @@ extension DeviceStreamer {
         let waitNanoseconds = max(Self.photoTimeout.nanoseconds, 2 * Int64(max(warmUpFrames, skipping) + 1) * frameDuration)
         let timeout = DispatchWorkItem { [weak self] in
             let seconds = String(format: "%.1f", Double(waitNanoseconds) / 1e9)
-            self?.failPhoto(id, RPCError(.timedOut, "\(self?.device.uniqueID ?? "the device") made no frame for the photo within \(seconds) s; try again"))
+            self?.failPhoto(id, CameraError(.timedOut, "\(self?.device.uniqueID ?? "the device") made no frame for the photo within \(seconds) s; try again"))
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(waitNanoseconds)), execute: timeout)
         defer { timeout.cancel() }
@@ -64,7 +64,7 @@ extension DeviceStreamer {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PhotoFrame, any Error>) in
                 let (failure, jobs) = state.withLock { state -> ((any Error)?, [CaptureLifecycle.Job]) in
                     guard let index = state.photoTaps.firstIndex(where: { $0.id == id }) else {
-                        return (RPCError(.timedOut, "the photo of \(device.uniqueID) ended before its frame came; try again"), [])
+                        return (CameraError(.timedOut, "the photo of \(device.uniqueID) ended before its frame came; try again"), [])
                     }
                     if let failure = state.photoTaps[index].failure {
                         state.photoTaps.remove(at: index)

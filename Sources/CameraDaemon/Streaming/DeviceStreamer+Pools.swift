@@ -17,8 +17,8 @@ extension DeviceStreamer {
             return current
         }
         if current == nil && state.currentPool.count >= Self.maxVariants {
-            throw RPCError(.resourceExhausted,
-                           "\(device.uniqueID) already makes \(Self.maxVariants) output variants, the most camerad allows; ask for one of them ('camctl stats \(device.uniqueID)' lists them)")
+            throw CameraError(.resourceExhausted,
+                              "\(device.uniqueID) already makes \(Self.maxVariants) output variants, the most camerad allows; ask for one of them ('camctl stats \(device.uniqueID)' lists them)")
         }
         // Growing doubles, so that a crowd joining one by one moves pools a few times, not once each.
         let slots = max(needed, 2 * (current?.slotCount ?? 0))
@@ -26,12 +26,12 @@ extension DeviceStreamer {
         do {
             pool = try VariantPool(id: Self.nextPoolID.wrappingAdd(1, ordering: .relaxed).oldValue,
                                    source: source, variant: options.variant, slotCount: slots, budget: budget)
-        } catch let error as RPCError {
+        } catch let error as CameraError {
             throw error
         } catch let error as ConversionError {
-            throw RPCError(.unsupportedFormat, "\(options.variant): \(error.message)")
+            throw CameraError(.unsupportedFormat, "\(options.variant): \(error.message)")
         } catch {
-            throw RPCError(.resourceExhausted, "cannot make a frame pool for \(options.variant): \(error)")
+            throw CameraError(.resourceExhausted, "cannot make a frame pool for \(options.variant): \(error)")
         }
         state.pools[pool.id] = pool
         state.currentPool[options.variant] = pool.id
@@ -74,7 +74,7 @@ extension DeviceStreamer {
 
     /// Gives every variant whose pool was made from another mode's frames a new
     /// pool, moves its streams there and tells those streaming.
-    func rebuildPools(_ state: inout State, ended: inout [(Stream, RPCError)]) {
+    func rebuildPools(_ state: inout State, ended: inout [(Stream, CameraError)]) {
         guard let mode = state.lifecycle.mode else { return }
         let description = device.describe()
         for (variant, poolID) in state.currentPool {
@@ -87,7 +87,7 @@ extension DeviceStreamer {
                 pool = try VariantPool(id: Self.nextPoolID.wrappingAdd(1, ordering: .relaxed).oldValue,
                                        source: mode.layout, variant: variant, slotCount: old.slotCount, budget: budget)
             } catch {
-                let failure = error as? RPCError ?? RPCError(.unsupportedFormat,
+                let failure = error as? CameraError ?? CameraError(.unsupportedFormat,
                     "\(device.uniqueID) now runs \(mode), from which \(variant) cannot be made: \((error as? ConversionError)?.message ?? "\(error)"); open the stream again")
                 for id in ids {
                     guard let stream = remove(id, &state) else { continue }

@@ -38,7 +38,7 @@ final class DeviceStreamer: @unchecked Sendable {
     let budget: StreamBudget
     /// Called when a capture finds the device gone: the registry removes it,
     /// which ends the streams.
-    let onDeviceLost: @Sendable (RPCError) -> Void
+    let onDeviceLost: @Sendable (CameraError) -> Void
     /// Called when the streamer changed the device's description (the torch
     /// turned off as capture stopped).
     let onDeviceChanged: @Sendable () -> Void
@@ -77,7 +77,7 @@ final class DeviceStreamer: @unchecked Sendable {
         /// Waiting for the capture now starting to run (or fail).
         var startWaiters: [CheckedContinuation<Void, any Error>] = []
         /// Why the last start failed, for a waiter that looks after it did.
-        var lastStartFailure: RPCError?
+        var lastStartFailure: CameraError?
         /// The mode of the last capture that ran, to go back to when a mode change fails.
         var previousMode: CaptureMode?
         var lastSequence: UInt64?
@@ -97,7 +97,7 @@ final class DeviceStreamer: @unchecked Sendable {
     }
 
     init(device: any CameraBackend, budget: StreamBudget = StreamBudget(), logger: Logger,
-         onDeviceLost: @escaping @Sendable (RPCError) -> Void = { _ in }, onDeviceChanged: @escaping @Sendable () -> Void = {}) {
+         onDeviceLost: @escaping @Sendable (CameraError) -> Void = { _ in }, onDeviceChanged: @escaping @Sendable () -> Void = {}) {
         self.device = device
         self.budget = budget
         self.logger = logger
@@ -115,7 +115,7 @@ final class DeviceStreamer: @unchecked Sendable {
     /// StreamStarted with its pool.
     ///
     /// - Returns: the stream's id, for ``release(_:_:)`` and ``close(_:)``.
-    /// - Throws: ``RPCError`` for settings the device cannot serve, a device that
+    /// - Throws: ``CameraError`` for settings the device cannot serve, a device that
     ///   cannot start, or RESOURCE_EXHAUSTED past the ``StreamBudget``.
     func open(
         _ request: Camerad_V1_OpenStream, for connectionID: UInt64, writer: any StreamResponder
@@ -127,8 +127,8 @@ final class DeviceStreamer: @unchecked Sendable {
         let (id, jobs) = try state.withLock { state throws -> (UInt64, [CaptureLifecycle.Job]) in
             let mode = state.lifecycle.mode ?? wanted
             guard mode.format.isStreamable else {
-                throw RPCError(.unsupportedFormat,
-                               "\(device.uniqueID) runs \(mode.format.pixelFormat.code), which camerad cannot read; pick a YUYV, NV12, YU12, AR24 or MJPG format")
+                throw CameraError(.unsupportedFormat,
+                                  "\(device.uniqueID) runs \(mode.format.pixelFormat.code), which camerad cannot read; pick a YUYV, NV12, YU12, AR24 or MJPG format")
             }
             let options = try StreamOptions(request.settings, preset: request.preset, mode: mode)
             try budget.chargeStream(connection: connectionID, bytes: options.bytesHeld, "a stream of \(options.variant)")
@@ -189,8 +189,8 @@ final class DeviceStreamer: @unchecked Sendable {
             // A slot not held, or named twice (which would give it back twice
             // and let camerad rewrite it under another stream).
             for reference in references where !stream.held.contains(reference) || !named.insert(reference).inserted {
-                throw RPCError(.invalidArgument,
-                               "slot \(reference.slot) of pool \(reference.poolID) is not held by this stream; release each frame once")
+                throw CameraError(.invalidArgument,
+                                  "slot \(reference.slot) of pool \(reference.poolID) is not held by this stream; release each frame once")
             }
             for reference in references {
                 stream.held.remove(reference)
@@ -243,7 +243,7 @@ final class DeviceStreamer: @unchecked Sendable {
 
     /// Ends every stream and photo with `reason` (the device went, the daemon
     /// stops), and the capture.
-    func interrupt(_ reason: Camerad_V1_InterruptionReason, _ error: RPCError) {
+    func interrupt(_ reason: Camerad_V1_InterruptionReason, _ error: CameraError) {
         let (streams, taps, waiters, jobs) = state.withLock { state in
             let streams = state.streams.keys.compactMap { remove($0, &state) }
             // A photo waiting for its frame ends now; one still waiting for the

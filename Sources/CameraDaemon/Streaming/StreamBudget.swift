@@ -32,16 +32,16 @@ final class StreamBudget: Sendable {
     ///
     /// - Throws: RESOURCE_EXHAUSTED when the connection has as many streams as
     ///   it may, or its streams would hold more than it may.
-    func chargeStream(connection: UInt64, bytes: Int, _ what: String) throws(RPCError) {
-        try state.withLock { state throws(RPCError) in
+    func chargeStream(connection: UInt64, bytes: Int, _ what: String) throws(CameraError) {
+        try state.withLock { state throws(CameraError) in
             let usage = state.connections[connection] ?? (0, 0)
             guard usage.streams < limits.streamsPerConnection else {
-                throw RPCError(.resourceExhausted,
-                               "this connection has \(usage.streams) streams, the most camerad allows one; close one first")
+                throw CameraError(.resourceExhausted,
+                                  "this connection has \(usage.streams) streams, the most camerad allows one; close one first")
             }
             guard usage.bytes + bytes <= limits.bytesPerConnection else {
-                throw RPCError(.resourceExhausted,
-                               "\(what) may hold \(Self.mebibytes(bytes)) of frames, and this connection's streams already "
+                throw CameraError(.resourceExhausted,
+                                  "\(what) may hold \(Self.mebibytes(bytes)) of frames, and this connection's streams already "
                                    + "\(Self.mebibytes(usage.bytes)) of the \(Self.mebibytes(limits.bytesPerConnection)) one may; "
                                    + "ask for fewer frames in flight or a smaller size")
             }
@@ -59,11 +59,11 @@ final class StreamBudget: Sendable {
     /// Charges a frame pool of `bytes`.
     ///
     /// - Throws: RESOURCE_EXHAUSTED when the pools would take more than camerad allows in all.
-    func chargePool(bytes: Int, _ what: String) throws(RPCError) {
-        try state.withLock { state throws(RPCError) in
+    func chargePool(bytes: Int, _ what: String) throws(CameraError) {
+        try state.withLock { state throws(CameraError) in
             guard state.poolBytes + bytes <= limits.poolBytes else {
-                throw RPCError(.resourceExhausted,
-                               "a pool for \(what) needs \(Self.mebibytes(bytes)), and camerad's frame pools already take "
+                throw CameraError(.resourceExhausted,
+                                  "a pool for \(what) needs \(Self.mebibytes(bytes)), and camerad's frame pools already take "
                                    + "\(Self.mebibytes(state.poolBytes)) of \(Self.mebibytes(limits.poolBytes)); try again when other streams end")
             }
             state.poolBytes += bytes

@@ -37,7 +37,7 @@ struct StreamOptions: Sendable {
         case .bgra: format = .bgra
         case .native: format = mode.layout.format
         case .UNRECOGNIZED(let value):
-            throw RPCError(.unsupportedFormat, "unknown pixel format \(value); use native, nv12, i420, yuyv or bgra")
+            throw CameraError(.unsupportedFormat, "unknown pixel format \(value); use native, nv12, i420, yuyv or bgra")
         }
 
         // The size is the output's before the connection turns it, as in
@@ -57,34 +57,34 @@ struct StreamOptions: Sendable {
         }
         if rotation.swapsDimensions { (width, height) = (height, width) }
         guard (2...8192).contains(width), (2...8192).contains(height) else {
-            throw RPCError(.invalidArgument, "output size \(width)x\(height) is out of range; use 2 to 8192 each way")
+            throw CameraError(.invalidArgument, "output size \(width)x\(height) is out of range; use 2 to 8192 each way")
         }
         variant = FrameVariant(format: format, width: width, height: height, rotation: rotation, mirrored: settings.mirrored)
         do {
             layout = try FrameConverter(source: mode.layout, target: variant).targetLayout
         } catch let error as ConversionError {
-            throw RPCError(.unsupportedFormat, "\(variant) from the device's \(mode.layout): \(error.message)")
+            throw CameraError(.unsupportedFormat, "\(variant) from the device's \(mode.layout): \(error.message)")
         }
         inline = settings.delivery == .inline
         if inline && layout.capacity > Self.maxInlineFrameSize {
-            throw RPCError(.resourceExhausted,
-                           "inline frames of \(variant) take \(layout.capacity) bytes, more than a message holds (\(Self.maxInlineFrameSize)); use shared memory (without --inline) or a smaller size")
+            throw CameraError(.resourceExhausted,
+                              "inline frames of \(variant) take \(layout.capacity) bytes, more than a message holds (\(Self.maxInlineFrameSize)); use shared memory (without --inline) or a smaller size")
         }
         let largest = max(modeWidth * modeHeight, Self.maxUpscaledPixels)
         guard width * height <= largest else {
-            throw RPCError(.resourceExhausted,
-                           "output \(width)x\(height) is over camerad's limit of \(largest) pixels (the device's own size, or 1920x1080 for smaller devices); ask for a smaller size")
+            throw CameraError(.resourceExhausted,
+                              "output \(width)x\(height) is over camerad's limit of \(largest) pixels (the device's own size, or 1920x1080 for smaller devices); ask for a smaller size")
         }
 
         let inFlight = settings.maxFramesInFlight == 0 ? Self.defaultFramesInFlight : Int(settings.maxFramesInFlight)
         guard (1...8).contains(inFlight) else {
-            throw RPCError(.invalidArgument, "max_frames_in_flight \(inFlight) is out of range; use 1 to 8")
+            throw CameraError(.invalidArgument, "max_frames_in_flight \(inFlight) is out of range; use 1 to 8")
         }
         maxFramesInFlight = inFlight
         alwaysDiscardsLateFrames = settings.hasAlwaysDiscardsLateVideoFrames ? settings.alwaysDiscardsLateVideoFrames : true
         if settings.hasMinFrameDuration && settings.minFrameDuration.numerator > 0 {
             guard settings.minFrameDuration.denominator > 0 else {
-                throw RPCError(.invalidArgument, "min_frame_duration has a zero denominator")
+                throw CameraError(.invalidArgument, "min_frame_duration has a zero denominator")
             }
             minFrameDurationNanoseconds = Int64(settings.minFrameDuration.numerator) * 1_000_000_000
                 / Int64(settings.minFrameDuration.denominator)
