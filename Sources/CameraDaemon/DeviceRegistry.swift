@@ -65,7 +65,7 @@ final class DeviceRegistry: Sendable {
     }
 
     /// Ends every stream of every device (the daemon is stopping).
-    func interruptAllStreams(_ reason: Camerad_V1_InterruptionReason, _ error: CameraError) {
+    func interruptAllStreams(_ reason: StreamInterruption, _ error: CameraError) {
         for streamer in state.withLock({ Array($0.streamers.values) }) { streamer.interrupt(reason, error) }
     }
 

@@ -115,6 +115,49 @@ final class FakeCapture: CaptureStream, @unchecked Sendable {
     func stop() { camera?.stopping(self) }
 }
 
+/// A consumer inside the daemon: records its events as short lines and holds
+/// the frames it is given until told to release them.
+final class RecordingSink: FrameSink, @unchecked Sendable {
+    private let state = Mutex<(events: [String], held: [PooledFrame])>(([], []))
+
+    var events: [String] { state.withLock { $0.events } }
+    var held: [PooledFrame] { state.withLock { $0.held } }
+
+    /// A release of the first `count` frames held.
+    func release(first count: Int) -> Camerad_V1_ReleaseFrames {
+        state.withLock { state in
+            let frames = state.held.prefix(count)
+            state.held.removeFirst(frames.count)
+            var release = Camerad_V1_ReleaseFrames()
+            release.poolID = frames.first?.pool.id ?? 0
+            release.slots = frames.map { UInt32($0.slot) }
+            return release
+        }
+    }
+
+    func started(_ news: StreamNews) { state.withLock { $0.events.append("started") } }
+
+    func frame(_ frame: PooledFrame) -> Bool {
+        state.withLock { state in
+            state.events.append("frame \(frame.sequence)")
+            state.held.append(frame)
+        }
+        return true
+    }
+
+    func dropped(_ drops: DropTally) {
+        state.withLock { state in
+            for report in drops.reports {
+                state.events.append("dropped \(report.reason) \(report.count) up to \(report.lastSequence)")
+            }
+        }
+    }
+
+    func formatChanged(_ news: StreamNews) { state.withLock { $0.events.append("format changed") } }
+    func interrupted(_ reason: StreamInterruption, _ error: CameraError) { state.withLock { $0.events.append("interrupted") } }
+    func end(with error: CameraError?) { state.withLock { $0.events.append("ended") } }
+}
+
 /// Records what a stream is sent, as short lines: "started", "frame 3",
 /// "dropped outOfBuffers 1 up to 5", "ended".
 final class RecordingResponder: StreamResponder, @unchecked Sendable {
@@ -227,6 +270,23 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
         #expect(responder.recorded == ["started", "frame 0", "frame 1", "frame 2", "frame 3", "frame 4",
                                        "dropped outOfBuffers 1 up to 5", "frame 6"])
         streamer.close(id)
+    }
+
+    /// A consumer inside the daemon is a sink like a client stream: the same
+    /// in-flight limit and late-frame policy, the same drop accounting, and
+    /// it reads the frames it holds in place.
+    @Test func aSinkInsideTheDaemonHasAClientsLimitsAndAccounting() async throws {
+        let sink = RecordingSink()
+        let id = try await streamer.open(Self.open(framesInFlight: 2), for: 1, sink: sink)
+        for sequence in 0...4 as ClosedRange<UInt64> { camera.emit(sequence) }
+        #expect(sink.events == ["started", "frame 0", "frame 1"], "two in flight; the rest late")
+        #expect(sink.held.map { frame in frame.bytes.allSatisfy { $0 == UInt8(frame.sequence) } } == [true, true],
+                "each frame's own bytes, read in place")
+        try streamer.release(id, sink.release(first: 1))
+        camera.emit(5)
+        #expect(sink.events == ["started", "frame 0", "frame 1", "dropped frameWasLate 3 up to 4", "frame 5"])
+        streamer.close(id)
+        #expect(streamer.statistics().variants.isEmpty, "its pool went with it")
     }
 
     /// A device that skips frames: the gap is reported as a discontinuity, ahead

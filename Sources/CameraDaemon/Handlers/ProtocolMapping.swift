@@ -80,3 +80,23 @@ extension Camerad_V1_Device {
         activeMaxFrameDuration = Camerad_V1_Fraction(mode.frameDuration)
     }
 }
+
+extension Camerad_V1_DropReason {
+    init(_ reason: DropReason) {
+        self = switch reason {
+        case .discontinuity: .discontinuity
+        case .frameWasLate: .frameWasLate
+        case .outOfBuffers: .outOfBuffers
+        }
+    }
+}
+
+extension Camerad_V1_InterruptionReason {
+    init(_ reason: StreamInterruption) {
+        self = switch reason {
+        case .deviceDisconnected: .deviceDisconnected
+        case .deviceFailed: .deviceFailed
+        case .shuttingDown: .shuttingDown
+        }
+    }
+}

@@ -91,7 +91,7 @@ extension DeviceStreamer {
                 return (state.startWaiters, .failure(failure), jobs)
             }
         }
-        for (stream, error) in ended { stream.writer.end(with: error) }
+        for (stream, error) in ended { stream.sink.end(with: error) }
         if let outcome {
             for waiter in waiters { waiter.resume(with: outcome) }
         }

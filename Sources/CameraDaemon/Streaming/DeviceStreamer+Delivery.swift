@@ -196,25 +196,16 @@ extension DeviceStreamer {
             }
             pool.conversions += 1
             pool.bytesUsed[slot] = written
-            var message = Camerad_V1_FrameReady()
-            message.poolID = pool.id
-            message.slot = UInt32(slot)
-            message.sequence = frame.sequence
-            message.presentationTimeNs = frame.timestampNanoseconds
-            message.durationNs = frame.durationNanoseconds
-            message.bytesUsed = UInt64(written)
-            message.planes = pool.planes
-            // Serialized once for every stream of the variant.
-            var response = Camerad_V1_StreamResponse()
-            response.frame = message
-            let serialized: [UInt8] = try! response.serializedBytes()
+            let converted = PooledFrame(pool: pool, slot: slot, sequence: frame.sequence,
+                                        timestampNanoseconds: frame.timestampNanoseconds,
+                                        durationNanoseconds: frame.durationNanoseconds, bytesUsed: written)
             for id in streams where state.streams[id] != nil {
                 guard state.streams[id]!.poolID == pool.id else {
                     // Moved to a larger pool while this frame was converted.
                     state.streams[id]!.drops.add(.discontinuity, count: 1, sequence: frame.sequence)
                     continue
                 }
-                offer(message, serialized, from: pool, to: &state.streams[id]!)
+                offer(converted, to: &state.streams[id]!)
             }
         }
     }
@@ -256,41 +247,34 @@ extension DeviceStreamer {
         return frame.timestampNanoseconds - last >= minimum - frame.durationNanoseconds / 2
     }
 
-    /// Gives a stream a converted frame (`serialized`: its StreamResponse), or
-    /// drops it for that stream alone.
-    private func offer(
-        _ frame: Camerad_V1_FrameReady, _ serialized: [UInt8], from pool: VariantPool, to stream: inout Stream
-    ) {
-        stream.lastOffered = frame.presentationTimeNs
-        let slot = Int(frame.slot)
-        var response = Camerad_V1_StreamResponse()
+    /// Gives a stream a converted frame, or drops it for that stream alone:
+    /// the in-flight limit and late-frame policy every sink has.
+    private func offer(_ frame: PooledFrame, to stream: inout Stream) {
+        stream.lastOffered = frame.timestampNanoseconds
         if stream.options.inline {
-            var inline = frame
-            inline.data = Data(bytes: pool.slot(slot).baseAddress!, count: pool.bytesUsed[slot])
-            response.frame = inline
+            // A copy goes: nothing held.
             send(stream.drops, to: stream)
             stream.drops = DropTally()
-            // Two frames behind in reading: this one is late.
-            if !stream.writer.send(response, droppingAbove: 2 * pool.layout.capacity) {
+            if !stream.sink.frame(frame) {
                 stream.drops.add(.frameWasLate, count: 1, sequence: frame.sequence)
             }
             return
         }
-        let reference = SlotReference(poolID: pool.id, slot: slot)
+        let reference = SlotReference(poolID: frame.pool.id, slot: frame.slot)
         if stream.queue.isEmpty && stream.held.count < stream.options.maxFramesInFlight {
-            pool.references[slot] += 1
+            frame.pool.references[frame.slot] += 1
             stream.held.insert(reference)
             send(stream.drops, to: stream)
             stream.drops = DropTally()
-            if !stream.writer.send(serialized: serialized) {
-                // The call is gone; close() follows.
-                pool.references[slot] -= 1
+            if !stream.sink.frame(frame) {
+                // The sink is gone; close() follows.
+                frame.pool.references[frame.slot] -= 1
                 stream.held.remove(reference)
             }
         } else if stream.options.alwaysDiscardsLateFrames {
             stream.drops.add(.frameWasLate, count: 1, sequence: frame.sequence)
         } else if stream.queue.count < StreamOptions.queueLimit {
-            pool.references[slot] += 1
+            frame.pool.references[frame.slot] += 1
             stream.queue.append((reference, frame, stream.drops))
             stream.drops = DropTally()
         } else {
@@ -298,11 +282,9 @@ extension DeviceStreamer {
         }
     }
 
-    /// Reports a tally to a stream's client. Never refused for a slow reader:
-    /// a report is small, comes at most once per reason ahead of each frame,
-    /// and a frame must not overtake the drops before it.
+    /// Reports a tally to a stream's sink, if it has drops.
     func send(_ drops: DropTally, to stream: Stream) {
-        for response in drops.messages { stream.writer.send(response) }
+        if !drops.isEmpty { stream.sink.dropped(drops) }
     }
 }
 

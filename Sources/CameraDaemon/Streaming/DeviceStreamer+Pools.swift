@@ -44,11 +44,8 @@ extension DeviceStreamer {
                 pool.streamIDs.insert(id)
                 // An opening stream learns its pool from its StreamStarted.
                 if let stream = state.streams[id], stream.lifecycle.receivesFrames {
-                    var response = Camerad_V1_StreamResponse()
-                    response.formatChanged.pool = pool.description(shared: !stream.options.inline)
-                    if let mode = state.lifecycle.mode { response.formatChanged.frameDuration = Camerad_V1_Fraction(mode.frameDuration) }
-                    response.formatChanged.note = "a larger pool for a new stream of the same variant"
-                    stream.writer.send(response, descriptors: stream.options.inline ? [] : [pool.memory.descriptor])
+                    stream.sink.formatChanged(StreamNews(pool: pool, mode: state.lifecycle.mode,
+                                                         note: "a larger pool for a new stream of the same variant", device: nil))
                 }
             }
             current.streamIDs = []
@@ -76,7 +73,8 @@ extension DeviceStreamer {
     /// pool, moves its streams there and tells those streaming.
     func rebuildPools(_ state: inout State, ended: inout [(Stream, CameraError)]) {
         guard let mode = state.lifecycle.mode else { return }
-        let description = device.describe()
+        var description = device.describe()
+        description.setActive(mode)
         for (variant, poolID) in state.currentPool {
             guard let old = state.pools[poolID], old.source != mode.layout else { continue }
             let ids = old.streamIDs
@@ -102,13 +100,8 @@ extension DeviceStreamer {
                 guard let stream = state.streams[id] else { continue }
                 state.streams[id]!.poolID = pool.id
                 guard stream.lifecycle.receivesFrames else { continue }
-                var response = Camerad_V1_StreamResponse()
-                response.formatChanged.pool = pool.description(shared: !stream.options.inline)
-                response.formatChanged.device = description
-                response.formatChanged.device.activeFormatIndex = UInt32(mode.formatIndex)
-                response.formatChanged.frameDuration = Camerad_V1_Fraction(mode.frameDuration)
-                response.formatChanged.note = "the device now runs \(mode); you still get \(variant)"
-                stream.writer.send(response, descriptors: stream.options.inline ? [] : [pool.memory.descriptor])
+                stream.sink.formatChanged(StreamNews(pool: pool, mode: mode, note: "the device now runs \(mode); you still get \(variant)",
+                                                     device: description))
             }
         }
         dropUnusedPools(&state)

@@ -58,12 +58,12 @@ final class DeviceStreamer: @unchecked Sendable {
         /// The connection the stream is charged to (``StreamBudget``).
         let connectionID: UInt64
         let options: StreamOptions
-        let writer: any StreamResponder
+        let sink: any FrameSink
         var poolID: UInt64
         var lifecycle = StreamLifecycle()
         var held: Set<SlotReference> = []
         /// Frames waiting for room, each with the drops that came before it.
-        var queue: [(reference: SlotReference, frame: Camerad_V1_FrameReady, dropsBefore: DropTally)] = []
+        var queue: [(reference: SlotReference, frame: PooledFrame, dropsBefore: DropTally)] = []
         var lastOffered: Int64?
         /// Drops since the last frame sent or queued.
         var drops = DropTally()
@@ -118,9 +118,9 @@ final class DeviceStreamer: @unchecked Sendable {
     /// - Throws: ``CameraError`` for settings the device cannot serve, a device that
     ///   cannot start, or RESOURCE_EXHAUSTED past the ``StreamBudget``.
     func open(
-        _ request: Camerad_V1_OpenStream, for connectionID: UInt64, writer: any StreamResponder
+        _ request: Camerad_V1_OpenStream, for connectionID: UInt64, sink: any FrameSink
     ) async throws -> UInt64 {
-        let description = device.describe()
+        var description = device.describe()
         // Reading the node's own mode opens it: the device's work, on its executor.
         let active = await device.executor.run { [device] in device.activeMode }
         let wanted = device.configuredMode ?? ModeSelection.mode(for: request.preset, formats: device.formats, active: active)
@@ -141,7 +141,7 @@ final class DeviceStreamer: @unchecked Sendable {
                 budget.refundStream(connection: connectionID, bytes: options.bytesHeld)
                 throw error
             }
-            state.streams[id] = Stream(id: id, connectionID: connectionID, options: options, writer: writer, poolID: pool.id)
+            state.streams[id] = Stream(id: id, connectionID: connectionID, options: options, sink: sink, poolID: pool.id)
             return (id, planned(state.lifecycle.handle(.start(mode))))
         }
         perform(jobs)
@@ -158,20 +158,15 @@ final class DeviceStreamer: @unchecked Sendable {
         state.withLock { state in
             guard var stream = state.streams[id], let mode = state.lifecycle.mode,
                   let pool = state.pools[stream.poolID] else { return }  // ended meanwhile: the call says why
-            var started = Camerad_V1_StreamStarted()
-            started.pool = pool.description(shared: !stream.options.inline)
-            started.device = description
-            started.device.activeFormatIndex = UInt32(mode.formatIndex)
-            started.frameDuration = Camerad_V1_Fraction(mode.frameDuration)
+            var note: String?
             if let configured = device.configuredMode, configured == mode,
                mode != ModeSelection.mode(for: request.preset, formats: device.formats, active: mode) {
-                started.note = "the device runs \(mode) as configured under its lock; you get \(stream.options.variant)"
+                note = "the device runs \(mode) as configured under its lock; you get \(stream.options.variant)"
             } else if mode != wanted {
-                started.note = "the device runs \(mode) for another client; you get \(stream.options.variant)"
+                note = "the device runs \(mode) for another client; you get \(stream.options.variant)"
             }
-            var response = Camerad_V1_StreamResponse()
-            response.started = started
-            stream.writer.send(response, descriptors: stream.options.inline ? [] : [pool.memory.descriptor])
+            description.setActive(mode)
+            stream.sink.started(StreamNews(pool: pool, mode: mode, note: note, device: description))
             transition(&stream, .started)
             state.streams[id] = stream
         }
@@ -200,9 +195,11 @@ final class DeviceStreamer: @unchecked Sendable {
                 let next = stream.queue.removeFirst()
                 stream.held.insert(next.reference)
                 send(next.dropsBefore, to: stream)
-                var response = Camerad_V1_StreamResponse()
-                response.frame = next.frame
-                stream.writer.send(response)
+                if !stream.sink.frame(next.frame) {
+                    // The sink is gone; close() follows.
+                    stream.held.remove(next.reference)
+                    state.pools[next.reference.poolID]?.references[next.reference.slot] -= 1
+                }
             }
             state.streams[streamID] = stream
             dropUnusedPools(&state)
@@ -243,7 +240,7 @@ final class DeviceStreamer: @unchecked Sendable {
 
     /// Ends every stream and photo with `reason` (the device went, the daemon
     /// stops), and the capture.
-    func interrupt(_ reason: Camerad_V1_InterruptionReason, _ error: CameraError) {
+    func interrupt(_ reason: StreamInterruption, _ error: CameraError) {
         let (streams, taps, waiters, jobs) = state.withLock { state in
             let streams = state.streams.keys.compactMap { remove($0, &state) }
             // A photo waiting for its frame ends now; one still waiting for the
@@ -261,11 +258,8 @@ final class DeviceStreamer: @unchecked Sendable {
         for waiter in waiters { waiter.resume(throwing: error) }
         for tap in taps { tap.continuation?.resume(throwing: error) }
         for stream in streams {
-            var response = Camerad_V1_StreamResponse()
-            response.interrupted.reason = reason
-            response.interrupted.message = error.message
-            stream.writer.send(response)
-            stream.writer.end(with: error)
+            stream.sink.interrupted(reason, error)
+            stream.sink.end(with: error)
         }
         perform(jobs)
     }

@@ -1,4 +1,15 @@
-import CameraProtocol
+/// Why a stream did not get a frame (AVFoundation's
+/// kCMSampleBufferDroppedFrameReason_*).
+enum DropReason: CaseIterable, Sendable {
+    /// The device skipped it, or camerad lost it (a failed conversion, a pool
+    /// replaced while it was made).
+    case discontinuity
+    /// The stream still held all it may, or its variant's worker was still
+    /// busy with two earlier frames.
+    case frameWasLate
+    /// No slot was free, or the stream's queue was full.
+    case outOfBuffers
+}
 
 /// The frames a stream did not get since the last frame it was sent (or
 /// queued), by reason: reported just ahead of its next frame.
@@ -10,29 +21,30 @@ import CameraProtocol
 /// frame is delivered or reported dropped with a reason, none twice.
 /// Frames that `minFrameDuration` skips are neither: AVFoundation does not
 /// report them either.
-struct DropTally {
-    /// Reported in this order; each reason's count and last sequence number.
-    static let reasons: [Camerad_V1_DropReason] = [.discontinuity, .frameWasLate, .outOfBuffers]
-    private var counts: [(count: Int, lastSequence: UInt64)] = Array(repeating: (0, 0), count: reasons.count)
+struct DropTally: Sendable {
+    /// One reason's drops: how many, and the last one's sequence number.
+    struct Report: Equatable, Sendable {
+        let reason: DropReason
+        let count: Int
+        let lastSequence: UInt64
+    }
+
+    /// Reported in ``DropReason``'s order; each reason's count and last sequence number.
+    private var counts: [(count: Int, lastSequence: UInt64)] = Array(repeating: (0, 0), count: DropReason.allCases.count)
 
     var isEmpty: Bool { counts.allSatisfy { $0.count == 0 } }
 
     /// Counts `count` frames dropped for `reason`, the last of them `sequence`.
-    mutating func add(_ reason: Camerad_V1_DropReason, count: Int, sequence: UInt64) {
-        guard count > 0, let index = Self.reasons.firstIndex(of: reason) else { return }
+    mutating func add(_ reason: DropReason, count: Int, sequence: UInt64) {
+        guard count > 0, let index = DropReason.allCases.firstIndex(of: reason) else { return }
         counts[index].count += count
         counts[index].lastSequence = max(counts[index].lastSequence, sequence)
     }
 
-    /// The FramesDropped messages that report the tally, one per reason.
-    var messages: [Camerad_V1_StreamResponse] {
-        zip(Self.reasons, counts).compactMap { reason, tally in
-            guard tally.count > 0 else { return nil }
-            var response = Camerad_V1_StreamResponse()
-            response.dropped.reason = reason
-            response.dropped.count = UInt32(clamping: tally.count)
-            response.dropped.lastSequence = tally.lastSequence
-            return response
+    /// One report per reason with drops, in order.
+    var reports: [Report] {
+        zip(DropReason.allCases, counts).compactMap { reason, tally in
+            tally.count > 0 ? Report(reason: reason, count: tally.count, lastSequence: tally.lastSequence) : nil
         }
     }
 }

@@ -21,9 +21,6 @@ protocol StreamResponder: Sendable {
 }
 
 extension StreamResponder {
-    /// Ends the stream's call with a daemon error, as the protocol says it.
-    func end(with error: CameraError) { end(with: error.rpcError) }
-
     @discardableResult
     func send(_ response: Camerad_V1_StreamResponse) -> Bool { send(response, descriptors: []) }
 

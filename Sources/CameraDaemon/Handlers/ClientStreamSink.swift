@@ -1,0 +1,96 @@
+import CameraProtocol
+import Foundation
+
+/// A client's Stream call as a ``FrameSink``: each event becomes the protocol's
+/// message (stream.proto), sent on the call's writer. A shared-memory stream
+/// gets the pool's memfd with StreamStarted and FormatChanged; an inline one
+/// gets each frame's bytes in its FrameReady.
+struct ClientStreamSink: FrameSink {
+    let writer: any StreamResponder
+    /// Frames travel in the messages (`Delivery.inline`), not in shared memory.
+    let inline: Bool
+
+    func started(_ news: StreamNews) {
+        var response = Camerad_V1_StreamResponse()
+        response.started.pool = news.pool.description(shared: !inline)
+        if let device = news.device { response.started.device = device }
+        if let mode = news.mode { response.started.frameDuration = Camerad_V1_Fraction(mode.frameDuration) }
+        if let note = news.note { response.started.note = note }
+        writer.send(response, descriptors: inline ? [] : [news.pool.memory.descriptor])
+    }
+
+    func frame(_ frame: PooledFrame) -> Bool {
+        if inline {
+            var message = Self.message(frame)
+            message.data = Data(frame.bytes)
+            var response = Camerad_V1_StreamResponse()
+            response.frame = message
+            // Two frames behind in reading: this one is late.
+            return writer.send(response, droppingAbove: 2 * frame.pool.layout.capacity)
+        }
+        // Serialized once for every client of the variant.
+        let serialized = frame.encoded.withLock { encoded in
+            if let encoded { return encoded }
+            var response = Camerad_V1_StreamResponse()
+            response.frame = Self.message(frame)
+            let bytes: [UInt8] = try! response.serializedBytes()
+            encoded = bytes
+            return bytes
+        }
+        return writer.send(serialized: serialized)
+    }
+
+    /// Never refused for a slow reader: a report is small, comes at most once
+    /// per reason ahead of each frame, and a frame must not overtake the drops
+    /// before it.
+    func dropped(_ drops: DropTally) {
+        for report in drops.reports {
+            var response = Camerad_V1_StreamResponse()
+            response.dropped.reason = Camerad_V1_DropReason(report.reason)
+            response.dropped.count = UInt32(clamping: report.count)
+            response.dropped.lastSequence = report.lastSequence
+            writer.send(response)
+        }
+    }
+
+    func formatChanged(_ news: StreamNews) {
+        var response = Camerad_V1_StreamResponse()
+        response.formatChanged.pool = news.pool.description(shared: !inline)
+        if let device = news.device { response.formatChanged.device = device }
+        if let mode = news.mode { response.formatChanged.frameDuration = Camerad_V1_Fraction(mode.frameDuration) }
+        if let note = news.note { response.formatChanged.note = note }
+        writer.send(response, descriptors: inline ? [] : [news.pool.memory.descriptor])
+    }
+
+    func interrupted(_ reason: StreamInterruption, _ error: CameraError) {
+        var response = Camerad_V1_StreamResponse()
+        response.interrupted.reason = Camerad_V1_InterruptionReason(reason)
+        response.interrupted.message = error.message
+        writer.send(response)
+    }
+
+    func end(with error: CameraError?) { writer.end(with: error?.rpcError) }
+
+    private static func message(_ frame: PooledFrame) -> Camerad_V1_FrameReady {
+        var message = Camerad_V1_FrameReady()
+        message.poolID = frame.pool.id
+        message.slot = UInt32(frame.slot)
+        message.sequence = frame.sequence
+        message.presentationTimeNs = frame.timestampNanoseconds
+        message.durationNs = frame.durationNanoseconds
+        message.bytesUsed = UInt64(frame.bytesUsed)
+        message.planes = frame.pool.planes
+        return message
+    }
+}
+
+extension DeviceStreamer {
+    /// Opens a stream for a client's Stream call: its events go to `writer` as
+    /// the protocol's messages.
+    func open(
+        _ request: Camerad_V1_OpenStream, for connectionID: UInt64, writer: any StreamResponder
+    ) async throws -> UInt64 {
+        try await open(request, for: connectionID,
+                       sink: ClientStreamSink(writer: writer, inline: request.settings.delivery == .inline))
+    }
+}

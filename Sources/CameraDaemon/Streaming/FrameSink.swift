@@ -1,0 +1,78 @@
+import CameraProtocol
+import Synchronization
+
+/// Where one stream's frames and news go: a client's Stream call
+/// (``ClientStreamSink``, at the handler edge, which makes the protocol's
+/// messages) or a consumer inside the daemon (a movie recorder, a detector, a
+/// preview server: next). The streamer decides for every sink alike what it
+/// gets — its in-flight limit, its late-frame policy, its drop accounting
+/// (``StreamOptions``, ``DropTally``) — so a sink only receives. Every call
+/// returns at once and never calls back into the streamer.
+///
+/// In order: ``started(_:)``; then frames, each preceded by the drops since
+/// the one before (``dropped(_:)``), and ``formatChanged(_:)`` when the pool
+/// changes; then ``interrupted(_:_:)`` if the stream ends by itself, and
+/// ``end(with:)``. A frame stays the sink's until it releases it
+/// (``DeviceStreamer/release(_:_:)``), unless the stream takes copies
+/// (``StreamOptions/inline``).
+protocol FrameSink: Sendable {
+    /// The stream runs; its frames will be in `news.pool`.
+    func started(_ news: StreamNews)
+    /// A frame; false when the sink could not take it (a copying stream too far
+    /// behind, or a sink that is gone).
+    func frame(_ frame: PooledFrame) -> Bool
+    /// Frames the stream did not get since its last one, by reason.
+    func dropped(_ drops: DropTally)
+    /// Frames come from another pool from now on (the device's mode changed, or
+    /// its variant's pool grew); those held in the old one stay valid.
+    func formatChanged(_ news: StreamNews)
+    /// The stream ends by itself; ``end(with:)`` follows.
+    func interrupted(_ reason: StreamInterruption, _ error: CameraError)
+    /// The stream is over (nil: it ended as asked).
+    func end(with error: CameraError?)
+}
+
+/// What a sink learns as its stream starts or its pool changes.
+struct StreamNews: Sendable {
+    let pool: VariantPool
+    /// The device's mode (nil only in the moment a capture stops).
+    let mode: CaptureMode?
+    /// Why the stream does not get what it asked for, or what changed.
+    let note: String?
+    /// The device as clients see it, when it is news (still the protocol's
+    /// message: camerad has no device type of its own yet).
+    let device: Camerad_V1_Device?
+}
+
+/// Why a stream ended by itself (AVCaptureSession.InterruptionReason).
+enum StreamInterruption: Sendable {
+    case deviceDisconnected
+    case deviceFailed
+    case shuttingDown
+}
+
+/// One converted frame in a variant's pool, as every sink of the variant gets it.
+final class PooledFrame: Sendable {
+    let pool: VariantPool
+    let slot: Int
+    let sequence: UInt64
+    /// CLOCK_MONOTONIC nanoseconds at capture.
+    let timestampNanoseconds: Int64
+    let durationNanoseconds: Int64
+    let bytesUsed: Int
+    /// What a client sink made of it, made once for every client of the variant.
+    let encoded = Mutex<[UInt8]?>(nil)
+
+    init(pool: VariantPool, slot: Int, sequence: UInt64, timestampNanoseconds: Int64, durationNanoseconds: Int64,
+         bytesUsed: Int) {
+        self.pool = pool
+        self.slot = slot
+        self.sequence = sequence
+        self.timestampNanoseconds = timestampNanoseconds
+        self.durationNanoseconds = durationNanoseconds
+        self.bytesUsed = bytesUsed
+    }
+
+    /// Its bytes, valid while the slot is held.
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: pool.slot(slot)[..<bytesUsed]) }
+}
