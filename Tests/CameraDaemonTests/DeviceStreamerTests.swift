@@ -343,6 +343,6 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
         await camera.executor.drain()
         #expect(responder.recorded == ["started", "interrupted", "ended gone"])
         #expect(camera.log == ["start 1", "stop 1 begins", "stop 1 ends"])
-        #expect(streamer.statistics().streams == 0 && !streamer.statistics().capturing)
+        #expect(streamer.statistics().streams == 0 && !streamer.statistics().isCapturing)
     }
 }

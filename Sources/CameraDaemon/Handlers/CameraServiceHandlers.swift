@@ -180,7 +180,7 @@ struct CameraServiceHandlers: Sendable {
     @Sendable func getDeviceStatistics(
         _ request: Camerad_V1_GetDeviceStatisticsRequest, _ context: RPCContext
     ) async throws -> Camerad_V1_DeviceStatistics {
-        try streamer(request.uniqueID).statistics()
+        Camerad_V1_DeviceStatistics(uniqueID: request.uniqueID, try streamer(request.uniqueID).statistics())
     }
 
     private func streamer(_ uniqueID: String) throws -> DeviceStreamer {

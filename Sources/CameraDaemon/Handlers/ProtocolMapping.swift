@@ -100,3 +100,28 @@ extension Camerad_V1_InterruptionReason {
         }
     }
 }
+
+extension Camerad_V1_DeviceStatistics {
+    init(uniqueID: String, _ statistics: DeviceStreamer.Statistics) {
+        self.init()
+        self.uniqueID = uniqueID
+        capturing = statistics.isCapturing
+        framesCaptured = statistics.framesCaptured
+        streams = UInt32(statistics.streams)
+        variants = statistics.variants.map { made in
+            var variant = Camerad_V1_VariantStatistics()
+            variant.poolID = made.poolID
+            variant.fourcc = made.variant.format.fourcc
+            variant.width = UInt32(made.variant.width)
+            variant.height = UInt32(made.variant.height)
+            variant.rotationDegrees = UInt32(made.variant.rotation.rawValue)
+            variant.mirrored = made.variant.mirrored
+            variant.streams = UInt32(made.streams)
+            variant.slotCount = UInt32(made.slotCount)
+            variant.slotsInUse = UInt32(made.slotsInUse)
+            variant.conversions = made.conversions
+            variant.framesSkipped = made.framesSkipped
+            return variant
+        }
+    }
+}

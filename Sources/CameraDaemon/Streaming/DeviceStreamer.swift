@@ -264,29 +264,34 @@ final class DeviceStreamer: @unchecked Sendable {
         perform(jobs)
     }
 
-    func statistics() -> Camerad_V1_DeviceStatistics {
+    /// What the streamer does for the device now (GetDeviceStatistics).
+    struct Statistics: Sendable {
+        struct Variant: Sendable {
+            let poolID: UInt64
+            let variant: FrameVariant
+            let streams: Int
+            let slotCount: Int
+            let slotsInUse: Int
+            let conversions: UInt64
+            let framesSkipped: UInt64
+        }
+
+        let isCapturing: Bool
+        let framesCaptured: UInt64
+        let streams: Int
+        /// The variants made now, oldest pool first.
+        let variants: [Variant]
+    }
+
+    func statistics() -> Statistics {
         state.withLock { state in
-            var statistics = Camerad_V1_DeviceStatistics()
-            statistics.uniqueID = device.uniqueID
-            statistics.capturing = state.lifecycle.isRunning
-            statistics.framesCaptured = state.framesCaptured
-            statistics.streams = UInt32(state.streams.count)
-            statistics.variants = state.currentPool.values.compactMap { state.pools[$0] }.sorted { $0.id < $1.id }.map { pool in
-                var variant = Camerad_V1_VariantStatistics()
-                variant.poolID = pool.id
-                variant.fourcc = pool.variant.format.fourcc
-                variant.width = UInt32(pool.variant.width)
-                variant.height = UInt32(pool.variant.height)
-                variant.rotationDegrees = UInt32(pool.variant.rotation.rawValue)
-                variant.mirrored = pool.variant.mirrored
-                variant.streams = UInt32(pool.streamIDs.count)
-                variant.slotCount = UInt32(pool.slotCount)
-                variant.slotsInUse = UInt32(pool.slotsInUse)
-                variant.conversions = pool.conversions
-                variant.framesSkipped = pool.framesSkipped
-                return variant
-            }
-            return statistics
+            Statistics(
+                isCapturing: state.lifecycle.isRunning, framesCaptured: state.framesCaptured, streams: state.streams.count,
+                variants: state.currentPool.values.compactMap { state.pools[$0] }.sorted { $0.id < $1.id }.map { pool in
+                    Statistics.Variant(poolID: pool.id, variant: pool.variant, streams: pool.streamIDs.count,
+                                       slotCount: pool.slotCount, slotsInUse: pool.slotsInUse, conversions: pool.conversions,
+                                       framesSkipped: pool.framesSkipped)
+                })
         }
     }
 }
