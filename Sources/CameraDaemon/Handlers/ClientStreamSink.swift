@@ -12,7 +12,7 @@ struct ClientStreamSink: FrameSink {
 
     func started(_ news: StreamNews) {
         var response = Camerad_V1_StreamResponse()
-        response.started.pool = news.pool.description(shared: !inline)
+        response.started.pool = Camerad_V1_FramePool(news.pool, shared: !inline)
         if let device = news.device { response.started.device = device }
         if let mode = news.mode { response.started.frameDuration = Camerad_V1_Fraction(mode.frameDuration) }
         if let note = news.note { response.started.note = note }
@@ -55,7 +55,7 @@ struct ClientStreamSink: FrameSink {
 
     func formatChanged(_ news: StreamNews) {
         var response = Camerad_V1_StreamResponse()
-        response.formatChanged.pool = news.pool.description(shared: !inline)
+        response.formatChanged.pool = Camerad_V1_FramePool(news.pool, shared: !inline)
         if let device = news.device { response.formatChanged.device = device }
         if let mode = news.mode { response.formatChanged.frameDuration = Camerad_V1_Fraction(mode.frameDuration) }
         if let note = news.note { response.formatChanged.note = note }
@@ -79,7 +79,7 @@ struct ClientStreamSink: FrameSink {
         message.presentationTimeNs = frame.timestampNanoseconds
         message.durationNs = frame.durationNanoseconds
         message.bytesUsed = UInt64(frame.bytesUsed)
-        message.planes = frame.pool.planes
+        message.planes = frame.pool.layout.planeInfos
         return message
     }
 }
@@ -92,5 +92,10 @@ extension DeviceStreamer {
     ) async throws -> UInt64 {
         try await open(request, for: connectionID,
                        sink: ClientStreamSink(writer: writer, inline: request.settings.delivery == .inline))
+    }
+
+    /// The client is done with some slots (ReleaseFrames).
+    func release(_ streamID: UInt64, _ request: Camerad_V1_ReleaseFrames) throws {
+        try release(streamID, poolID: request.poolID, slots: request.slots.map(Int.init))
     }
 }

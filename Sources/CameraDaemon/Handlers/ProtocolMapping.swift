@@ -125,3 +125,33 @@ extension Camerad_V1_DeviceStatistics {
         }
     }
 }
+
+extension Camerad_V1_FramePool {
+    /// A pool as the protocol describes it; its memfd is descriptor 0 when `shared`.
+    init(_ pool: VariantPool, shared: Bool) {
+        self.init()
+        poolID = pool.id
+        fdIndex = 0
+        self.shared = shared
+        slotSize = UInt64(pool.slotSize)
+        slotCount = UInt32(pool.slotCount)
+        fourcc = pool.layout.format.fourcc
+        width = UInt32(pool.layout.width)
+        height = UInt32(pool.layout.height)
+        planes = pool.layout.planeInfos
+        compressed = pool.layout.format.isCompressed
+    }
+}
+
+extension FrameLayout {
+    /// Where the planes lie, as the protocol says it.
+    var planeInfos: [Camerad_V1_PlaneInfo] {
+        planes.map { plane in
+            var info = Camerad_V1_PlaneInfo()
+            info.offset = UInt64(plane.offset)
+            info.bytesPerRow = UInt32(plane.bytesPerRow)
+            info.height = UInt32(plane.height)
+            return info
+        }
+    }
+}

@@ -173,13 +173,13 @@ final class DeviceStreamer: @unchecked Sendable {
         return id
     }
 
-    /// The client is done with some slots; queued frames move up.
+    /// A sink is done with some slots of a pool; queued frames move up.
     ///
     /// - Throws: `INVALID_ARGUMENT` for a slot this stream does not hold.
-    func release(_ streamID: UInt64, _ request: Camerad_V1_ReleaseFrames) throws {
+    func release(_ streamID: UInt64, poolID: UInt64, slots: [Int]) throws {
         try state.withLock { state in
             guard var stream = state.streams[streamID] else { return }
-            let references = request.slots.map { SlotReference(poolID: request.poolID, slot: Int($0)) }
+            let references = slots.map { SlotReference(poolID: poolID, slot: $0) }
             var named = Set<SlotReference>()
             // A slot not held, or named twice (which would give it back twice
             // and let camerad rewrite it under another stream).

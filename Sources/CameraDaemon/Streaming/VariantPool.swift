@@ -72,35 +72,4 @@ final class VariantPool: @unchecked Sendable {
     func slot(_ index: Int) -> UnsafeMutableRawBufferPointer {
         UnsafeMutableRawBufferPointer(rebasing: memory.bytes[index * slotSize..<(index + 1) * slotSize])
     }
-
-    var planes: [Camerad_V1_PlaneInfo] { layout.planeInfos }
-
-    /// The pool as the protocol describes it; its memfd is descriptor 0 when `shared`.
-    func description(shared: Bool) -> Camerad_V1_FramePool {
-        var pool = Camerad_V1_FramePool()
-        pool.poolID = id
-        pool.fdIndex = 0
-        pool.shared = shared
-        pool.slotSize = UInt64(slotSize)
-        pool.slotCount = UInt32(slotCount)
-        pool.fourcc = layout.format.fourcc
-        pool.width = UInt32(layout.width)
-        pool.height = UInt32(layout.height)
-        pool.planes = planes
-        pool.compressed = layout.format.isCompressed
-        return pool
-    }
-}
-
-extension FrameLayout {
-    /// Where the planes lie, as the protocol says it.
-    var planeInfos: [Camerad_V1_PlaneInfo] {
-        planes.map { plane in
-            var info = Camerad_V1_PlaneInfo()
-            info.offset = UInt64(plane.offset)
-            info.bytesPerRow = UInt32(plane.bytesPerRow)
-            info.height = UInt32(plane.height)
-            return info
-        }
-    }
 }
