@@ -74,13 +74,13 @@ enum DeviceCapabilities {
     /// `.high`, `.medium`, `.low`, `.photo` and `.inputPriority` need any
     /// uncompressed-or-MJPEG format (the server scales); the fixed-size presets need
     /// a format of exactly that size.
-    static func presets(for formats: [DeviceFormat]) -> [Camerad_V1_SessionPreset] {
+    static func presets(for formats: [DeviceFormat]) -> [SessionPreset] {
         guard !formats.isEmpty else { return [] }
-        var presets: [Camerad_V1_SessionPreset] = [.high, .medium, .low, .photo, .inputPriority]
+        var presets: [SessionPreset] = [.high, .medium, .low, .photo, .inputPriority]
         let sizes = Set(formats.map { [$0.width, $0.height] })
-        let fixed: [(Camerad_V1_SessionPreset, [UInt32])] = [
-            (.vga640X480, [640, 480]), (.hd1280X720, [1280, 720]),
-            (.hd1920X1080, [1920, 1080]), (.hd4K3840X2160, [3840, 2160]),
+        let fixed: [(SessionPreset, [UInt32])] = [
+            (.vga640x480, [640, 480]), (.hd1280x720, [1280, 720]),
+            (.hd1920x1080, [1920, 1080]), (.hd4K3840x2160, [3840, 2160]),
         ]
         for (preset, size) in fixed where sizes.contains(size) { presets.append(preset) }
         return presets

@@ -18,6 +18,7 @@ final class FakeCamera: CameraBackend, @unchecked Sendable {
     var executor: DeviceExecutor { base.executor }
     func describe() -> Camerad_V1_Device { base.describe() }
     var formats: [DeviceFormat] { base.formats }
+    var supportedPresets: [SessionPreset] { base.supportedPresets }
     var activeMode: CaptureMode { base.activeMode }
     var configuredMode: CaptureMode? { base.configuredMode }
     func configure(_ mode: CaptureMode) throws { try base.configure(mode) }
@@ -277,7 +278,7 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
     /// it reads the frames it holds in place.
     @Test func aSinkInsideTheDaemonHasAClientsLimitsAndAccounting() async throws {
         let sink = RecordingSink()
-        let id = try await streamer.open(Self.open(framesInFlight: 2), for: 1, sink: sink)
+        let id = try await streamer.open(StreamRequest(Self.open(framesInFlight: 2)), for: 1, sink: sink)
         for sequence in 0...4 as ClosedRange<UInt64> { camera.emit(sequence) }
         #expect(sink.events == ["started", "frame 0", "frame 1"], "two in flight; the rest late")
         #expect(sink.held.map { frame in frame.bytes.allSatisfy { $0 == UInt8(frame.sequence) } } == [true, true],

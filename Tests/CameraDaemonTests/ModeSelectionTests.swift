@@ -8,7 +8,7 @@ import Testing
     var active: CaptureMode { VirtualCamera(index: 0).activeMode }
 
     func pick(_ preset: Camerad_V1_SessionPreset) -> String {
-        let mode = ModeSelection.mode(for: preset, formats: formats, active: active)
+        let mode = ModeSelection.mode(for: SessionPreset(preset), formats: formats, active: active)
         return "\(mode.format.pixelFormat.code) \(mode.format.width)x\(mode.format.height) 1/\(mode.frameDuration.denominator)"
     }
 
@@ -26,16 +26,16 @@ import Testing
 
     @Test func mjpegComesLastAndNV12BeforeYUYVWhenTheActiveFormatIsNeither() {
         let mjpegActive = CaptureMode(formatIndex: 6, format: formats[6], frameDuration: .seconds(1, per: 30))
-        let mode = ModeSelection.mode(for: .hd1280X720, formats: formats, active: mjpegActive)
+        let mode = ModeSelection.mode(for: .hd1280x720, formats: formats, active: mjpegActive)
         #expect(mode.format.pixelFormat == .mjpeg, "the active pixel format wins")
         let onlyOthers = formats.filter { $0.pixelFormat != .yuyv }
-        let chosen = ModeSelection.mode(for: .hd1280X720, formats: onlyOthers, active: active)
+        let chosen = ModeSelection.mode(for: .hd1280x720, formats: onlyOthers, active: active)
         #expect(chosen.format.pixelFormat == .nv12)
     }
 
     @Test func aFrameDurationTheFormatCannotDoFallsBack() {
         let fast = CaptureMode(formatIndex: 0, format: formats[0], frameDuration: .seconds(1, per: 60))
-        let mode = ModeSelection.mode(for: .hd1920X1080, formats: formats, active: fast)
+        let mode = ModeSelection.mode(for: .hd1920x1080, formats: formats, active: fast)
         #expect(mode.frameDuration.denominator == 30, "1080p tops out at 30 fps")
     }
 }
@@ -44,9 +44,10 @@ import Testing
     let mode = VirtualCamera(index: 0).activeMode  // YUYV 640x480
 
     func options(_ change: (inout Camerad_V1_OutputSettings) -> Void, preset: Camerad_V1_SessionPreset = .unspecified) throws -> StreamOptions {
-        var settings = Camerad_V1_OutputSettings()
-        change(&settings)
-        return try StreamOptions(settings, preset: preset, mode: mode)
+        var open = Camerad_V1_OpenStream()
+        change(&open.settings)
+        open.preset = preset
+        return try StreamOptions(StreamRequest(open), mode: mode)
     }
 
     @Test func sizesComeFromTheSettingsThePresetOrTheDevice() throws {

@@ -115,8 +115,8 @@ import Testing
         let format = DeviceFormat(pixelFormat: .nv12, width: 1280, height: 720, name: "NV12", isCompressed: false,
                                   frameRateRanges: [])
         let presets = DeviceCapabilities.presets(for: [format])
-        #expect(presets.contains(.hd1280X720))
-        #expect(!presets.contains(.hd1920X1080) && !presets.contains(.vga640X480))
+        #expect(presets.contains(.hd1280x720))
+        #expect(!presets.contains(.hd1920x1080) && !presets.contains(.vga640x480))
         #expect(presets.contains(.high) && presets.contains(.inputPriority))
         #expect(DeviceCapabilities.presets(for: []).isEmpty)
     }

@@ -25,6 +25,9 @@ protocol CameraBackend: AnyObject, Sendable {
     /// What it can make, in the order clients number them.
     var formats: [DeviceFormat] { get }
 
+    /// The session presets its formats can serve (``DeviceCapabilities/presets(for:)``).
+    var supportedPresets: [SessionPreset] { get }
+
     /// The mode a stream gets when it does not ask for another: the configured
     /// one, else the device's own.
     var activeMode: CaptureMode { get }
@@ -75,6 +78,7 @@ extension CameraBackend {
     /// and the AVFoundation-named settings.
     func completeDescription(_ device: inout Camerad_V1_Device) {
         device.formats = formats.map(Camerad_V1_Format.init)
+        device.supportedPresets = supportedPresets.map(Camerad_V1_SessionPreset.init)
         device.capabilities = DeviceCapabilities.derive(from: device.controls)
         CameraSettingsMapping.addRanges(to: &device.capabilities, from: device.controls)
         device.capabilities.focusPointOfInterestSupported = settingsState.supportsPointsOfInterest

@@ -18,7 +18,7 @@ final class V4L2Camera: CameraBackend {
     let identity: V4L2Identity
     let capability: V4L2Capability
     let formats: [DeviceFormat]
-    let supportedPresets: [Camerad_V1_SessionPreset]
+    let supportedPresets: [SessionPreset]
     let position: Camerad_V1_Position
     /// Called when a stream found the device gone, with its path (the discovery
     /// looks again: the node may still answer).
@@ -133,7 +133,6 @@ final class V4L2Camera: CameraBackend {
         device.backend = .v4L2
         device.devicePath = devicePath
         device.isConnected = true
-        device.supportedPresets = supportedPresets
         state.withLock { state in
             let mode = state.configuredMode ?? state.nodeMode
             device.setActive(mode)

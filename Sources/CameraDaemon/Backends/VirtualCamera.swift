@@ -79,7 +79,7 @@ final class VirtualCamera: CameraBackend {
     let position: Camerad_V1_Position
     let options: Options
     let formats: [DeviceFormat]
-    let supportedPresets: [Camerad_V1_SessionPreset]
+    let supportedPresets: [SessionPreset]
 
     struct State {
         var controls: [Camerad_V1_Control]
@@ -126,7 +126,6 @@ final class VirtualCamera: CameraBackend {
         device.deviceType = .builtInWideAngleCamera
         device.backend = .virtual
         device.isConnected = true
-        device.supportedPresets = supportedPresets
         device.setActive(activeMode)
         device.controls = state.withLock { $0.controls }
         completeDescription(&device)

@@ -90,8 +90,8 @@ extension DeviceStreamer {
     func open(
         _ request: Camerad_V1_OpenStream, for connectionID: UInt64, writer: any StreamResponder
     ) async throws -> UInt64 {
-        try await open(request, for: connectionID,
-                       sink: ClientStreamSink(writer: writer, inline: request.settings.delivery == .inline))
+        let request = try StreamRequest(request)
+        return try await open(request, for: connectionID, sink: ClientStreamSink(writer: writer, inline: request.inline))
     }
 
     /// The client is done with some slots (ReleaseFrames).

@@ -155,3 +155,74 @@ extension FrameLayout {
         }
     }
 }
+
+extension SessionPreset {
+    init(_ preset: Camerad_V1_SessionPreset) {
+        self = switch preset {
+        case .high: .high
+        case .medium: .medium
+        case .low: .low
+        case .photo: .photo
+        case .vga640X480: .vga640x480
+        case .hd1280X720: .hd1280x720
+        case .hd1920X1080: .hd1920x1080
+        case .hd4K3840X2160: .hd4K3840x2160
+        case .inputPriority, .unspecified, .UNRECOGNIZED: .inputPriority
+        }
+    }
+}
+
+extension Camerad_V1_SessionPreset {
+    init(_ preset: SessionPreset) {
+        self = switch preset {
+        case .inputPriority: .inputPriority
+        case .high: .high
+        case .medium: .medium
+        case .low: .low
+        case .photo: .photo
+        case .vga640x480: .vga640X480
+        case .hd1280x720: .hd1280X720
+        case .hd1920x1080: .hd1920X1080
+        case .hd4K3840x2160: .hd4K3840X2160
+        }
+    }
+}
+
+extension StreamRequest {
+    /// What an OpenStream asks for.
+    ///
+    /// - Throws: `UNSUPPORTED_FORMAT` for a pixel format this camerad does not
+    ///   know; `INVALID_ARGUMENT` for a minimum frame duration over zero.
+    init(_ open: Camerad_V1_OpenStream) throws {
+        self.init()
+        let settings = open.settings
+        switch settings.pixelFormat {
+        case .nv12: pixelFormat = .nv12
+        case .i420: pixelFormat = .i420
+        case .yuyv: pixelFormat = .yuyv
+        case .bgra: pixelFormat = .bgra
+        case .native: pixelFormat = nil
+        case .UNRECOGNIZED(let value):
+            throw CameraError(.unsupportedFormat, "unknown pixel format \(value); use native, nv12, i420, yuyv or bgra")
+        }
+        width = Int(settings.width)
+        height = Int(settings.height)
+        rotation = switch settings.orientation {
+        case .portrait: .clockwise90
+        case .landscapeLeft: .clockwise180
+        case .portraitUpsideDown: .clockwise270
+        default: .none
+        }
+        mirrored = settings.mirrored
+        if settings.hasMinFrameDuration && settings.minFrameDuration.numerator > 0 {
+            guard settings.minFrameDuration.denominator > 0 else {
+                throw CameraError(.invalidArgument, "min_frame_duration has a zero denominator")
+            }
+            minFrameDuration = FrameDuration(settings.minFrameDuration)
+        }
+        alwaysDiscardsLateFrames = settings.hasAlwaysDiscardsLateVideoFrames ? settings.alwaysDiscardsLateVideoFrames : true
+        inline = settings.delivery == .inline
+        maxFramesInFlight = Int(settings.maxFramesInFlight)
+        preset = SessionPreset(open.preset)
+    }
+}

@@ -118,7 +118,7 @@ final class DeviceStreamer: @unchecked Sendable {
     /// - Throws: ``CameraError`` for settings the device cannot serve, a device that
     ///   cannot start, or RESOURCE_EXHAUSTED past the ``StreamBudget``.
     func open(
-        _ request: Camerad_V1_OpenStream, for connectionID: UInt64, sink: any FrameSink
+        _ request: StreamRequest, for connectionID: UInt64, sink: any FrameSink
     ) async throws -> UInt64 {
         var description = device.describe()
         // Reading the node's own mode opens it: the device's work, on its executor.
@@ -130,7 +130,7 @@ final class DeviceStreamer: @unchecked Sendable {
                 throw CameraError(.unsupportedFormat,
                                   "\(device.uniqueID) runs \(mode.format.pixelFormat.code), which camerad cannot read; pick a YUYV, NV12, YU12, AR24 or MJPG format")
             }
-            let options = try StreamOptions(request.settings, preset: request.preset, mode: mode)
+            let options = try StreamOptions(request, mode: mode)
             try budget.chargeStream(connection: connectionID, bytes: options.bytesHeld, "a stream of \(options.variant)")
             let id = state.nextStreamID
             state.nextStreamID += 1

@@ -26,8 +26,22 @@ import CameraProtocol
 /// scaled to its own output size, and is told so (StreamStarted.note,
 /// CaptureKit's `CaptureConnection.modeNote`). Only the lock holder changes the
 /// running mode; every stream then gets FormatChanged and keeps its own output.
+/// AVCaptureSession.Preset: what a stream asks of the device's mode.
+enum SessionPreset: Sendable, CaseIterable {
+    /// The device's active format and frame duration (also when none is named).
+    case inputPriority
+    case high
+    case medium
+    case low
+    case photo
+    case vga640x480
+    case hd1280x720
+    case hd1920x1080
+    case hd4K3840x2160
+}
+
 enum ModeSelection {
-    static func mode(for preset: Camerad_V1_SessionPreset, formats: [DeviceFormat], active: CaptureMode) -> CaptureMode {
+    static func mode(for preset: SessionPreset, formats: [DeviceFormat], active: CaptureMode) -> CaptureMode {
         let candidates = formats.indices.filter { formats[$0].isStreamable }
             .sorted { rank(formats[$0], active) < rank(formats[$1], active) }
         func area(_ index: Int) -> UInt64 { UInt64(formats[index].width) * UInt64(formats[index].height) }
@@ -36,7 +50,7 @@ enum ModeSelection {
         }
         let chosen: Int?
         switch preset {
-        case .vga640X480, .hd1280X720, .hd1920X1080, .hd4K3840X2160:
+        case .vga640x480, .hd1280x720, .hd1920x1080, .hd4K3840x2160:
             let (width, height) = outputSize(for: preset)!
             let exact = candidates.first { formats[$0].width == width && formats[$0].height == height }
             let larger = atLeast(width, height).min { area($0) < area($1) }
@@ -51,7 +65,7 @@ enum ModeSelection {
         case .medium, .low:
             let (width, height) = outputSize(for: preset)!
             chosen = atLeast(width, height).min { area($0) < area($1) } ?? candidates.max { area($0) < area($1) }
-        default:
+        case .inputPriority:
             return active
         }
         guard let index = chosen else { return active }
@@ -61,15 +75,15 @@ enum ModeSelection {
     }
 
     /// The output size a preset asks for; nil when it takes the mode's.
-    static func outputSize(for preset: Camerad_V1_SessionPreset) -> (UInt32, UInt32)? {
+    static func outputSize(for preset: SessionPreset) -> (UInt32, UInt32)? {
         switch preset {
-        case .vga640X480: (640, 480)
-        case .hd1280X720: (1280, 720)
-        case .hd1920X1080: (1920, 1080)
-        case .hd4K3840X2160: (3840, 2160)
+        case .vga640x480: (640, 480)
+        case .hd1280x720: (1280, 720)
+        case .hd1920x1080: (1920, 1080)
+        case .hd4K3840x2160: (3840, 2160)
         case .medium: (480, 360)
         case .low: (192, 144)
-        default: nil
+        case .high, .photo, .inputPriority: nil
         }
     }
 

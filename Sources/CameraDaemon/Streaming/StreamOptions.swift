@@ -1,6 +1,26 @@
 import CameraIPC
 import CameraMedia
-import CameraProtocol
+
+/// What a stream asks for, before the device's mode is known:
+/// AVCaptureVideoDataOutput's settings, its connection's, and the session's preset.
+struct StreamRequest: Sendable {
+    /// Nil: the device's own.
+    var pixelFormat: PixelFormat?
+    /// Before the connection turns it; 0 each way: the preset's or the mode's, one
+    /// side: the other from the mode's aspect ratio.
+    var width = 0
+    var height = 0
+    var rotation = Rotation.none
+    var mirrored = false
+    /// At most one frame per this long; nil: every frame.
+    var minFrameDuration: FrameDuration?
+    var alwaysDiscardsLateFrames = true
+    /// Frames copied into messages instead of shared memory.
+    var inline = false
+    /// 0: ``StreamOptions/defaultFramesInFlight``.
+    var maxFramesInFlight = 0
+    var preset = SessionPreset.inputPriority
+}
 
 /// A stream's settings, checked and resolved against the mode the device runs.
 struct StreamOptions: Sendable {
@@ -22,30 +42,16 @@ struct StreamOptions: Sendable {
 
     /// - Throws: `INVALID_ARGUMENT` for out-of-range numbers, `UNSUPPORTED_FORMAT`
     ///   for a format or size the device's frames cannot be made into.
-    init(_ settings: Camerad_V1_OutputSettings, preset: Camerad_V1_SessionPreset, mode: CaptureMode) throws {
-        let rotation: Rotation = switch settings.orientation {
-        case .portrait: .clockwise90
-        case .landscapeLeft: .clockwise180
-        case .portraitUpsideDown: .clockwise270
-        default: .none
-        }
-        let format: PixelFormat
-        switch settings.pixelFormat {
-        case .nv12: format = .nv12
-        case .i420: format = .i420
-        case .yuyv: format = .yuyv
-        case .bgra: format = .bgra
-        case .native: format = mode.layout.format
-        case .UNRECOGNIZED(let value):
-            throw CameraError(.unsupportedFormat, "unknown pixel format \(value); use native, nv12, i420, yuyv or bgra")
-        }
+    init(_ request: StreamRequest, mode: CaptureMode) throws {
+        let rotation = request.rotation
+        let format = request.pixelFormat ?? mode.layout.format
 
         // The size is the output's before the connection turns it, as in
         // AVFoundation: a portrait connection swaps it.
         let (modeWidth, modeHeight) = (Int(mode.format.width), Int(mode.format.height))
-        var width = Int(settings.width)
-        var height = Int(settings.height)
-        if width == 0 && height == 0, let size = ModeSelection.outputSize(for: preset) {
+        var width = request.width
+        var height = request.height
+        if width == 0 && height == 0, let size = ModeSelection.outputSize(for: request.preset) {
             (width, height) = (Int(size.0), Int(size.1))
         }
         if width == 0 && height == 0 {
@@ -59,13 +65,13 @@ struct StreamOptions: Sendable {
         guard (2...8192).contains(width), (2...8192).contains(height) else {
             throw CameraError(.invalidArgument, "output size \(width)x\(height) is out of range; use 2 to 8192 each way")
         }
-        variant = FrameVariant(format: format, width: width, height: height, rotation: rotation, mirrored: settings.mirrored)
+        variant = FrameVariant(format: format, width: width, height: height, rotation: rotation, mirrored: request.mirrored)
         do {
             layout = try FrameConverter(source: mode.layout, target: variant).targetLayout
         } catch let error as ConversionError {
             throw CameraError(.unsupportedFormat, "\(variant) from the device's \(mode.layout): \(error.message)")
         }
-        inline = settings.delivery == .inline
+        inline = request.inline
         if inline && layout.capacity > Self.maxInlineFrameSize {
             throw CameraError(.resourceExhausted,
                               "inline frames of \(variant) take \(layout.capacity) bytes, more than a message holds (\(Self.maxInlineFrameSize)); use shared memory (without --inline) or a smaller size")
@@ -76,21 +82,13 @@ struct StreamOptions: Sendable {
                               "output \(width)x\(height) is over camerad's limit of \(largest) pixels (the device's own size, or 1920x1080 for smaller devices); ask for a smaller size")
         }
 
-        let inFlight = settings.maxFramesInFlight == 0 ? Self.defaultFramesInFlight : Int(settings.maxFramesInFlight)
+        let inFlight = request.maxFramesInFlight == 0 ? Self.defaultFramesInFlight : request.maxFramesInFlight
         guard (1...8).contains(inFlight) else {
             throw CameraError(.invalidArgument, "max_frames_in_flight \(inFlight) is out of range; use 1 to 8")
         }
         maxFramesInFlight = inFlight
-        alwaysDiscardsLateFrames = settings.hasAlwaysDiscardsLateVideoFrames ? settings.alwaysDiscardsLateVideoFrames : true
-        if settings.hasMinFrameDuration && settings.minFrameDuration.numerator > 0 {
-            guard settings.minFrameDuration.denominator > 0 else {
-                throw CameraError(.invalidArgument, "min_frame_duration has a zero denominator")
-            }
-            minFrameDurationNanoseconds = Int64(settings.minFrameDuration.numerator) * 1_000_000_000
-                / Int64(settings.minFrameDuration.denominator)
-        } else {
-            minFrameDurationNanoseconds = 0
-        }
+        alwaysDiscardsLateFrames = request.alwaysDiscardsLateFrames
+        minFrameDurationNanoseconds = request.minFrameDuration?.nanoseconds ?? 0
     }
 
     /// The most pixels an output may have when the device's own frames have
