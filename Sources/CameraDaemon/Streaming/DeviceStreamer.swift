@@ -111,10 +111,10 @@ final class DeviceStreamer: @unchecked Sendable {
     // MARK: - Streams
 
     /// Opens a stream for a connection, waits for the capture to run (starting
-    /// the device if it is idle, in the mode its preset picks), and sends it
-    /// StreamStarted with its pool.
+    /// the device if it is idle, in the mode its preset picks), and tells its
+    /// sink it started, with its pool.
     ///
-    /// - Returns: the stream's id, for ``release(_:_:)`` and ``close(_:)``.
+    /// - Returns: the stream's id, for ``release(_:poolID:slots:)`` and ``close(_:)``.
     /// - Throws: ``CameraError`` for settings the device cannot serve, a device that
     ///   cannot start, or RESOURCE_EXHAUSTED past the ``StreamBudget``.
     func open(

@@ -13,7 +13,7 @@ import Synchronization
 /// the one before (``dropped(_:)``), and ``formatChanged(_:)`` when the pool
 /// changes; then ``interrupted(_:_:)`` if the stream ends by itself, and
 /// ``end(with:)``. A frame stays the sink's until it releases it
-/// (``DeviceStreamer/release(_:_:)``), unless the stream takes copies
+/// (``DeviceStreamer/release(_:poolID:slots:)``), unless the stream takes copies
 /// (``StreamOptions/inline``).
 protocol FrameSink: Sendable {
     /// The stream runs; its frames will be in `news.pool`.
