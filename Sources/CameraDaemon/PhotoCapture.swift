@@ -67,12 +67,7 @@ enum PhotoCapture {
 
         var response = Camerad_V1_CapturePhotoResponse()
         let (width, height) = fit(source.width, source.height, into: Int(settings.maxWidth), Int(settings.maxHeight))
-        let rotation: Rotation = switch settings.orientation {
-        case .portrait: .clockwise90
-        case .landscapeLeft: .clockwise180
-        case .portraitUpsideDown: .clockwise270
-        default: .none
-        }
+        let rotation = Rotation(settings.orientation)
         let (outWidth, outHeight) = rotation.swapsDimensions ? (height, width) : (width, height)
         let zoom = device.settingsState.digitalZoom
         let encoder = PhotoEncoder()

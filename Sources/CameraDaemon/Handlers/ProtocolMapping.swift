@@ -207,12 +207,7 @@ extension StreamRequest {
         }
         width = Int(settings.width)
         height = Int(settings.height)
-        rotation = switch settings.orientation {
-        case .portrait: .clockwise90
-        case .landscapeLeft: .clockwise180
-        case .portraitUpsideDown: .clockwise270
-        default: .none
-        }
+        rotation = Rotation(settings.orientation)
         mirrored = settings.mirrored
         if settings.hasMinFrameDuration && settings.minFrameDuration.numerator > 0 {
             guard settings.minFrameDuration.denominator > 0 else {
@@ -224,5 +219,18 @@ extension StreamRequest {
         inline = settings.delivery == .inline
         maxFramesInFlight = Int(settings.maxFramesInFlight)
         preset = SessionPreset(open.preset)
+    }
+}
+
+extension Rotation {
+    /// The turn that shows a landscape camera's frames in `orientation`
+    /// (AVCaptureConnection.videoOrientation).
+    init(_ orientation: Camerad_V1_VideoOrientation) {
+        self = switch orientation {
+        case .portrait: .clockwise90
+        case .landscapeLeft: .clockwise180
+        case .portraitUpsideDown: .clockwise270
+        default: .none
+        }
     }
 }
