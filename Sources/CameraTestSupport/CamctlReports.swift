@@ -18,6 +18,8 @@ public struct StreamReport: Decodable, Sendable, CustomStringConvertible {
         public let overcounted: Int
         public let misplaced: Int
         public let outOfOrder: Int
+        /// Drops reported before the first frame or after the last.
+        public let reportedOutside: Int
     }
     public let frames: Int
     /// The frames' CoreVideo pixel format type and size, as "BGRA 2160x3840" or "420v 640x480".
@@ -42,14 +44,16 @@ public struct StreamReport: Decodable, Sendable, CustomStringConvertible {
     public var totalDrops: Int { drops.values.reduce(0, +) }
 
     /// Every sequence number from the first frame to the last was delivered or
-    /// reported dropped with a reason, none twice, in order.
+    /// reported dropped with a reason, none twice, in order; every report is
+    /// in the account, inside the span or outside it.
     public var accountsForEveryFrame: Bool {
         accounting.unaccounted == 0 && accounting.overcounted == 0 && accounting.misplaced == 0
             && accounting.outOfOrder == 0 && frames + accounting.dropped == accounting.span
+            && totalDrops == accounting.dropped + accounting.reportedOutside
     }
 
     public var description: String {
-        "\(frames) frames + \(accounting.dropped) dropped (\(drops)) of \(accounting.span); \(accounting.unaccounted) unaccounted, "
+        "\(frames) frames + \(accounting.dropped) dropped (\(drops); \(accounting.reportedOutside) outside the span) of \(accounting.span); \(accounting.unaccounted) unaccounted, "
             + "\(accounting.overcounted) overcounted, \(accounting.misplaced) misplaced, \(accounting.outOfOrder) out of order; "
             + "\(String(format: "%.2f", deviceFramesPerSecond)) fps from the stamps"
     }

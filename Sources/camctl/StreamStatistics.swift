@@ -42,6 +42,9 @@ struct StreamStatistics {
         var misplaced = 0
         /// Frames whose number did not increase.
         var outOfOrder = 0
+        /// Drops reported before the first frame or after the last: outside
+        /// the span, so `drops` counts them and `dropped` does not.
+        var reportedOutside = 0
 
         /// Nothing lost silently, nothing twice, all in order.
         var balances: Bool { unaccounted == 0 && overcounted == 0 && misplaced == 0 && outOfOrder == 0 }
@@ -64,6 +67,8 @@ struct StreamStatistics {
             // Reports before the first frame lie outside the span.
             if lastSequence != nil {
                 reportsSinceLastFrame.append((sample.attachments.droppedFrameCount, sample.sequenceNumber))
+            } else {
+                accounting.reportedOutside += sample.attachments.droppedFrameCount
             }
             return
         }
@@ -162,13 +167,23 @@ struct StreamStatistics {
         return Double(sorted[max(0, index)]) / 1e6
     }
 
+    /// The accounting as it ends: reports after the last frame lie outside the span too.
+    var settledAccounting: Accounting {
+        var settled = accounting
+        settled.reportedOutside += reportsSinceLastFrame.reduce(0) { $0 + $1.count }
+        return settled
+    }
+
     var text: String {
+        let accounting = settledAccounting
+        let outside = accounting.reportedOutside == 0 ? ""
+            : " (and \(accounting.reportedOutside) reported before the first frame or after the last)"
         var lines = [
             frames == 0 ? "no frames"
                 : "\(frames) frames of \(format) in \(DeviceText.fixed(elapsedSeconds, 2)) s (\(DeviceText.fixed(framesPerSecond, 1)) fps; "
                     + "the device makes \(DeviceText.fixed(deviceFramesPerSecond, 1)))",
             "drops: " + SampleBuffer.DroppedFrameReason.allCases.map { "\($0.rawValue) \(drops[$0] ?? 0)" }.joined(separator: ", "),
-            "accounting: \(frames) frames + \(accounting.dropped) dropped of \(accounting.span) numbers; "
+            "accounting: \(frames) frames + \(accounting.dropped) dropped of \(accounting.span) numbers\(outside); "
                 + "\(accounting.unaccounted) unaccounted, \(accounting.overcounted) overcounted, "
                 + "\(accounting.misplaced) misplaced, \(accounting.outOfOrder) out of order",
             "latency: p50 \(DeviceText.fixed(latency(percentile: 0.5), 2)) ms, p99 \(DeviceText.fixed(latency(percentile: 0.99), 2)) ms",
@@ -199,7 +214,7 @@ struct StreamStatistics {
         JSON(frames: frames, bytes: bytes, format: format, elapsedSeconds: elapsedSeconds, framesPerSecond: framesPerSecond,
              deviceFramesPerSecond: deviceFramesPerSecond, firstSequence: firstSequence, lastSequence: lastSequence,
              drops: Dictionary(uniqueKeysWithValues: SampleBuffer.DroppedFrameReason.allCases.map { ($0.rawValue, drops[$0] ?? 0) }),
-             accounting: accounting,
+             accounting: settledAccounting,
              latencyMilliseconds: ["p50": latency(percentile: 0.5), "p99": latency(percentile: 0.99), "max": latency(percentile: 1)],
              check: check)
     }
