@@ -37,7 +37,7 @@ enum CameraSettingsMapping {
     // MARK: - Reading
 
     /// The settings as the controls have them now.
-    static func settings(from controls: [Camerad_V1_Control], state: CameraSettingsState) -> Camerad_V1_CameraSettings {
+    static func settings(from controls: [CameraControl], state: CameraSettingsState) -> Camerad_V1_CameraSettings {
         let byID = controls.byID
         let extras = state.snapshot()
         var settings = Camerad_V1_CameraSettings()
@@ -90,7 +90,7 @@ enum CameraSettingsMapping {
 
     /// The ranges of custom exposure and of white-balance temperature, and the
     /// digital zoom of a device without a zoom control.
-    static func addRanges(to capabilities: inout Camerad_V1_Capabilities, from controls: [Camerad_V1_Control]) {
+    static func addRanges(to capabilities: inout Camerad_V1_Capabilities, from controls: [CameraControl]) {
         let byID = controls.byID
         if byID[.zoomAbsolute] == nil {
             capabilities.digitalZoom = true
@@ -137,11 +137,10 @@ enum CameraSettingsMapping {
     /// - Throws: `UNSUPPORTED` for a mode or setting the device lacks, `INVALID_ARGUMENT`
     ///   for a value out of range, `INVALID_STATE` for the torch of an idle device.
     static func plan(
-        _ configuration: Camerad_V1_DeviceConfiguration, on device: Camerad_V1_Device, capturing: Bool
+        _ configuration: Camerad_V1_DeviceConfiguration, controls: [CameraControl], capabilities: Camerad_V1_Capabilities,
+        of name: String, capturing: Bool
     ) throws -> Plan {
-        let byID = device.controls.byID
-        let capabilities = device.capabilities
-        let name = device.uniqueID
+        let byID = controls.byID
         var plan = Plan()
         func set(_ id: ControlID, _ value: Int64) {
             plan.controls.append(Camerad_V1_ControlValue(id, value))
@@ -315,8 +314,8 @@ enum CameraSettingsMapping {
     }
 
     /// The torch's control values to turn it off, if it is on.
-    static func torchOff(_ controls: [Camerad_V1_Control]) -> [Camerad_V1_ControlValue] {
-        guard let led = controls.first(where: { $0.controlID == .flashLEDMode }),
+    static func torchOff(_ controls: [CameraControl]) -> [Camerad_V1_ControlValue] {
+        guard let led = controls.first(where: { $0.id == .flashLEDMode }),
               led.value == FlashLEDMode.torch.rawValue
         else { return [] }
         return [Camerad_V1_ControlValue(.flashLEDMode, FlashLEDMode.none.rawValue)]
@@ -324,25 +323,25 @@ enum CameraSettingsMapping {
 
     // MARK: - Helpers
 
-    private static func hasEntry(_ control: Camerad_V1_Control, _ entry: Int64) -> Bool {
+    private static func hasEntry(_ control: CameraControl, _ entry: Int64) -> Bool {
         control.menuItems.contains { $0.index == entry }
     }
 
     /// A control's value as 0…1 of its range.
-    private static func normalized(_ control: Camerad_V1_Control) -> Float {
+    private static func normalized(_ control: CameraControl) -> Float {
         control.maximum > control.minimum
             ? Float(control.value - control.minimum) / Float(control.maximum - control.minimum) : 0
     }
 
     /// 0…1 onto a control's range, on its steps and inside it.
-    private static func scaled(_ fraction: Double, onto control: Camerad_V1_Control) -> Int64 {
+    private static func scaled(_ fraction: Double, onto control: CameraControl) -> Int64 {
         let step = Int64(clamping: max(1, control.step))
         let raw = Double(control.minimum) + fraction * Double(control.maximum - control.minimum)
         let stepped = control.minimum + Int64(((raw - Double(control.minimum)) / Double(step)).rounded()) * step
         return min(control.maximum, max(control.minimum, stepped))
     }
 
-    private static func iso(_ byID: [ControlID: Camerad_V1_Control]) -> Float? {
+    private static func iso(_ byID: [ControlID: CameraControl]) -> Float? {
         if let sensitivity = byID[.isoSensitivity],
            let item = sensitivity.menuItems.first(where: { $0.index == sensitivity.value }) {
             return Float(item.value)

@@ -2,36 +2,36 @@ import CameraProtocol
 
 /// One control's new value, checked against the control's type, range and flags.
 struct ControlChange: Sendable {
-    let control: Camerad_V1_Control
+    let control: CameraControl
     let value: Int64
 
     /// A request's values, each found (by id, else by name) among the device's
     /// controls and checked.
     ///
     /// - Throws: `INVALID_ARGUMENT` naming the control and what it allows.
-    static func resolve(_ values: [Camerad_V1_ControlValue], on device: Camerad_V1_Device) throws -> [ControlChange] {
+    static func resolve(_ values: [Camerad_V1_ControlValue], among controls: [CameraControl], of uniqueID: String) throws -> [ControlChange] {
         guard !values.isEmpty else {
             throw CameraError(.invalidArgument, "no control values given; name at least one, e.g. brightness=128")
         }
         return try values.map { requested in
-            let found = device.controls.first { control in
-                requested.id != 0 ? control.id == requested.id : control.name == requested.name
+            let found = controls.first { control in
+                requested.id != 0 ? control.id.rawValue == requested.id : control.name == requested.name
             }
             guard let control = found else {
                 let name = requested.id != 0 ? "0x" + String(requested.id, radix: 16) : "'\(requested.name.echoed)'"
                 throw CameraError(.invalidArgument,
-                                  "\(device.uniqueID) has no control \(name); 'camctl info \(device.uniqueID)' lists its controls")
+                                  "\(uniqueID) has no control \(name); 'camctl info \(uniqueID)' lists its controls")
             }
             try check(requested.value, for: control)
             return ControlChange(control: control, value: requested.value)
         }
     }
 
-    private static func check(_ value: Int64, for control: Camerad_V1_Control) throws {
-        if control.controlFlags.contains(.readOnly) {
+    private static func check(_ value: Int64, for control: CameraControl) throws {
+        if control.flags.contains(.readOnly) {
             throw CameraError(.invalidArgument, "\(control.name) is read-only")
         }
-        switch control.type {
+        switch control.kind {
         case .boolean:
             guard value == 0 || value == 1 else {
                 throw CameraError(.invalidArgument, "\(control.name) is a boolean: 0 or 1, not \(value)")
@@ -39,7 +39,7 @@ struct ControlChange: Sendable {
         case .menu, .integerMenu:
             guard control.menuItems.contains(where: { $0.index == value }) else {
                 let entries = control.menuItems.map { item in
-                    "\(item.index) (\(control.type == .menu ? item.name : String(item.value)))"
+                    "\(item.index) (\(control.kind == .menu ? item.name : String(item.value)))"
                 }
                 throw CameraError(.invalidArgument,
                                   "\(control.name) must be one of \(entries.joined(separator: ", ")), not \(value)")
@@ -51,7 +51,7 @@ struct ControlChange: Sendable {
             }
         case .button:
             break
-        default:
+        case .integer, .integer64:
             let step = Int64(clamping: max(1, control.step))
             guard (control.minimum...control.maximum).contains(value), (value - control.minimum) % step == 0 else {
                 throw CameraError(.invalidArgument,

@@ -1,5 +1,3 @@
-import CameraProtocol
-
 /// camerad's control namespace: the controls the daemon itself reasons about —
 /// those behind the AVFoundation-named settings (focus, exposure, white
 /// balance, ISO, torch, flash, zoom) and a webcam's picture controls.
@@ -100,24 +98,4 @@ struct ControlFlags: OptionSet, Sendable {
     static let writeOnly = ControlFlags(rawValue: 0x0040)
     /// A button: setting it acts, whatever the value.
     static let executeOnWrite = ControlFlags(rawValue: 0x0200)
-}
-
-extension Camerad_V1_Control {
-    var controlID: ControlID { ControlID(rawValue: id) }
-    var controlFlags: ControlFlags { ControlFlags(rawValue: flags) }
-}
-
-extension Camerad_V1_ControlValue {
-    init(_ id: ControlID, _ value: Int64) {
-        self.init()
-        self.id = id.rawValue
-        self.value = value
-    }
-}
-
-extension Array where Element == Camerad_V1_Control {
-    /// The first control with each id.
-    var byID: [ControlID: Camerad_V1_Control] {
-        Dictionary(map { ($0.controlID, $0) }, uniquingKeysWith: { first, _ in first })
-    }
 }

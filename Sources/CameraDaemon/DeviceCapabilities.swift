@@ -19,7 +19,7 @@ import CameraProtocol
 /// | flash (.off .on, and .auto decided by camerad) | `FLASH_LED_MODE` with a flash entry, and `FLASH_STROBE` |
 /// | zoom | `ZOOM_ABSOLUTE`: factor = value ÷ minimum (1 … maximum ÷ minimum) |
 enum DeviceCapabilities {
-    static func derive(from controls: [Camerad_V1_Control]) -> Camerad_V1_Capabilities {
+    static func derive(from controls: [CameraControl]) -> Camerad_V1_Capabilities {
         let byID = controls.byID
         func has(_ id: ControlID) -> Bool { byID[id] != nil }
         func menuHas(_ id: ControlID, _ entries: [Int64]) -> Bool {

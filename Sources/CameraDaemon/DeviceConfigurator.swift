@@ -42,9 +42,11 @@ struct DeviceConfigurator: Sendable {
         let streamer = registry.streamer(device.uniqueID)
         let running = streamer?.runningMode
         let mode = try Self.mode(configuration, on: device, current: running ?? device.activeMode)
-        let plan = try CameraSettingsMapping.plan(configuration, on: description, capturing: running != nil)
+        let controls = device.controls
+        let plan = try CameraSettingsMapping.plan(configuration, controls: controls, capabilities: description.capabilities,
+                                                  of: device.uniqueID, capturing: running != nil)
         let values = plan.controls + configuration.controls
-        let changes = values.isEmpty ? [] : try ControlChange.resolve(values, on: description)
+        let changes = values.isEmpty ? [] : try ControlChange.resolve(values, among: controls, of: device.uniqueID)
         guard mode != nil || !changes.isEmpty || plan.focusPointOfInterest != nil || plan.exposurePointOfInterest != nil
             || plan.digitalZoom != nil
         else {

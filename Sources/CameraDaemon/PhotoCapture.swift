@@ -124,13 +124,14 @@ enum PhotoCapture {
         let warmUp = restarted ? max(1, device.photoWarmUpFrames) : device.photoWarmUpFrames
         let first = try await streamer.takePhotoFrame(idleMode: idleMode, warmUpFrames: warmUp, skipping: restarted ? warmUp : 0)
         guard try flash == .on || (flash == .auto && meanLuma(first) < darkLuma) else { return (first, false) }
-        try await device.executor.run { try strobe(device, description) }
+        let before = device.controls
+        try await device.executor.run { try strobe(device) }
         do {
             let lit = try await streamer.takePhotoFrame(idleMode: idleMode, warmUpFrames: warmUp, skipping: flashDelayFrames)
-            try await device.executor.run { try restoreLED(device, description) }
+            try await device.executor.run { try restoreLED(device, as: before) }
             return (lit, true)
         } catch {
-            _ = try? await device.executor.run { try restoreLED(device, description) }
+            _ = try? await device.executor.run { try restoreLED(device, as: before) }
             throw error
         }
     }
@@ -149,17 +150,18 @@ enum PhotoCapture {
     }
 
     /// Sets the LED to flash and strobes it.
-    private static func strobe(_ device: any CameraBackend, _ description: Camerad_V1_Device) throws {
+    private static func strobe(_ device: any CameraBackend) throws {
         try device.setControls(ControlChange.resolve([
             Camerad_V1_ControlValue(.flashLEDMode, FlashLEDMode.flash.rawValue),
             Camerad_V1_ControlValue(.flashStrobe, 1),
-        ], on: description))
+        ], among: device.controls, of: device.uniqueID))
     }
 
-    /// Puts the LED back as it was before the strobe.
-    private static func restoreLED(_ device: any CameraBackend, _ description: Camerad_V1_Device) throws {
-        guard let led = description.controls.first(where: { $0.controlID == .flashLEDMode }) else { return }
-        try device.setControls(ControlChange.resolve([Camerad_V1_ControlValue(.flashLEDMode, led.value)], on: description))
+    /// Puts the LED back as it was in `before`, the controls before the strobe.
+    private static func restoreLED(_ device: any CameraBackend, as before: [CameraControl]) throws {
+        guard let led = before.first(where: { $0.id == .flashLEDMode }) else { return }
+        try device.setControls(ControlChange.resolve([Camerad_V1_ControlValue(.flashLEDMode, led.value)],
+                                                     among: device.controls, of: device.uniqueID))
     }
 
     /// The EXIF Orientation that shows a stored image turned clockwise by

@@ -8,28 +8,17 @@ import Testing
 /// one-shot focus and a flash LED.
 @Suite struct CameraSettingsMappingTests {
     static func control(
-        _ id: ControlID, _ type: Camerad_V1_ControlType, _ range: ClosedRange<Int64>, step: UInt64 = 1, value: Int64,
+        _ id: ControlID, _ kind: CameraControl.Kind, _ range: ClosedRange<Int64>, step: UInt64 = 1, value: Int64,
         menu: [(index: Int64, value: Int64)] = []
-    ) -> Camerad_V1_Control {
-        var control = Camerad_V1_Control()
-        control.id = id.rawValue
-        control.type = type
-        control.minimum = range.lowerBound
-        control.maximum = range.upperBound
-        control.step = step
-        control.value = value
-        control.menuItems = menu.map { entry in
-            var item = Camerad_V1_MenuItem()
-            item.index = entry.index
-            item.value = entry.value
-            return item
-        }
-        return control
+    ) -> CameraControl {
+        CameraControl(id: id, displayName: "", kind: kind, minimum: range.lowerBound, maximum: range.upperBound, step: step,
+                      defaultValue: value, value: value,
+                      menuItems: menu.map { CameraControl.MenuItem(index: $0.index, name: "", value: $0.value) })
     }
 
     /// A UVC webcam: continuous autofocus and a focus motor, aperture-priority
     /// exposure, automatic white balance, gain; no zoom, no LED.
-    static let webcam: [Camerad_V1_Control] = [
+    static let webcam: [CameraControl] = [
         control(.autoWhiteBalance, .boolean, 0...1, value: 1),
         control(.whiteBalanceTemperature, .integer, 2800...6500, step: 10, value: 4600),
         control(.exposureAuto, .menu, 0...3, value: 3, menu: [(1, 0), (3, 0)]),
@@ -41,7 +30,7 @@ import Testing
 
     /// A sensor: an ISO menu with its auto switch, full auto exposure, a
     /// one-shot focus with its status, an optical zoom, a flash LED with a torch.
-    static let sensor: [Camerad_V1_Control] = [
+    static let sensor: [CameraControl] = [
         control(.exposureAuto, .menu, 0...1, value: 0, menu: [(0, 0), (1, 0)]),
         control(.exposureAbsolute, .integer, 1...10000, value: 100),
         control(.isoSensitivityAuto, .menu, 0...1, value: 1, menu: [(0, 0), (1, 0)]),
@@ -55,20 +44,18 @@ import Testing
         control(.flashTorchIntensity, .integer, 0...40, value: 40),
     ]
 
-    static func device(_ controls: [Camerad_V1_Control]) -> Camerad_V1_Device {
-        var device = Camerad_V1_Device()
-        device.uniqueID = "test"
-        device.controls = controls
-        device.capabilities = DeviceCapabilities.derive(from: controls)
-        CameraSettingsMapping.addRanges(to: &device.capabilities, from: controls)
-        return device
+    static func capabilities(_ controls: [CameraControl]) -> Camerad_V1_Capabilities {
+        var capabilities = DeviceCapabilities.derive(from: controls)
+        CameraSettingsMapping.addRanges(to: &capabilities, from: controls)
+        return capabilities
     }
 
-    static func plan(_ controls: [Camerad_V1_Control], capturing: Bool = true,
+    static func plan(_ controls: [CameraControl], capturing: Bool = true,
                      _ configure: (inout Camerad_V1_DeviceConfiguration) -> Void) throws -> CameraSettingsMapping.Plan {
         var configuration = Camerad_V1_DeviceConfiguration()
         configure(&configuration)
-        return try CameraSettingsMapping.plan(configuration, on: device(controls), capturing: capturing)
+        return try CameraSettingsMapping.plan(configuration, controls: controls, capabilities: capabilities(controls),
+                                              of: "test", capturing: capturing)
     }
 
     static func values(_ plan: CameraSettingsMapping.Plan) -> [String] {
@@ -84,7 +71,7 @@ import Testing
     }
 
     @Test func aWebcamsCapabilitiesAreWhatItsControlsCanDo() {
-        let capabilities = Self.device(Self.webcam).capabilities
+        let capabilities = Self.capabilities(Self.webcam)
         #expect(capabilities.focusModes == [.locked, .continuousAutoFocus])
         #expect(capabilities.lensPositionSupported)
         #expect(capabilities.exposureModes == [.locked, .continuousAutoExposure, .custom])
@@ -140,12 +127,12 @@ import Testing
     }
 
     @Test func aSensorsISOMenuFocusButtonZoomAndTorch() throws {
-        let device = Self.device(Self.sensor)
-        #expect(device.capabilities.focusModes == [.locked, .autoFocus])
-        #expect(device.capabilities.exposureModes == [.locked, .continuousAutoExposure, .custom])
-        #expect(device.capabilities.minIso == 100 && device.capabilities.maxIso == 800)
-        #expect(device.capabilities.supportsTorch && device.capabilities.supportsFlash)
-        #expect(!device.capabilities.digitalZoom && device.capabilities.maxZoomFactor == 3)
+        let capabilities = Self.capabilities(Self.sensor)
+        #expect(capabilities.focusModes == [.locked, .autoFocus])
+        #expect(capabilities.exposureModes == [.locked, .continuousAutoExposure, .custom])
+        #expect(capabilities.minIso == 100 && capabilities.maxIso == 800)
+        #expect(capabilities.supportsTorch && capabilities.supportsFlash)
+        #expect(!capabilities.digitalZoom && capabilities.maxZoomFactor == 3)
 
         let settings = CameraSettingsMapping.settings(
             from: Self.sensor, state: CameraSettingsState(supportsPointsOfInterest: false, settling: .zero))
@@ -166,7 +153,7 @@ import Testing
         #expect(Self.reason { try Self.plan(Self.sensor, capturing: false) { $0.torchMode = .on } } == .invalidState)
 
         var lit = Self.sensor
-        lit[lit.firstIndex { $0.controlID == .flashLEDMode }!].value = FlashLEDMode.torch.rawValue
+        lit[lit.firstIndex { $0.id == .flashLEDMode }!].value = FlashLEDMode.torch.rawValue
         #expect(CameraSettingsMapping.torchOff(lit).map { "\($0.id)=\($0.value)" } == ["\(ControlID.flashLEDMode.rawValue)=0"])
         #expect(CameraSettingsMapping.torchOff(Self.sensor).isEmpty, "off already")
     }

@@ -43,4 +43,13 @@ import Testing
         #expect(ControlFlags.writeOnly.rawValue == UInt32(V4L2_CTRL_FLAG_WRITE_ONLY))
         #expect(ControlFlags.executeOnWrite.rawValue == UInt32(V4L2_CTRL_FLAG_EXECUTE_ON_WRITE))
     }
+
+    @Test func controlKindsAreV4L2sTypes() {
+        let kinds: [(CameraControl.Kind, v4l2_ctrl_type)] = [
+            (.integer, V4L2_CTRL_TYPE_INTEGER), (.boolean, V4L2_CTRL_TYPE_BOOLEAN), (.menu, V4L2_CTRL_TYPE_MENU),
+            (.button, V4L2_CTRL_TYPE_BUTTON), (.integer64, V4L2_CTRL_TYPE_INTEGER64), (.bitmask, V4L2_CTRL_TYPE_BITMASK),
+            (.integerMenu, V4L2_CTRL_TYPE_INTEGER_MENU),
+        ]
+        for (kind, type) in kinds { #expect(kind.rawValue == type.rawValue, "\(kind)") }
+    }
 }

@@ -19,6 +19,7 @@ final class FakeCamera: CameraBackend, @unchecked Sendable {
     func describe() -> Camerad_V1_Device { base.describe() }
     var formats: [DeviceFormat] { base.formats }
     var supportedPresets: [SessionPreset] { base.supportedPresets }
+    var controls: [CameraControl] { base.controls }
     var activeMode: CaptureMode { base.activeMode }
     var configuredMode: CaptureMode? { base.configuredMode }
     func configure(_ mode: CaptureMode) throws { try base.configure(mode) }

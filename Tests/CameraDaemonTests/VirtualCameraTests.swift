@@ -102,12 +102,8 @@ import Testing
     }
 
     @Test func anExposureMenuWithOnlyAutoGivesOnlyContinuous() {
-        var control = Camerad_V1_Control()
-        control.id = 0x009a_0901
-        var auto = Camerad_V1_MenuItem()
-        auto.index = 0
-        auto.name = "Auto Mode"
-        control.menuItems = [auto]
+        let control = CameraControl(id: .exposureAuto, displayName: "Auto Exposure", kind: .menu, minimum: 0, maximum: 0, step: 1,
+                                    defaultValue: 0, value: 0, menuItems: [.init(index: 0, name: "Auto Mode", value: 0)])
         #expect(DeviceCapabilities.derive(from: [control]).exposureModes == [.continuousAutoExposure])
     }
 

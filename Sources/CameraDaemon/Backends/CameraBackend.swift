@@ -28,6 +28,9 @@ protocol CameraBackend: AnyObject, Sendable {
     /// The session presets its formats can serve (``DeviceCapabilities/presets(for:)``).
     var supportedPresets: [SessionPreset] { get }
 
+    /// Its controls now, in camerad's namespace.
+    var controls: [CameraControl] { get }
+
     /// The mode a stream gets when it does not ask for another: the configured
     /// one, else the device's own.
     var activeMode: CaptureMode { get }
@@ -74,16 +77,18 @@ extension CameraBackend {
     var photoWarmUpFrames: Int { 0 }
     var photoMake: String { "camerad" }
 
-    /// Fills in the formats and what follows from the controls: capabilities
-    /// and the AVFoundation-named settings.
+    /// Fills in the formats, presets and controls, and what follows from the
+    /// controls: capabilities and the AVFoundation-named settings.
     func completeDescription(_ device: inout Camerad_V1_Device) {
         device.formats = formats.map(Camerad_V1_Format.init)
         device.supportedPresets = supportedPresets.map(Camerad_V1_SessionPreset.init)
-        device.capabilities = DeviceCapabilities.derive(from: device.controls)
-        CameraSettingsMapping.addRanges(to: &device.capabilities, from: device.controls)
+        let controls = controls
+        device.controls = controls.map(Camerad_V1_Control.init)
+        device.capabilities = DeviceCapabilities.derive(from: controls)
+        CameraSettingsMapping.addRanges(to: &device.capabilities, from: controls)
         device.capabilities.focusPointOfInterestSupported = settingsState.supportsPointsOfInterest
         device.capabilities.exposurePointOfInterestSupported = settingsState.supportsPointsOfInterest
-        device.settings = CameraSettingsMapping.settings(from: device.controls, state: settingsState)
+        device.settings = CameraSettingsMapping.settings(from: controls, state: settingsState)
     }
 }
 

@@ -25,7 +25,7 @@ final class V4L2Camera: CameraBackend {
     let onLost: @Sendable (String) -> Void
 
     private struct State {
-        var controls: [Camerad_V1_Control]
+        var controls: [CameraControl]
         var driverControls: [V4L2Control]
         /// The node's own mode, as last read.
         var nodeMode: CaptureMode
@@ -102,6 +102,8 @@ final class V4L2Camera: CameraBackend {
 
     var configuredMode: CaptureMode? { state.withLock { $0.configuredMode } }
 
+    var controls: [CameraControl] { state.withLock { $0.controls } }
+
     /// Sets the node to `mode` now when camerad is not capturing from it (as
     /// `v4l2-ctl --set-fmt-video --set-parm` would), so other programs see it too.
     func configure(_ mode: CaptureMode) throws {
@@ -136,7 +138,6 @@ final class V4L2Camera: CameraBackend {
         state.withLock { state in
             let mode = state.configuredMode ?? state.nodeMode
             device.setActive(mode)
-            device.controls = state.controls
             if let reason = state.unavailableReason { device.unavailableReason = reason }
         }
         completeDescription(&device)
@@ -209,7 +210,7 @@ final class V4L2Camera: CameraBackend {
     func setControls(_ changes: [ControlChange]) throws {
         let driverControls = state.withLock { $0.driverControls }
         let values: [(control: V4L2Control, value: Int64)] = changes.compactMap { change in
-            driverControls.first { $0.id == change.control.id }.map { ($0, change.value) }
+            driverControls.first { $0.id == change.control.id.rawValue }.map { ($0, change.value) }
         }
         do {
             let device = try V4L2Device(path: devicePath)
@@ -223,27 +224,17 @@ final class V4L2Camera: CameraBackend {
         }
     }
 
-    /// The protocol's form of a driver control.
-    static func control(_ control: V4L2Control, value: Int64?) -> Camerad_V1_Control {
-        var message = Camerad_V1_Control()
-        message.id = control.id
-        message.displayName = control.name
-        message.name = controlName(fromDisplayName: control.name)
-        message.type = Camerad_V1_ControlType(rawValue: Int(control.type)) ?? .unspecified
-        message.minimum = control.minimum
-        message.maximum = control.maximum
-        message.step = control.step
-        message.defaultValue = control.defaultValue
-        message.value = value ?? 0
-        message.flags = control.flags
-        message.menuItems = control.menuItems.map { item in
-            var entry = Camerad_V1_MenuItem()
-            entry.index = item.index
-            entry.name = item.name
-            entry.value = item.value
-            return entry
-        }
-        return message
+    /// A driver control in camerad's namespace: the same id (camerad numbers
+    /// its controls as V4L2 does) and type.
+    static func control(_ control: V4L2Control, value: Int64?) -> CameraControl {
+        CameraControl(
+            id: ControlID(rawValue: control.id), displayName: control.name,
+            // V4L2Control.handledTypes are the kinds camerad has.
+            kind: CameraControl.Kind(rawValue: control.type) ?? .integer,
+            minimum: control.minimum, maximum: control.maximum, step: control.step, defaultValue: control.defaultValue,
+            value: value ?? 0,
+            menuItems: control.menuItems.map { CameraControl.MenuItem(index: $0.index, name: $0.name, value: $0.value) },
+            flags: ControlFlags(rawValue: control.flags))
     }
 
     // MARK: - Formats

@@ -19,7 +19,7 @@ extension VirtualCamera {
     /// and its ``TestPattern/zoom`` (the zoom control over its minimum).
     var picture: (level: Float, zoom: Double) {
         let (controls, strobeUntil) = state.withLock { ($0.controls, $0.strobeUntil) }
-        func value(_ id: ControlID) -> Int64? { controls.first { $0.controlID == id }?.value }
+        func value(_ id: ControlID) -> Int64? { controls.first { $0.id == id }?.value }
         var level: Float = 1
         if let brightness = value(.brightness) { level *= 1 + Float(brightness - 128) / 256 }
         if value(.exposureAuto) == ExposureAutoMode.manual.rawValue {
@@ -30,7 +30,7 @@ extension VirtualCamera {
             level *= 1 + Float(value(.flashTorchIntensity) ?? 100) / 200
         }
         if monotonicNanoseconds() < strobeUntil { level *= 1.8 }
-        let zoom = controls.first { $0.controlID == .zoomAbsolute }
+        let zoom = controls.first { $0.id == .zoomAbsolute }
             .map { $0.minimum > 0 ? Double($0.value) / Double($0.minimum) : 1 } ?? 1
         return (min(4, max(0, level)), zoom)
     }

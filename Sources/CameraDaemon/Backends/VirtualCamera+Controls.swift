@@ -1,4 +1,3 @@
-import CameraProtocol
 
 extension VirtualCamera {
     /// Takes the values as they are: ``ControlChange`` checked them. Buttons keep
@@ -7,26 +6,24 @@ extension VirtualCamera {
     func setControls(_ changes: [ControlChange]) throws {
         state.withLock { state in
             let flash = FlashLEDMode.flash.rawValue
-            let ledMode = changes.last { $0.control.controlID == .flashLEDMode }?.value
-                ?? state.controls.first { $0.controlID == .flashLEDMode }?.value
-            if changes.contains(where: { $0.control.controlID == .flashStrobe }) && ledMode == flash {
+            let ledMode = changes.last { $0.control.id == .flashLEDMode }?.value
+                ?? state.controls.first { $0.id == .flashLEDMode }?.value
+            if changes.contains(where: { $0.control.id == .flashStrobe }) && ledMode == flash {
                 state.strobeUntil = monotonicNanoseconds() + Self.strobeDuration
             }
-            for change in changes where change.control.type != .button {
+            for change in changes where change.control.kind != .button {
                 guard let index = state.controls.firstIndex(where: { $0.id == change.control.id }) else { continue }
                 state.controls[index].value = change.value
             }
-            func value(_ id: ControlID) -> Int64? { state.controls.first { $0.controlID == id }?.value }
+            func value(_ id: ControlID) -> Int64? { state.controls.first { $0.id == id }?.value }
             let inactive: [(ControlID, Bool)] = [
                 (ControlID.focusAbsolute, value(ControlID.focusAuto) == 1),
                 (ControlID.exposureAbsolute, value(ControlID.exposureAuto) != ExposureAutoMode.manual.rawValue),
                 (ControlID.whiteBalanceTemperature, value(ControlID.autoWhiteBalance) == 1),
             ]
             for (id, isInactive) in inactive {
-                guard let index = state.controls.firstIndex(where: { $0.controlID == id }) else { continue }
-                var flags = state.controls[index].controlFlags
-                if isInactive { flags.insert(.inactive) } else { flags.remove(.inactive) }
-                state.controls[index].flags = flags.rawValue
+                guard let index = state.controls.firstIndex(where: { $0.id == id }) else { continue }
+                if isInactive { state.controls[index].flags.insert(.inactive) } else { state.controls[index].flags.remove(.inactive) }
             }
         }
     }
@@ -36,7 +33,7 @@ extension VirtualCamera {
 
     /// A webcam's controls, in camerad's namespace, with the names, ranges and
     /// menus a UVC camera would report, plus a flash LED with a torch.
-    static func defaultControls() -> [Camerad_V1_Control] {
+    static func defaultControls() -> [CameraControl] {
         let inactive = ControlFlags.inactive
         let button: ControlFlags = [.writeOnly, .executeOnWrite]
         return [
@@ -67,26 +64,11 @@ extension VirtualCamera {
     }
 
     private static func control(
-        _ id: ControlID, _ displayName: String, _ type: Camerad_V1_ControlType, _ range: ClosedRange<Int64>,
+        _ id: ControlID, _ displayName: String, _ kind: CameraControl.Kind, _ range: ClosedRange<Int64>,
         step: UInt64 = 1, default defaultValue: Int64, flags: ControlFlags = [], menu: [(Int64, String)] = []
-    ) -> Camerad_V1_Control {
-        var control = Camerad_V1_Control()
-        control.id = id.rawValue
-        control.displayName = displayName
-        control.name = controlName(fromDisplayName: displayName)
-        control.type = type
-        control.minimum = range.lowerBound
-        control.maximum = range.upperBound
-        control.step = step
-        control.defaultValue = defaultValue
-        control.value = defaultValue
-        control.flags = flags.rawValue
-        control.menuItems = menu.map { index, name in
-            var item = Camerad_V1_MenuItem()
-            item.index = index
-            item.name = name
-            return item
-        }
-        return control
+    ) -> CameraControl {
+        CameraControl(id: id, displayName: displayName, kind: kind, minimum: range.lowerBound, maximum: range.upperBound,
+                      step: step, defaultValue: defaultValue, value: defaultValue,
+                      menuItems: menu.map { CameraControl.MenuItem(index: $0.0, name: $0.1, value: 0) }, flags: flags)
     }
 }

@@ -82,7 +82,7 @@ final class VirtualCamera: CameraBackend {
     let supportedPresets: [SessionPreset]
 
     struct State {
-        var controls: [Camerad_V1_Control]
+        var controls: [CameraControl]
         var configuredMode: CaptureMode?
         /// The emulated flash lights the picture until then (CLOCK_MONOTONIC ns).
         var strobeUntil: Int64 = 0
@@ -101,6 +101,8 @@ final class VirtualCamera: CameraBackend {
         supportedPresets = DeviceCapabilities.presets(for: formats)
         state = Mutex(State(controls: Self.defaultControls()))
     }
+
+    var controls: [CameraControl] { state.withLock { $0.controls } }
 
     /// The mode it was created in.
     var startingMode: CaptureMode {
@@ -127,7 +129,6 @@ final class VirtualCamera: CameraBackend {
         device.backend = .virtual
         device.isConnected = true
         device.setActive(activeMode)
-        device.controls = state.withLock { $0.controls }
         completeDescription(&device)
         return device
     }

@@ -234,3 +234,34 @@ extension Rotation {
         }
     }
 }
+
+extension Camerad_V1_ControlValue {
+    init(_ id: ControlID, _ value: Int64) {
+        self.init()
+        self.id = id.rawValue
+        self.value = value
+    }
+}
+
+extension Camerad_V1_Control {
+    init(_ control: CameraControl) {
+        self.init()
+        id = control.id.rawValue
+        name = control.name
+        displayName = control.displayName
+        type = Camerad_V1_ControlType(rawValue: Int(control.kind.rawValue)) ?? .unspecified
+        minimum = control.minimum
+        maximum = control.maximum
+        step = control.step
+        defaultValue = control.defaultValue
+        value = control.value
+        flags = control.flags.rawValue
+        menuItems = control.menuItems.map { item in
+            var entry = Camerad_V1_MenuItem()
+            entry.index = item.index
+            entry.name = item.name
+            entry.value = item.value
+            return entry
+        }
+    }
+}

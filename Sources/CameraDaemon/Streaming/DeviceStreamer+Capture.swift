@@ -110,9 +110,9 @@ extension DeviceStreamer {
         }
         if capture != nil { logger.info("\(device.uniqueID): capture stopped") }
         guard idle else { return }
-        let description = device.describe()
-        let off = CameraSettingsMapping.torchOff(description.controls)
-        guard !off.isEmpty, let changes = try? ControlChange.resolve(off, on: description) else { return }
+        let controls = device.controls
+        let off = CameraSettingsMapping.torchOff(controls)
+        guard !off.isEmpty, let changes = try? ControlChange.resolve(off, among: controls, of: device.uniqueID) else { return }
         do {
             try device.setControls(changes)
             onDeviceChanged()
