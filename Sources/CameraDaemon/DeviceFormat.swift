@@ -90,7 +90,5 @@ struct CaptureMode: Equatable, Sendable, CustomStringConvertible {
         FrameLayout(format: format.pixelFormat, width: Int(format.width), height: Int(format.height))
     }
 
-    var frameDurationNanoseconds: Int64 { frameDuration.nanoseconds }
-
     var description: String { "\(format) at \(frameDuration.framesPerSecond) fps" }
 }

@@ -103,7 +103,7 @@ final class V4L2Capture: CaptureStream, @unchecked Sendable {
     ) -> V4L2Error? {
         let layout = mode.layout
         let packers = (0..<queue.bufferCount).map { _ in RowPacker(layout: layout, bytesPerLine: bytesPerLine) }
-        let duration = mode.frameDurationNanoseconds
+        let duration = mode.frameDuration.nanoseconds
         var descriptors = [pollfd(fd: queue.device.fileDescriptor, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
         var wraps: UInt64 = 0

@@ -91,7 +91,7 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
             leases.waitUntilAllBack()
             for buffer in buffers { buffer.deallocate() }
         }
-        let duration = mode.frameDurationNanoseconds
+        let duration = mode.frameDuration.nanoseconds
         let start = monotonicNanoseconds()
         var sequence: UInt64 = 0
         // Buffers that hold the picture as drawn now: the static picture redraws only the stamps in them.

@@ -12,10 +12,7 @@ struct ClientStreamSink: FrameSink {
 
     func started(_ news: StreamNews) {
         var response = Camerad_V1_StreamResponse()
-        response.started.pool = Camerad_V1_FramePool(news.pool, shared: !inline)
-        if let device = news.device { response.started.device = device }
-        if let mode = news.mode { response.started.frameDuration = Camerad_V1_Fraction(mode.frameDuration) }
-        if let note = news.note { response.started.note = note }
+        response.started = message(news)
         writer.send(response, descriptors: inline ? [] : [news.pool.memory.descriptor])
     }
 
@@ -55,11 +52,18 @@ struct ClientStreamSink: FrameSink {
 
     func formatChanged(_ news: StreamNews) {
         var response = Camerad_V1_StreamResponse()
-        response.formatChanged.pool = Camerad_V1_FramePool(news.pool, shared: !inline)
-        if let device = news.device { response.formatChanged.device = device }
-        if let mode = news.mode { response.formatChanged.frameDuration = Camerad_V1_Fraction(mode.frameDuration) }
-        if let note = news.note { response.formatChanged.note = note }
+        response.formatChanged = message(news)
         writer.send(response, descriptors: inline ? [] : [news.pool.memory.descriptor])
+    }
+
+    /// StreamStarted or FormatChanged: the same news, the pool's memfd as descriptor 0.
+    private func message<Message: PoolNews>(_ news: StreamNews) -> Message {
+        var message = Message()
+        message.pool = Camerad_V1_FramePool(news.pool, shared: !inline)
+        if let device = news.device { message.device = device }
+        if let mode = news.mode { message.frameDuration = Camerad_V1_Fraction(mode.frameDuration) }
+        if let note = news.note { message.note = note }
+        return message
     }
 
     func interrupted(_ reason: StreamInterruption, _ error: CameraError) {
@@ -99,3 +103,16 @@ extension DeviceStreamer {
         try release(streamID, poolID: request.poolID, slots: request.slots.map(Int.init))
     }
 }
+
+/// The messages that tell a client where its frames are: StreamStarted and
+/// FormatChanged have the same fields.
+protocol PoolNews {
+    init()
+    var pool: Camerad_V1_FramePool { get set }
+    var device: Camerad_V1_Device { get set }
+    var frameDuration: Camerad_V1_Fraction { get set }
+    var note: String { get set }
+}
+
+extension Camerad_V1_StreamStarted: PoolNews {}
+extension Camerad_V1_FormatChanged: PoolNews {}

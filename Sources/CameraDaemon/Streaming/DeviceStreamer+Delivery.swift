@@ -1,13 +1,11 @@
 import CameraMedia
-import CameraProtocol
 import Dispatch
-import Foundation
 
 /// A frame's way from the capture thread to every stream and photo that wants it.
 ///
 /// ```
 /// capture thread, per frame (lock held briefly; work grows with the variants):
-///   photos waiting for this frame: a copy each
+///   photos waiting for this frame: one copy for them all, made on a worker
 ///   each variant with a streaming stream:
 ///     its worker holds < 2 frames ─► queue the frame (it holds the device's buffer)
 ///     else ─► queue .skipped: its conversion is behind

@@ -42,7 +42,7 @@ extension DeviceStreamer {
             return (state.nextStreamID, startsIt, planned(state.lifecycle.handle(.start(idleMode))))
         }
         perform(jobs)
-        let frameDuration = (runningMode ?? idleMode).frameDurationNanoseconds
+        let frameDuration = (runningMode ?? idleMode).frameDuration.nanoseconds
         let waitNanoseconds = max(Self.photoTimeout.nanoseconds, 2 * Int64(max(warmUpFrames, skipping) + 1) * frameDuration)
         let timeout = DispatchWorkItem { [weak self] in
             let seconds = String(format: "%.1f", Double(waitNanoseconds) / 1e9)

@@ -70,13 +70,18 @@ extension DeviceStreamer {
     }
 
     /// Gives every variant whose pool was made from another mode's frames a new
-    /// pool, moves its streams there and tells those streaming.
+    /// pool, moves its streams there and tells those streaming. The device is
+    /// described for them only when a pool is rebuilt (a mode change), not on
+    /// every start.
     func rebuildPools(_ state: inout State, ended: inout [(Stream, CameraError)]) {
         guard let mode = state.lifecycle.mode else { return }
-        var description = device.describe()
-        description.setActive(mode)
+        var description: Camerad_V1_Device?
         for (variant, poolID) in state.currentPool {
             guard let old = state.pools[poolID], old.source != mode.layout else { continue }
+            if description == nil {
+                description = device.describe()
+                description!.setActive(mode)
+            }
             let ids = old.streamIDs
             old.streamIDs = []
             state.currentPool[variant] = nil
