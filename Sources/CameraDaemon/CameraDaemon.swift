@@ -109,7 +109,7 @@ public final class CameraDaemon: Sendable {
         }
         let roster = VirtualCameraRoster(registry: registry)
         for index in 0..<virtualCount {
-            let position: Camerad_V1_Position =
+            let position: DeviceDescription.Position =
                 virtualCount < 2 ? .unspecified : index == 0 ? .front : index == 1 ? .back : .unspecified
             do {
                 try roster.add(index: index, position: position)

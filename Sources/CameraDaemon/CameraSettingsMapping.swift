@@ -1,4 +1,3 @@
-import CameraProtocol
 import Foundation
 import Synchronization
 
@@ -29,44 +28,42 @@ enum CameraSettingsMapping {
     static let gainISOFloor: Float = 100
     /// …and its maximum as this.
     static let gainISOCeiling: Float = 1600
-    /// EXPOSURE_ABSOLUTE counts in these fractions of a second (100 µs).
-    static let exposureUnitsPerSecond: UInt32 = 10_000
+    /// EXPOSURE_ABSOLUTE counts in these.
+    static let exposureUnit = Duration.microseconds(100)
     /// The largest zoom camerad's crop gives a device without a zoom control.
     static let digitalZoomLimit: Double = 4
 
     // MARK: - Reading
 
     /// The settings as the controls have them now.
-    static func settings(from controls: [CameraControl], state: CameraSettingsState) -> Camerad_V1_CameraSettings {
+    static func settings(from controls: [CameraControl], state: CameraSettingsState) -> CameraSettings {
         let byID = controls.byID
         let extras = state.snapshot()
-        var settings = Camerad_V1_CameraSettings()
+        var settings = CameraSettings()
 
         if let auto = byID[.focusAuto] {
             settings.focusMode = auto.value != 0 ? .continuousAutoFocus : .locked
         } else if byID[.focusAbsolute] != nil {
             settings.focusMode = .locked
         }
-        settings.lensPosition = byID[.focusAbsolute].map(normalized) ?? -1
+        settings.lensPosition = byID[.focusAbsolute].map(normalized)
         if let status = byID[.autoFocusStatus] {
-            settings.adjustingFocus = status.value & ControlID.autoFocusStatusBusy != 0
+            settings.isAdjustingFocus = status.value & ControlID.autoFocusStatusBusy != 0
         }
 
         if let auto = byID[.exposureAuto] {
             settings.exposureMode = auto.value == ExposureAutoMode.manual.rawValue
                 ? extras.manualExposure : .continuousAutoExposure
         }
-        if let time = byID[.exposureAbsolute] {
-            settings.exposureDuration = .seconds(UInt32(clamping: time.value), per: exposureUnitsPerSecond)
-        }
-        settings.iso = iso(byID) ?? 0
+        settings.exposureDuration = byID[.exposureAbsolute].map { exposureUnit * $0.value }
+        settings.iso = iso(byID)
 
         if let auto = byID[.autoWhiteBalance] {
             settings.whiteBalanceMode = auto.value != 0 ? .continuousAutoWhiteBalance : .locked
         } else if byID[.whiteBalanceTemperature] != nil {
             settings.whiteBalanceMode = .locked
         }
-        settings.whiteBalanceTemperature = Float(byID[.whiteBalanceTemperature]?.value ?? 0)
+        settings.whiteBalanceTemperature = byID[.whiteBalanceTemperature].map { Float($0.value) }
 
         if let led = byID[.flashLEDMode], hasEntry(led, FlashLEDMode.torch.rawValue) {
             let on = led.value == FlashLEDMode.torch.rawValue
@@ -79,38 +76,13 @@ enum CameraSettingsMapping {
         settings.videoZoomFactor = byID[.zoomAbsolute]
             .map { $0.minimum > 0 ? Double($0.value) / Double($0.minimum) : 1 } ?? extras.digitalZoom
 
-        if let point = extras.focusPointOfInterest { settings.focusPointOfInterest = point }
-        if let point = extras.exposurePointOfInterest { settings.exposurePointOfInterest = point }
+        settings.focusPointOfInterest = extras.focusPointOfInterest
+        settings.exposurePointOfInterest = extras.exposurePointOfInterest
         let now = monotonicNanoseconds()
-        settings.adjustingFocus = settings.adjustingFocus || extras.adjustingFocusUntil > now
-        settings.adjustingExposure = extras.adjustingExposureUntil > now
-        settings.adjustingWhiteBalance = extras.adjustingWhiteBalanceUntil > now
+        settings.isAdjustingFocus = settings.isAdjustingFocus || extras.adjustingFocusUntil > now
+        settings.isAdjustingExposure = extras.adjustingExposureUntil > now
+        settings.isAdjustingWhiteBalance = extras.adjustingWhiteBalanceUntil > now
         return settings
-    }
-
-    /// The ranges of custom exposure and of white-balance temperature, and the
-    /// digital zoom of a device without a zoom control.
-    static func addRanges(to capabilities: inout Camerad_V1_Capabilities, from controls: [CameraControl]) {
-        let byID = controls.byID
-        if byID[.zoomAbsolute] == nil {
-            capabilities.digitalZoom = true
-            capabilities.maxZoomFactor = digitalZoomLimit
-        }
-        if let time = byID[.exposureAbsolute] {
-            capabilities.minExposureDuration = .seconds(UInt32(clamping: max(1, time.minimum)), per: exposureUnitsPerSecond)
-            capabilities.maxExposureDuration = .seconds(UInt32(clamping: time.maximum), per: exposureUnitsPerSecond)
-        }
-        if let sensitivity = byID[.isoSensitivity], !sensitivity.menuItems.isEmpty {
-            capabilities.minIso = Float(sensitivity.menuItems.map(\.value).min()!)
-            capabilities.maxIso = Float(sensitivity.menuItems.map(\.value).max()!)
-        } else if byID[.gain] != nil {
-            capabilities.minIso = gainISOFloor
-            capabilities.maxIso = gainISOCeiling
-        }
-        if let temperature = byID[.whiteBalanceTemperature] {
-            capabilities.minWhiteBalanceTemperature = Float(temperature.minimum)
-            capabilities.maxWhiteBalanceTemperature = Float(temperature.maximum)
-        }
     }
 
     // MARK: - Writing
@@ -118,10 +90,10 @@ enum CameraSettingsMapping {
     /// What a configuration asks of the device: the control changes, in order,
     /// and what camerad keeps beside the controls.
     struct Plan {
-        var controls: [Camerad_V1_ControlValue] = []
-        var manualExposure: Camerad_V1_ExposureMode?
-        var focusPointOfInterest: Camerad_V1_Point?
-        var exposurePointOfInterest: Camerad_V1_Point?
+        var controls: [ControlValue] = []
+        var manualExposure: ExposureMode?
+        var focusPointOfInterest: NormalizedPoint?
+        var exposurePointOfInterest: NormalizedPoint?
         /// camerad's crop, for a device without a zoom control.
         var digitalZoom: Double?
         var adjustsFocus = false
@@ -137,13 +109,13 @@ enum CameraSettingsMapping {
     /// - Throws: `UNSUPPORTED` for a mode or setting the device lacks, `INVALID_ARGUMENT`
     ///   for a value out of range, `INVALID_STATE` for the torch of an idle device.
     static func plan(
-        _ configuration: Camerad_V1_DeviceConfiguration, controls: [CameraControl], capabilities: Camerad_V1_Capabilities,
+        _ configuration: DeviceConfiguration, controls: [CameraControl], capabilities: DeviceCapabilities,
         of name: String, capturing: Bool
     ) throws -> Plan {
         let byID = controls.byID
         var plan = Plan()
         func set(_ id: ControlID, _ value: Int64) {
-            plan.controls.append(Camerad_V1_ControlValue(id, value))
+            plan.controls.append(ControlValue(id, value))
         }
         func setIfPresent(_ id: ControlID, _ value: Int64) {
             if byID[id] != nil { set(id, value) }
@@ -170,9 +142,9 @@ enum CameraSettingsMapping {
         }
 
         // Focus.
-        if configuration.focusMode != .unspecified {
-            try require(configuration.focusMode, in: capabilities.focusModes, "focus")
-            let mode: Automatic = switch configuration.focusMode {
+        if let focusMode = configuration.focusMode {
+            try require(focusMode, in: capabilities.focusModes, "focus")
+            let mode: Automatic = switch focusMode {
             case .continuousAutoFocus: .continuous
             case .autoFocus: .oneShot
             default: .locked
@@ -180,28 +152,26 @@ enum CameraSettingsMapping {
             automatic(.focusAuto, button: .autoFocusStart, mode)
             plan.adjustsFocus = mode != .locked
         }
-        if configuration.hasLensPosition {
+        if let position = configuration.lensPosition {
             guard let control = byID[.focusAbsolute] else {
                 throw CameraError(.unsupported, "\(name) cannot set a lens position (no focus_absolute control)")
             }
-            let position = configuration.lensPosition
             guard (0...1).contains(position) else {
                 throw CameraError(.invalidArgument, "lens position must be 0 to 1, not \(position)")
             }
-            if configuration.focusMode == .unspecified { setIfPresent(.focusAuto, 0) }
+            if configuration.focusMode == nil { setIfPresent(.focusAuto, 0) }
             set(.focusAbsolute, scaled(Double(position), onto: control))
         }
-        if configuration.hasFocusPointOfInterest {
-            guard capabilities.focusPointOfInterestSupported else {
+        if let point = configuration.focusPointOfInterest {
+            guard capabilities.isFocusPointOfInterestSupported else {
                 throw CameraError(.unsupported, "\(name) has no focus point of interest")
             }
-            plan.focusPointOfInterest = try checked(configuration.focusPointOfInterest, "focus point of interest")
+            plan.focusPointOfInterest = try checked(point, "focus point of interest")
         }
 
         // Exposure.
-        let custom = configuration.hasExposureDuration || configuration.hasIso
-        let exposureMode = custom && configuration.exposureMode == .unspecified ? .custom : configuration.exposureMode
-        if exposureMode != .unspecified {
+        let custom = configuration.exposureDuration != nil || configuration.iso != nil
+        if let exposureMode = configuration.exposureMode ?? (custom ? .custom : nil) {
             try require(exposureMode, in: capabilities.exposureModes, "exposure")
             let auto = byID[.exposureAuto]
             switch exposureMode {
@@ -214,26 +184,23 @@ enum CameraSettingsMapping {
                 plan.manualExposure = exposureMode
             }
         }
-        if configuration.hasExposureDuration {
+        if let duration = configuration.exposureDuration {
             guard let control = byID[.exposureAbsolute] else {
                 throw CameraError(.unsupported, "\(name) cannot set an exposure duration (no exposure_time_absolute control)")
             }
-            let duration = configuration.exposureDuration
-            guard duration.denominator > 0 else { throw CameraError(.invalidArgument, "exposure duration has a zero denominator") }
-            let units = Int64((Double(duration.numerator) * Double(exposureUnitsPerSecond) / Double(duration.denominator)).rounded())
+            let units = Int64((duration / exposureUnit).rounded())
             guard (control.minimum...control.maximum).contains(units) else {
                 throw CameraError(.invalidArgument,
-                                  "exposure duration \(duration.numerator)/\(duration.denominator) s is outside \(name)'s \(control.minimum)/\(exposureUnitsPerSecond) to \(control.maximum)/\(exposureUnitsPerSecond) s")
+                                  "exposure duration \(duration.seconds) s is outside \(name)'s \((exposureUnit * control.minimum).seconds) to \((exposureUnit * control.maximum).seconds) s")
             }
             set(.exposureAbsolute, units)
         }
-        if configuration.hasIso {
-            let iso = configuration.iso
-            guard capabilities.minIso > 0 else {
+        if let iso = configuration.iso {
+            guard let range = capabilities.isoRange else {
                 throw CameraError(.unsupported, "\(name) cannot set ISO (no iso_sensitivity or gain control)")
             }
-            guard (capabilities.minIso...capabilities.maxIso).contains(iso) else {
-                throw CameraError(.invalidArgument, "ISO \(iso) is outside \(name)'s \(capabilities.minIso) to \(capabilities.maxIso)")
+            guard range.contains(iso) else {
+                throw CameraError(.invalidArgument, "ISO \(iso) is outside \(name)'s \(range.lowerBound) to \(range.upperBound)")
             }
             if let sensitivity = byID[.isoSensitivity], !sensitivity.menuItems.isEmpty {
                 setIfPresent(.isoSensitivityAuto, ControlID.isoSensitivityManual)
@@ -244,17 +211,17 @@ enum CameraSettingsMapping {
                 set(.gain, scaled(fraction, onto: gain))
             }
         }
-        if configuration.hasExposurePointOfInterest {
-            guard capabilities.exposurePointOfInterestSupported else {
+        if let point = configuration.exposurePointOfInterest {
+            guard capabilities.isExposurePointOfInterestSupported else {
                 throw CameraError(.unsupported, "\(name) has no exposure point of interest")
             }
-            plan.exposurePointOfInterest = try checked(configuration.exposurePointOfInterest, "exposure point of interest")
+            plan.exposurePointOfInterest = try checked(point, "exposure point of interest")
         }
 
         // White balance.
-        if configuration.whiteBalanceMode != .unspecified {
-            try require(configuration.whiteBalanceMode, in: capabilities.whiteBalanceModes, "white balance")
-            let mode: Automatic = switch configuration.whiteBalanceMode {
+        if let whiteBalanceMode = configuration.whiteBalanceMode {
+            try require(whiteBalanceMode, in: capabilities.whiteBalanceModes, "white balance")
+            let mode: Automatic = switch whiteBalanceMode {
             case .continuousAutoWhiteBalance: .continuous
             case .autoWhiteBalance: .oneShot
             default: .locked
@@ -262,44 +229,40 @@ enum CameraSettingsMapping {
             automatic(.autoWhiteBalance, button: .doWhiteBalance, mode)
             plan.adjustsWhiteBalance = mode != .locked
         }
-        if configuration.hasWhiteBalanceTemperature {
+        if let asked = configuration.whiteBalanceTemperature {
             guard let control = byID[.whiteBalanceTemperature] else {
                 throw CameraError(.unsupported, "\(name) cannot set a white balance temperature (no white_balance_temperature control)")
             }
-            let asked = configuration.whiteBalanceTemperature
             guard asked.isFinite, (Float(control.minimum)...Float(control.maximum)).contains(asked.rounded()) else {
                 throw CameraError(.invalidArgument,
                                   "white balance temperature \(asked) K is outside \(name)'s \(control.minimum) to \(control.maximum) K")
             }
             let kelvin = Int64(asked.rounded())
-            if configuration.whiteBalanceMode == .unspecified { setIfPresent(.autoWhiteBalance, 0) }
+            if configuration.whiteBalanceMode == nil { setIfPresent(.autoWhiteBalance, 0) }
             let step = Int64(clamping: max(1, control.step))
             set(.whiteBalanceTemperature, control.minimum + (kelvin - control.minimum) / step * step)
         }
 
         // Torch.
-        if configuration.hasTorchLevel {
-            let level = configuration.torchLevel
+        if let level = configuration.torchLevel {
             guard level > 0 && level <= 1 else {
                 throw CameraError(.invalidArgument, "torch level must be above 0 and at most 1, not \(level)")
             }
         }
-        let torchMode = configuration.hasTorchLevel && configuration.torchMode == .unspecified ? .on : configuration.torchMode
-        if torchMode != .unspecified {
+        if let torchMode = configuration.torchMode ?? (configuration.torchLevel != nil ? .on : nil) {
             try require(torchMode, in: capabilities.torchModes, "torch")
             if torchMode == .on && !capturing {
                 throw CameraError(.invalidState, "the torch of \(name) can be on only while a session runs on it; start one first")
             }
             set(.flashLEDMode, (torchMode == .on ? FlashLEDMode.torch : .none).rawValue)
         }
-        if configuration.hasTorchLevel, let intensity = byID[.flashTorchIntensity] {
-            let value = Int64((Double(configuration.torchLevel) * Double(intensity.maximum)).rounded())
+        if let level = configuration.torchLevel, let intensity = byID[.flashTorchIntensity] {
+            let value = Int64((Double(level) * Double(intensity.maximum)).rounded())
             set(.flashTorchIntensity, min(intensity.maximum, max(intensity.minimum, value)))
         }
 
         // Zoom.
-        if configuration.hasVideoZoomFactor {
-            let factor = configuration.videoZoomFactor
+        if let factor = configuration.videoZoomFactor {
             guard factor >= capabilities.minZoomFactor && factor <= capabilities.maxZoomFactor else {
                 throw CameraError(.invalidArgument,
                                   "zoom factor \(factor) is outside \(name)'s \(capabilities.minZoomFactor) to \(capabilities.maxZoomFactor)")
@@ -314,11 +277,11 @@ enum CameraSettingsMapping {
     }
 
     /// The torch's control values to turn it off, if it is on.
-    static func torchOff(_ controls: [CameraControl]) -> [Camerad_V1_ControlValue] {
+    static func torchOff(_ controls: [CameraControl]) -> [ControlValue] {
         guard let led = controls.first(where: { $0.id == .flashLEDMode }),
               led.value == FlashLEDMode.torch.rawValue
         else { return [] }
-        return [Camerad_V1_ControlValue(.flashLEDMode, FlashLEDMode.none.rawValue)]
+        return [ControlValue(.flashLEDMode, FlashLEDMode.none.rawValue)]
     }
 
     // MARK: - Helpers
@@ -350,7 +313,7 @@ enum CameraSettingsMapping {
         return gainISOFloor + normalized(gain) * (gainISOCeiling - gainISOFloor)
     }
 
-    private static func checked(_ point: Camerad_V1_Point, _ what: String) throws -> Camerad_V1_Point {
+    private static func checked(_ point: NormalizedPoint, _ what: String) throws -> NormalizedPoint {
         guard (0...1).contains(point.x), (0...1).contains(point.y) else {
             throw CameraError(.invalidArgument, "\(what) (\(point.x), \(point.y)) is outside the frame; use 0 to 1 each way")
         }
@@ -363,9 +326,9 @@ enum CameraSettingsMapping {
 /// until when an automatic mode is still settling.
 final class CameraSettingsState: Sendable {
     struct Values: Sendable {
-        var manualExposure: Camerad_V1_ExposureMode = .locked
-        var focusPointOfInterest: Camerad_V1_Point?
-        var exposurePointOfInterest: Camerad_V1_Point?
+        var manualExposure: ExposureMode = .locked
+        var focusPointOfInterest: NormalizedPoint?
+        var exposurePointOfInterest: NormalizedPoint?
         var digitalZoom: Double = 1
         var adjustingFocusUntil: Int64 = 0
         var adjustingExposureUntil: Int64 = 0
@@ -403,8 +366,4 @@ final class CameraSettingsState: Sendable {
             if plan.adjustsWhiteBalance { values.adjustingWhiteBalanceUntil = until }
         }
     }
-}
-
-extension Duration {
-    var nanoseconds: Int64 { components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000 }
 }

@@ -18,14 +18,6 @@ final class ConfigurationLocks: Sendable {
         let clientName: String
         var count: Int
 
-        var proto: Camerad_V1_ConfigurationLock {
-            var lock = Camerad_V1_ConfigurationLock()
-            lock.pid = pid
-            lock.processName = processName
-            lock.clientName = clientName
-            return lock
-        }
-
         /// "pid 4242 (obs)".
         var description: String { "pid \(pid) (\((processName.isEmpty ? clientName : processName).echoed))" }
     }

@@ -9,16 +9,22 @@ struct ControlChange: Sendable {
     /// controls and checked.
     ///
     /// - Throws: `INVALID_ARGUMENT` naming the control and what it allows.
-    static func resolve(_ values: [Camerad_V1_ControlValue], among controls: [CameraControl], of uniqueID: String) throws -> [ControlChange] {
+    static func resolve(_ values: [ControlValue], among controls: [CameraControl], of uniqueID: String) throws -> [ControlChange] {
         guard !values.isEmpty else {
             throw CameraError(.invalidArgument, "no control values given; name at least one, e.g. brightness=128")
         }
         return try values.map { requested in
             let found = controls.first { control in
-                requested.id != 0 ? control.id.rawValue == requested.id : control.name == requested.name
+                switch requested.key {
+                case .id(let id): control.id == id
+                case .name(let name): control.name == name
+                }
             }
             guard let control = found else {
-                let name = requested.id != 0 ? "0x" + String(requested.id, radix: 16) : "'\(requested.name.echoed)'"
+                let name = switch requested.key {
+                case .id(let id): "0x" + String(id.rawValue, radix: 16)
+                case .name(let name): "'\(name.echoed)'"
+                }
                 throw CameraError(.invalidArgument,
                                   "\(uniqueID) has no control \(name); 'camctl info \(uniqueID)' lists its controls")
             }

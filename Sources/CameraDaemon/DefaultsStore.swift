@@ -6,7 +6,8 @@ import SwiftProtobuf
 
 /// The settings stored with `camctl set --persist`, by uniqueID, in
 /// `<state dir>/defaults.json` (``Camerad_V1_StoredDefaults`` in protobuf's JSON
-/// mapping). Written whole to a temporary file, then renamed over the old one.
+/// mapping, the file's format; the daemon works in ``DeviceConfiguration``).
+/// Written whole to a temporary file, then renamed over the old one.
 ///
 /// A file that cannot be read or parsed is reported and ignored, never fatal;
 /// it is kept as `defaults.json.corrupt` when the store is next written.
@@ -49,42 +50,27 @@ final class DefaultsStore: Sendable {
     }
 
     /// The stored settings of a device.
-    func configuration(for uniqueID: String) -> Camerad_V1_DeviceConfiguration? {
-        state.withLock { $0.stored.devices[uniqueID] }
+    ///
+    /// - Throws: ``CameraError`` for settings this camerad cannot read (a mode
+    ///   from a newer one).
+    func configuration(for uniqueID: String) throws -> DeviceConfiguration? {
+        try state.withLock { $0.stored.devices[uniqueID] }.map(DeviceConfiguration.init)
     }
 
-    /// Merges `configuration` into the device's stored settings (later values
-    /// win; the torch is never stored) and writes the file.
+    /// Merges `configuration` into the device's stored settings
+    /// (``DeviceConfiguration/merging(_:)``: later values win; the torch is
+    /// never stored) and writes the file.
     ///
     /// - Throws: `INVALID_STATE` when the file cannot be written.
-    func store(_ configuration: Camerad_V1_DeviceConfiguration, for uniqueID: String) throws {
+    func store(_ configuration: DeviceConfiguration, for uniqueID: String) throws {
         try state.withLock { state in
-            var merged = state.stored.devices[uniqueID] ?? Camerad_V1_DeviceConfiguration()
-            if configuration.hasActiveFormat {
-                // The old frame durations may not fit the new format.
-                merged.clearActiveMinFrameDuration()
-                merged.clearActiveMaxFrameDuration()
-            }
-            try merged.merge(serializedBytes: configuration.serializedBytes() as [UInt8])
-            merged.torchMode = .unspecified
-            merged.clearTorchLevel()
-            merged.controls = Self.latest(merged.controls)
+            let old = state.stored.devices[uniqueID].flatMap { try? DeviceConfiguration($0) } ?? DeviceConfiguration()
             var stored = state.stored
-            stored.devices[uniqueID] = merged
+            stored.devices[uniqueID] = Camerad_V1_DeviceConfiguration(old.merging(configuration))
             try write(stored, movingAsideCorrupt: state.corrupt)
             state.stored = stored
             state.corrupt = false
         }
-    }
-
-    /// The last value given for each control.
-    private static func latest(_ values: [Camerad_V1_ControlValue]) -> [Camerad_V1_ControlValue] {
-        var result: [Camerad_V1_ControlValue] = []
-        for value in values {
-            result.removeAll { $0.id == value.id && $0.name == value.name }
-            result.append(value)
-        }
-        return result
     }
 
     /// Writes `bytes` to a file that must not exist yet: whatever is at `path`

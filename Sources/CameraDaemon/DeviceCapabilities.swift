@@ -1,5 +1,3 @@
-import CameraProtocol
-
 /// What the AVFoundation-named settings can do on a device, derived from its
 /// controls in camerad's namespace (``ControlID``). A mode is reported
 /// only when the controls can really do it.
@@ -17,56 +15,78 @@ import CameraProtocol
 /// | white balance `.autoWhiteBalance` | `DO_WHITE_BALANCE` |
 /// | torch | `FLASH_LED_MODE` with a torch entry |
 /// | flash (.off .on, and .auto decided by camerad) | `FLASH_LED_MODE` with a flash entry, and `FLASH_STROBE` |
-/// | zoom | `ZOOM_ABSOLUTE`: factor = value ÷ minimum (1 … maximum ÷ minimum) |
-enum DeviceCapabilities {
-    static func derive(from controls: [CameraControl]) -> Camerad_V1_Capabilities {
+/// | zoom | `ZOOM_ABSOLUTE`: factor = value ÷ minimum (1 … maximum ÷ minimum); else camerad crops, up to ``CameraSettingsMapping/digitalZoomLimit`` |
+/// | custom exposure durations | `EXPOSURE_ABSOLUTE`'s range, in 100 µs |
+/// | ISO | `ISO_SENSITIVITY`'s entries, else `GAIN` read as 100…1600 |
+/// | white-balance temperatures | `WHITE_BALANCE_TEMPERATURE`'s range |
+extension DeviceCapabilities {
+    /// - Parameter pointsOfInterest: whether the backend honours points of
+    ///   interest (no V4L2 control does).
+    init(controls: [CameraControl], pointsOfInterest: Bool) {
+        self.init()
         let byID = controls.byID
         func has(_ id: ControlID) -> Bool { byID[id] != nil }
         func menuHas(_ id: ControlID, _ entries: [Int64]) -> Bool {
             byID[id]?.menuItems.contains { entries.contains($0.index) } ?? false
         }
 
-        var capabilities = Camerad_V1_Capabilities()
         if has(.focusAuto) || has(.focusAbsolute) {
-            capabilities.focusModes.append(.locked)
+            focusModes.append(.locked)
         }
-        if has(.autoFocusStart) { capabilities.focusModes.append(.autoFocus) }
-        if has(.focusAuto) { capabilities.focusModes.append(.continuousAutoFocus) }
-        capabilities.lensPositionSupported = has(.focusAbsolute)
+        if has(.autoFocusStart) { focusModes.append(.autoFocus) }
+        if has(.focusAuto) { focusModes.append(.continuousAutoFocus) }
+        isLensPositionSupported = has(.focusAbsolute)
 
         let exposure = ControlID.exposureAuto
         let manual = ExposureAutoMode.manual.rawValue
-        if menuHas(exposure, [manual]) { capabilities.exposureModes.append(.locked) }
+        if menuHas(exposure, [manual]) { exposureModes.append(.locked) }
         if menuHas(exposure, [ExposureAutoMode.auto.rawValue, ExposureAutoMode.aperturePriority.rawValue]) {
-            capabilities.exposureModes.append(.continuousAutoExposure)
+            exposureModes.append(.continuousAutoExposure)
         }
         if menuHas(exposure, [manual]) && has(.exposureAbsolute) {
-            capabilities.exposureModes.append(.custom)
+            exposureModes.append(.custom)
         }
 
         if has(.autoWhiteBalance) || has(.whiteBalanceTemperature) {
-            capabilities.whiteBalanceModes.append(.locked)
+            whiteBalanceModes.append(.locked)
         }
-        if has(.doWhiteBalance) { capabilities.whiteBalanceModes.append(.autoWhiteBalance) }
-        if has(.autoWhiteBalance) { capabilities.whiteBalanceModes.append(.continuousAutoWhiteBalance) }
+        if has(.doWhiteBalance) { whiteBalanceModes.append(.autoWhiteBalance) }
+        if has(.autoWhiteBalance) { whiteBalanceModes.append(.continuousAutoWhiteBalance) }
 
         let ledMode = ControlID.flashLEDMode
         if menuHas(ledMode, [FlashLEDMode.torch.rawValue]) {
-            capabilities.supportsTorch = true
-            capabilities.torchModes = [.off, .on]
+            torchModes = [.off, .on]
         }
         if menuHas(ledMode, [FlashLEDMode.flash.rawValue]) && has(.flashStrobe) {
-            capabilities.supportsFlash = true
             // camerad decides .auto from a frame's brightness.
-            capabilities.flashModes = [.off, .on, .auto]
+            flashModes = [.off, .on, .auto]
         }
 
-        capabilities.minZoomFactor = 1
-        capabilities.maxZoomFactor = 1
-        if let zoom = byID[.zoomAbsolute], zoom.minimum > 0, zoom.maximum > zoom.minimum {
-            capabilities.maxZoomFactor = Double(zoom.maximum) / Double(zoom.minimum)
+        if let zoom = byID[.zoomAbsolute] {
+            if zoom.minimum > 0, zoom.maximum > zoom.minimum {
+                maxZoomFactor = Double(zoom.maximum) / Double(zoom.minimum)
+            }
+        } else {
+            isDigitalZoom = true
+            maxZoomFactor = CameraSettingsMapping.digitalZoomLimit
         }
-        return capabilities
+
+        let units = CameraSettingsMapping.exposureUnit
+        if let time = byID[.exposureAbsolute] {
+            let shortest = max(1, time.minimum)
+            exposureDurations = units * shortest ... units * max(shortest, time.maximum)
+        }
+        if let sensitivity = byID[.isoSensitivity], !sensitivity.menuItems.isEmpty {
+            let values = sensitivity.menuItems.map { Float($0.value) }
+            isoRange = values.min()! ... values.max()!
+        } else if byID[.gain] != nil {
+            isoRange = CameraSettingsMapping.gainISOFloor ... CameraSettingsMapping.gainISOCeiling
+        }
+        if let temperature = byID[.whiteBalanceTemperature] {
+            whiteBalanceTemperatures = Float(temperature.minimum) ... Float(max(temperature.minimum, temperature.maximum))
+        }
+        isFocusPointOfInterestSupported = pointsOfInterest
+        isExposurePointOfInterestSupported = pointsOfInterest
     }
 
     /// The session presets a device can serve from its formats.

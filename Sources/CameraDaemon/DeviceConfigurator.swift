@@ -1,9 +1,8 @@
 import CameraMedia
-import CameraProtocol
 import Dispatch
 import Logging
 
-/// Carries out a ``Camerad_V1_DeviceConfiguration`` on a device: the format and
+/// Carries out a ``DeviceConfiguration`` on a device: the format and
 /// frame durations, then the AVFoundation-named settings, then the controls.
 /// Everything is checked before anything is applied.
 ///
@@ -19,7 +18,7 @@ struct DeviceConfigurator: Sendable {
     ///
     /// - Throws: ``CameraError``: `INVALID_ARGUMENT`, `UNSUPPORTED_FORMAT`,
     ///   `INVALID_STATE` (the torch of an idle device, or the defaults not writable).
-    func apply(_ configuration: Camerad_V1_DeviceConfiguration, to device: any CameraBackend, persist: Bool = false) async throws {
+    func apply(_ configuration: DeviceConfiguration, to device: any CameraBackend, persist: Bool = false) async throws {
         let mode = try await device.executor.run { try applyToDevice(configuration, device) }
         if let mode, let streamer = registry.streamer(device.uniqueID), streamer.runningMode != nil {
             try await streamer.switchMode(to: mode)
@@ -37,13 +36,12 @@ struct DeviceConfigurator: Sendable {
     /// capture's), its controls and what camerad keeps beside them.
     ///
     /// - Returns: the new mode, if the configuration names one.
-    private func applyToDevice(_ configuration: Camerad_V1_DeviceConfiguration, _ device: any CameraBackend) throws -> CaptureMode? {
-        let description = registry.describe(device)
+    private func applyToDevice(_ configuration: DeviceConfiguration, _ device: any CameraBackend) throws -> CaptureMode? {
         let streamer = registry.streamer(device.uniqueID)
         let running = streamer?.runningMode
         let mode = try Self.mode(configuration, on: device, current: running ?? device.activeMode)
         let controls = device.controls
-        let plan = try CameraSettingsMapping.plan(configuration, controls: controls, capabilities: description.capabilities,
+        let plan = try CameraSettingsMapping.plan(configuration, controls: controls, capabilities: device.capabilities,
                                                   of: device.uniqueID, capturing: running != nil)
         let values = plan.controls + configuration.controls
         let changes = values.isEmpty ? [] : try ControlChange.resolve(values, among: controls, of: device.uniqueID)
@@ -70,8 +68,8 @@ struct DeviceConfigurator: Sendable {
     /// Applies a device's stored defaults as it connects, on its executor; a
     /// failure is logged, never fatal.
     func restoreDefaults(of device: any CameraBackend) {
-        guard let stored = defaults?.configuration(for: device.uniqueID) else { return }
         do {
+            guard let stored = try defaults?.configuration(for: device.uniqueID) else { return }
             // A device that has just connected runs no capture: nothing to restart.
             _ = try applyToDevice(stored, device)
             logger.info("\(device.uniqueID): stored defaults applied")
@@ -88,18 +86,16 @@ struct DeviceConfigurator: Sendable {
     ///   cannot read; `INVALID_ARGUMENT` naming the valid ranges for a frame
     ///   duration outside them.
     static func mode(
-        _ configuration: Camerad_V1_DeviceConfiguration, on device: any CameraBackend, current: CaptureMode
+        _ configuration: DeviceConfiguration, on device: any CameraBackend, current: CaptureMode
     ) throws -> CaptureMode? {
-        let hasMinimum = configuration.hasActiveMinFrameDuration
-        let hasMaximum = configuration.hasActiveMaxFrameDuration
-        guard configuration.hasActiveFormat || hasMinimum || hasMaximum else { return nil }
+        let minimum = configuration.activeMinFrameDuration
+        let maximum = configuration.activeMaxFrameDuration
+        guard configuration.activeFormat != nil || minimum != nil || maximum != nil else { return nil }
         let formats = device.formats
         var index = current.formatIndex
-        if configuration.hasActiveFormat {
-            let wanted = configuration.activeFormat
-            let pixelFormat = PixelFormat(fourcc: wanted.fourcc)
-            let name = "\(pixelFormat.code) \(wanted.width)x\(wanted.height)"
-            guard let found = formats.firstIndex(where: { $0.matches(pixelFormat, wanted.width, wanted.height) }) else {
+        if let wanted = configuration.activeFormat {
+            let name = "\(wanted.pixelFormat.code) \(wanted.width)x\(wanted.height)"
+            guard let found = formats.firstIndex(where: { $0.matches(wanted.pixelFormat, wanted.width, wanted.height) }) else {
                 throw CameraError(.unsupportedFormat, "\(device.uniqueID) has no format \(name); 'camctl info \(device.uniqueID)' lists its formats")
             }
             guard formats[found].isStreamable else {
@@ -108,21 +104,17 @@ struct DeviceConfigurator: Sendable {
             index = found
         }
         let format = formats[index]
-        let minimum = FrameDuration(configuration.activeMinFrameDuration)
-        let maximum = FrameDuration(configuration.activeMaxFrameDuration)
-        for (given, duration) in [(hasMinimum, minimum), (hasMaximum, maximum)] where given {
+        for duration in [minimum, maximum].compactMap({ $0 }) {
             guard duration.isValid, format.allows(duration) else {
                 throw CameraError(.invalidArgument,
                                   "frame duration \(duration) s is outside what \(format) allows: \(Self.describe(format.frameRateRanges))")
             }
         }
-        if hasMinimum && hasMaximum && FrameDuration.compare(minimum, maximum) > 0 {
+        if let minimum, let maximum, FrameDuration.compare(minimum, maximum) > 0 {
             throw CameraError(.invalidArgument, "the minimum frame duration is longer than the maximum; swap them")
         }
         // A device makes frames at one rate: the minimum duration, the highest rate asked.
-        let duration = hasMinimum ? minimum
-            : hasMaximum ? maximum
-            : ModeSelection.frameDuration(for: format, preferring: current.frameDuration)
+        let duration = minimum ?? maximum ?? ModeSelection.frameDuration(for: format, preferring: current.frameDuration)
         return CaptureMode(formatIndex: index, format: format, frameDuration: duration)
     }
 

@@ -1,4 +1,3 @@
-import CameraProtocol
 import Glibc
 import Logging
 import Synchronization
@@ -9,7 +8,7 @@ import Synchronization
 /// Events reach every subscriber in the same order. Subscribing takes the
 /// current devices and the subscription in one step, so a watcher misses nothing.
 final class DeviceRegistry: Sendable {
-    typealias Event = Camerad_V1_DeviceEvent
+    typealias Event = DeviceEvent
 
     private struct State {
         var devices: [any CameraBackend] = []
@@ -39,16 +38,14 @@ final class DeviceRegistry: Sendable {
 
     /// A device as clients see it: its own description, the mode it runs in
     /// now, and who holds its lock.
-    func describe(_ device: any CameraBackend) -> Camerad_V1_Device {
+    func describe(_ device: any CameraBackend) -> DeviceDescription {
         describe(device, streamer: streamer(device.uniqueID))
     }
 
-    private func describe(_ device: any CameraBackend, streamer: DeviceStreamer?) -> Camerad_V1_Device {
+    private func describe(_ device: any CameraBackend, streamer: DeviceStreamer?) -> DeviceDescription {
         var description = device.describe()
-        if let mode = streamer?.runningMode {
-            description.setActive(mode)
-        }
-        if let holder = locks.holder(of: device.uniqueID) { description.lock = holder.proto }
+        if let mode = streamer?.runningMode { description.activeMode = mode }
+        description.lockHolder = locks.holder(of: device.uniqueID)
         return description
     }
 
@@ -120,7 +117,7 @@ final class DeviceRegistry: Sendable {
         state.withLock { state in
             guard let device = state.devices.first(where: { $0.uniqueID == uniqueID }) else { return }
             let description = describe(device, streamer: state.streamers[uniqueID])
-            Self.broadcast(description.hasLock ? .locked : .unlocked, description, to: liveSubscribers(&state))
+            Self.broadcast(description.lockHolder != nil ? .locked : .unlocked, description, to: liveSubscribers(&state))
         }
     }
 
@@ -160,18 +157,14 @@ final class DeviceRegistry: Sendable {
     }
 
     private static func broadcast(
-        _ kind: Event.Kind, _ device: Camerad_V1_Device, to subscribers: [UInt64: AsyncStream<Event>.Continuation]
+        _ kind: Event.Kind, _ device: DeviceDescription, to subscribers: [UInt64: AsyncStream<Event>.Continuation]
     ) {
         let event = event(kind, device)
         for continuation in subscribers.values { continuation.yield(event) }
     }
 
-    private static func event(_ kind: Event.Kind, _ device: Camerad_V1_Device?) -> Event {
-        var event = Event()
-        event.kind = kind
-        if let device { event.device = device }
-        event.timestampNs = monotonicNanoseconds()
-        return event
+    private static func event(_ kind: Event.Kind, _ device: DeviceDescription?) -> Event {
+        Event(kind: kind, device: device, timestampNanoseconds: monotonicNanoseconds())
     }
 }
 

@@ -1,6 +1,39 @@
 import CameraMedia
-import CameraProtocol
 import Foundation
+
+/// AVCapturePhotoSettings, and the connection's orientation and mirroring.
+struct PhotoSettings: Sendable {
+    enum Codec: Sendable { case jpeg, bgra, nv12 }
+
+    var codec: Codec = .jpeg
+    /// JPEG quality, 1 to 100; nil: 90.
+    var quality: Int?
+    var flashMode: FlashMode = .off
+    /// The largest size wanted each way (0: the frame's); the photo is scaled
+    /// down to fit, never up.
+    var maxWidth = 0
+    var maxHeight = 0
+    var rotation: Rotation = .none
+    var mirrored = false
+}
+
+/// A photo as taken (AVCapturePhoto): a JPEG, or uncompressed pixels.
+struct Photo: Sendable {
+    var data = Data()
+    var pixelFormat: PixelFormat = .mjpeg
+    var width = 0
+    var height = 0
+    /// Where an uncompressed photo's planes lie (nil for a JPEG).
+    var layout: FrameLayout?
+    var sequence: UInt64 = 0
+    /// CLOCK_MONOTONIC nanoseconds at capture.
+    var timestampNanoseconds: Int64 = 0
+    var flashFired = false
+    /// The JPEG is the camera's own, not encoded again.
+    var passedThrough = false
+    /// Why the photo is not what was asked (the device runs a smaller mode).
+    var note: String?
+}
 
 /// A still photo from a device: the frame comes from the running capture, or
 /// from one started for the shot in the device's photo mode (its configured
@@ -15,16 +48,15 @@ enum PhotoCapture {
     /// - Throws: ``CameraError``: `UNSUPPORTED_FORMAT` for a flash the device lacks or a
     ///   photo too big uncompressed; what ``DeviceStreamer/takePhotoFrame(idleMode:warmUpFrames:skipping:)`` throws.
     static func take(
-        _ request: Camerad_V1_CapturePhotoRequest, device: any CameraBackend, streamer: DeviceStreamer, holdsLock: Bool
-    ) async throws -> Camerad_V1_CapturePhotoResponse {
-        let settings = request.settings
+        _ settings: PhotoSettings, device: any CameraBackend, streamer: DeviceStreamer, holdsLock: Bool
+    ) async throws -> Photo {
         let description = device.describe()
-        let flash = settings.flashMode == .unspecified ? .off : settings.flashMode
+        let flash = settings.flashMode
         if flash != .off && !description.capabilities.flashModes.contains(flash) {
             throw CameraError(.unsupported, "\(device.uniqueID) has no flash; take the photo with flash mode off")
         }
-        guard settings.quality <= 100 else {
-            throw CameraError(.invalidArgument, "JPEG quality must be 1 to 100 (0 for 90), not \(settings.quality)")
+        if let quality = settings.quality, !(1...100).contains(quality) {
+            throw CameraError(.invalidArgument, "JPEG quality must be 1 to 100 (0 for 90), not \(quality)")
         }
         let idleMode = device.configuredMode
             ?? ModeSelection.mode(for: .photo, formats: device.formats, active: device.activeMode)
@@ -32,7 +64,7 @@ enum PhotoCapture {
         // photo mode for the shot only by its lock holder (the streams are told,
         // twice); anyone else gets the photo at the running mode, flagged.
         var restore: CaptureMode?
-        var note = ""
+        var note: String?
         if let running = streamer.runningMode, area(running) < area(idleMode) {
             if holdsLock {
                 try await streamer.switchMode(to: idleMode)
@@ -43,7 +75,7 @@ enum PhotoCapture {
         }
         let taken: (frame: DeviceStreamer.PhotoFrame, fires: Bool)
         do {
-            taken = try await takeFrame(device, description, streamer, idleMode: idleMode, flash: flash, restarted: restore != nil)
+            taken = try await takeFrame(device, streamer, idleMode: idleMode, flash: flash, restarted: restore != nil)
         } catch {
             if let restore { try? await streamer.switchMode(to: restore) }
             throw error
@@ -51,48 +83,47 @@ enum PhotoCapture {
         if let restore { try? await streamer.switchMode(to: restore) }
         let (frame, fires) = taken
         // Scaling and encoding are CPU work: a worker's, not the handler's.
-        var response = try await Workers.run {
+        var photo = try await Workers.run {
             try encode(frame, fired: fires, settings: settings, description: description, device: device)
         }
-        response.note = note
-        return response
+        photo.note = note
+        return photo
     }
 
     /// The photo of `frame` as `settings` ask: a JPEG with EXIF, or uncompressed.
     private static func encode(
-        _ frame: DeviceStreamer.PhotoFrame, fired fires: Bool, settings: Camerad_V1_PhotoSettings,
-        description: Camerad_V1_Device, device: any CameraBackend
-    ) throws -> Camerad_V1_CapturePhotoResponse {
+        _ frame: DeviceStreamer.PhotoFrame, fired fires: Bool, settings: PhotoSettings,
+        description: DeviceDescription, device: any CameraBackend
+    ) throws -> Photo {
         let source = frame.mode.layout
 
-        var response = Camerad_V1_CapturePhotoResponse()
-        let (width, height) = fit(source.width, source.height, into: Int(settings.maxWidth), Int(settings.maxHeight))
-        let rotation = Rotation(settings.orientation)
+        var photo = Photo()
+        let (width, height) = fit(source.width, source.height, into: settings.maxWidth, settings.maxHeight)
+        let rotation = settings.rotation
         let (outWidth, outHeight) = rotation.swapsDimensions ? (height, width) : (width, height)
         let zoom = device.settingsState.digitalZoom
         let encoder = PhotoEncoder()
-        response.flashFired = fires
-        response.sequence = frame.sequence
-        response.presentationTimeNs = frame.timestampNanoseconds
-        response.width = UInt32(outWidth)
-        response.height = UInt32(outHeight)
+        photo.flashFired = fires
+        photo.sequence = frame.sequence
+        photo.timestampNanoseconds = frame.timestampNanoseconds
+        photo.width = outWidth
+        photo.height = outHeight
         do {
             try frame.bytes.withUnsafeBytes { bytes in
                 switch settings.codec {
-                case .jpeg, .UNRECOGNIZED:
+                case .jpeg:
                     // As AVCapturePhotoOutput: the pixels stay as the camera made
                     // them, and EXIF Orientation says how to show them.
                     let target = FrameVariant(format: .mjpeg, width: width, height: height)
-                    response.width = UInt32(width)
-                    response.height = UInt32(height)
-                    response.passedThrough = zoom <= 1 && PhotoEncoder.passesThrough(source, target)
+                    photo.width = width
+                    photo.height = height
+                    photo.passedThrough = zoom <= 1 && PhotoEncoder.passesThrough(source, target)
                     var metadata = metadata(of: description, device: device, frame: frame, width: width, height: height)
                     metadata.flashFired = fires
                     metadata.orientation = exifOrientation(rotation, mirrored: settings.mirrored)
-                    response.data = Data(try encoder.jpeg(
-                        bytes, source: source, target: target, quality: settings.quality == 0 ? 90 : Int(settings.quality),
-                        metadata: metadata, zoom: zoom))
-                    response.fourcc = PixelFormat.mjpeg.fourcc
+                    photo.data = Data(try encoder.jpeg(
+                        bytes, source: source, target: target, quality: settings.quality ?? 90, metadata: metadata, zoom: zoom))
+                    photo.pixelFormat = .mjpeg
                 case .bgra, .nv12:
                     let format: PixelFormat = settings.codec == .bgra ? .bgra : .nv12
                     let target = FrameVariant(format: format, width: outWidth, height: outHeight, rotation: rotation,
@@ -101,9 +132,9 @@ enum PhotoCapture {
                         throw CameraError(.unsupportedFormat,
                                           "an uncompressed \(format.code) photo of \(outWidth)x\(outHeight) is over \(uncompressedLimit >> 20) MiB; ask for a JPEG or a smaller size")
                     }
-                    response.data = Data(try encoder.uncompressed(bytes, source: source, target: target, zoom: zoom))
-                    response.fourcc = format.fourcc
-                    response.planes = target.layout.planeInfos
+                    photo.data = Data(try encoder.uncompressed(bytes, source: source, target: target, zoom: zoom))
+                    photo.pixelFormat = format
+                    photo.layout = target.layout
                 }
             }
         } catch let error as ConversionError {
@@ -111,14 +142,13 @@ enum PhotoCapture {
         } catch let error as JPEGError {
             throw CameraError(.internalError, "\(device.uniqueID): \(error.message)")
         }
-        return response
+        return photo
     }
 
     /// The photo's frame, and whether the flash fired for it (`.auto` fires when
     /// the first frame is dark).
     private static func takeFrame(
-        _ device: any CameraBackend, _ description: Camerad_V1_Device, _ streamer: DeviceStreamer,
-        idleMode: CaptureMode, flash: Camerad_V1_FlashMode, restarted: Bool
+        _ device: any CameraBackend, _ streamer: DeviceStreamer, idleMode: CaptureMode, flash: FlashMode, restarted: Bool
     ) async throws -> (frame: DeviceStreamer.PhotoFrame, fires: Bool) {
         // A capture just restarted in the photo mode settles like one started for it.
         let warmUp = restarted ? max(1, device.photoWarmUpFrames) : device.photoWarmUpFrames
@@ -152,15 +182,15 @@ enum PhotoCapture {
     /// Sets the LED to flash and strobes it.
     private static func strobe(_ device: any CameraBackend) throws {
         try device.setControls(ControlChange.resolve([
-            Camerad_V1_ControlValue(.flashLEDMode, FlashLEDMode.flash.rawValue),
-            Camerad_V1_ControlValue(.flashStrobe, 1),
+            ControlValue(.flashLEDMode, FlashLEDMode.flash.rawValue),
+            ControlValue(.flashStrobe, 1),
         ], among: device.controls, of: device.uniqueID))
     }
 
     /// Puts the LED back as it was in `before`, the controls before the strobe.
     private static func restoreLED(_ device: any CameraBackend, as before: [CameraControl]) throws {
         guard let led = before.first(where: { $0.id == .flashLEDMode }) else { return }
-        try device.setControls(ControlChange.resolve([Camerad_V1_ControlValue(.flashLEDMode, led.value)],
+        try device.setControls(ControlChange.resolve([ControlValue(.flashLEDMode, led.value)],
                                                      among: device.controls, of: device.uniqueID))
     }
 
@@ -193,17 +223,23 @@ enum PhotoCapture {
     /// EXIF: Make, Model, when (wall clock at the frame's capture), size, and
     /// exposure time and ISO when the exposure is manual (an automatic one is not known).
     private static func metadata(
-        of description: Camerad_V1_Device, device: any CameraBackend, frame: DeviceStreamer.PhotoFrame,
+        of description: DeviceDescription, device: any CameraBackend, frame: DeviceStreamer.PhotoFrame,
         width: Int, height: Int
     ) -> PhotoMetadata {
         let age = Double(monotonicNanoseconds() - frame.timestampNanoseconds) / 1e9
         let settings = description.settings
         let manual = settings.exposureMode == .locked || settings.exposureMode == .custom
-        let exposure = manual && settings.hasExposureDuration && settings.exposureDuration.denominator > 0
-            ? (settings.exposureDuration.numerator, settings.exposureDuration.denominator) : nil
+        let exposure = manual ? settings.exposureDuration.flatMap(exifExposureTime) : nil
         return PhotoMetadata(
             make: device.photoMake, model: description.localizedName, software: "camerad \(cameradVersion)",
             captured: Date(timeIntervalSinceNow: -max(0, age)), pixelWidth: width, pixelHeight: height,
-            exposureTime: exposure, iso: manual && settings.iso > 0 ? Int(settings.iso.rounded()) : nil, flashFired: false)
+            exposureTime: exposure, iso: manual ? settings.iso.flatMap { $0 > 0 ? Int($0.rounded()) : nil } : nil, flashFired: false)
+    }
+
+    /// An exposure time as EXIF's fraction of a second, in EXPOSURE_ABSOLUTE's 100 µs.
+    private static func exifExposureTime(_ duration: Duration) -> (UInt32, UInt32)? {
+        let units = (duration / CameraSettingsMapping.exposureUnit).rounded()
+        guard units >= 1, units <= Double(UInt32.max) else { return nil }
+        return (UInt32(units), UInt32(Duration.seconds(1) / CameraSettingsMapping.exposureUnit))
     }
 }

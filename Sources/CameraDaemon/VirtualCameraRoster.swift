@@ -1,5 +1,4 @@
 import CameraMedia
-import CameraProtocol
 
 /// Adds and removes the daemon's virtual cameras, keeping their indices unique.
 struct VirtualCameraRoster: Sendable {
@@ -14,7 +13,7 @@ struct VirtualCameraRoster: Sendable {
     ///   of range, `RESOURCE_EXHAUSTED` when all are taken.
     @discardableResult
     func add(
-        index: Int? = nil, localizedName: String = "", position: Camerad_V1_Position = .unspecified,
+        index: Int? = nil, localizedName: String = "", position: DeviceDescription.Position = .unspecified,
         options: VirtualCamera.Options = VirtualCamera.Options()
     ) throws -> VirtualCamera {
         if let index {
@@ -56,19 +55,22 @@ struct VirtualCameraRoster: Sendable {
 }
 
 extension VirtualCamera.Options {
-    /// The options an AddVirtualCamera request asks for.
+    /// The options AddVirtualCamera asks for: a pixel format and size (nil or 0:
+    /// the standard one's), a frame duration (nil: 30 fps, or the nearest the
+    /// format allows).
     ///
     /// - Throws: `UNSUPPORTED_FORMAT` for a mode virtual cameras do not have,
     ///   `INVALID_ARGUMENT` for a frame duration outside its format's range.
-    init(_ request: Camerad_V1_AddVirtualCameraRequest) throws {
+    init(unthrottled: Bool, staticPicture: Bool, pixelFormat: PixelFormat?, width: UInt32, height: UInt32,
+         frameDuration: FrameDuration?) throws {
         self.init()
-        unthrottled = request.unthrottled
-        staticPicture = request.staticPicture
+        self.unthrottled = unthrottled
+        self.staticPicture = staticPicture
         var formats = VirtualCamera.standardFormats
-        if request.fourcc != 0 || request.width != 0 || request.height != 0 {
-            let pixelFormat = request.fourcc == 0 ? formats[formatIndex].pixelFormat : PixelFormat(fourcc: request.fourcc)
-            let size = VirtualCamera.Size(request.width == 0 ? formats[formatIndex].width : request.width,
-                                          request.height == 0 ? formats[formatIndex].height : request.height)
+        if pixelFormat != nil || width != 0 || height != 0 {
+            let pixelFormat = pixelFormat ?? formats[formatIndex].pixelFormat
+            let size = VirtualCamera.Size(width == 0 ? formats[formatIndex].width : width,
+                                          height == 0 ? formats[formatIndex].height : height)
             guard VirtualCamera.pixelFormats.contains(pixelFormat) else {
                 throw CameraError(.unsupportedFormat, "virtual cameras make YUYV, NV12 or MJPG, not \(pixelFormat.code)")
             }
@@ -83,16 +85,15 @@ extension VirtualCamera.Options {
             formatIndex = formats.firstIndex { $0.matches(pixelFormat, size.width, size.height) }!
         }
         let format = formats[formatIndex]
-        if request.hasFrameDuration {
-            let asked = FrameDuration(request.frameDuration)
+        if let asked = frameDuration {
             guard asked.isValid, format.allows(asked) else {
                 let fastest = format.frameRateRanges[0].minFrameDuration.denominator
                 throw CameraError(.invalidArgument,
                                   "frame duration \(asked) s is outside 1/\(fastest) to 1 s for \(format.width)x\(format.height)")
             }
-            frameDuration = asked
+            self.frameDuration = asked
         } else {
-            frameDuration = ModeSelection.frameDuration(for: format, preferring: VirtualCamera.defaultFrameDuration)
+            self.frameDuration = ModeSelection.frameDuration(for: format, preferring: VirtualCamera.defaultFrameDuration)
         }
     }
 }

@@ -44,15 +44,13 @@ import Testing
         control(.flashTorchIntensity, .integer, 0...40, value: 40),
     ]
 
-    static func capabilities(_ controls: [CameraControl]) -> Camerad_V1_Capabilities {
-        var capabilities = DeviceCapabilities.derive(from: controls)
-        CameraSettingsMapping.addRanges(to: &capabilities, from: controls)
-        return capabilities
+    static func capabilities(_ controls: [CameraControl]) -> DeviceCapabilities {
+        DeviceCapabilities(controls: controls, pointsOfInterest: false)
     }
 
     static func plan(_ controls: [CameraControl], capturing: Bool = true,
-                     _ configure: (inout Camerad_V1_DeviceConfiguration) -> Void) throws -> CameraSettingsMapping.Plan {
-        var configuration = Camerad_V1_DeviceConfiguration()
+                     _ configure: (inout DeviceConfiguration) -> Void) throws -> CameraSettingsMapping.Plan {
+        var configuration = DeviceConfiguration()
         configure(&configuration)
         return try CameraSettingsMapping.plan(configuration, controls: controls, capabilities: capabilities(controls),
                                               of: "test", capturing: capturing)
@@ -60,7 +58,8 @@ import Testing
 
     static func values(_ plan: CameraSettingsMapping.Plan) -> [String] {
         plan.controls.map { change in
-            let name = ControlID.named.first { $0.id.rawValue == change.id }?.name ?? "\(change.id)"
+            guard case .id(let id) = change.key else { return "by name: \(change)" }
+            let name = ControlID.named.first { $0.id == id }?.name ?? "\(id.rawValue)"
             return "\(name)=\(change.value)"
         }
     }
@@ -73,14 +72,14 @@ import Testing
     @Test func aWebcamsCapabilitiesAreWhatItsControlsCanDo() {
         let capabilities = Self.capabilities(Self.webcam)
         #expect(capabilities.focusModes == [.locked, .continuousAutoFocus])
-        #expect(capabilities.lensPositionSupported)
+        #expect(capabilities.isLensPositionSupported)
         #expect(capabilities.exposureModes == [.locked, .continuousAutoExposure, .custom])
         #expect(capabilities.whiteBalanceModes == [.locked, .continuousAutoWhiteBalance])
-        #expect(!capabilities.supportsTorch && !capabilities.supportsFlash)
-        #expect(capabilities.digitalZoom && capabilities.maxZoomFactor == CameraSettingsMapping.digitalZoomLimit)
-        #expect(capabilities.minIso == 100 && capabilities.maxIso == 1600, "gain stands for ISO")
-        #expect(capabilities.minExposureDuration == .seconds(3, per: 10_000))
-        #expect(capabilities.minWhiteBalanceTemperature == 2800 && capabilities.maxWhiteBalanceTemperature == 6500)
+        #expect(!capabilities.hasTorch && !capabilities.hasFlash)
+        #expect(capabilities.isDigitalZoom && capabilities.maxZoomFactor == CameraSettingsMapping.digitalZoomLimit)
+        #expect(capabilities.isoRange == 100...1600, "gain stands for ISO")
+        #expect(capabilities.exposureDurations == .microseconds(300) ... .microseconds(204_700))
+        #expect(capabilities.whiteBalanceTemperatures == 2800...6500)
     }
 
     @Test func aWebcamsSettingsAreReadFromItsControls() {
@@ -88,10 +87,10 @@ import Testing
             from: Self.webcam, state: CameraSettingsState(supportsPointsOfInterest: false, settling: .zero))
         #expect(settings.focusMode == .continuousAutoFocus && settings.lensPosition == 0)
         #expect(settings.exposureMode == .continuousAutoExposure)
-        #expect(settings.exposureDuration == .seconds(250, per: 10_000))
+        #expect(settings.exposureDuration == .milliseconds(25))
         #expect(settings.iso == 100)
         #expect(settings.whiteBalanceMode == .continuousAutoWhiteBalance && settings.whiteBalanceTemperature == 4600)
-        #expect(settings.torchMode == .unspecified && settings.videoZoomFactor == 1)
+        #expect(settings.torchMode == nil && settings.videoZoomFactor == 1)
     }
 
     @Test func aWebcamIsSetThroughItsControls() throws {
@@ -99,7 +98,7 @@ import Testing
         #expect(Self.values(lens) == ["focusAuto=0", "focusAbsolute=125"], "stepped to the control's step of 5")
 
         let custom = try Self.plan(Self.webcam) {
-            $0.exposureDuration = .seconds(1, per: 100)
+            $0.exposureDuration = .milliseconds(10)
             $0.iso = 850
         }
         #expect(Self.values(custom) == ["exposureAuto=1", "exposureAbsolute=100", "gain=128"])
@@ -120,7 +119,7 @@ import Testing
         #expect(Self.reason { try Self.plan(Self.webcam) { $0.focusMode = .autoFocus } } == .unsupported)
         #expect(Self.reason { try Self.plan(Self.webcam) { $0.torchMode = .on } } == .unsupported)
         #expect(Self.reason { try Self.plan(Self.webcam) { $0.whiteBalanceMode = .autoWhiteBalance } } == .unsupported)
-        #expect(Self.reason { try Self.plan(Self.webcam) { $0.focusPointOfInterest.x = 0.5 } } == .unsupported)
+        #expect(Self.reason { try Self.plan(Self.webcam) { $0.focusPointOfInterest = NormalizedPoint(x: 0.5, y: 0.5) } } == .unsupported)
         #expect(Self.reason { try Self.plan(Self.webcam) { $0.lensPosition = 2 } } == .invalidArgument)
         #expect(Self.reason { try Self.plan(Self.webcam) { $0.iso = 3200 } } == .invalidArgument)
         #expect(Self.reason { try Self.plan(Self.webcam) { $0.videoZoomFactor = 5 } } == .invalidArgument)
@@ -130,13 +129,13 @@ import Testing
         let capabilities = Self.capabilities(Self.sensor)
         #expect(capabilities.focusModes == [.locked, .autoFocus])
         #expect(capabilities.exposureModes == [.locked, .continuousAutoExposure, .custom])
-        #expect(capabilities.minIso == 100 && capabilities.maxIso == 800)
-        #expect(capabilities.supportsTorch && capabilities.supportsFlash)
-        #expect(!capabilities.digitalZoom && capabilities.maxZoomFactor == 3)
+        #expect(capabilities.isoRange == 100...800)
+        #expect(capabilities.hasTorch && capabilities.hasFlash)
+        #expect(!capabilities.isDigitalZoom && capabilities.maxZoomFactor == 3)
 
         let settings = CameraSettingsMapping.settings(
             from: Self.sensor, state: CameraSettingsState(supportsPointsOfInterest: false, settling: .zero))
-        #expect(settings.iso == 100 && settings.adjustingFocus, "the status control says it is focusing")
+        #expect(settings.iso == 100 && settings.isAdjustingFocus, "the status control says it is focusing")
         #expect(settings.focusMode == .locked && settings.torchMode == .off)
 
         let iso = try Self.plan(Self.sensor) { $0.iso = 350 }
@@ -154,7 +153,7 @@ import Testing
 
         var lit = Self.sensor
         lit[lit.firstIndex { $0.id == .flashLEDMode }!].value = FlashLEDMode.torch.rawValue
-        #expect(CameraSettingsMapping.torchOff(lit).map { "\($0.id)=\($0.value)" } == ["\(ControlID.flashLEDMode.rawValue)=0"])
+        #expect(CameraSettingsMapping.torchOff(lit) == [ControlValue(.flashLEDMode, FlashLEDMode.none.rawValue)])
         #expect(CameraSettingsMapping.torchOff(Self.sensor).isEmpty, "off already")
     }
 }

@@ -16,7 +16,7 @@ final class FakeCamera: CameraBackend, @unchecked Sendable {
     private let base = VirtualCamera(index: 9)
     var uniqueID: String { base.uniqueID }
     var executor: DeviceExecutor { base.executor }
-    func describe() -> Camerad_V1_Device { base.describe() }
+    func describe() -> DeviceDescription { base.describe() }
     var formats: [DeviceFormat] { base.formats }
     var supportedPresets: [SessionPreset] { base.supportedPresets }
     var controls: [CameraControl] { base.controls }

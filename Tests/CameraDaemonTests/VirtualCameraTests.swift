@@ -7,11 +7,11 @@ import Testing
     @Test func offersYUYVNV12AndMJPEGAtThreeSizes() {
         let device = VirtualCamera(index: 0).describe()
         #expect(device.formats.count == 9)
-        let pairs = Set(device.formats.map { "\(PixelFormat(fourcc: $0.fourcc).code) \($0.width)x\($0.height)" })
+        let pairs = Set(device.formats.map { "\($0.pixelFormat.code) \($0.width)x\($0.height)" })
         for code in ["YUYV", "NV12", "MJPG"] {
             for size in ["640x480", "1280x720", "1920x1080"] { #expect(pairs.contains("\(code) \(size)")) }
         }
-        #expect(device.formats.filter(\.compressed).allSatisfy { $0.fourcc == PixelFormat.mjpeg.fourcc })
+        #expect(device.formats.filter(\.isCompressed).allSatisfy { $0.pixelFormat == .mjpeg })
     }
 
     /// A size of its own (a 4K test camera) is added in every pixel format; the
@@ -24,11 +24,12 @@ import Testing
         let camera = VirtualCamera(index: 0, options: try VirtualCamera.Options(request))
         let device = camera.describe()
         #expect(device.formats.count == 12)
-        #expect(device.formats[0].width == 640 && device.formats[0].fourcc == PixelFormat.yuyv.fourcc)
-        let active = device.formats[Int(device.activeFormatIndex)]
-        #expect(active.fourcc == PixelFormat.nv12.fourcc && active.width == 3840 && active.height == 2160)
+        #expect(device.formats[0].width == 640 && device.formats[0].pixelFormat == .yuyv)
+        let active = device.formats[device.activeMode.formatIndex]
+        #expect(active == device.activeMode.format)
+        #expect(active.pixelFormat == .nv12 && active.width == 3840 && active.height == 2160)
         #expect(active.frameRateRanges[0].minFrameDuration.denominator == 30)
-        #expect(device.supportedPresets.contains(.hd4K3840X2160))
+        #expect(device.supportedPresets.contains(.hd4K3840x2160))
         #expect(VirtualCamera(index: 1).describe().formats.count == 9)
 
         request.width = 8192
@@ -58,8 +59,9 @@ import Testing
         #expect(device.deviceType == .builtInWideAngleCamera)
         #expect(device.backend == .virtual)
         #expect(device.isConnected)
-        #expect(device.hasActiveFormatIndex)
-        #expect(device.activeMinFrameDuration.denominator == 30)
+        #expect(device.activeMode.formatIndex == 0)
+        #expect(device.activeMode.frameDuration == .thirtieth)
+        #expect(device.devicePath == nil && device.unavailableReason == nil && device.lockHolder == nil)
         #expect(VirtualCamera(index: 2).describe().localizedName == "Virtual Camera 2")
     }
 
@@ -70,11 +72,11 @@ import Testing
                      "white_balance_temperature", "zoom_absolute", "led_mode", "horizontal_flip", "vertical_flip"] {
             #expect(controls[name] != nil, "\(name)")
         }
-        #expect(controls["brightness"]?.id == 0x0098_0900)
+        #expect(controls["brightness"]?.id == .brightness)
         #expect(controls["brightness"]?.value == controls["brightness"]?.defaultValue)
         #expect(controls["auto_exposure"]?.menuItems.map(\.name) == ["Manual Mode", "Aperture Priority Mode"])
         #expect(controls["led_mode"]?.menuItems.map(\.name) == ["Off", "Flash", "Torch"])
-        #expect(controls["white_balance_temperature"]?.flags == 0x10, "inactive while auto white balance is on")
+        #expect(controls["white_balance_temperature"]?.flags == .inactive, "inactive while auto white balance is on")
         for control in controls.values {
             #expect(control.minimum <= control.defaultValue && control.defaultValue <= control.maximum, "\(control.name)")
         }
@@ -83,28 +85,30 @@ import Testing
     @Test func capabilitiesFollowFromTheControls() {
         let capabilities = VirtualCamera(index: 0).describe().capabilities
         #expect(capabilities.focusModes == [.locked, .autoFocus, .continuousAutoFocus])
-        #expect(capabilities.lensPositionSupported)
+        #expect(capabilities.isLensPositionSupported)
         #expect(capabilities.exposureModes == [.locked, .continuousAutoExposure, .custom])
         #expect(capabilities.whiteBalanceModes == [.locked, .continuousAutoWhiteBalance])
-        #expect(capabilities.supportsTorch && capabilities.torchModes == [.off, .on])
-        #expect(capabilities.supportsFlash)
+        #expect(capabilities.hasTorch && capabilities.torchModes == [.off, .on])
+        #expect(capabilities.hasFlash)
+        #expect(capabilities.isFocusPointOfInterestSupported && capabilities.isExposurePointOfInterestSupported)
         #expect(capabilities.minZoomFactor == 1 && capabilities.maxZoomFactor == 4)
     }
 }
 
 @Suite struct DeviceCapabilitiesTests {
     @Test func aDeviceWithoutControlsCanDoNothing() {
-        let capabilities = DeviceCapabilities.derive(from: [])
+        let capabilities = DeviceCapabilities(controls: [], pointsOfInterest: false)
         #expect(capabilities.focusModes.isEmpty && capabilities.exposureModes.isEmpty)
         #expect(capabilities.whiteBalanceModes.isEmpty)
-        #expect(!capabilities.supportsTorch && !capabilities.supportsFlash)
-        #expect(capabilities.maxZoomFactor == 1)
+        #expect(!capabilities.hasTorch && !capabilities.hasFlash)
+        #expect(capabilities.isoRange == nil && capabilities.exposureDurations == nil)
+        #expect(capabilities.isDigitalZoom, "camerad crops")
     }
 
     @Test func anExposureMenuWithOnlyAutoGivesOnlyContinuous() {
         let control = CameraControl(id: .exposureAuto, displayName: "Auto Exposure", kind: .menu, minimum: 0, maximum: 0, step: 1,
                                     defaultValue: 0, value: 0, menuItems: [.init(index: 0, name: "Auto Mode", value: 0)])
-        #expect(DeviceCapabilities.derive(from: [control]).exposureModes == [.continuousAutoExposure])
+        #expect(DeviceCapabilities(controls: [control], pointsOfInterest: false).exposureModes == [.continuousAutoExposure])
     }
 
     @Test func presetsNeedTheirExactSize() {

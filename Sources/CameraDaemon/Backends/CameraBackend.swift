@@ -1,5 +1,4 @@
 import CameraMedia
-import CameraProtocol
 import Dispatch
 import Synchronization
 
@@ -7,8 +6,8 @@ import Synchronization
 /// camera or a V4L2 node. Like libcamera's pipeline handlers, each kind lives in
 /// its own files behind this protocol.
 ///
-/// A backend describes itself with the protocol's `Device` message, kept current:
-/// the registry sends it to clients as it is.
+/// A backend describes itself in camerad's ``DeviceDescription``, kept current;
+/// the registry adds the running mode and the lock holder.
 protocol CameraBackend: AnyObject, Sendable {
     /// Stable across reboots and re-plugging; never /dev/videoN.
     var uniqueID: String { get }
@@ -20,7 +19,7 @@ protocol CameraBackend: AnyObject, Sendable {
     var executor: DeviceExecutor { get }
 
     /// The device as clients see it now (`isConnected` true).
-    func describe() -> Camerad_V1_Device
+    func describe() -> DeviceDescription
 
     /// What it can make, in the order clients number them.
     var formats: [DeviceFormat] { get }
@@ -77,18 +76,26 @@ extension CameraBackend {
     var photoWarmUpFrames: Int { 0 }
     var photoMake: String { "camerad" }
 
-    /// Fills in the formats, presets and controls, and what follows from the
-    /// controls: capabilities and the AVFoundation-named settings.
-    func completeDescription(_ device: inout Camerad_V1_Device) {
-        device.formats = formats.map(Camerad_V1_Format.init)
-        device.supportedPresets = supportedPresets.map(Camerad_V1_SessionPreset.init)
+    /// What its AVFoundation-named settings can do, from its controls now.
+    var capabilities: DeviceCapabilities {
+        DeviceCapabilities(controls: controls, pointsOfInterest: settingsState.supportsPointsOfInterest)
+    }
+
+    /// Its description: who it is, as the backend says, with the formats,
+    /// presets and controls, and what follows from the controls (capabilities
+    /// and the AVFoundation-named settings).
+    func description(
+        modelID: String, localizedName: String, manufacturer: String, position: DeviceDescription.Position,
+        deviceType: DeviceDescription.DeviceType, backend: DeviceDescription.Backend, devicePath: String? = nil,
+        activeMode: CaptureMode, unavailableReason: String? = nil
+    ) -> DeviceDescription {
         let controls = controls
-        device.controls = controls.map(Camerad_V1_Control.init)
-        device.capabilities = DeviceCapabilities.derive(from: controls)
-        CameraSettingsMapping.addRanges(to: &device.capabilities, from: controls)
-        device.capabilities.focusPointOfInterestSupported = settingsState.supportsPointsOfInterest
-        device.capabilities.exposurePointOfInterestSupported = settingsState.supportsPointsOfInterest
-        device.settings = CameraSettingsMapping.settings(from: controls, state: settingsState)
+        return DeviceDescription(
+            uniqueID: uniqueID, modelID: modelID, localizedName: localizedName, manufacturer: manufacturer,
+            position: position, deviceType: deviceType, backend: backend, devicePath: devicePath,
+            unavailableReason: unavailableReason, formats: formats, activeMode: activeMode, controls: controls,
+            capabilities: DeviceCapabilities(controls: controls, pointsOfInterest: settingsState.supportsPointsOfInterest),
+            supportedPresets: supportedPresets, settings: CameraSettingsMapping.settings(from: controls, state: settingsState))
     }
 }
 

@@ -1,5 +1,4 @@
 import CameraMedia
-import CameraProtocol
 internal import CCameraShims
 import Foundation
 import Glibc

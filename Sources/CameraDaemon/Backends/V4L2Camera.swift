@@ -1,5 +1,4 @@
 import CameraMedia
-import CameraProtocol
 import Foundation
 import Glibc
 import Synchronization
@@ -19,7 +18,7 @@ final class V4L2Camera: CameraBackend {
     let capability: V4L2Capability
     let formats: [DeviceFormat]
     let supportedPresets: [SessionPreset]
-    let position: Camerad_V1_Position
+    let position: DeviceDescription.Position
     /// Called when a stream found the device gone, with its path (the discovery
     /// looks again: the node may still answer).
     let onLost: @Sendable (String) -> Void
@@ -56,7 +55,7 @@ final class V4L2Camera: CameraBackend {
         let current = try? device.format()
         let interval = try? device.frameInterval()
         guard let mode = Self.startingMode(formats, current: current, interval: interval) else { return nil }
-        let position: Camerad_V1_Position = switch device.orientation(among: driverControls) {
+        let position: DeviceDescription.Position = switch device.orientation(among: driverControls) {
         case 0: .front
         case 1: .back
         default: .unspecified
@@ -70,7 +69,7 @@ final class V4L2Camera: CameraBackend {
 
     private init(
         path: String, identity: V4L2Identity, capability: V4L2Capability, formats: [DeviceFormat],
-        position: Camerad_V1_Position, driverControls: [V4L2Control], values: [UInt32: Int64], mode: CaptureMode,
+        position: DeviceDescription.Position, driverControls: [V4L2Control], values: [UInt32: Int64], mode: CaptureMode,
         onLost: @escaping @Sendable (String) -> Void
     ) {
         uniqueID = identity.uniqueID
@@ -124,24 +123,12 @@ final class V4L2Camera: CameraBackend {
         }
     }
 
-    func describe() -> Camerad_V1_Device {
-        var device = Camerad_V1_Device()
-        device.uniqueID = uniqueID
-        device.modelID = identity.modelID
-        device.localizedName = capability.card
-        device.manufacturer = identity.manufacturer
-        device.position = position
-        device.deviceType = identity.isExternal ? .external : .builtInWideAngleCamera
-        device.backend = .v4L2
-        device.devicePath = devicePath
-        device.isConnected = true
-        state.withLock { state in
-            let mode = state.configuredMode ?? state.nodeMode
-            device.setActive(mode)
-            if let reason = state.unavailableReason { device.unavailableReason = reason }
-        }
-        completeDescription(&device)
-        return device
+    func describe() -> DeviceDescription {
+        let (mode, unavailableReason) = state.withLock { ($0.configuredMode ?? $0.nodeMode, $0.unavailableReason) }
+        return description(
+            modelID: identity.modelID, localizedName: capability.card, manufacturer: identity.manufacturer,
+            position: position, deviceType: identity.isExternal ? .external : .builtInWideAngleCamera, backend: .v4l2,
+            devicePath: devicePath, activeMode: mode, unavailableReason: unavailableReason)
     }
 
     // MARK: - Availability

@@ -1,4 +1,3 @@
-import CameraProtocol
 internal import CCameraShims
 internal import CUDev
 import Foundation
@@ -63,8 +62,7 @@ final class V4L2Discovery: @unchecked Sendable {
             logger.debug("\(path): \(camera.uniqueID) is already served; skipped")
             return nil
         }
-        let reason = camera.describe().unavailableReason
-        let busy = reason.isEmpty ? "" : " (\(reason))"
+        let busy = camera.describe().unavailableReason.map { " (\($0))" } ?? ""
         logger.info("\(path): \(camera.capability.card) as \(camera.uniqueID), \(camera.formats.count) formats\(busy)")
         return camera
     }

@@ -1,5 +1,4 @@
 import CameraMedia
-import CameraProtocol
 import Foundation
 import Synchronization
 

@@ -1,5 +1,4 @@
 import CameraMedia
-import CameraProtocol
 import Synchronization
 
 /// A camera built into the daemon: a test-pattern generator with webcam-like
@@ -76,7 +75,7 @@ final class VirtualCamera: CameraBackend {
     let uniqueID: String
     let executor: DeviceExecutor
     let localizedName: String
-    let position: Camerad_V1_Position
+    let position: DeviceDescription.Position
     let options: Options
     let formats: [DeviceFormat]
     let supportedPresets: [SessionPreset]
@@ -90,7 +89,7 @@ final class VirtualCamera: CameraBackend {
     let state: Mutex<State>
     let settingsState = CameraSettingsState(supportsPointsOfInterest: true, settling: .milliseconds(400))
 
-    init(index: Int, localizedName: String? = nil, position: Camerad_V1_Position = .unspecified, options: Options = Options()) {
+    init(index: Int, localizedName: String? = nil, position: DeviceDescription.Position = .unspecified, options: Options = Options()) {
         self.index = index
         uniqueID = "virtual-\(index)"
         executor = DeviceExecutor(label: uniqueID)
@@ -118,18 +117,8 @@ final class VirtualCamera: CameraBackend {
         state.withLock { $0.configuredMode = mode }
     }
 
-    func describe() -> Camerad_V1_Device {
-        var device = Camerad_V1_Device()
-        device.uniqueID = uniqueID
-        device.modelID = Self.modelID
-        device.localizedName = localizedName
-        device.manufacturer = "camerad"
-        device.position = position
-        device.deviceType = .builtInWideAngleCamera
-        device.backend = .virtual
-        device.isConnected = true
-        device.setActive(activeMode)
-        completeDescription(&device)
-        return device
+    func describe() -> DeviceDescription {
+        description(modelID: Self.modelID, localizedName: localizedName, manufacturer: "camerad", position: position,
+                    deviceType: .builtInWideAngleCamera, backend: .virtual, activeMode: activeMode)
     }
 }

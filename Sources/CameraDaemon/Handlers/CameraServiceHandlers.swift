@@ -34,7 +34,7 @@ struct CameraServiceHandlers: Sendable {
     ) async throws -> Camerad_V1_ListDevicesResponse {
         var response = Camerad_V1_ListDevicesResponse()
         await refreshAvailability(of: registry.devices)
-        response.devices = registry.devices.map(registry.describe).filter { $0.matches(request.filter) }
+        response.devices = registry.devices.map { Camerad_V1_Device(registry.describe($0)) }.filter { $0.matches(request.filter) }
         return response
     }
 
@@ -44,7 +44,7 @@ struct CameraServiceHandlers: Sendable {
         var response = Camerad_V1_GetDeviceResponse()
         let device = try device(request.uniqueID)
         await refreshAvailability(of: [device])
-        response.device = registry.describe(device)
+        response.device = Camerad_V1_Device(registry.describe(device))
         return response
     }
 
@@ -59,7 +59,7 @@ struct CameraServiceHandlers: Sendable {
         }
         var response = Camerad_V1_LockForConfigurationResponse()
         response.lockCount = UInt32(try await registry.locks.lock(device.uniqueID, for: context, wait: wait))
-        response.device = registry.describe(device)
+        response.device = Camerad_V1_Device(registry.describe(device))
         return response
     }
 
@@ -77,9 +77,9 @@ struct CameraServiceHandlers: Sendable {
     ) async throws -> Camerad_V1_ConfigureDeviceResponse {
         let device = try device(request.uniqueID)
         try registry.locks.requireHolder(device.uniqueID, connectionID: context.connectionID, toChange: "the configuration")
-        try await configurator.apply(request.configuration, to: device, persist: request.persist)
+        try await configurator.apply(DeviceConfiguration(request.configuration), to: device, persist: request.persist)
         var response = Camerad_V1_ConfigureDeviceResponse()
-        response.device = registry.describe(device)
+        response.device = Camerad_V1_Device(registry.describe(device))
         return response
     }
 
@@ -88,7 +88,9 @@ struct CameraServiceHandlers: Sendable {
     ) async throws -> Camerad_V1_CapturePhotoResponse {
         let device = try device(request.uniqueID)
         let holdsLock = registry.locks.holder(of: device.uniqueID)?.connectionID == context.connectionID
-        return try await PhotoCapture.take(request, device: device, streamer: try streamer(request.uniqueID), holdsLock: holdsLock)
+        let photo = try await PhotoCapture.take(PhotoSettings(request.settings), device: device,
+                                                streamer: try streamer(request.uniqueID), holdsLock: holdsLock)
+        return Camerad_V1_CapturePhotoResponse(photo)
     }
 
     /// Whether another program took or let go of a device is seen when someone
@@ -106,7 +108,7 @@ struct CameraServiceHandlers: Sendable {
     ) async throws {
         for await event in registry.subscribe(includeExisting: request.includeExisting) {
             // A client too far behind is disconnected by its connection's backlog limit.
-            guard writer.send(event) else { return }
+            guard writer.send(Camerad_V1_DeviceEvent(event)) else { return }
         }
     }
 
@@ -117,10 +119,10 @@ struct CameraServiceHandlers: Sendable {
         try RequestLimits.check(name: request.localizedName, "localized_name")
         let camera = try virtualCameras.add(
             index: request.hasIndex ? Int(request.index) : nil,
-            localizedName: request.localizedName, position: request.position,
+            localizedName: request.localizedName, position: DeviceDescription.Position(request.position),
             options: VirtualCamera.Options(request))
         var response = Camerad_V1_AddVirtualCameraResponse()
-        response.device = registry.describe(camera)
+        response.device = Camerad_V1_Device(registry.describe(camera))
         return response
     }
 

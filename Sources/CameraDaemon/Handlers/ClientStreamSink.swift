@@ -60,7 +60,7 @@ struct ClientStreamSink: FrameSink {
     private func message<Message: PoolNews>(_ news: StreamNews) -> Message {
         var message = Message()
         message.pool = Camerad_V1_FramePool(news.pool, shared: !inline)
-        if let device = news.device { message.device = device }
+        if let device = news.device { message.device = Camerad_V1_Device(device) }
         if let mode = news.mode { message.frameDuration = Camerad_V1_Fraction(mode.frameDuration) }
         if let note = news.note { message.note = note }
         return message

@@ -2,8 +2,11 @@ import CameraMedia
 import CameraProtocol
 
 /// camerad's own types ⇄ the protocol's messages, in one place: the daemon
-/// works in its own types (`DeviceFormat.swift`, `ControlID.swift`,
-/// `CameraError.swift`) and turns them into messages only where they leave it.
+/// works in its own types (`DeviceDescription.swift`, `DeviceFormat.swift`,
+/// `CameraSettings.swift`, `CameraControl.swift`, `CameraError.swift`,
+/// `PhotoCapture.swift`) and turns messages into them where they come in, and
+/// them into messages where they leave. The stored defaults' file is the
+/// protocol's JSON, so ``DefaultsStore`` uses these too.
 
 extension CameraError: RPCErrorConvertible {
     /// The protocol's reason for each code (its status code follows from it).
@@ -72,12 +75,411 @@ extension Camerad_V1_Format {
     }
 }
 
+// MARK: - Devices
+
 extension Camerad_V1_Device {
-    /// Names `mode` as the device's active format and frame durations.
-    mutating func setActive(_ mode: CaptureMode) {
-        activeFormatIndex = UInt32(mode.formatIndex)
-        activeMinFrameDuration = Camerad_V1_Fraction(mode.frameDuration)
-        activeMaxFrameDuration = Camerad_V1_Fraction(mode.frameDuration)
+    init(_ device: DeviceDescription) {
+        self.init()
+        uniqueID = device.uniqueID
+        modelID = device.modelID
+        localizedName = device.localizedName
+        manufacturer = device.manufacturer
+        position = Camerad_V1_Position(device.position)
+        deviceType = switch device.deviceType {
+        case .builtInWideAngleCamera: .builtInWideAngleCamera
+        case .external: .external
+        }
+        backend = switch device.backend {
+        case .virtual: .virtual
+        case .v4l2: .v4L2
+        }
+        devicePath = device.devicePath ?? ""
+        isConnected = device.isConnected
+        unavailableReason = device.unavailableReason ?? ""
+        formats = device.formats.map(Camerad_V1_Format.init)
+        activeFormatIndex = UInt32(device.activeMode.formatIndex)
+        activeMinFrameDuration = Camerad_V1_Fraction(device.activeMode.frameDuration)
+        activeMaxFrameDuration = Camerad_V1_Fraction(device.activeMode.frameDuration)
+        controls = device.controls.map(Camerad_V1_Control.init)
+        capabilities = Camerad_V1_Capabilities(device.capabilities)
+        supportedPresets = device.supportedPresets.map(Camerad_V1_SessionPreset.init)
+        settings = Camerad_V1_CameraSettings(device.settings)
+        if let holder = device.lockHolder { lock = Camerad_V1_ConfigurationLock(holder) }
+    }
+}
+
+extension Camerad_V1_Position {
+    init(_ position: DeviceDescription.Position) {
+        self = switch position {
+        case .unspecified: .unspecified
+        case .back: .back
+        case .front: .front
+        }
+    }
+}
+
+extension DeviceDescription.Position {
+    init(_ position: Camerad_V1_Position) {
+        self = switch position {
+        case .back: .back
+        case .front: .front
+        case .unspecified, .UNRECOGNIZED: .unspecified
+        }
+    }
+}
+
+extension Camerad_V1_ConfigurationLock {
+    init(_ holder: ConfigurationLocks.Holder) {
+        self.init()
+        pid = holder.pid
+        processName = holder.processName
+        clientName = holder.clientName
+    }
+}
+
+extension Camerad_V1_DeviceEvent {
+    init(_ event: DeviceEvent) {
+        self.init()
+        kind = switch event.kind {
+        case .subscribed: .subscribed
+        case .connected: .connected
+        case .disconnected: .disconnected
+        case .changed: .changed
+        case .locked: .locked
+        case .unlocked: .unlocked
+        }
+        if let device = event.device { self.device = Camerad_V1_Device(device) }
+        timestampNs = event.timestampNanoseconds
+    }
+}
+
+extension VirtualCamera.Options {
+    /// The options an AddVirtualCamera request asks for.
+    ///
+    /// - Throws: `UNSUPPORTED_FORMAT` for a mode virtual cameras do not have,
+    ///   `INVALID_ARGUMENT` for a frame duration outside its format's range.
+    init(_ request: Camerad_V1_AddVirtualCameraRequest) throws {
+        try self.init(unthrottled: request.unthrottled, staticPicture: request.staticPicture,
+                      pixelFormat: request.fourcc == 0 ? nil : PixelFormat(fourcc: request.fourcc),
+                      width: request.width, height: request.height,
+                      frameDuration: request.hasFrameDuration ? FrameDuration(request.frameDuration) : nil)
+    }
+}
+
+// MARK: - The AVFoundation-named settings
+
+extension Camerad_V1_Capabilities {
+    init(_ capabilities: DeviceCapabilities) {
+        self.init()
+        focusModes = capabilities.focusModes.map(Camerad_V1_FocusMode.init)
+        focusPointOfInterestSupported = capabilities.isFocusPointOfInterestSupported
+        lensPositionSupported = capabilities.isLensPositionSupported
+        exposureModes = capabilities.exposureModes.map(Camerad_V1_ExposureMode.init)
+        exposurePointOfInterestSupported = capabilities.isExposurePointOfInterestSupported
+        whiteBalanceModes = capabilities.whiteBalanceModes.map(Camerad_V1_WhiteBalanceMode.init)
+        supportsTorch = capabilities.hasTorch
+        torchModes = capabilities.torchModes.map(Camerad_V1_TorchMode.init)
+        supportsFlash = capabilities.hasFlash
+        flashModes = capabilities.flashModes.map(Camerad_V1_FlashMode.init)
+        minZoomFactor = capabilities.minZoomFactor
+        maxZoomFactor = capabilities.maxZoomFactor
+        digitalZoom = capabilities.isDigitalZoom
+        if let durations = capabilities.exposureDurations {
+            minExposureDuration = Camerad_V1_Fraction(exposure: durations.lowerBound)
+            maxExposureDuration = Camerad_V1_Fraction(exposure: durations.upperBound)
+        }
+        if let range = capabilities.isoRange {
+            minIso = range.lowerBound
+            maxIso = range.upperBound
+        }
+        if let range = capabilities.whiteBalanceTemperatures {
+            minWhiteBalanceTemperature = range.lowerBound
+            maxWhiteBalanceTemperature = range.upperBound
+        }
+    }
+}
+
+extension Camerad_V1_CameraSettings {
+    /// The protocol's "none" values: a lens position of -1, an ISO and a
+    /// temperature of 0, an unspecified mode.
+    init(_ settings: CameraSettings) {
+        self.init()
+        if let mode = settings.focusMode { focusMode = Camerad_V1_FocusMode(mode) }
+        lensPosition = settings.lensPosition ?? -1
+        if let point = settings.focusPointOfInterest { focusPointOfInterest = Camerad_V1_Point(point) }
+        adjustingFocus = settings.isAdjustingFocus
+        if let mode = settings.exposureMode { exposureMode = Camerad_V1_ExposureMode(mode) }
+        if let duration = settings.exposureDuration { exposureDuration = Camerad_V1_Fraction(exposure: duration) }
+        iso = settings.iso ?? 0
+        if let point = settings.exposurePointOfInterest { exposurePointOfInterest = Camerad_V1_Point(point) }
+        adjustingExposure = settings.isAdjustingExposure
+        if let mode = settings.whiteBalanceMode { whiteBalanceMode = Camerad_V1_WhiteBalanceMode(mode) }
+        whiteBalanceTemperature = settings.whiteBalanceTemperature ?? 0
+        adjustingWhiteBalance = settings.isAdjustingWhiteBalance
+        if let mode = settings.torchMode { torchMode = Camerad_V1_TorchMode(mode) }
+        torchLevel = settings.torchLevel
+        videoZoomFactor = settings.videoZoomFactor
+    }
+}
+
+extension DeviceConfiguration {
+    /// What a ConfigureDevice asks for (or the stored defaults hold).
+    ///
+    /// - Throws: `UNSUPPORTED` for a mode this camerad does not know;
+    ///   `INVALID_ARGUMENT` for an exposure duration with a zero denominator.
+    init(_ message: Camerad_V1_DeviceConfiguration) throws {
+        self.init()
+        if message.hasActiveFormat {
+            let format = message.activeFormat
+            activeFormat = FormatChoice(pixelFormat: PixelFormat(fourcc: format.fourcc), width: format.width, height: format.height)
+        }
+        if message.hasActiveMinFrameDuration { activeMinFrameDuration = FrameDuration(message.activeMinFrameDuration) }
+        if message.hasActiveMaxFrameDuration { activeMaxFrameDuration = FrameDuration(message.activeMaxFrameDuration) }
+        focusMode = try FocusMode(message.focusMode)
+        if message.hasLensPosition { lensPosition = message.lensPosition }
+        if message.hasFocusPointOfInterest { focusPointOfInterest = NormalizedPoint(message.focusPointOfInterest) }
+        exposureMode = try ExposureMode(message.exposureMode)
+        if message.hasExposureDuration { exposureDuration = try Duration(exposure: message.exposureDuration) }
+        if message.hasIso { iso = message.iso }
+        if message.hasExposurePointOfInterest { exposurePointOfInterest = NormalizedPoint(message.exposurePointOfInterest) }
+        whiteBalanceMode = try WhiteBalanceMode(message.whiteBalanceMode)
+        if message.hasWhiteBalanceTemperature { whiteBalanceTemperature = message.whiteBalanceTemperature }
+        torchMode = try TorchMode(message.torchMode)
+        if message.hasTorchLevel { torchLevel = message.torchLevel }
+        if message.hasVideoZoomFactor { videoZoomFactor = message.videoZoomFactor }
+        controls = message.controls.map(ControlValue.init)
+    }
+}
+
+extension Camerad_V1_DeviceConfiguration {
+    init(_ configuration: DeviceConfiguration) {
+        self.init()
+        if let format = configuration.activeFormat {
+            var message = Camerad_V1_Format()
+            message.fourcc = format.pixelFormat.fourcc
+            message.width = format.width
+            message.height = format.height
+            activeFormat = message
+        }
+        if let duration = configuration.activeMinFrameDuration { activeMinFrameDuration = Camerad_V1_Fraction(duration) }
+        if let duration = configuration.activeMaxFrameDuration { activeMaxFrameDuration = Camerad_V1_Fraction(duration) }
+        if let mode = configuration.focusMode { focusMode = Camerad_V1_FocusMode(mode) }
+        if let position = configuration.lensPosition { lensPosition = position }
+        if let point = configuration.focusPointOfInterest { focusPointOfInterest = Camerad_V1_Point(point) }
+        if let mode = configuration.exposureMode { exposureMode = Camerad_V1_ExposureMode(mode) }
+        if let duration = configuration.exposureDuration { exposureDuration = Camerad_V1_Fraction(exposure: duration) }
+        if let iso = configuration.iso { self.iso = iso }
+        if let point = configuration.exposurePointOfInterest { exposurePointOfInterest = Camerad_V1_Point(point) }
+        if let mode = configuration.whiteBalanceMode { whiteBalanceMode = Camerad_V1_WhiteBalanceMode(mode) }
+        if let kelvin = configuration.whiteBalanceTemperature { whiteBalanceTemperature = kelvin }
+        if let mode = configuration.torchMode { torchMode = Camerad_V1_TorchMode(mode) }
+        if let level = configuration.torchLevel { torchLevel = level }
+        if let factor = configuration.videoZoomFactor { videoZoomFactor = factor }
+        controls = configuration.controls.map(Camerad_V1_ControlValue.init)
+    }
+}
+
+extension Camerad_V1_Fraction {
+    /// An exposure duration, in EXPOSURE_ABSOLUTE's 100 µs (x/10000 s).
+    init(exposure duration: Duration) {
+        let unit = CameraSettingsMapping.exposureUnit
+        self = .seconds(UInt32(clamping: Int64((duration / unit).rounded())), per: UInt32(Duration.seconds(1) / unit))
+    }
+}
+
+extension Duration {
+    /// An exposure duration the protocol gives as a fraction of a second.
+    ///
+    /// - Throws: `INVALID_ARGUMENT` for a zero denominator.
+    init(exposure fraction: Camerad_V1_Fraction) throws {
+        guard fraction.denominator > 0 else {
+            throw CameraError(.invalidArgument, "exposure duration has a zero denominator")
+        }
+        self = .nanoseconds(Int64(fraction.numerator) * 1_000_000_000 / Int64(fraction.denominator))
+    }
+}
+
+extension NormalizedPoint {
+    init(_ point: Camerad_V1_Point) { self.init(x: point.x, y: point.y) }
+}
+
+extension Camerad_V1_Point {
+    init(_ point: NormalizedPoint) {
+        self.init()
+        x = point.x
+        y = point.y
+    }
+}
+
+extension CameraError {
+    /// A mode from a newer client, unknown to this camerad.
+    static func unknownMode(_ raw: Int, _ what: String, use names: String) -> CameraError {
+        CameraError(.unsupported, "\(what) mode \(raw) is unknown to this camerad; use \(names)")
+    }
+}
+
+extension FocusMode {
+    /// Nil for unspecified.
+    ///
+    /// - Throws: `UNSUPPORTED` for a mode this camerad does not know.
+    init?(_ mode: Camerad_V1_FocusMode) throws {
+        switch mode {
+        case .locked: self = .locked
+        case .autoFocus: self = .autoFocus
+        case .continuousAutoFocus: self = .continuousAutoFocus
+        case .unspecified: return nil
+        case .UNRECOGNIZED(let raw): throw CameraError.unknownMode(raw, "focus", use: "locked, autoFocus or continuousAutoFocus")
+        }
+    }
+}
+
+extension Camerad_V1_FocusMode {
+    init(_ mode: FocusMode) {
+        self = switch mode {
+        case .locked: .locked
+        case .autoFocus: .autoFocus
+        case .continuousAutoFocus: .continuousAutoFocus
+        }
+    }
+}
+
+extension ExposureMode {
+    /// Nil for unspecified.
+    ///
+    /// - Throws: `UNSUPPORTED` for a mode this camerad does not know.
+    init?(_ mode: Camerad_V1_ExposureMode) throws {
+        switch mode {
+        case .locked: self = .locked
+        case .autoExpose: self = .autoExpose
+        case .continuousAutoExposure: self = .continuousAutoExposure
+        case .custom: self = .custom
+        case .unspecified: return nil
+        case .UNRECOGNIZED(let raw): throw CameraError.unknownMode(raw, "exposure", use: "locked, autoExpose, continuousAutoExposure or custom")
+        }
+    }
+}
+
+extension Camerad_V1_ExposureMode {
+    init(_ mode: ExposureMode) {
+        self = switch mode {
+        case .locked: .locked
+        case .autoExpose: .autoExpose
+        case .continuousAutoExposure: .continuousAutoExposure
+        case .custom: .custom
+        }
+    }
+}
+
+extension WhiteBalanceMode {
+    /// Nil for unspecified.
+    ///
+    /// - Throws: `UNSUPPORTED` for a mode this camerad does not know.
+    init?(_ mode: Camerad_V1_WhiteBalanceMode) throws {
+        switch mode {
+        case .locked: self = .locked
+        case .autoWhiteBalance: self = .autoWhiteBalance
+        case .continuousAutoWhiteBalance: self = .continuousAutoWhiteBalance
+        case .unspecified: return nil
+        case .UNRECOGNIZED(let raw): throw CameraError.unknownMode(raw, "white balance", use: "locked, autoWhiteBalance or continuousAutoWhiteBalance")
+        }
+    }
+}
+
+extension Camerad_V1_WhiteBalanceMode {
+    init(_ mode: WhiteBalanceMode) {
+        self = switch mode {
+        case .locked: .locked
+        case .autoWhiteBalance: .autoWhiteBalance
+        case .continuousAutoWhiteBalance: .continuousAutoWhiteBalance
+        }
+    }
+}
+
+extension TorchMode {
+    /// Nil for unspecified.
+    ///
+    /// - Throws: `UNSUPPORTED` for a mode this camerad does not know.
+    init?(_ mode: Camerad_V1_TorchMode) throws {
+        switch mode {
+        case .off: self = .off
+        case .on: self = .on
+        case .auto: self = .auto
+        case .unspecified: return nil
+        case .UNRECOGNIZED(let raw): throw CameraError.unknownMode(raw, "torch", use: "off, on or auto")
+        }
+    }
+}
+
+extension Camerad_V1_TorchMode {
+    init(_ mode: TorchMode) {
+        self = switch mode {
+        case .off: .off
+        case .on: .on
+        case .auto: .auto
+        }
+    }
+}
+
+extension FlashMode {
+    /// Nil for unspecified.
+    ///
+    /// - Throws: `UNSUPPORTED` for a mode this camerad does not know.
+    init?(_ mode: Camerad_V1_FlashMode) throws {
+        switch mode {
+        case .off: self = .off
+        case .on: self = .on
+        case .auto: self = .auto
+        case .unspecified: return nil
+        case .UNRECOGNIZED(let raw): throw CameraError.unknownMode(raw, "flash", use: "off, on or auto")
+        }
+    }
+}
+
+extension Camerad_V1_FlashMode {
+    init(_ mode: FlashMode) {
+        self = switch mode {
+        case .off: .off
+        case .on: .on
+        case .auto: .auto
+        }
+    }
+}
+
+// MARK: - Photos
+
+extension PhotoSettings {
+    /// What a CapturePhoto asks for.
+    ///
+    /// - Throws: `UNSUPPORTED` for a flash mode this camerad does not know.
+    init(_ message: Camerad_V1_PhotoSettings) throws {
+        self.init()
+        codec = switch message.codec {
+        case .bgra: .bgra
+        case .nv12: .nv12
+        case .jpeg, .UNRECOGNIZED: .jpeg
+        }
+        quality = message.quality == 0 ? nil : Int(message.quality)
+        flashMode = try FlashMode(message.flashMode) ?? .off
+        maxWidth = Int(message.maxWidth)
+        maxHeight = Int(message.maxHeight)
+        rotation = Rotation(message.orientation)
+        mirrored = message.mirrored
+    }
+}
+
+extension Camerad_V1_CapturePhotoResponse {
+    init(_ photo: Photo) {
+        self.init()
+        data = photo.data
+        fourcc = photo.pixelFormat.fourcc
+        width = UInt32(photo.width)
+        height = UInt32(photo.height)
+        if let layout = photo.layout { planes = layout.planeInfos }
+        sequence = photo.sequence
+        presentationTimeNs = photo.timestampNanoseconds
+        flashFired = photo.flashFired
+        passedThrough = photo.passedThrough
+        note = photo.note ?? ""
     }
 }
 
@@ -236,10 +638,20 @@ extension Rotation {
 }
 
 extension Camerad_V1_ControlValue {
-    init(_ id: ControlID, _ value: Int64) {
+    init(_ control: ControlValue) {
         self.init()
-        self.id = id.rawValue
-        self.value = value
+        switch control.key {
+        case .id(let id): self.id = id.rawValue
+        case .name(let name): self.name = name
+        }
+        value = control.value
+    }
+}
+
+extension ControlValue {
+    /// By id when the message gives one, else by name.
+    init(_ message: Camerad_V1_ControlValue) {
+        self.init(message.id != 0 ? .id(ControlID(rawValue: message.id)) : .name(message.name), message.value)
     }
 }
 

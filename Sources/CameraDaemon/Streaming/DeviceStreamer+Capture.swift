@@ -1,4 +1,3 @@
-import CameraProtocol
 
 /// The device's capture: ``CaptureLifecycle`` decides, the jobs it asks for run
 /// on the device's executor, one after another, and report back.

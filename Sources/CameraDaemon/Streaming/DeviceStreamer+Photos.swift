@@ -1,4 +1,3 @@
-import CameraProtocol
 import Dispatch
 import Foundation
 

@@ -1,5 +1,4 @@
 import CameraMedia
-import CameraProtocol
 
 /// A variant's frame pool: found or made as streams join, grown for them, made
 /// anew when the device's mode changes, forgotten when nobody uses it.
@@ -75,12 +74,12 @@ extension DeviceStreamer {
     /// every start.
     func rebuildPools(_ state: inout State, ended: inout [(Stream, CameraError)]) {
         guard let mode = state.lifecycle.mode else { return }
-        var description: Camerad_V1_Device?
+        var description: DeviceDescription?
         for (variant, poolID) in state.currentPool {
             guard let old = state.pools[poolID], old.source != mode.layout else { continue }
             if description == nil {
                 description = device.describe()
-                description!.setActive(mode)
+                description!.activeMode = mode
             }
             let ids = old.streamIDs
             old.streamIDs = []

@@ -1,6 +1,5 @@
 import CameraIPC
 import CameraMedia
-import CameraProtocol
 import Foundation
 import Logging
 import Synchronization
@@ -165,7 +164,7 @@ final class DeviceStreamer: @unchecked Sendable {
             } else if mode != wanted {
                 note = "the device runs \(mode) for another client; you get \(stream.options.variant)"
             }
-            description.setActive(mode)
+            description.activeMode = mode
             stream.sink.started(StreamNews(pool: pool, mode: mode, note: note, device: description))
             transition(&stream, .started)
             state.streams[id] = stream

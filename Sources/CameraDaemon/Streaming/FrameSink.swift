@@ -1,4 +1,3 @@
-import CameraProtocol
 import Synchronization
 
 /// Where one stream's frames and news go: a client's Stream call
@@ -39,9 +38,8 @@ struct StreamNews: Sendable {
     let mode: CaptureMode?
     /// Why the stream does not get what it asked for, or what changed.
     let note: String?
-    /// The device as clients see it, when it is news (still the protocol's
-    /// message: camerad has no device type of its own yet).
-    let device: Camerad_V1_Device?
+    /// The device as clients see it, when it is news.
+    let device: DeviceDescription?
 }
 
 /// Why a stream ended by itself (AVCaptureSession.InterruptionReason).

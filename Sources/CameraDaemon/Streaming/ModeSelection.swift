@@ -1,5 +1,4 @@
 import CameraMedia
-import CameraProtocol
 
 /// How a session preset picks a device mode, and the output size it asks for.
 ///

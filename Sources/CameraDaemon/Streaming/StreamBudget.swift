@@ -1,4 +1,3 @@
-import CameraProtocol
 import Synchronization
 
 /// The bounds on what streams take, so that no client's outputs cost the

@@ -1,6 +1,5 @@
 import CameraIPC
 import CameraMedia
-import CameraProtocol
 
 /// One output variant of a device: its converter and its shared-memory slots.
 ///
