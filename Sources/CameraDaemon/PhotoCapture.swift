@@ -45,10 +45,20 @@ enum PhotoCapture {
     /// The largest uncompressed photo carried in one response.
     static let uncompressedLimit = 12 << 20
 
-    /// - Throws: ``CameraError``: `UNSUPPORTED_FORMAT` for a flash the device lacks or a
-    ///   photo too big uncompressed; what ``DeviceStreamer/takePhotoFrame(idleMode:warmUpFrames:skipping:)`` throws.
+    /// How long a photo waits for a frame at least; twice the frame duration
+    /// for slower modes.
+    static let frameTimeout: Duration = .seconds(5)
+
+    /// Takes a photo through a stream of the device's own variant
+    /// (``PhotoSink``), charged to `connectionID` as any stream.
+    ///
+    /// - Throws: ``CameraError``: `UNSUPPORTED` for a flash the device lacks,
+    ///   `UNSUPPORTED_FORMAT` for a photo too big uncompressed, `TIMED_OUT` when
+    ///   no frame comes; what opening a stream throws (a device that cannot
+    ///   start, `RESOURCE_EXHAUSTED`).
     static func take(
-        _ settings: PhotoSettings, device: any CameraBackend, streamer: DeviceStreamer, holdsLock: Bool
+        _ settings: PhotoSettings, device: any CameraBackend, streamer: DeviceStreamer, connectionID: UInt64,
+        holdsLock: Bool
     ) async throws -> Photo {
         let description = device.describe()
         let flash = settings.flashMode
@@ -73,13 +83,30 @@ enum PhotoCapture {
                 note = "the device runs \(running) for its streams; the photo is at that size, not its photo mode \(idleMode) (the holder of its configuration lock gets that)"
             }
         }
-        let taken: (frame: DeviceStreamer.PhotoFrame, fires: Bool)
+        // A capture just restarted in the photo mode settles like one started for it.
+        let warmUp = restore != nil ? max(1, device.photoWarmUpFrames) : streamer.runningMode == nil ? device.photoWarmUpFrames : 0
+        let sink = PhotoSink()
+        var request = StreamRequest()
+        // The device's own frames, in the photo mode when the photo starts it.
+        request.preset = .photo
+        request.maxFramesInFlight = 1
+        let id: UInt64
         do {
-            taken = try await takeFrame(device, streamer, idleMode: idleMode, flash: flash, restarted: restore != nil)
+            id = try await streamer.open(request, for: connectionID, sink: sink)
         } catch {
             if let restore { try? await streamer.switchMode(to: restore) }
             throw error
         }
+        defer { streamer.close(id) }
+        let shot = PhotoShot(device: device, streamer: streamer, sink: sink, streamID: id)
+        let taken: (frame: PooledFrame, fires: Bool)
+        do {
+            taken = try await shot.take(warmUp: warmUp, flash: flash)
+        } catch {
+            if let restore { try? await streamer.switchMode(to: restore) }
+            throw error
+        }
+        // The frame stays valid in its slot, held until the stream closes.
         if let restore { try? await streamer.switchMode(to: restore) }
         let (frame, fires) = taken
         // Scaling and encoding are CPU work: a worker's, not the handler's.
@@ -92,10 +119,10 @@ enum PhotoCapture {
 
     /// The photo of `frame` as `settings` ask: a JPEG with EXIF, or uncompressed.
     private static func encode(
-        _ frame: DeviceStreamer.PhotoFrame, fired fires: Bool, settings: PhotoSettings,
+        _ frame: PooledFrame, fired fires: Bool, settings: PhotoSettings,
         description: DeviceDescription, device: any CameraBackend
     ) throws -> Photo {
-        let source = frame.mode.layout
+        let source = frame.pool.layout
 
         var photo = Photo()
         let (width, height) = fit(source.width, source.height, into: settings.maxWidth, settings.maxHeight)
@@ -108,34 +135,33 @@ enum PhotoCapture {
         photo.timestampNanoseconds = frame.timestampNanoseconds
         photo.width = outWidth
         photo.height = outHeight
+        let bytes = frame.bytes
         do {
-            try frame.bytes.withUnsafeBytes { bytes in
-                switch settings.codec {
-                case .jpeg:
-                    // As AVCapturePhotoOutput: the pixels stay as the camera made
-                    // them, and EXIF Orientation says how to show them.
-                    let target = FrameVariant(format: .mjpeg, width: width, height: height)
-                    photo.width = width
-                    photo.height = height
-                    photo.passedThrough = zoom <= 1 && PhotoEncoder.passesThrough(source, target)
-                    var metadata = metadata(of: description, device: device, frame: frame, width: width, height: height)
-                    metadata.flashFired = fires
-                    metadata.orientation = exifOrientation(rotation, mirrored: settings.mirrored)
-                    photo.data = Data(try encoder.jpeg(
-                        bytes, source: source, target: target, quality: settings.quality ?? 90, metadata: metadata, zoom: zoom))
-                    photo.pixelFormat = .mjpeg
-                case .bgra, .nv12:
-                    let format: PixelFormat = settings.codec == .bgra ? .bgra : .nv12
-                    let target = FrameVariant(format: format, width: outWidth, height: outHeight, rotation: rotation,
-                                              mirrored: settings.mirrored)
-                    guard target.layout.capacity <= uncompressedLimit else {
-                        throw CameraError(.unsupportedFormat,
-                                          "an uncompressed \(format.code) photo of \(outWidth)x\(outHeight) is over \(uncompressedLimit >> 20) MiB; ask for a JPEG or a smaller size")
-                    }
-                    photo.data = Data(try encoder.uncompressed(bytes, source: source, target: target, zoom: zoom))
-                    photo.pixelFormat = format
-                    photo.layout = target.layout
+            switch settings.codec {
+            case .jpeg:
+                // As AVCapturePhotoOutput: the pixels stay as the camera made
+                // them, and EXIF Orientation says how to show them.
+                let target = FrameVariant(format: .mjpeg, width: width, height: height)
+                photo.width = width
+                photo.height = height
+                photo.passedThrough = zoom <= 1 && PhotoEncoder.passesThrough(source, target)
+                var metadata = metadata(of: description, device: device, frame: frame, width: width, height: height)
+                metadata.flashFired = fires
+                metadata.orientation = exifOrientation(rotation, mirrored: settings.mirrored)
+                photo.data = Data(try encoder.jpeg(
+                    bytes, source: source, target: target, quality: settings.quality ?? 90, metadata: metadata, zoom: zoom))
+                photo.pixelFormat = .mjpeg
+            case .bgra, .nv12:
+                let format: PixelFormat = settings.codec == .bgra ? .bgra : .nv12
+                let target = FrameVariant(format: format, width: outWidth, height: outHeight, rotation: rotation,
+                                          mirrored: settings.mirrored)
+                guard target.layout.capacity <= uncompressedLimit else {
+                    throw CameraError(.unsupportedFormat,
+                                      "an uncompressed \(format.code) photo of \(outWidth)x\(outHeight) is over \(uncompressedLimit >> 20) MiB; ask for a JPEG or a smaller size")
                 }
+                photo.data = Data(try encoder.uncompressed(bytes, source: source, target: target, zoom: zoom))
+                photo.pixelFormat = format
+                photo.layout = target.layout
             }
         } catch let error as ConversionError {
             throw CameraError(.unsupportedFormat, "\(device.uniqueID): \(error.message)")
@@ -145,24 +171,43 @@ enum PhotoCapture {
         return photo
     }
 
-    /// The photo's frame, and whether the flash fired for it (`.auto` fires when
-    /// the first frame is dark).
-    private static func takeFrame(
-        _ device: any CameraBackend, _ streamer: DeviceStreamer, idleMode: CaptureMode, flash: FlashMode, restarted: Bool
-    ) async throws -> (frame: DeviceStreamer.PhotoFrame, fires: Bool) {
-        // A capture just restarted in the photo mode settles like one started for it.
-        let warmUp = restarted ? max(1, device.photoWarmUpFrames) : device.photoWarmUpFrames
-        let first = try await streamer.takePhotoFrame(idleMode: idleMode, warmUpFrames: warmUp, skipping: restarted ? warmUp : 0)
-        guard try flash == .on || (flash == .auto && meanLuma(first) < darkLuma) else { return (first, false) }
-        let before = device.controls
-        try await device.executor.run { try strobe(device) }
-        do {
-            let lit = try await streamer.takePhotoFrame(idleMode: idleMode, warmUpFrames: warmUp, skipping: flashDelayFrames)
-            try await device.executor.run { try restoreLED(device, as: before) }
-            return (lit, true)
-        } catch {
-            _ = try? await device.executor.run { try restoreLED(device, as: before) }
-            throw error
+    /// One photo's frames, from its stream.
+    private struct PhotoShot {
+        let device: any CameraBackend
+        let streamer: DeviceStreamer
+        let sink: PhotoSink
+        let streamID: UInt64
+
+        /// The photo's frame, and whether the flash fired for it (`.auto` fires
+        /// when the first frame is dark).
+        func take(warmUp: Int, flash: FlashMode) async throws -> (frame: PooledFrame, fires: Bool) {
+            let first = try await frame(after: warmUp)
+            guard try flash == .on || (flash == .auto && meanLuma(first) < darkLuma) else { return (first, false) }
+            try release(first)
+            let before = device.controls
+            try await device.executor.run { [device] in try strobe(device) }
+            do {
+                let lit = try await frame(after: flashDelayFrames)
+                try await device.executor.run { [device] in try restoreLED(device, as: before) }
+                return (lit, true)
+            } catch {
+                _ = try? await device.executor.run { [device] in try restoreLED(device, as: before) }
+                throw error
+            }
+        }
+
+        /// The frame after `skipping` more, each given back as it comes.
+        private func frame(after skipping: Int) async throws -> PooledFrame {
+            let duration = (streamer.runningMode?.frameDuration ?? .thirtieth).nanoseconds
+            let timeout = max(frameTimeout, .nanoseconds(2 * duration))
+            for _ in 0..<skipping {
+                try release(try await sink.next(within: timeout, of: device.uniqueID))
+            }
+            return try await sink.next(within: timeout, of: device.uniqueID)
+        }
+
+        private func release(_ frame: PooledFrame) throws {
+            try streamer.release(streamID, poolID: frame.pool.id, slots: [frame.slot])
         }
     }
 
@@ -172,10 +217,9 @@ enum PhotoCapture {
     static let flashDelayFrames = 1
 
     /// The frame's mean luma, from a small NV12 copy of it.
-    static func meanLuma(_ frame: DeviceStreamer.PhotoFrame) throws -> Double {
-        let small = try frame.bytes.withUnsafeBytes { bytes in
-            try PhotoEncoder().uncompressed(bytes, source: frame.mode.layout, target: FrameVariant(format: .nv12, width: 64, height: 48))
-        }
+    static func meanLuma(_ frame: PooledFrame) throws -> Double {
+        let small = try PhotoEncoder().uncompressed(frame.bytes, source: frame.pool.layout,
+                                                    target: FrameVariant(format: .nv12, width: 64, height: 48))
         return Double(small.prefix(64 * 48).reduce(0) { $0 + Int($1) }) / Double(64 * 48)
     }
 
@@ -223,7 +267,7 @@ enum PhotoCapture {
     /// EXIF: Make, Model, when (wall clock at the frame's capture), size, and
     /// exposure time and ISO when the exposure is manual (an automatic one is not known).
     private static func metadata(
-        of description: DeviceDescription, device: any CameraBackend, frame: DeviceStreamer.PhotoFrame,
+        of description: DeviceDescription, device: any CameraBackend, frame: PooledFrame,
         width: Int, height: Int
     ) -> PhotoMetadata {
         let age = Double(monotonicNanoseconds() - frame.timestampNanoseconds) / 1e9

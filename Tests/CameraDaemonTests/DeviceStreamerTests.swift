@@ -282,11 +282,13 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
         let id = try await streamer.open(StreamRequest(Self.open(framesInFlight: 2)), for: 1, sink: sink)
         for sequence in 0...4 as ClosedRange<UInt64> { camera.emit(sequence) }
         #expect(sink.events == ["started", "frame 0", "frame 1"], "two in flight; the rest late")
+        #expect(streamer.statistics().variants.map(\.conversions) == [2], "frames no sink had room for were not converted")
         #expect(sink.held.map { frame in frame.bytes.allSatisfy { $0 == UInt8(frame.sequence) } } == [true, true],
                 "each frame's own bytes, read in place")
         try streamer.release(id, sink.release(first: 1))
         camera.emit(5)
         #expect(sink.events == ["started", "frame 0", "frame 1", "dropped frameWasLate 3 up to 4", "frame 5"])
+        #expect(streamer.statistics().variants.map(\.conversions) == [3])
         streamer.close(id)
         #expect(streamer.statistics().variants.isEmpty, "its pool went with it")
     }
@@ -346,5 +348,90 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
         #expect(responder.recorded == ["started", "interrupted", "ended gone"])
         #expect(camera.log == ["start 1", "stop 1 begins", "stop 1 ends"])
         #expect(streamer.statistics().streams == 0 && !streamer.statistics().isCapturing)
+    }
+
+    /// Frames from the fake camera, numbered on from `start`, until `body` is
+    /// done: what a running camera does while a photo waits. Returns its
+    /// result and the next number.
+    private func emittingFrames<Result: Sendable>(
+        from start: UInt64 = 0, _ body: @escaping @Sendable () async throws -> Result
+    ) async throws -> (Result, next: UInt64) {
+        let done = Mutex(false)
+        let task = Task {
+            defer { done.withLock { $0 = true } }
+            return try await body()
+        }
+        var sequence = start
+        while !done.withLock({ $0 }) {
+            camera.emit(sequence)
+            sequence += 1
+            await Task.yield()
+        }
+        return (try await task.value, sequence)
+    }
+
+    /// A photo is a stream of the device's own variant, charged to its
+    /// connection: an idle device starts for it in its photo mode (the largest)
+    /// and stops after it.
+    @Test func aPhotoOfAnIdleDeviceIsAStreamThatStartsAndStopsIt() async throws {
+        let (photo, next) = try await emittingFrames { [camera, streamer] in
+            try await PhotoCapture.take(PhotoSettings(), device: camera, streamer: streamer, connectionID: 7, holdsLock: false)
+        }
+        #expect(photo.sequence < next && photo.pixelFormat == .mjpeg && photo.data.starts(with: [0xFF, 0xD8]))
+        #expect(photo.width == 1920 && photo.height == 1080 && photo.note == nil)
+        await camera.executor.drain()
+        #expect(camera.log == ["start 1", "stop 1 begins", "stop 1 ends"])
+        #expect(streamer.statistics().streams == 0 && streamer.statistics().variants.isEmpty)
+        #expect(streamer.budget.streamCount == 0, "its charge went back")
+    }
+
+    /// A photo while a client streams the device's own variant joins its pool.
+    /// The first grows it, as any stream joining a full pool does: the client
+    /// hears of it once, and a frame being converted into the old pool meanwhile
+    /// is reported to it as a discontinuity. A second finds room: one conversion
+    /// per frame serves both, and the client gets every frame.
+    @Test func aPhotoBesideAClientSharesItsVariant() async throws {
+        let client = RecordingSink()
+        let id = try await streamer.open(StreamRequest(Self.open(framesInFlight: 8)), for: 1, sink: client)
+        let takePhoto = { @Sendable [client, streamer, camera] in
+            // The client gives every frame back as it comes.
+            let releasing = Task {
+                while !Task.isCancelled {
+                    if !client.held.isEmpty { try? streamer.release(id, client.release(first: client.held.count)) }
+                    await Task.yield()
+                }
+            }
+            defer { releasing.cancel() }
+            return try await PhotoCapture.take(PhotoSettings(), device: camera, streamer: streamer, connectionID: 2,
+                                               holdsLock: false)
+        }
+        let (first, afterFirst) = try await emittingFrames(takePhoto)
+        #expect(client.events.filter { $0 == "format changed" }.count == 1, "the pool grew for the photo")
+        let eventsBefore = client.events.count
+        let converted = streamer.statistics().variants.map(\.conversions)
+        let (second, afterSecond) = try await emittingFrames(from: afterFirst, takePhoto)
+
+        let variants = streamer.statistics().variants
+        #expect(variants.count == 1, "no variant of its own")
+        #expect(variants.map(\.conversions) == converted.map { $0 + afterSecond - afterFirst },
+                "one conversion per frame, for the client and the photo alike")
+        #expect(Array(client.events.dropFirst(eventsBefore)) == (afterFirst..<afterSecond).map { "frame \($0)" },
+                "the second photo: every frame, in order, nothing else")
+        // Every frame of the first is the client's, or reported to it as lost to the move.
+        var accounted: [UInt64] = []
+        for event in client.events {
+            let words = event.split(separator: " ")
+            if words.first == "frame" { accounted.append(UInt64(words[1])!) }
+            if words.first == "dropped" {
+                #expect(words[1] == "discontinuity", "\(event)")
+                let last = UInt64(words[5])!
+                accounted += (last + 1 - UInt64(words[2])!)...last
+            }
+        }
+        #expect(accounted == Array(0..<afterSecond), "each frame delivered or reported, in order")
+        let frames = client.events.filter { $0.hasPrefix("frame") }
+        #expect(frames.contains("frame \(second.sequence)") && first.sequence < afterFirst,
+                "a photo is one of the client's frames")
+        streamer.close(id)
     }
 }

@@ -89,7 +89,8 @@ struct CameraServiceHandlers: Sendable {
         let device = try device(request.uniqueID)
         let holdsLock = registry.locks.holder(of: device.uniqueID)?.connectionID == context.connectionID
         let photo = try await PhotoCapture.take(PhotoSettings(request.settings), device: device,
-                                                streamer: try streamer(request.uniqueID), holdsLock: holdsLock)
+                                                streamer: try streamer(request.uniqueID),
+                                                connectionID: context.connectionID, holdsLock: holdsLock)
         return Camerad_V1_CapturePhotoResponse(photo)
     }
 

@@ -1,17 +1,17 @@
 import CameraMedia
 import Dispatch
 
-/// A frame's way from the capture thread to every stream and photo that wants it.
+/// A frame's way from the capture thread to every stream that wants it, a
+/// client's or a photo's.
 ///
 /// ```
 /// capture thread, per frame (lock held briefly; work grows with the variants):
-///   photos waiting for this frame: one copy for them all, made on a worker
 ///   each variant with a streaming stream:
 ///     its worker holds < 2 frames ─► queue the frame (it holds the device's buffer)
 ///     else ─► queue .skipped: its conversion is behind
 /// a variant's worker, one event at a time, in capture order:
-///   a frame:   its streams that want it (min frame duration); a free slot;
-///              convert once, the lock free; offer to each: send, queue, or drop
+///   a frame:   its streams that want it (min frame duration); none with room ─► each drops it;
+///              else a free slot; convert once, the lock free; offer to each: send, queue, or drop
 ///   a skipped one: each stream that wanted it: FRAME_WAS_LATE
 /// ```
 ///
@@ -58,23 +58,10 @@ extension DeviceStreamer {
     /// One frame from the device, on its capture thread. Frames of a capture
     /// that is not the current one (being stopped, or superseded) are ignored.
     func deliver(_ frame: CapturedFrame, generation: UInt64) {
-        var photos: [PhotoTap] = []
-        var photoMode: CaptureMode?
-        var stopJobs: [CaptureLifecycle.Job] = []
         var events: [(worker: VariantWorker, event: VariantEvent)] = []
         state.withLock { state in
-            guard state.lifecycle.currentGeneration == generation, let mode = state.lifecycle.mode else { return }
+            guard state.lifecycle.currentGeneration == generation, state.lifecycle.mode != nil else { return }
             state.framesCaptured += 1
-            if !state.photoTaps.isEmpty {
-                // Only photos waiting for a frame count frames down.
-                for index in state.photoTaps.indices where state.photoTaps[index].continuation != nil {
-                    state.photoTaps[index].skip -= 1
-                }
-                photos = state.photoTaps.filter { $0.continuation != nil && $0.skip < 0 }
-                state.photoTaps.removeAll { $0.continuation != nil && $0.skip < 0 }
-                photoMode = mode
-                if !photos.isEmpty { stopJobs = stopIfUnused(&state) }
-            }
             var gap: Gap?
             if let last = state.lastSequence, frame.sequence > last + 1 {
                 gap = (Int(frame.sequence - last - 1), frame.sequence - 1)
@@ -92,17 +79,6 @@ extension DeviceStreamer {
                                                     numbers: FrameNumbers(frame), frame: take ? frame : nil)))
             }
         }
-        if !photos.isEmpty, let photoMode {
-            // Copied on a worker, not here: the capture thread only hands frames
-            // out. The copy lets the device's buffer go back at once, whatever
-            // the photo does next (a stop job waits for every buffer).
-            Workers.async { [photos] in
-                let taken = PhotoFrame(bytes: Array(frame.bytes), mode: photoMode, sequence: frame.sequence,
-                                       timestampNanoseconds: frame.timestampNanoseconds)
-                for photo in photos { photo.continuation?.resume(returning: taken) }
-            }
-        }
-        perform(stopJobs)
         // The cheapest first: a costly conversion woken first would take the free core.
         events.sort { $0.event.variant.cost < $1.event.variant.cost }
         for (worker, event) in events {
@@ -162,7 +138,17 @@ extension DeviceStreamer {
             let wanting = event.streams.filter { id in
                 state.streams[id].map { wants($0, event.numbers) } ?? false
             }
-            guard !wanting.isEmpty, let slot = pool.freeSlot() else {
+            // No conversion for streams that would only drop it: a stream that
+            // holds all it may costs no one time, not even its own worker.
+            let full = wanting.compactMap { id in state.streams[id]!.dropReason.map { (id, $0) } }
+            if full.count == wanting.count {
+                for (id, reason) in full {
+                    state.streams[id]!.lastOffered = frame.timestampNanoseconds
+                    state.streams[id]!.drops.add(reason, count: 1, sequence: frame.sequence)
+                }
+                return nil
+            }
+            guard let slot = pool.freeSlot() else {
                 for id in wanting {
                     state.streams[id]!.lastOffered = frame.timestampNanoseconds
                     state.streams[id]!.drops.add(.outOfBuffers, count: 1, sequence: frame.sequence)
@@ -259,7 +245,7 @@ extension DeviceStreamer {
             return
         }
         let reference = SlotReference(poolID: frame.pool.id, slot: frame.slot)
-        if stream.queue.isEmpty && stream.held.count < stream.options.maxFramesInFlight {
+        if stream.canTakeFrame {
             frame.pool.references[frame.slot] += 1
             stream.held.insert(reference)
             send(stream.drops, to: stream)
@@ -269,14 +255,12 @@ extension DeviceStreamer {
                 frame.pool.references[frame.slot] -= 1
                 stream.held.remove(reference)
             }
-        } else if stream.options.alwaysDiscardsLateFrames {
-            stream.drops.add(.frameWasLate, count: 1, sequence: frame.sequence)
-        } else if stream.queue.count < StreamOptions.queueLimit {
+        } else if let reason = stream.dropReason {
+            stream.drops.add(reason, count: 1, sequence: frame.sequence)
+        } else {
             frame.pool.references[frame.slot] += 1
             stream.queue.append((reference, frame, stream.drops))
             stream.drops = DropTally()
-        } else {
-            stream.drops.add(.outOfBuffers, count: 1, sequence: frame.sequence)
         }
     }
 

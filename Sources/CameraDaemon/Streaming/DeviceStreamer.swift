@@ -66,6 +66,18 @@ final class DeviceStreamer: @unchecked Sendable {
         var lastOffered: Int64?
         /// Drops since the last frame sent or queued.
         var drops = DropTally()
+
+        /// Whether a frame offered now goes straight to the sink: it holds
+        /// less than it may and nothing waits before it (a copying stream holds nothing).
+        var canTakeFrame: Bool { options.inline || (queue.isEmpty && held.count < options.maxFramesInFlight) }
+
+        /// Why a frame offered now would be dropped, if it would: late for a
+        /// stream that discards late frames, out of buffers for one whose queue is full.
+        var dropReason: DropReason? {
+            if canTakeFrame { return nil }
+            if options.alwaysDiscardsLateFrames { return .frameWasLate }
+            return queue.count < StreamOptions.queueLimit ? nil : .outOfBuffers
+        }
     }
 
     /// Guarded by ``state``'s lock.
@@ -89,10 +101,9 @@ final class DeviceStreamer: @unchecked Sendable {
         var streams: [UInt64: Stream] = [:]
         var nextStreamID: UInt64 = 1
         /// Photos waiting for a frame.
-        var photoTaps: [PhotoTap] = []
 
         /// Whether anything needs the capture: a stream (opening or streaming) or a photo.
-        var isUsed: Bool { !streams.isEmpty || !photoTaps.isEmpty }
+        var isUsed: Bool { !streams.isEmpty }
     }
 
     init(device: any CameraBackend, budget: StreamBudget = StreamBudget(), logger: Logger,
@@ -237,25 +248,19 @@ final class DeviceStreamer: @unchecked Sendable {
         return stream
     }
 
-    /// Ends every stream and photo with `reason` (the device went, the daemon
-    /// stops), and the capture.
+    /// Ends every stream (photos' too) with `reason` (the device went, the
+    /// daemon stops), and the capture.
     func interrupt(_ reason: StreamInterruption, _ error: CameraError) {
-        let (streams, taps, waiters, jobs) = state.withLock { state in
+        let (streams, waiters, jobs) = state.withLock { state in
             let streams = state.streams.keys.compactMap { remove($0, &state) }
-            // A photo waiting for its frame ends now; one still waiting for the
-            // capture to run finds why when it comes to wait.
-            let taps = state.photoTaps.filter { $0.continuation != nil }
-            state.photoTaps.removeAll { $0.continuation != nil }
-            for index in state.photoTaps.indices { state.photoTaps[index].failure = error }
             state.pools.removeAll()
             state.currentPool.removeAll()
             forgetIdleWorkers(&state)
             let waiters = state.startWaiters
             state.startWaiters.removeAll()
-            return (streams, taps, waiters, planned(state.lifecycle.handle(.stop)))
+            return (streams, waiters, planned(state.lifecycle.handle(.stop)))
         }
         for waiter in waiters { waiter.resume(throwing: error) }
-        for tap in taps { tap.continuation?.resume(throwing: error) }
         for stream in streams {
             stream.sink.interrupted(reason, error)
             stream.sink.end(with: error)
