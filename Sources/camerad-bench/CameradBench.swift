@@ -22,8 +22,9 @@ enum CameradBench {
         let clientCounts = (option("--clients") ?? "1,4,16").split(separator: ",").compactMap { Int($0) }
         let bench = Bench(bin: bin, seconds: seconds)
 
-        print("camerad fan-out: NV12 \(width)x\(height) at 30 fps, \(Int(seconds)) s per run, a still picture on both sides")
-        print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores; CPU is user + system seconds per delivered frame\n")
+        print("camerad fan-out: NV12 \(width)x\(height) at 30 fps, a still picture on both sides; each run streams")
+        print("\(Double(Bench.warmUp) / 1e6) s to warm up, then CPU (user + system, every process) is measured over \(Int(seconds)) s")
+        print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores\n")
         print(Row.header)
         var camerad: [Int: Row] = [:]
         for clients in clientCounts {
@@ -31,13 +32,21 @@ enum CameradBench {
             camerad[clients] = row
             print(row.line)
         }
+        let perSourceFrame = clientCounts.compactMap { clients in
+            camerad[clients]?.serverCPUPerSourceFrame.map { (clients, $0) }
+        }
+        print("  camerad's own CPU per frame the camera made: "
+            + perSourceFrame.map { String(format: "%.1f µs at %d", $1 * 1e6, $0) }.joined(separator: ", "))
+        let growth = camerad[16]?.serverCPUPerSourceFrame.flatMap { sixteen in
+            camerad[1]?.serverCPUPerSourceFrame.map { sixteen / $0 }
+        }
 
         print("\nOne client, the camera unthrottled (as fast as frames can be made and delivered):")
         let unthrottled = try bench.unthrottled()
         let memcpy = Bench.memcpyGigabytesPerSecond(bytes: frameBytes)
+        let overMemcpy = unthrottled * Double(frameBytes) / 1e9 / memcpy
         print(String(format: "  camerad: %.0f frames/s = %.2f GB/s;  memcpy of %d-byte frames into 7 slots in turn: %.2f GB/s;  camerad ÷ memcpy = %.2f",
-                     unthrottled, unthrottled * Double(frameBytes) / 1e9, frameBytes, memcpy,
-                     unthrottled * Double(frameBytes) / 1e9 / memcpy))
+                     unthrottled, unthrottled * Double(frameBytes) / 1e9, frameBytes, memcpy, overMemcpy))
         print("  (camerad does one copy per frame into a shared slot; memcpy is the floor for that copy alone)")
 
         print("\nA native stream beside a costly one: a still NV12 3840x2160 camera at 30 fps streamed as it is, alone and")
@@ -50,25 +59,56 @@ enum CameradBench {
         print(String(format: "  native latency p99 beside the costly stream − alone: %+.2f ms (the goal: within 2 ms); frames it lost beside it: %d",
                      isolation.beside.latencyP99 - isolation.alone.latencyP99, isolation.beside.drops))
 
-        guard let gst = Bench.which("gst-launch-1.0") else {
-            print("\nGStreamer: gst-launch-1.0 not found; install gstreamer1.0-tools, -plugins-base and -plugins-bad for the comparison")
-            return
-        }
-        print("\nGStreamer shmsink → shmsrc (one producer process, N consumer processes), same frames:")
-        print(Row.header)
-        var ratios: [String] = []
-        for clients in clientCounts {
-            let row = try bench.gstreamer(clients: clients, launcher: gst)
-            print(row.line)
-            if let ours = camerad[clients], row.totalCPUPerFrame > 0 {
-                ratios.append(String(format: "%d clients: %.2f", clients, ours.totalCPUPerFrame / row.totalCPUPerFrame))
+        var gstreamer: [Int: Row] = [:]
+        if let launcher = Bench.which("gst-launch-1.0") {
+            print("\nGStreamer shmsink → shmsrc (one producer process, N consumer processes), same frames, measured the same way:")
+            print(Row.header)
+            for clients in clientCounts {
+                let row = try bench.gstreamer(clients: clients, launcher: launcher)
+                gstreamer[clients] = row
+                print(row.line)
             }
+            let ratios = clientCounts.compactMap { clients -> String? in
+                guard let ours = camerad[clients], let theirs = gstreamer[clients], theirs.totalCPUPerFrame > 0 else { return nil }
+                return String(format: "%d clients: %.2f", clients, ours.totalCPUPerFrame / theirs.totalCPUPerFrame)
+            }
+            print("\ncamerad ÷ GStreamer, total CPU per delivered frame (below 1: camerad is cheaper): " + ratios.joined(separator: ", "))
+        } else {
+            print("\nGStreamer: gst-launch-1.0 not found; install gstreamer1.0-tools, -plugins-base and -plugins-bad for the comparison")
         }
-        print("\ncamerad ÷ GStreamer, total CPU per delivered frame (below 1: camerad is cheaper): " + ratios.joined(separator: ", "))
+
+        // The last line: every headline figure, for scripts.
+        print(Summary(camerad: camerad, gstreamer: gstreamer, daemonPerSourceFrame16Over1: growth,
+                      unthrottledOverMemcpy: overMemcpy).json)
     }
 }
 
-/// One line of the table.
+/// The headline figures as one JSON object (null where a figure is missing).
+struct Summary {
+    let camerad: [Int: Row]
+    let gstreamer: [Int: Row]
+    let daemonPerSourceFrame16Over1: Double?
+    let unthrottledOverMemcpy: Double
+
+    var json: String {
+        func number(_ value: Double?, _ digits: Int = 2) -> String {
+            value.map { String(format: "%.\(digits)f", $0) } ?? "null"
+        }
+        let clients = camerad.keys.sorted().map { count -> String in
+            let ours = camerad[count]?.totalCPUPerFrame
+            let theirs = gstreamer[count]?.totalCPUPerFrame
+            let ratio = ours.flatMap { ours in theirs.flatMap { $0 > 0 ? ours / $0 : nil } }
+            return "\"\(count)\": {\"camerad_us\": \(number(ours.map { $0 * 1e6 }, 1)), "
+                + "\"gstreamer_us\": \(number(theirs.map { $0 * 1e6 }, 1)), \"ratio\": \(number(ratio)), "
+                + "\"latency_p99_ms\": \(number(camerad[count]?.latencyP99))}"
+        }
+        return "{\"clients\": {\(clients.joined(separator: ", "))}, "
+            + "\"daemon_per_source_frame_16_over_1\": \(number(daemonPerSourceFrame16Over1)), "
+            + "\"unthrottled_over_memcpy\": \(number(unthrottledOverMemcpy))}"
+    }
+}
+
+/// One line of the table: CPU and frames over the measured window.
 struct Row {
     var label: String
     var clients: Int
@@ -76,13 +116,15 @@ struct Row {
     var drops: Int
     var latencyP50: Double?
     var latencyP99: Double?
-    var serverCPU: Double
-    var totalCPU: Double
+    var cpu: CPUSample
     var framesDelivered: Int
+    /// Frames the source made in the window, where the server says.
+    var sourceFrames: Int?
     var serverPeakMiB: Double
 
-    var serverCPUPerFrame: Double { framesDelivered > 0 ? serverCPU / Double(framesDelivered) : 0 }
-    var totalCPUPerFrame: Double { framesDelivered > 0 ? totalCPU / Double(framesDelivered) : 0 }
+    var serverCPUPerFrame: Double { framesDelivered > 0 ? cpu.server / Double(framesDelivered) : 0 }
+    var totalCPUPerFrame: Double { framesDelivered > 0 ? cpu.total / Double(framesDelivered) : 0 }
+    var serverCPUPerSourceFrame: Double? { sourceFrames.flatMap { $0 > 0 ? cpu.server / Double($0) : nil } }
 
     static let header = "  run         clients  fps/client (min–max)  drops  latency p50/p99 ms  server CPU/frame  total CPU/frame  server peak RSS"
 
@@ -91,6 +133,26 @@ struct Row {
         return String(format: "  %-10@ %7d  %8.1f – %-9.1f  %5d  %18@  %13.1f µs  %12.1f µs  %12.1f MiB",
                       label as NSString, clients, fpsPerClient.min() ?? 0, fpsPerClient.max() ?? 0, drops,
                       latency as NSString, serverCPUPerFrame * 1e6, totalCPUPerFrame * 1e6, serverPeakMiB)
+    }
+}
+
+/// User plus system CPU seconds of a server and its clients, all alive, now.
+struct CPUSample {
+    var server: Double
+    var clients: Double
+    var total: Double { server + clients }
+
+    init(server: Double, clients: Double) {
+        self.server = server
+        self.clients = clients
+    }
+
+    init(server: Int32, clients: [Int32]) {
+        self.init(server: ProcessMeter.cpuSeconds(server), clients: clients.map(ProcessMeter.cpuSeconds).reduce(0, +))
+    }
+
+    static func - (after: CPUSample, before: CPUSample) -> CPUSample {
+        CPUSample(server: after.server - before.server, clients: after.clients - before.clients)
     }
 }
 
@@ -142,27 +204,64 @@ struct Bench {
         return try body(daemon, socket)
     }
 
+    /// N clients streaming the camera's own frames. CPU is measured over
+    /// `seconds` of steady state: after every client has streamed for the
+    /// warm-up, before any of them stops.
     func camerad(clients: Int) throws -> Row {
         try withDaemon { daemon, socket in
-            let serverBefore = ProcessMeter.cpuSeconds(daemon.pid)
-            let childrenBefore = ProcessMeter.reapedChildrenCPUSeconds()
             let streams = try (0..<clients).map { _ in
-                try Child(camctl, ["--socket", socket, "stream", "virtual-0", "--duration", "\(seconds)", "--json"])
+                try Child(camctl, ["--socket", socket, "stream", "virtual-0", "--json"])
             }
-            let reports = try streams.map { try Self.report($0.finish()) }
-            let serverCPU = ProcessMeter.cpuSeconds(daemon.pid) - serverBefore
-            let clientCPU = ProcessMeter.reapedChildrenCPUSeconds() - childrenBefore
+            var finished = false
+            defer { if !finished { streams.forEach { $0.signal(SIGKILL) } } }
+            try waitUntil("\(clients) streams on virtual-0") { try statistics(socket).streams == clients }
+            usleep(Self.warmUp)
+            let before = (cpu: CPUSample(server: daemon.pid, clients: streams.map(\.pid)),
+                          frames: try statistics(socket).framesCaptured)
+            usleep(useconds_t(seconds * 1e6))
+            let after = (cpu: CPUSample(server: daemon.pid, clients: streams.map(\.pid)),
+                         frames: try statistics(socket).framesCaptured)
+            streams.forEach { $0.signal(SIGINT) }
+            let outputs = streams.map { $0.finish() }
+            finished = true
+            let reports = try outputs.map(Self.report)
             let latencies = reports.compactMap { $0["latencyMilliseconds"] as? [String: Double] }
+            let drops = reports.compactMap { ($0["drops"] as? [String: Int])?.values.reduce(0, +) }.reduce(0, +)
+            let sourceFrames = Int(after.frames - before.frames)
             return Row(
                 label: "camerad", clients: clients,
                 fpsPerClient: reports.compactMap { $0["framesPerSecond"] as? Double },
-                drops: reports.compactMap { ($0["drops"] as? [String: Int])?.values.reduce(0, +) }.reduce(0, +),
+                drops: drops,
                 latencyP50: latencies.compactMap { $0["p50"] }.max(),
                 latencyP99: latencies.compactMap { $0["p99"] }.max(),
-                serverCPU: serverCPU, totalCPU: serverCPU + clientCPU,
-                framesDelivered: reports.compactMap { $0["frames"] as? Int }.reduce(0, +),
+                cpu: after.cpu - before.cpu,
+                // Every client gets every frame but those it was told it lost
+                // (counted over the whole run: the window's share is at most that).
+                framesDelivered: max(0, sourceFrames * clients - drops), sourceFrames: sourceFrames,
                 serverPeakMiB: ProcessMeter.peakResidentMiB(daemon.pid))
         }
+    }
+
+    /// What camerad says it does for the bench's camera (`camctl stats --json`).
+    private func statistics(_ socket: String) throws -> (streams: Int, framesCaptured: UInt64) {
+        let output = try run(camctl, ["--socket", socket, "stats", "virtual-0", "--json"])
+        guard let object = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any],
+              let streams = object["streams"] as? Int, let frames = object["framesCaptured"] as? Int
+        else { throw BenchError("camctl stats printed: \(output)") }
+        return (streams, UInt64(frames))
+    }
+
+    /// How long every run streams before it is measured: process start-up,
+    /// the first frames and the pools' growth are not steady state.
+    static let warmUp: useconds_t = 2_000_000
+
+    /// Polls `condition` for up to 20 s.
+    private func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
+        for _ in 0..<200 {
+            if try condition() { return }
+            usleep(100_000)
+        }
+        throw BenchError("gave up waiting for \(what)")
     }
 
     /// Frames per second one client gets from an unthrottled camera.
@@ -215,29 +314,38 @@ struct Bench {
         }
         for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(20_000) }
         usleep(200_000)
-        let serverBefore = ProcessMeter.cpuSeconds(producer.pid)
-        let childrenBefore = ProcessMeter.reapedChildrenCPUSeconds()
         let consumers = try (0..<clients).map { _ in
             try Child(launcher, ["-e", "-v", "shmsrc", "socket-path=\(socket)", "is-live=true", "do-timestamp=true", "!", caps, "!",
-                                 "fpsdisplaysink", "video-sink=fakesink", "text-overlay=false", "sync=false"])
+                                 "fpsdisplaysink", "video-sink=fakesink", "text-overlay=false", "sync=false",
+                                 "fps-update-interval=100"])
         }
+        var finished = false
+        defer { if !finished { consumers.forEach { $0.signal(SIGKILL) } } }
+        try waitUntil("\(clients) GStreamer consumers") { consumers.allSatisfy { Self.rendered($0.outputSoFar) != nil } }
+        usleep(Self.warmUp)
+        let before = (cpu: CPUSample(server: producer.pid, clients: consumers.map(\.pid)),
+                      frames: consumers.map { Self.rendered($0.outputSoFar)?.frames ?? 0 })
         usleep(useconds_t(seconds * 1e6))
-        // Measured while the consumers still run: the producer may end when they go.
-        let serverCPU = ProcessMeter.cpuSeconds(producer.pid) - serverBefore
+        let after = (cpu: CPUSample(server: producer.pid, clients: consumers.map(\.pid)),
+                     frames: consumers.map { Self.rendered($0.outputSoFar)?.frames ?? 0 })
         let serverPeak = ProcessMeter.peakResidentMiB(producer.pid)
         for consumer in consumers { consumer.signal(SIGINT) }
-        let counts = consumers.map { consumer -> (frames: Int, fps: Double, dropped: Int) in
-            let output = consumer.finish()
-            // The last "rendered: N, dropped: M, current: C, average: A" fpsdisplaysink printed.
-            guard let range = output.range(of: "rendered: ", options: .backwards) else { return (0, 0, 0) }
-            let numbers = output[range.upperBound...].prefix(120).split(whereSeparator: { !"0123456789.".contains($0) })
-                .compactMap { Double($0) }
-            return (Int(numbers.first ?? 0), numbers.count > 3 ? numbers[3] : 0, Int(numbers.count > 1 ? numbers[1] : 0))
-        }
-        let clientCPU = ProcessMeter.reapedChildrenCPUSeconds() - childrenBefore
-        return Row(label: "GStreamer", clients: clients, fpsPerClient: counts.map(\.fps), drops: counts.map(\.dropped).reduce(0, +),
-                   latencyP50: nil, latencyP99: nil, serverCPU: serverCPU, totalCPU: serverCPU + clientCPU,
-                   framesDelivered: counts.map(\.frames).reduce(0, +), serverPeakMiB: serverPeak)
+        let totals = consumers.map { Self.rendered($0.finish()) ?? (0, 0, 0) }
+        finished = true
+        let delivered = zip(after.frames, before.frames).map { $0 - $1 }
+        return Row(label: "GStreamer", clients: clients, fpsPerClient: totals.map(\.fps), drops: totals.map(\.dropped).reduce(0, +),
+                   latencyP50: nil, latencyP99: nil, cpu: after.cpu - before.cpu,
+                   framesDelivered: delivered.reduce(0, +), sourceFrames: nil, serverPeakMiB: serverPeak)
+    }
+
+    /// The last "rendered: N, dropped: M, current: C, average: A" fpsdisplaysink printed
+    /// (every 100 ms with -v and fps-update-interval=100).
+    static func rendered(_ output: String) -> (frames: Int, dropped: Int, fps: Double)? {
+        guard let range = output.range(of: "rendered: ", options: .backwards) else { return nil }
+        let numbers = output[range.upperBound...].prefix(120).split(whereSeparator: { !"0123456789.".contains($0) })
+            .compactMap { Double($0) }
+        guard numbers.count > 3 else { return nil }
+        return (Int(numbers[0]), Int(numbers[1]), numbers[3])
     }
 
     /// memcpy throughput for frames of `bytes` copied into `slots` destinations in

@@ -16,14 +16,6 @@ enum ProcessMeter {
         return (user + system) / ticksPerSecond
     }
 
-    /// CPU seconds of every child this process has reaped so far.
-    static func reapedChildrenCPUSeconds() -> Double {
-        var usage = rusage()
-        getrusage(__rusage_who_t(RUSAGE_CHILDREN.rawValue), &usage)
-        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
-        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
-    }
-
     /// A live process's peak resident memory, in MiB (VmHWM).
     static func peakResidentMiB(_ pid: Int32) -> Double {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
@@ -57,10 +49,15 @@ final class Child: @unchecked Sendable {
 
     var pid: Int32 { process.processIdentifier }
 
+    /// What the process has printed so far.
+    var outputSoFar: String {
+        (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+    }
+
     /// Waits for the process to end and returns what it printed.
     func finish() -> String {
         process.waitUntilExit()
-        return (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        return outputSoFar
     }
 
     func signal(_ number: Int32) {
