@@ -2,27 +2,48 @@ import CameraIPC
 import SwiftProtobuf
 import Synchronization
 
-/// The client's record of one open call: where its responses go.
+/// The client's record of one open call: where its responses go — an
+/// AsyncThrowingStream read by a task, or a handler called on the event loop's
+/// thread (no hop: a frame stream's messages).
 final class ClientCall: Sendable {
     let callID: UInt64
     let method: String
     let responses: AsyncThrowingStream<RawMessage, any Error>
     private let sink: AsyncThrowingStream<RawMessage, any Error>.Continuation
+    private let handler: RawHandler?
     private let ended = Mutex(false)
 
-    init(callID: UInt64, method: String, onCancel: @escaping @Sendable () -> Void) {
+    /// Called on the event loop's thread: each message in order, then the end once.
+    struct RawHandler: Sendable {
+        let message: @Sendable (RawMessage) -> Void
+        let end: @Sendable (RPCError?) -> Void
+    }
+
+    init(callID: UInt64, method: String, handler: RawHandler? = nil, onCancel: @escaping @Sendable () -> Void) {
         self.callID = callID
         self.method = method
+        self.handler = handler
         (responses, sink) = AsyncThrowingStream.makeStream()
-        sink.onTermination = { termination in
-            if case .cancelled = termination { onCancel() }
+        if handler == nil {
+            sink.onTermination = { termination in
+                if case .cancelled = termination { onCancel() }
+            }
+        } else {
+            // The responses go to the handler: the stream is never read.
+            sink.finish()
         }
     }
 
     var hasEnded: Bool { ended.withLock { $0 } }
 
     func receive(_ message: RawMessage) {
-        sink.yield(message)
+        if let handler {
+            // The end may have come from another thread (a cancel): nothing after it.
+            guard !hasEnded else { return }
+            handler.message(message)
+        } else {
+            sink.yield(message)
+        }
     }
 
     /// The server ended the call (nil: OK), or the connection did.
@@ -32,7 +53,9 @@ final class ClientCall: Sendable {
             return !ended
         }
         guard first else { return }
-        if let error {
+        if let handler {
+            handler.end(error)
+        } else if let error {
             sink.finish(throwing: error)
         } else {
             sink.finish()
@@ -40,11 +63,19 @@ final class ClientCall: Sendable {
     }
 }
 
+/// What a call's response handler gets, on the event loop's thread.
+public enum CallEvent<Response: SwiftProtobuf.Message>: Sendable {
+    case message(Received<Response>)
+    /// The call ended: nil when the server ended it with OK; then nothing more comes.
+    case end(RPCError?)
+}
+
 /// An open bidirectional call: send requests, read responses, half-close or cancel.
 public final class BidirectionalCall<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>: Sendable {
     private let client: RPCClient
     private let call: ClientCall
-    /// The server's responses.
+    /// The server's responses; empty when they go to a handler instead
+    /// (``RPCClient/bidirectional(_:handler:)``).
     public let responses: ResponseStream<Response>
 
     init(client: RPCClient, call: ClientCall) {

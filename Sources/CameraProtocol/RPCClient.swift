@@ -94,12 +94,37 @@ public final class RPCClient: SocketConnectionDelegate, @unchecked Sendable {
         BidirectionalCall(client: self, call: try startCall(method.name, request: [], descriptors: []))
     }
 
-    private func startCall(_ method: String, request: [UInt8], descriptors: [OwnedFD]) throws -> ClientCall {
+    /// Starts a bidirectional call whose responses go to `handler`, called on
+    /// the event loop's thread as each arrives — no task, no hop — then once
+    /// with the end. The handler must not block: every call of this connection
+    /// waits behind it. A response that does not decode cancels the call and
+    /// ends it with `INTERNAL`.
+    public func bidirectional<Request, Response>(
+        _ method: Method<Request, Response>, handler: @escaping @Sendable (CallEvent<Response>) -> Void
+    ) throws -> BidirectionalCall<Request, Response> {
+        let started = Mutex<ClientCall?>(nil)
+        let raw = ClientCall.RawHandler(
+            message: { [weak self] raw in
+                do {
+                    handler(.message(Received(message: try Response(serializedBytes: raw.payload), descriptors: raw.descriptors)))
+                } catch {
+                    guard let self, let call = started.withLock({ $0 }) else { return }
+                    self.cancel(call, endingWith: RPCError.undecodableResponse(method.name, "\(error)"))
+                }
+            },
+            end: { handler(.end($0)) })
+        let call = try startCall(method.name, request: [], descriptors: [], handler: raw)
+        started.withLock { $0 = call }
+        return BidirectionalCall(client: self, call: call)
+    }
+
+    private func startCall(_ method: String, request: [UInt8], descriptors: [OwnedFD],
+                           handler: ClientCall.RawHandler? = nil) throws -> ClientCall {
         let call = try state.withLock { state throws -> ClientCall in
             if let error = state.closedBecause { throw error }
             defer { state.nextCallID += 1 }
             let callID = state.nextCallID
-            let call = ClientCall(callID: callID, method: method) { [weak self] in
+            let call = ClientCall(callID: callID, method: method, handler: handler) { [weak self] in
                 guard let self, let call = self.state.withLock({ $0.calls[callID] }) else { return }
                 self.cancel(call)
             }
@@ -137,10 +162,11 @@ public final class RPCClient: SocketConnectionDelegate, @unchecked Sendable {
         }
     }
 
-    func cancel(_ call: ClientCall) {
+    /// Cancels a call here and at the server; it ends with `error`.
+    func cancel(_ call: ClientCall, endingWith error: RPCError = .cancelled) {
         guard !call.hasEnded else { return }
         try? send(EnvelopeCodec.cancel(callID: call.callID))
-        finish(call, with: .cancelled)
+        finish(call, with: error)
     }
 
     private func finish(_ call: ClientCall, with error: RPCError?) {

@@ -25,7 +25,8 @@ public class CaptureOutput: @unchecked Sendable {
     /// What to ask the daemon for; nil when this output wants no stream.
     func streamSettings(for connection: CaptureConnection) -> Camerad_V1_OutputSettings? { nil }
 
-    /// A stream event for this output, in order.
+    /// A stream event for this output, in order, on the connection's event-loop
+    /// thread: hand it on, never block.
     func deliver(_ event: FrameStream.Event, from connection: CaptureConnection) {}
 
     /// The session starts a run (not a resumption after an interruption).

@@ -123,7 +123,6 @@ public final class CaptureSession: @unchecked Sendable {
         let connection: CaptureConnection
         let request: Camerad_V1_OpenStream
         let stream: FrameStream
-        var consumer: Task<Void, Never>?
     }
 
     private struct State {
@@ -380,7 +379,7 @@ public final class CaptureSession: @unchecked Sendable {
         }
         guard let stopped else { return }
         stopped.resumer?.cancel()
-        await close(stopped.streams)
+        for running in stopped.streams { running.stream.close() }
         for output in outputs { output.sessionDidStop(endedByItself: false) }
         state.withLock { _ = Self.apply(.stopped, to: &$0) }
         post(.didStopRunning)
@@ -441,7 +440,7 @@ public final class CaptureSession: @unchecked Sendable {
             stale.append(running)
         }
         state.withLock { state in for running in stale { state.running[ObjectIdentifier(running.output)] = nil } }
-        await close(stale)
+        for running in stale { running.stream.close() }
         for (output, connection, request) in wanted where current[ObjectIdentifier(output)]?.request != request {
             do {
                 let stream = try await FrameStream.open(request)
@@ -454,29 +453,19 @@ public final class CaptureSession: @unchecked Sendable {
         }
     }
 
-    private func close(_ streams: [Running]) async {
-        for running in streams { running.stream.close() }
-        for running in streams { await running.consumer?.value }
-    }
-
-    /// Delivers a stream's events to its output until the stream ends.
+    /// Delivers a stream's events to its output, on the connection's event-loop
+    /// thread as they arrive (the output hands each on to its delegate's queue
+    /// or its sequence: one hop), until the stream ends.
     private func consume(_ running: Running) {
         let key = ObjectIdentifier(running.output)
         let stream = running.stream
         running.connection.setModeNote(stream.started.note)
-        let task = Task { [weak self] in
-            do throws(CaptureError) {
-                while let event = try await stream.next() {
-                    running.output.deliver(event, from: running.connection)
-                }
-                self?.streamEnded(key, stream, nil)
-            } catch {
-                self?.streamEnded(key, stream, error)
-            }
-        }
-        state.withLock { state in
-            if state.running[key]?.stream === stream { state.running[key]?.consumer = task }
-        }
+        stream.consume(FrameStream.Consumer(
+            event: { event in running.output.deliver(event, from: running.connection) },
+            end: { [weak self] error in
+                // Off the event loop: ending a run posts notifications, which run observers' code.
+                Task { self?.streamEnded(key, stream, error) }
+            }))
     }
 
     /// A stream ended without being asked to: its device or the daemon went

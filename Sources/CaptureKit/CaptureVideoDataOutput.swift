@@ -183,6 +183,8 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
         }?.finish()
     }
 
+    /// On the event loop's thread: hands the event to the delegate's queue and
+    /// the sequence, and never blocks.
     override func deliver(_ event: FrameStream.Event, from connection: CaptureConnection) {
         let buffer: SampleBuffer
         let isFrame: Bool
@@ -196,8 +198,11 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
         case .formatChanged(let note):
             guard let note else { return }
             connection.setModeNote(note)
-            NotificationCenter.default.post(name: CaptureInput.Port.formatDescriptionDidChangeNotification,
-                                            object: connection.input)
+            // Not on the event loop's thread, where this runs: observers run inside post.
+            let input = connection.input
+            DispatchQueue.global().async {
+                NotificationCenter.default.post(name: CaptureInput.Port.formatDescriptionDidChangeNotification, object: input)
+            }
             return
         }
         let (delegate, continuation, late) = settings.withLock { settings in

@@ -6,6 +6,17 @@ import Synchronization
 /// One Stream call, from CaptureKit's side: opens it, maps each pool it is sent
 /// once, and turns frame messages into sample buffers whose slots go back to the
 /// daemon when their last reference goes.
+///
+/// Messages are handled on the connection's event-loop thread as they arrive
+/// and handed straight to the stream's ``Consumer`` (the output): a frame
+/// crosses one thread, to the delegate's queue or the `sampleBuffers` reader.
+///
+/// ```
+/// opening ──StreamStarted──► buffering ──consume(_:)──► consuming ──end──► ended
+///    └───────────── the call's end, or close() ───────────────────────────► ended
+/// ```
+/// Events that come between the open and ``consume(_:)`` wait, in order; once
+/// ended (or closed) nothing more is delivered.
 final class FrameStream: Sendable {
     /// What arrives on a stream.
     enum Event: Sendable {
@@ -16,105 +27,208 @@ final class FrameStream: Sendable {
         case formatChanged(modeNote: String?)
     }
 
-    let started: Camerad_V1_StreamStarted
-    private let call: BidirectionalCall<Camerad_V1_StreamRequest, Camerad_V1_StreamResponse>
-    private let pools: Mutex<[UInt64: MappedPool]>
-    private let messages: MessageReader
-
-    private init(
-        call: BidirectionalCall<Camerad_V1_StreamRequest, Camerad_V1_StreamResponse>,
-        started: Camerad_V1_StreamStarted, pool: MappedPool,
-        messages: MessageStream<Camerad_V1_StreamResponse>.WithDescriptors.AsyncIterator
-    ) {
-        self.call = call
-        self.started = started
-        pools = Mutex([pool.id: pool])
-        self.messages = MessageReader(iterator: messages)
+    /// Where a running stream's events go, on the event loop's thread: neither
+    /// may block. `end` comes once, last — unless the stream was closed — with
+    /// the status the daemon ended the stream with (nil: OK).
+    struct Consumer: Sendable {
+        let event: @Sendable (Event) -> Void
+        let end: @Sendable (CaptureError?) -> Void
     }
+
+    private typealias Opening = CheckedContinuation<Camerad_V1_StreamStarted, any Error>
+
+    private enum Phase {
+        case opening(Opening?)
+        /// Started; events wait for a consumer. `ended`: the call ended meanwhile, with that status.
+        case buffering([Event], ended: CaptureError??)
+        case consuming(Consumer)
+        case ended
+    }
+
+    private struct State {
+        var phase = Phase.opening(nil)
+        var pools: [UInt64: MappedPool] = [:]
+        /// The call, once made (before anything can arrive on it).
+        var call: BidirectionalCall<Camerad_V1_StreamRequest, Camerad_V1_StreamResponse>?
+        var started = Camerad_V1_StreamStarted()
+    }
+    private let state = Mutex(State())
+    private let releases = Mutex<(slots: [UInt64: [UInt32]], sending: Bool)>(([:], false))
+
+    private init() {}
+
+    /// What the daemon said when it started the stream.
+    var started: Camerad_V1_StreamStarted { state.withLock { $0.started } }
 
     /// Opens a stream and waits for the daemon to start it.
     static func open(_ request: Camerad_V1_OpenStream) async throws(CaptureError) -> FrameStream {
         let client = try await DaemonClient.shared.connection()
+        let stream = FrameStream()
         return try await CaptureError.converting {
-            let call = try client.bidirectional(CameraService.stream)
-            var open = Camerad_V1_StreamRequest()
-            open.open = request
-            try call.send(open)
-            var messages = call.responses.withDescriptors.makeAsyncIterator()
-            guard let first = try await messages.next() else {
-                throw CaptureError(.internalError, "camerad ended the stream before starting it")
-            }
-            guard case .started(let started)? = first.message.kind else {
+            let call = try client.bidirectional(CameraService.stream) { [weak stream] event in stream?.handle(event) }
+            stream.state.withLock { $0.call = call }
+            try await withTaskCancellationHandler {
+                _ = try await withCheckedThrowingContinuation { (continuation: Opening) in
+                    let waiting = stream.state.withLock { state -> Bool in
+                        guard case .opening = state.phase else { return false }
+                        state.phase = .opening(continuation)
+                        return true
+                    }
+                    guard waiting else {
+                        return continuation.resume(throwing: CaptureError(.internalError, "camerad ended the stream before starting it"))
+                    }
+                    var open = Camerad_V1_StreamRequest()
+                    open.open = request
+                    do { try call.send(open) } catch { stream.failOpening(error) }
+                }
+            } onCancel: {
                 call.cancel()
-                throw CaptureError(.internalError, "camerad's first stream message was not StreamStarted")
             }
-            let pool = try MappedPool(started.pool, descriptors: first.descriptors)
-            return FrameStream(call: call, started: started, pool: pool, messages: messages)
+            return stream
         }
     }
 
-    /// The next event; nil when the stream ended cleanly.
-    ///
-    /// - Throws: the status the stream ended with (`deviceDisconnected`, `shuttingDown`...).
-    func next() async throws(CaptureError) -> Event? {
-        while true {
-            let received: Received<Camerad_V1_StreamResponse>?
-            do {
-                received = try await messages.iterator.next()
-            } catch {
-                throw CaptureError(converting: error)
+    /// Hands the stream's events to `consumer` from now on, those that came
+    /// since the open first, in order.
+    func consume(_ consumer: Consumer) {
+        let ended = state.withLock { state -> CaptureError?? in
+            guard case .buffering(let events, let ended) = state.phase else { return nil }
+            // Under the lock, as every event is: none overtakes another.
+            for event in events { consumer.event(event) }
+            state.phase = ended == nil ? .consuming(consumer) : .ended
+            return ended
+        }
+        if let ended { consumer.end(ended) }
+    }
+
+    /// One response or the end, on the event loop's thread.
+    private func handle(_ event: CallEvent<Camerad_V1_StreamResponse>) {
+        switch event {
+        case .message(let received):
+            guard let event = self.event(from: received) else { return }
+            // Delivered under the lock, so that nothing is delivered once close() returns.
+            state.withLock { state in
+                switch state.phase {
+                case .buffering(var events, let ended):
+                    events.append(event)
+                    state.phase = .buffering(events, ended: ended)
+                case .consuming(let consumer):
+                    consumer.event(event)
+                case .opening, .ended:
+                    break
+                }
             }
-            guard let received else { return nil }
+        case .end(let error):
+            let reason = error.map { CaptureError(converting: $0) }
+            let (opening, consumer) = state.withLock { state -> (Opening?, Consumer?) in
+                switch state.phase {
+                case .opening(let continuation):
+                    state.phase = .ended
+                    return (continuation, nil)
+                case .buffering(let events, _):
+                    state.phase = .buffering(events, ended: .some(reason))
+                case .consuming(let consumer):
+                    state.phase = .ended
+                    return (nil, consumer)
+                case .ended:
+                    break
+                }
+                return (nil, nil)
+            }
+            opening?.resume(throwing: reason ?? CaptureError(.internalError, "camerad ended the stream before starting it"))
+            consumer?.end(reason)
+        }
+    }
+
+    /// A response as the consumer gets it; nil for what it never sees
+    /// (StreamStarted, which ends the opening, and StreamInterrupted, whose
+    /// call's end follows and says why).
+    private func event(from received: Received<Camerad_V1_StreamResponse>) -> Event? {
+        do {
             switch received.message.kind {
+            case .started(let started):
+                let pool = try MappedPool(started.pool, descriptors: received.descriptors)
+                let opening = state.withLock { state -> Opening? in
+                    guard case .opening(let continuation) = state.phase else { return nil }
+                    state.pools[pool.id] = pool
+                    state.started = started
+                    state.phase = .buffering([], ended: nil)
+                    return continuation
+                }
+                opening?.resume(returning: started)
+                return nil
             case .frame(let frame):
-                guard let pool = pools.withLock({ $0[frame.poolID] }) ?? (frame.data.isEmpty ? nil : MappedPool.inline) else {
-                    throw CaptureError(.internalError, "frame of unknown pool \(frame.poolID)")
+                guard let pool = state.withLock({ $0.pools[frame.poolID] }) ?? (frame.data.isEmpty ? nil : MappedPool.inline) else {
+                    throw CaptureError(.internalError, "camerad sent a frame of unknown pool \(frame.poolID)")
                 }
                 return .frame(SampleBuffer(frame, pool: pool, stream: self))
             case .dropped(let dropped):
                 return .dropped(SampleBuffer.DroppedFrameReason(dropped.reason), count: Int(dropped.count),
                                 lastSequence: dropped.lastSequence)
             case .formatChanged(let changed):
-                let pool: MappedPool
-                do {
-                    pool = try MappedPool(changed.pool, descriptors: received.descriptors)
-                } catch {
-                    throw CaptureError(converting: error)
-                }
-                pools.withLock { $0[pool.id] = pool }
+                let pool = try MappedPool(changed.pool, descriptors: received.descriptors)
+                state.withLock { $0.pools[pool.id] = pool }
                 guard changed.hasDevice else { return .formatChanged(modeNote: nil) }
                 LiveDevices.shared.update(changed.device)
                 return .formatChanged(modeNote: changed.note)
-            case .interrupted, .started, nil:
-                // The call's end follows and says why.
-                continue
+            case .interrupted, nil:
+                return nil
+            }
+        } catch {
+            // A message CaptureKit cannot use ends the stream, saying why.
+            failOpening(error)
+            state.withLock { $0.call }?.cancel()
+            return nil
+        }
+    }
+
+    /// The open failed before the daemon started the stream.
+    private func failOpening(_ error: any Error) {
+        let opening = state.withLock { state -> Opening? in
+            guard case .opening(let continuation) = state.phase else { return nil }
+            state.phase = .ended
+            return continuation
+        }
+        opening?.resume(throwing: error)
+    }
+
+    /// Gives a slot back to the daemon. Slots given back while another thread
+    /// sends go with its next message: one ReleaseFrames for all that are due.
+    func release(poolID: UInt64, slot: UInt32) {
+        let sends = releases.withLock { releases -> Bool in
+            releases.slots[poolID, default: []].append(slot)
+            if releases.sending { return false }
+            releases.sending = true
+            return true
+        }
+        guard sends else { return }
+        let call = state.withLock { $0.call }
+        while true {
+            let due = releases.withLock { releases -> [UInt64: [UInt32]] in
+                defer { releases.slots = [:] }
+                if releases.slots.isEmpty { releases.sending = false }
+                return releases.slots
+            }
+            if due.isEmpty { return }
+            for (poolID, slots) in due {
+                var request = Camerad_V1_StreamRequest()
+                request.release.poolID = poolID
+                request.release.slots = slots
+                // If the call is over the daemon has taken the slots back already.
+                try? call?.send(request)
             }
         }
     }
 
-    /// Gives a slot back to the daemon.
-    func release(poolID: UInt64, slot: UInt32) {
-        var request = Camerad_V1_StreamRequest()
-        request.release.poolID = poolID
-        request.release.slots = [slot]
-        // If the call is over the daemon has taken the slots back already.
-        try? call.send(request)
-    }
-
-    /// Ends the stream; its slots go back with it.
+    /// Ends the stream; its slots go back with it. Nothing is delivered once
+    /// it returns, and the consumer's `end` is not called.
     func close() {
-        call.finishSending()
-        call.cancel()
-    }
-}
-
-/// The stream's messages. One task reads them — the output's consumer — so the
-/// iterator is never used concurrently.
-private final class MessageReader: @unchecked Sendable {
-    var iterator: MessageStream<Camerad_V1_StreamResponse>.WithDescriptors.AsyncIterator
-
-    init(iterator: MessageStream<Camerad_V1_StreamResponse>.WithDescriptors.AsyncIterator) {
-        self.iterator = iterator
+        let call = state.withLock { state in
+            state.phase = .ended
+            return state.call
+        }
+        call?.finishSending()
+        call?.cancel()
     }
 }
 

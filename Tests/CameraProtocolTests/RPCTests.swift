@@ -193,6 +193,57 @@ func ping(_ sequence: UInt64, payload: [UInt8] = []) -> Camerad_V1_PingRequest {
         }
     }
 
+    @Test func aHandledCallGetsEveryResponseInOrderOnOneThreadThenItsEndOnce() async throws {
+        try await withTestServer { server in
+            let client = try await server.client()
+            let seen = Mutex<(sequences: [UInt64], threads: Set<pthread_t>, ends: [RPCError?], afterEnd: Int)>(([], [], [], 0))
+            let call = try client.bidirectional(TestService.echoes) { (event: CallEvent<Camerad_V1_PingResponse>) in
+                seen.withLock { seen in
+                    switch event {
+                    case .message(let received):
+                        if !seen.ends.isEmpty { seen.afterEnd += 1 }
+                        seen.sequences.append(received.message.sequence)
+                        seen.threads.insert(pthread_self())
+                    case .end(let error):
+                        seen.ends.append(error)
+                    }
+                }
+            }
+            for sequence in 0..<200 as Range<UInt64> { try call.send(ping(sequence)) }
+            call.finishSending()
+            #expect(await waitUntil { seen.withLock { !$0.ends.isEmpty } })
+            let result = seen.withLock { $0 }
+            #expect(result.sequences == Array(0..<200), "every response, in order")
+            #expect(result.threads.count == 1, "all on the event loop's thread")
+            #expect(result.ends.count == 1 && result.ends.first.map { $0 == nil } == true, "ended once, OK")
+            #expect(result.afterEnd == 0)
+            #expect(await server.waitForNoOpenCalls())
+        }
+    }
+
+    @Test func cancellingAHandledCallEndsItOnceWithCancelled() async throws {
+        try await withTestServer { server in
+            let client = try await server.client()
+            let ends = Mutex<[RPCError?]>([])
+            let first = Mutex(false)
+            let call = try client.bidirectional(TestService.echoes) { (event: CallEvent<Camerad_V1_PingResponse>) in
+                switch event {
+                case .message: first.withLock { $0 = true }
+                case .end(let error): ends.withLock { $0.append(error) }
+                }
+            }
+            try call.send(ping(1))
+            #expect(await waitUntil { first.withLock { $0 } })
+            call.cancel()
+            call.cancel()
+            #expect(await server.waitForNoOpenCalls())
+            let ended = ends.withLock { $0 }
+            #expect(ended.count == 1)
+            #expect(ended.first??.reason == .cancelled)
+            #expect(throws: RPCError.self) { try call.send(ping(2)) }
+        }
+    }
+
     @Test func cancellingABidirectionalCallEndsItWithCancelled() async throws {
         try await withTestServer { server in
             let client = try await server.client()
