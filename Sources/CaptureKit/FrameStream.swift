@@ -36,6 +36,7 @@ final class FrameStream: Sendable {
     }
 
     private typealias Opening = CheckedContinuation<Camerad_V1_StreamStarted, any Error>
+    private typealias StreamCall = BidirectionalCall<Camerad_V1_StreamRequest, Camerad_V1_StreamResponse>
 
     private enum Phase {
         case opening(Opening?)
@@ -48,12 +49,19 @@ final class FrameStream: Sendable {
     private struct State {
         var phase = Phase.opening(nil)
         var pools: [UInt64: MappedPool] = [:]
-        /// The call, once made (before anything can arrive on it).
-        var call: BidirectionalCall<Camerad_V1_StreamRequest, Camerad_V1_StreamResponse>?
         var started = Camerad_V1_StreamStarted()
     }
     private let state = Mutex(State())
-    private let releases = Mutex<(slots: [UInt64: [UInt32]], sending: Bool)>(([:], false))
+
+    /// The call (set once made, before anything can arrive on it) and the
+    /// slots due to go back. A lock of its own: a sample buffer let go of
+    /// while an event is delivered under `state`'s lock releases its slot.
+    private struct Releases {
+        var call: StreamCall?
+        var slots: [UInt64: [UInt32]] = [:]
+        var sending = false
+    }
+    private let releases = Mutex(Releases())
 
     private init() {}
 
@@ -66,7 +74,7 @@ final class FrameStream: Sendable {
         let stream = FrameStream()
         return try await CaptureError.converting {
             let call = try client.bidirectional(CameraService.stream) { [weak stream] event in stream?.handle(event) }
-            stream.state.withLock { $0.call = call }
+            stream.releases.withLock { $0.call = call }
             try await withTaskCancellationHandler {
                 _ = try await withCheckedThrowingContinuation { (continuation: Opening) in
                     let waiting = stream.state.withLock { state -> Bool in
@@ -177,7 +185,7 @@ final class FrameStream: Sendable {
         } catch {
             // A message CaptureKit cannot use ends the stream, saying why.
             failOpening(error)
-            state.withLock { $0.call }?.cancel()
+            releases.withLock { $0.call }?.cancel()
             return nil
         }
     }
@@ -195,14 +203,13 @@ final class FrameStream: Sendable {
     /// Gives a slot back to the daemon. Slots given back while another thread
     /// sends go with its next message: one ReleaseFrames for all that are due.
     func release(poolID: UInt64, slot: UInt32) {
-        let sends = releases.withLock { releases -> Bool in
+        let call = releases.withLock { releases -> StreamCall? in
             releases.slots[poolID, default: []].append(slot)
-            if releases.sending { return false }
+            guard !releases.sending, let call = releases.call else { return nil }
             releases.sending = true
-            return true
+            return call
         }
-        guard sends else { return }
-        let call = state.withLock { $0.call }
+        guard let call else { return }
         while true {
             let due = releases.withLock { releases -> [UInt64: [UInt32]] in
                 defer { releases.slots = [:] }
@@ -215,7 +222,7 @@ final class FrameStream: Sendable {
                 request.release.poolID = poolID
                 request.release.slots = slots
                 // If the call is over the daemon has taken the slots back already.
-                try? call?.send(request)
+                try? call.send(request)
             }
         }
     }
@@ -223,10 +230,8 @@ final class FrameStream: Sendable {
     /// Ends the stream; its slots go back with it. Nothing is delivered once
     /// it returns, and the consumer's `end` is not called.
     func close() {
-        let call = state.withLock { state in
-            state.phase = .ended
-            return state.call
-        }
+        state.withLock { $0.phase = .ended }
+        let call = releases.withLock { $0.call }
         call?.finishSending()
         call?.cancel()
     }

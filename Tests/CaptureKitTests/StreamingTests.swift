@@ -352,6 +352,23 @@ extension CaptureKitEndToEnd {
         }
     }
 
+    @Test func anOutputNobodyReadsGivesEachFrameBackAsItComes() async throws {
+        try await withCamera(fps: 60) { device, _ in
+            // No delegate and no sequence: each frame is let go of as it is
+            // delivered, on the event loop's thread, inside the stream's delivery.
+            let (session, output) = try sessionWithVideoOutput(device)
+            try await session.start()
+            // With at most three frames held, twenty conversions mean frames went back.
+            #expect(await waitUntil {
+                ((try? await CaptureDaemon.statistics(for: device))?.variants.first?.conversions ?? 0) >= 20
+            })
+            // The connection still works: a sequence asked for now gets frames.
+            var frames = output.sampleBuffers.makeAsyncIterator()
+            #expect(await frames.next()?.imageBuffer != nil)
+            await session.stopRunning()
+        }
+    }
+
     @Test func changingSettingsWhileRunningAppliesThemAtOnce() async throws {
         try await withCamera { device, _ in
             try await withStreamingSession(device) { session, output, frames in
