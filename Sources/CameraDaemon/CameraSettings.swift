@@ -8,27 +8,27 @@ import CameraMedia
 /// handler edge (`Handlers/ProtocolMapping.swift`).
 
 /// AVCaptureDevice.FocusMode.
-enum FocusMode: Sendable, Hashable {
+enum FocusMode: Sendable, Hashable, CaseIterable {
     case locked, autoFocus, continuousAutoFocus
 }
 
 /// AVCaptureDevice.ExposureMode.
-enum ExposureMode: Sendable, Hashable {
+enum ExposureMode: Sendable, Hashable, CaseIterable {
     case locked, autoExpose, continuousAutoExposure, custom
 }
 
 /// AVCaptureDevice.WhiteBalanceMode.
-enum WhiteBalanceMode: Sendable, Hashable {
+enum WhiteBalanceMode: Sendable, Hashable, CaseIterable {
     case locked, autoWhiteBalance, continuousAutoWhiteBalance
 }
 
 /// AVCaptureDevice.TorchMode.
-enum TorchMode: Sendable, Hashable {
+enum TorchMode: Sendable, Hashable, CaseIterable {
     case off, on, auto
 }
 
 /// AVCaptureDevice.FlashMode.
-enum FlashMode: Sendable, Hashable {
+enum FlashMode: Sendable, Hashable, CaseIterable {
     case off, on, auto
 }
 

@@ -1,5 +1,6 @@
 import CameraMedia
 import CameraProtocol
+import SwiftProtobuf
 
 /// camerad's own types ⇄ the protocol's messages, in one place: the daemon
 /// works in its own types (`DeviceDescription.swift`, `DeviceFormat.swift`,
@@ -171,16 +172,16 @@ extension VirtualCamera.Options {
 extension Camerad_V1_Capabilities {
     init(_ capabilities: DeviceCapabilities) {
         self.init()
-        focusModes = capabilities.focusModes.map(Camerad_V1_FocusMode.init)
+        focusModes = capabilities.focusModes.map(\.wire)
         focusPointOfInterestSupported = capabilities.isFocusPointOfInterestSupported
         lensPositionSupported = capabilities.isLensPositionSupported
-        exposureModes = capabilities.exposureModes.map(Camerad_V1_ExposureMode.init)
+        exposureModes = capabilities.exposureModes.map(\.wire)
         exposurePointOfInterestSupported = capabilities.isExposurePointOfInterestSupported
-        whiteBalanceModes = capabilities.whiteBalanceModes.map(Camerad_V1_WhiteBalanceMode.init)
+        whiteBalanceModes = capabilities.whiteBalanceModes.map(\.wire)
         supportsTorch = capabilities.hasTorch
-        torchModes = capabilities.torchModes.map(Camerad_V1_TorchMode.init)
+        torchModes = capabilities.torchModes.map(\.wire)
         supportsFlash = capabilities.hasFlash
-        flashModes = capabilities.flashModes.map(Camerad_V1_FlashMode.init)
+        flashModes = capabilities.flashModes.map(\.wire)
         minZoomFactor = capabilities.minZoomFactor
         maxZoomFactor = capabilities.maxZoomFactor
         digitalZoom = capabilities.isDigitalZoom
@@ -204,19 +205,19 @@ extension Camerad_V1_CameraSettings {
     /// temperature of 0, an unspecified mode.
     init(_ settings: CameraSettings) {
         self.init()
-        if let mode = settings.focusMode { focusMode = Camerad_V1_FocusMode(mode) }
+        if let mode = settings.focusMode { focusMode = mode.wire }
         lensPosition = settings.lensPosition ?? -1
         if let point = settings.focusPointOfInterest { focusPointOfInterest = Camerad_V1_Point(point) }
         adjustingFocus = settings.isAdjustingFocus
-        if let mode = settings.exposureMode { exposureMode = Camerad_V1_ExposureMode(mode) }
+        if let mode = settings.exposureMode { exposureMode = mode.wire }
         if let duration = settings.exposureDuration { exposureDuration = Camerad_V1_Fraction(exposure: duration) }
         iso = settings.iso ?? 0
         if let point = settings.exposurePointOfInterest { exposurePointOfInterest = Camerad_V1_Point(point) }
         adjustingExposure = settings.isAdjustingExposure
-        if let mode = settings.whiteBalanceMode { whiteBalanceMode = Camerad_V1_WhiteBalanceMode(mode) }
+        if let mode = settings.whiteBalanceMode { whiteBalanceMode = mode.wire }
         whiteBalanceTemperature = settings.whiteBalanceTemperature ?? 0
         adjustingWhiteBalance = settings.isAdjustingWhiteBalance
-        if let mode = settings.torchMode { torchMode = Camerad_V1_TorchMode(mode) }
+        if let mode = settings.torchMode { torchMode = mode.wire }
         torchLevel = settings.torchLevel
         videoZoomFactor = settings.videoZoomFactor
     }
@@ -263,16 +264,16 @@ extension Camerad_V1_DeviceConfiguration {
         }
         if let duration = configuration.activeMinFrameDuration { activeMinFrameDuration = Camerad_V1_Fraction(duration) }
         if let duration = configuration.activeMaxFrameDuration { activeMaxFrameDuration = Camerad_V1_Fraction(duration) }
-        if let mode = configuration.focusMode { focusMode = Camerad_V1_FocusMode(mode) }
+        if let mode = configuration.focusMode { focusMode = mode.wire }
         if let position = configuration.lensPosition { lensPosition = position }
         if let point = configuration.focusPointOfInterest { focusPointOfInterest = Camerad_V1_Point(point) }
-        if let mode = configuration.exposureMode { exposureMode = Camerad_V1_ExposureMode(mode) }
+        if let mode = configuration.exposureMode { exposureMode = mode.wire }
         if let duration = configuration.exposureDuration { exposureDuration = Camerad_V1_Fraction(exposure: duration) }
         if let iso = configuration.iso { self.iso = iso }
         if let point = configuration.exposurePointOfInterest { exposurePointOfInterest = Camerad_V1_Point(point) }
-        if let mode = configuration.whiteBalanceMode { whiteBalanceMode = Camerad_V1_WhiteBalanceMode(mode) }
+        if let mode = configuration.whiteBalanceMode { whiteBalanceMode = mode.wire }
         if let kelvin = configuration.whiteBalanceTemperature { whiteBalanceTemperature = kelvin }
-        if let mode = configuration.torchMode { torchMode = Camerad_V1_TorchMode(mode) }
+        if let mode = configuration.torchMode { torchMode = mode.wire }
         if let level = configuration.torchLevel { torchLevel = level }
         if let factor = configuration.videoZoomFactor { videoZoomFactor = factor }
         controls = configuration.controls.map(Camerad_V1_ControlValue.init)
@@ -318,24 +319,34 @@ extension CameraError {
     }
 }
 
-extension FocusMode {
+/// An AVFoundation-named mode and its protocol enum, whose 0 is "unspecified".
+/// One rule for all of them: unspecified is nil, a number this camerad does not
+/// know is UNSUPPORTED, naming the modes it does know.
+protocol WireMode: CaseIterable, Sendable where AllCases == [Self] {
+    associatedtype Wire: SwiftProtobuf.Enum
+    /// What the mode sets, for messages ("white balance").
+    static var setting: String { get }
+    var wire: Wire { get }
+}
+
+extension WireMode {
     /// Nil for unspecified.
     ///
     /// - Throws: `UNSUPPORTED` for a mode this camerad does not know.
-    init?(_ mode: Camerad_V1_FocusMode) throws {
-        switch mode {
-        case .locked: self = .locked
-        case .autoFocus: self = .autoFocus
-        case .continuousAutoFocus: self = .continuousAutoFocus
-        case .unspecified: return nil
-        case .UNRECOGNIZED(let raw): throw CameraError.unknownMode(raw, "focus", use: "locked, autoFocus or continuousAutoFocus")
+    init?(_ wire: Wire) throws {
+        guard wire.rawValue != 0 else { return nil }
+        guard let mode = Self.allCases.first(where: { $0.wire == wire }) else {
+            let names = Self.allCases.map { "\($0)" }
+            throw CameraError.unknownMode(wire.rawValue, Self.setting, use: names.dropLast().joined(separator: ", ") + " or " + names.last!)
         }
+        self = mode
     }
 }
 
-extension Camerad_V1_FocusMode {
-    init(_ mode: FocusMode) {
-        self = switch mode {
+extension FocusMode: WireMode {
+    static let setting = "focus"
+    var wire: Camerad_V1_FocusMode {
+        switch self {
         case .locked: .locked
         case .autoFocus: .autoFocus
         case .continuousAutoFocus: .continuousAutoFocus
@@ -343,25 +354,10 @@ extension Camerad_V1_FocusMode {
     }
 }
 
-extension ExposureMode {
-    /// Nil for unspecified.
-    ///
-    /// - Throws: `UNSUPPORTED` for a mode this camerad does not know.
-    init?(_ mode: Camerad_V1_ExposureMode) throws {
-        switch mode {
-        case .locked: self = .locked
-        case .autoExpose: self = .autoExpose
-        case .continuousAutoExposure: self = .continuousAutoExposure
-        case .custom: self = .custom
-        case .unspecified: return nil
-        case .UNRECOGNIZED(let raw): throw CameraError.unknownMode(raw, "exposure", use: "locked, autoExpose, continuousAutoExposure or custom")
-        }
-    }
-}
-
-extension Camerad_V1_ExposureMode {
-    init(_ mode: ExposureMode) {
-        self = switch mode {
+extension ExposureMode: WireMode {
+    static let setting = "exposure"
+    var wire: Camerad_V1_ExposureMode {
+        switch self {
         case .locked: .locked
         case .autoExpose: .autoExpose
         case .continuousAutoExposure: .continuousAutoExposure
@@ -370,24 +366,10 @@ extension Camerad_V1_ExposureMode {
     }
 }
 
-extension WhiteBalanceMode {
-    /// Nil for unspecified.
-    ///
-    /// - Throws: `UNSUPPORTED` for a mode this camerad does not know.
-    init?(_ mode: Camerad_V1_WhiteBalanceMode) throws {
-        switch mode {
-        case .locked: self = .locked
-        case .autoWhiteBalance: self = .autoWhiteBalance
-        case .continuousAutoWhiteBalance: self = .continuousAutoWhiteBalance
-        case .unspecified: return nil
-        case .UNRECOGNIZED(let raw): throw CameraError.unknownMode(raw, "white balance", use: "locked, autoWhiteBalance or continuousAutoWhiteBalance")
-        }
-    }
-}
-
-extension Camerad_V1_WhiteBalanceMode {
-    init(_ mode: WhiteBalanceMode) {
-        self = switch mode {
+extension WhiteBalanceMode: WireMode {
+    static let setting = "white balance"
+    var wire: Camerad_V1_WhiteBalanceMode {
+        switch self {
         case .locked: .locked
         case .autoWhiteBalance: .autoWhiteBalance
         case .continuousAutoWhiteBalance: .continuousAutoWhiteBalance
@@ -395,24 +377,10 @@ extension Camerad_V1_WhiteBalanceMode {
     }
 }
 
-extension TorchMode {
-    /// Nil for unspecified.
-    ///
-    /// - Throws: `UNSUPPORTED` for a mode this camerad does not know.
-    init?(_ mode: Camerad_V1_TorchMode) throws {
-        switch mode {
-        case .off: self = .off
-        case .on: self = .on
-        case .auto: self = .auto
-        case .unspecified: return nil
-        case .UNRECOGNIZED(let raw): throw CameraError.unknownMode(raw, "torch", use: "off, on or auto")
-        }
-    }
-}
-
-extension Camerad_V1_TorchMode {
-    init(_ mode: TorchMode) {
-        self = switch mode {
+extension TorchMode: WireMode {
+    static let setting = "torch"
+    var wire: Camerad_V1_TorchMode {
+        switch self {
         case .off: .off
         case .on: .on
         case .auto: .auto
@@ -420,24 +388,10 @@ extension Camerad_V1_TorchMode {
     }
 }
 
-extension FlashMode {
-    /// Nil for unspecified.
-    ///
-    /// - Throws: `UNSUPPORTED` for a mode this camerad does not know.
-    init?(_ mode: Camerad_V1_FlashMode) throws {
-        switch mode {
-        case .off: self = .off
-        case .on: self = .on
-        case .auto: self = .auto
-        case .unspecified: return nil
-        case .UNRECOGNIZED(let raw): throw CameraError.unknownMode(raw, "flash", use: "off, on or auto")
-        }
-    }
-}
-
-extension Camerad_V1_FlashMode {
-    init(_ mode: FlashMode) {
-        self = switch mode {
+extension FlashMode: WireMode {
+    static let setting = "flash"
+    var wire: Camerad_V1_FlashMode {
+        switch self {
         case .off: .off
         case .on: .on
         case .auto: .auto
