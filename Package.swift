@@ -94,7 +94,7 @@ let package = Package(
         .testTarget(
             name: "CameraDaemonTests",
             /// CV4L2 only to check camerad's control numbers against the kernel's.
-            dependencies: ["CameraDaemon", "CameraProtocol", "CameraIPC", "CameraTestSupport", "CV4L2"]
+            dependencies: ["CameraDaemon", "CameraProtocol", "CameraIPC", "CameraMedia", "CameraTestSupport", "CV4L2"]
         ),
         .testTarget(
             name: "CaptureKitTests",
@@ -102,6 +102,6 @@ let package = Package(
         ),
         .testTarget(name: "CamctlTests", dependencies: ["CameraTestSupport"], exclude: ["Snapshots"]),
         /// Boots scripts/vivid-vm and runs the V4L2 tests inside it.
-        .testTarget(name: "VividTests", dependencies: ["CameraTestSupport", "CaptureKit", "CameraMedia", "V4L2"]),
+        .testTarget(name: "VividTests", dependencies: ["CameraTestSupport", "CaptureKit", "CameraMedia", "CameraProtocol", "V4L2"]),
     ]
 )

@@ -2,10 +2,17 @@
 #include "CCameraShims.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
+#include <sys/vfs.h>
 
 int CCameraShims_memfd_create(const char *name, unsigned int flags) {
     return memfd_create(name, flags);
+}
+
+int CCameraShims_is_dmabuf(int fd) {
+    struct statfs info;
+    return fstatfs(fd, &info) == 0 && info.f_type == DMA_BUF_MAGIC;
 }
 
 const unsigned int CCameraShims_MFD_CLOEXEC = MFD_CLOEXEC;

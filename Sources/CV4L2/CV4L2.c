@@ -23,6 +23,27 @@ void *CV4L2_mmap(size_t length, int fd, int64_t offset) {
 
 int CV4L2_munmap(void *start, size_t length) { return v4l2_munmap(start, length); }
 
+static int raw_ioctl(int fd, unsigned long request, void *argument) {
+    int result;
+    do {
+        result = ioctl(fd, request, argument);
+    } while (result == -1 && errno == EINTR);
+    return result;
+}
+
+int CV4L2_export_buffer(int fd, uint32_t index) {
+    struct v4l2_capability capability = {0};
+    if (raw_ioctl(fd, VIDIOC_QUERYCAP, &capability) == -1) return -1;
+    uint32_t caps = (capability.capabilities & V4L2_CAP_DEVICE_CAPS) ? capability.device_caps : capability.capabilities;
+    struct v4l2_exportbuffer request = {0};
+    request.type = (caps & V4L2_CAP_VIDEO_CAPTURE) ? V4L2_BUF_TYPE_VIDEO_CAPTURE : V4L2_BUF_TYPE_VIDEO_CAPTURE_MPLANE;
+    request.index = index;
+    request.plane = 0;
+    request.flags = O_RDONLY | O_CLOEXEC;
+    if (raw_ioctl(fd, VIDIOC_EXPBUF, &request) == -1) return -1;
+    return request.fd;
+}
+
 const unsigned long CV4L2_VIDIOC_QUERYCAP = VIDIOC_QUERYCAP;
 const unsigned long CV4L2_VIDIOC_ENUM_FMT = VIDIOC_ENUM_FMT;
 const unsigned long CV4L2_VIDIOC_ENUM_FRAMESIZES = VIDIOC_ENUM_FRAMESIZES;

@@ -7,9 +7,14 @@
 /// message and are closed at once (``closeUnclaimed(arrivedBy:)``). Any left when
 /// the connection ends are closed too.
 public struct DescriptorQueue: Sendable {
-    /// The most descriptors that may wait for their message; past it the
-    /// connection closes. No message of the protocol carries more.
+    /// The most descriptors a client may have waiting for their message at
+    /// camerad; past it the connection closes. No request carries more.
     public static let limit = 4
+
+    /// The most a client lets camerad's messages bring: a frame pool's memory,
+    /// a memfd of its own and each of the device's buffers (V4L2 gives at most
+    /// 32, `VIDEO_MAX_FRAME`), for two pools at once.
+    public static let clientLimit = 2 * (1 + 32)
 
     /// Each descriptor with the stream offset its recvmsg read up to.
     private var descriptors: [(fd: OwnedFD, arrivedBy: Int)] = []

@@ -9,6 +9,9 @@ internal import CCameraShims
 /// once its own writable mapping is made, its contents (`F_SEAL_FUTURE_WRITE`): no
 /// other mapping can be writable, none made writable later by `mprotect`, and
 /// `write(2)` fails, so whoever receives the descriptor can only read.
+///
+/// A dma-buf received (a device's buffer, exported read-only) maps the same way:
+/// its size never changes, so it cannot fault either.
 public final class SharedMemory: @unchecked Sendable {
     public let descriptor: OwnedFD
     public let size: Int
@@ -37,23 +40,39 @@ public final class SharedMemory: @unchecked Sendable {
         baseAddress = address
     }
 
-    /// Maps a memfd received from another process.
+    /// Maps memory received from another process, read-only unless `writable`:
+    /// a memfd whose size is sealed, or a dma-buf (a device's buffer, exported
+    /// with `VIDIOC_EXPBUF`; its size is fixed for its life).
     ///
-    /// - Throws: ``SharedMemoryError`` when the file is smaller than `size` or its
-    ///   size is not sealed (it could shrink and fault the reader).
+    /// - Throws: ``SharedMemoryError`` when the memory is smaller than `size`,
+    ///   or is neither a dma-buf nor a memfd sealed against shrinking (it could
+    ///   shrink and fault the reader).
     public init(mapping descriptor: OwnedFD, size: Int, writable: Bool = false) throws {
-        let seals: Int32
-        do {
-            seals = try Syscall.fcntl(descriptor.rawValue, CCameraShims_F_GET_SEALS, 0)
-        } catch where error.errno == EINVAL {
-            throw SharedMemoryError.notSealed  // not a memfd: it cannot be sealed at all
+        let actual: Int
+        if Syscall.isDMABuf(descriptor.rawValue) {
+            actual = try Syscall.dmaBufSize(descriptor.rawValue)
+        } else {
+            let seals: Int32
+            do {
+                seals = try Syscall.fcntl(descriptor.rawValue, CCameraShims_F_GET_SEALS, 0)
+            } catch where error.errno == EINVAL {
+                throw SharedMemoryError.notSealed  // not a memfd: it cannot be sealed at all
+            }
+            guard seals & CCameraShims_F_SEAL_SHRINK != 0 else { throw SharedMemoryError.notSealed }
+            actual = try Syscall.fstatSize(descriptor.rawValue)
         }
-        guard seals & CCameraShims_F_SEAL_SHRINK != 0 else { throw SharedMemoryError.notSealed }
-        let actual = try Syscall.fstatSize(descriptor.rawValue)
         guard actual >= size, size > 0 else { throw SharedMemoryError.tooSmall(size: actual, expected: size) }
         self.descriptor = descriptor
         self.size = size
         baseAddress = try Syscall.mmap(size, writable ? PROT_READ | PROT_WRITE : PROT_READ, descriptor.rawValue)
+    }
+
+    /// Maps all of a memfd or dma-buf received from another process, read-only
+    /// (``init(mapping:size:writable:)``, at the memory's own size).
+    public convenience init(mapping descriptor: OwnedFD) throws {
+        let size = Syscall.isDMABuf(descriptor.rawValue)
+            ? try Syscall.dmaBufSize(descriptor.rawValue) : try Syscall.fstatSize(descriptor.rawValue)
+        try self.init(mapping: descriptor, size: size)
     }
 
     deinit { Syscall.munmap(baseAddress, size) }
@@ -64,12 +83,13 @@ public final class SharedMemory: @unchecked Sendable {
 
 /// A shared-memory descriptor that is unsafe to map.
 public enum SharedMemoryError: Error, Equatable, CustomStringConvertible {
+    /// Neither a dma-buf nor a memfd sealed against shrinking.
     case notSealed
     case tooSmall(size: Int, expected: Int)
 
     public var description: String {
         switch self {
-        case .notSealed: "shared memory is not sealed against shrinking; refusing to map it"
+        case .notSealed: "shared memory is neither a dma-buf nor a memfd sealed against shrinking; refusing to map it"
         case .tooSmall(let size, let expected): "shared memory holds \(size) bytes, \(expected) expected"
         }
     }

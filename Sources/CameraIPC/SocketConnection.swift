@@ -46,6 +46,8 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
     /// The process at the other end.
     public let peer: PeerCredentials
     public let backlogLimit: Int
+    /// The most received descriptors that may wait for their message.
+    public let maxDescriptors: Int
 
     // Read side: touched only on the loop.
     private var decoder: FrameDecoder
@@ -69,16 +71,20 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
 
     /// Wraps a connected socket; reads nothing until ``start(delegate:)``.
     ///
-    /// - Parameter maxFrameLength: the longest frame the peer may send; a longer
-    ///   one closes the connection (``FramingError/frameTooLarge(length:limit:)``).
+    /// - Parameters:
+    ///   - maxFrameLength: the longest frame the peer may send; a longer one
+    ///     closes the connection (``FramingError/frameTooLarge(length:limit:)``).
+    ///   - maxDescriptors: the most descriptors that may wait for their message;
+    ///     more close the connection (``FramingError/tooManyDescriptors(count:limit:)``).
     public init(
         socket: OwnedFD, loop: EventLoop, backlogLimit: Int = SocketConnection.defaultBacklogLimit,
-        maxFrameLength: Int = Frame.maxPayloadLength
+        maxFrameLength: Int = Frame.maxPayloadLength, maxDescriptors: Int = DescriptorQueue.limit
     ) throws {
         try socket.setNonBlocking()
         self.socket = socket
         self.loop = loop
         self.backlogLimit = backlogLimit
+        self.maxDescriptors = maxDescriptors
         decoder = FrameDecoder(maxPayloadLength: maxFrameLength)
         self.peer = try PeerCredentials(of: socket)
         controlBuffer = .allocate(
@@ -234,8 +240,8 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
                 close(error: FramingError.descriptorsTruncated)
                 return
             }
-            if descriptors.count > DescriptorQueue.limit {
-                close(error: FramingError.tooManyDescriptors(count: descriptors.count, limit: DescriptorQueue.limit))
+            if descriptors.count > maxDescriptors {
+                close(error: FramingError.tooManyDescriptors(count: descriptors.count, limit: maxDescriptors))
                 return
             }
             if received.byteCount == 0 {

@@ -133,6 +133,17 @@ enum Syscall {
         return Int(info.st_size)
     }
 
+    /// Whether the descriptor is a dma-buf: a device's buffer (`VIDIOC_EXPBUF`),
+    /// whose size is fixed for its life.
+    static func isDMABuf(_ fd: Int32) -> Bool { CCameraShims_is_dmabuf(fd) != 0 }
+
+    /// A dma-buf's size: `lseek(SEEK_END)`, as the kernel documents it.
+    static func dmaBufSize(_ fd: Int32) throws(SystemError) -> Int {
+        let size = try check("lseek") { Glibc.lseek(fd, 0, SEEK_END) }
+        _ = Glibc.lseek(fd, 0, SEEK_SET)
+        return Int(size)
+    }
+
     static func mmap(_ length: Int, _ protection: Int32, _ fd: Int32) throws(SystemError) -> UnsafeMutableRawPointer {
         guard let address = Glibc.mmap(nil, length, protection, MAP_SHARED, fd, 0), address != MAP_FAILED else {
             throw SystemError("mmap", errno: Glibc.errno)

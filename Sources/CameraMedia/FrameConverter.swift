@@ -47,6 +47,14 @@ public final class FrameConverter {
         targetLayout = target.layout
     }
 
+    /// Whether frames come out exactly as they go in — the source's own format
+    /// and size, not turned or mirrored, not zoomed (MJPEG never is) — so a
+    /// frame can be used as it is instead of converted.
+    public func passesThrough(zoom: Double = 1) -> Bool {
+        source.format == target.format && source.width == target.width && source.height == target.height
+            && target.rotation == .none && !target.mirrored && (zoom <= 1 || source.format == .mjpeg)
+    }
+
     /// Converts one frame.
     ///
     /// - Parameters:

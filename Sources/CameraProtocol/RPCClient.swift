@@ -31,7 +31,7 @@ public final class RPCClient: SocketConnectionDelegate, @unchecked Sendable {
         let client: RPCClient
         do {
             let fd = try UnixSocket.connect(to: path)
-            client = RPCClient(socket: try SocketConnection(socket: fd, loop: loop))
+            client = RPCClient(socket: try SocketConnection(socket: fd, loop: loop, maxDescriptors: DescriptorQueue.clientLimit))
             try client.socket.start(delegate: client)
         } catch {
             throw RPCError(.daemonUnavailable,

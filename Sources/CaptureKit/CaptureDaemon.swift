@@ -158,6 +158,17 @@ extension CaptureDaemon {
             /// Frames the variant's worker let go unconverted because it was
             /// still busy with two (FRAME_WAS_LATE for its streams).
             public var framesSkipped: UInt64
+            /// Frames of the device's own format given to streams in the
+            /// device's buffers, as they are: no copy.
+            public var framesShared: UInt64
+            /// Frames of the device's own format copied all the same (the
+            /// device short of buffers, or its buffers not shareable): zero in
+            /// a steady state.
+            public var framesCopied: UInt64
+
+            /// Frames the variant made for its streams: converted, or shared
+            /// as the device made them.
+            public var framesMade: UInt64 { conversions + framesShared }
         }
 
         public var uniqueID: String
@@ -180,7 +191,8 @@ extension CaptureDaemon {
                     poolID: variant.poolID, pixelFormat: FourCharCode(rawValue: variant.fourcc), width: Int(variant.width),
                     height: Int(variant.height), rotationDegrees: Int(variant.rotationDegrees), isMirrored: variant.mirrored,
                     streams: Int(variant.streams), slotCount: Int(variant.slotCount), slotsInUse: Int(variant.slotsInUse),
-                    conversions: variant.conversions, framesSkipped: variant.framesSkipped)
+                    conversions: variant.conversions, framesSkipped: variant.framesSkipped,
+                    framesShared: variant.framesShared, framesCopied: variant.framesCopied)
             })
     }
 }

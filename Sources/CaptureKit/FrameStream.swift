@@ -48,7 +48,7 @@ final class FrameStream: Sendable {
 
     private struct State {
         var phase = Phase.opening(nil)
-        var pools: [UInt64: MappedPool] = [:]
+        var pools: [UInt64: MappedFramePool] = [:]
         var started = Camerad_V1_StreamStarted()
     }
     private let state = Mutex(State())
@@ -155,7 +155,7 @@ final class FrameStream: Sendable {
         do {
             switch received.message.kind {
             case .started(let started):
-                let pool = try MappedPool(started.pool, descriptors: received.descriptors)
+                let pool = try MappedFramePool(started.pool, descriptors: received.descriptors)
                 let opening = state.withLock { state -> Opening? in
                     guard case .opening(let continuation) = state.phase else { return nil }
                     state.pools[pool.id] = pool
@@ -166,7 +166,7 @@ final class FrameStream: Sendable {
                 opening?.resume(returning: started)
                 return nil
             case .frame(let frame):
-                guard let pool = state.withLock({ $0.pools[frame.poolID] }) ?? (frame.data.isEmpty ? nil : MappedPool.inline) else {
+                guard let pool = state.withLock({ $0.pools[frame.poolID] }) ?? (frame.data.isEmpty ? nil : MappedFramePool.inline) else {
                     throw CaptureError(.internalError, "camerad sent a frame of unknown pool \(frame.poolID)")
                 }
                 return .frame(SampleBuffer(frame, pool: pool, stream: self))
@@ -174,7 +174,7 @@ final class FrameStream: Sendable {
                 return .dropped(SampleBuffer.DroppedFrameReason(dropped.reason), count: Int(dropped.count),
                                 lastSequence: dropped.lastSequence)
             case .formatChanged(let changed):
-                let pool = try MappedPool(changed.pool, descriptors: received.descriptors)
+                let pool = try MappedFramePool(changed.pool, descriptors: received.descriptors)
                 state.withLock { $0.pools[pool.id] = pool }
                 guard changed.hasDevice else { return .formatChanged(modeNote: nil) }
                 LiveDevices.shared.update(changed.device)
@@ -234,40 +234,5 @@ final class FrameStream: Sendable {
         let call = releases.withLock { $0.call }
         call?.finishSending()
         call?.cancel()
-    }
-}
-
-/// A frame pool mapped into this process.
-final class MappedPool: Sendable {
-    let id: UInt64
-    let description: Camerad_V1_FramePool
-    let memory: SharedMemory?
-
-    /// A stand-in for inline frames, whose bytes come with their message.
-    static let inline = MappedPool()
-
-    private init() {
-        id = 0
-        description = Camerad_V1_FramePool()
-        memory = nil
-    }
-
-    init(_ description: Camerad_V1_FramePool, descriptors: [OwnedFD]) throws {
-        id = description.poolID
-        self.description = description
-        guard description.shared else {
-            memory = nil
-            return
-        }
-        guard Int(description.fdIndex) < descriptors.count else {
-            throw CaptureError(.internalError, "camerad sent a pool without its memory")
-        }
-        memory = try SharedMemory(mapping: descriptors[Int(description.fdIndex)],
-                                  size: Int(description.slotSize) * Int(description.slotCount))
-    }
-
-    func slot(_ index: UInt32, bytes: Int) -> UnsafeRawBufferPointer? {
-        guard let memory, index < description.slotCount, bytes <= Int(description.slotSize) else { return nil }
-        return UnsafeRawBufferPointer(start: memory.baseAddress + Int(index) * Int(description.slotSize), count: bytes)
     }
 }

@@ -30,7 +30,7 @@ public final class PixelBuffer: @unchecked Sendable, CustomStringConvertible {
         /// Inline frames: memory this buffer owns.
         let owned: UnsafeMutableRawBufferPointer?
         /// The pool whose mapping the bytes are in, kept mapped while they are read.
-        let pool: MappedPool
+        let pool: MappedFramePool
     }
 
     private struct State {
@@ -43,8 +43,8 @@ public final class PixelBuffer: @unchecked Sendable, CustomStringConvertible {
 
     /// - Parameter giveBack: hands the frame's slot back to camerad, called once
     ///   when the buffer is released and no reader pins it.
-    init(_ frame: Camerad_V1_FrameReady, pool: MappedPool, giveBack: @escaping @Sendable () -> Void) {
-        let description = pool === MappedPool.inline ? nil : pool.description
+    init(_ frame: Camerad_V1_FrameReady, pool: MappedFramePool, giveBack: @escaping @Sendable () -> Void) {
+        let description = pool === MappedFramePool.inline ? nil : pool.description
         width = Int(description?.width ?? 0)
         height = Int(description?.height ?? 0)
         pixelFormatType = PixelFormats.type(fourcc: description?.fourcc ?? 0)

@@ -48,7 +48,7 @@ public final class SampleBuffer: @unchecked Sendable, CustomStringConvertible {
     public let imageBuffer: PixelBuffer?
     public let attachments: Attachments
 
-    init(_ frame: Camerad_V1_FrameReady, pool: MappedPool, stream: FrameStream) {
+    init(_ frame: Camerad_V1_FrameReady, pool: MappedFramePool, stream: FrameStream) {
         presentationTimeStamp = CMTime(nanoseconds: frame.presentationTimeNs)
         duration = CMTime(nanoseconds: frame.durationNs)
         sequenceNumber = frame.sequence

@@ -33,6 +33,9 @@ public final class V4L2BufferQueue {
         public let flags: UInt32
         /// The bytes used in each memory plane.
         public let planes: [UnsafeRawBufferPointer]
+        /// Whether the first plane's bytes start where its buffer does (the
+        /// driver put no header before them).
+        public let startsAtBuffer: Bool
 
         /// The timestamp is CLOCK_MONOTONIC (else the driver's own clock, or none).
         public var hasMonotonicTimestamp: Bool {
@@ -102,6 +105,18 @@ public final class V4L2BufferQueue {
             mapped.append(UnsafeMutableRawBufferPointer(start: address, count: region.length))
         }
         return mapped
+    }
+
+    /// Exports a buffer's first memory plane as a dma-buf (`VIDIOC_EXPBUF`),
+    /// read-only and close-on-exec: a descriptor another process can map to
+    /// read the buffer where the driver fills it. The caller owns it.
+    ///
+    /// - Throws: ``V4L2Error`` when the driver cannot export (no dma-buf
+    ///   support, or libv4l2 converts the node's frames in buffers of its own).
+    public func export(_ index: Int) throws(V4L2Error) -> Int32 {
+        let fd = CV4L2_export_buffer(device.descriptor, UInt32(index))
+        guard fd >= 0 else { throw V4L2Error("VIDIOC_EXPBUF", path: device.path) }
+        return fd
     }
 
     /// VIDIOC_STREAMON.
@@ -186,6 +201,6 @@ public final class V4L2BufferQueue {
         }
         let timestamp = Int64(buffer.timestamp.tv_sec) * 1_000_000_000 + Int64(buffer.timestamp.tv_usec) * 1000
         return Frame(index: index, sequence: buffer.sequence, timestampNanoseconds: timestamp, flags: buffer.flags,
-                     planes: views)
+                     planes: views, startsAtBuffer: views.first?.baseAddress == UnsafeRawPointer(mapped.first?.baseAddress))
     }
 }

@@ -147,7 +147,7 @@ func withStreamingDaemon(_ body: (DaemonProcess) async throws -> Void) async thr
             let stream = try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "stream", "virtual-0", "--stats"])
             #expect(await stream.wait(timeout: .seconds(30)) { _ in
                 let stats = try? await StatsReport.of("virtual-0", daemon)
-                return stats?.streams == 1 && (stats?.variants.first?.conversions ?? 0) > 5
+                return stats?.streams == 1 && (stats?.variants.first?.framesMade ?? 0) > 5
             })
             #expect(try await camctl(["virtual", "remove", "virtual-0"], socket: daemon.socketPath).status == 0)
             #expect(await stream.wait(timeout: .seconds(30)) { !$0.process.isRunning })

@@ -106,6 +106,8 @@ final class FakeCapture: CaptureStream, @unchecked Sendable {
     let mode: CaptureMode
     let onFrame: @Sendable (CapturedFrame) -> Void
     private weak var camera: FakeCamera?
+    /// Its frames are each in memory of their own: nothing to share.
+    let buffers: DeviceBuffers? = nil
 
     init(number: Int, mode: CaptureMode, onFrame: @escaping @Sendable (CapturedFrame) -> Void, camera: FakeCamera) {
         self.number = number

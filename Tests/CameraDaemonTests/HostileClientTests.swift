@@ -140,31 +140,33 @@ import Testing
             try call.send(open)
             var responses = call.responses.withDescriptors.makeAsyncIterator()
             let started = try #require(try await responses.next())
-            let pool = started.message.started.pool
-            let fd = try #require(started.descriptors.first).rawValue
-            let size = Int(pool.slotSize) * Int(pool.slotCount)
-
-            let writable = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-            let writableErrno = errno
-            let readable = mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0)
-            #expect(readable != MAP_FAILED, "reading stays possible")
-            let upgrade = readable == MAP_FAILED ? -1 : mprotect(readable!, size, PROT_READ | PROT_WRITE)
-            let upgradeErrno = errno
-            var byte: UInt8 = 0xFF
-            let written = pwrite(fd, &byte, 1, 0)
-            let writeErrno = errno
-            print("hostile: mapping a pool writable: \(writable == MAP_FAILED ? "refused, errno \(writableErrno)" : "ALLOWED"); "
-                + "mprotect to writable: \(upgrade == 0 ? "ALLOWED" : "refused, errno \(upgradeErrno)"); "
-                + "pwrite: \(written < 0 ? "refused, errno \(writeErrno)" : "ALLOWED"); bystander so far \(bystander)")
-            #expect(writable == MAP_FAILED, "a writable shared mapping of a pool is refused")
-            #expect(upgrade != 0, "a read-only mapping cannot be made writable")
-            #expect(written < 0, "a pool cannot be written through its descriptor")
-            if writable != MAP_FAILED {
-                // What a scribbler would do: every slot, over and over.
-                for _ in 0..<200 { memset(writable!, 0x5A, size) }
-                munmap(writable, size)
+            // The pool's own memfd and the capture's buffers it shares.
+            #expect(started.descriptors.count == 2)
+            for descriptor in started.descriptors {
+                let fd = descriptor.rawValue
+                let size = Int(lseek(fd, 0, SEEK_END))
+                let writable = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                let writableErrno = errno
+                let readable = mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0)
+                #expect(readable != MAP_FAILED, "reading stays possible")
+                let upgrade = readable == MAP_FAILED ? -1 : mprotect(readable!, size, PROT_READ | PROT_WRITE)
+                let upgradeErrno = errno
+                var byte: UInt8 = 0xFF
+                let written = pwrite(fd, &byte, 1, 0)
+                let writeErrno = errno
+                print("hostile: mapping \(size) bytes of a pool writable: \(writable == MAP_FAILED ? "refused, errno \(writableErrno)" : "ALLOWED"); "
+                    + "mprotect to writable: \(upgrade == 0 ? "ALLOWED" : "refused, errno \(upgradeErrno)"); "
+                    + "pwrite: \(written < 0 ? "refused, errno \(writeErrno)" : "ALLOWED"); bystander so far \(bystander)")
+                #expect(writable == MAP_FAILED, "a writable shared mapping of a pool is refused")
+                #expect(upgrade != 0, "a read-only mapping cannot be made writable")
+                #expect(written < 0, "a pool cannot be written through its descriptor")
+                if writable != MAP_FAILED {
+                    // What a scribbler would do: every slot, over and over.
+                    for _ in 0..<200 { memset(writable!, 0x5A, size) }
+                    munmap(writable, size)
+                }
+                if readable != MAP_FAILED { munmap(readable, size) }
             }
-            if readable != MAP_FAILED { munmap(readable, size) }
             call.cancel()
         }
     }
@@ -414,7 +416,7 @@ final class Bystander: CustomStringConvertible, Sendable {
         process = try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "stream", "virtual-0",
                                                        "--pixel-format", "nv12", "--check", "--json"])
         let streaming = try await waitUntil {
-            try await StatsReport.of("virtual-0", daemon).variants.contains { $0.streams >= 1 && $0.conversions > 5 }
+            try await StatsReport.of("virtual-0", daemon).variants.contains { $0.streams >= 1 && $0.framesMade > 5 }
         }
         if !streaming { throw DaemonFailure("the bystander did not start: \(process.standardError)") }
     }

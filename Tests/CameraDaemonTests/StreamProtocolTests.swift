@@ -37,7 +37,9 @@ func open(_ uniqueID: String) -> Camerad_V1_StreamRequest {
         }
     }
 
-    @Test func startedCarriesThePoolAndItsMemfd() async throws {
+    /// The device's own format: the pool's first slots are the capture's
+    /// buffers (a virtual camera's, in a memfd of their own), then its own.
+    @Test func startedCarriesThePoolAndItsMemory() async throws {
         try await withRunningDaemon { daemon in
             let raw = try RawProtocolClient(path: daemon.socketPath)
             try await raw.hello()
@@ -47,9 +49,15 @@ func open(_ uniqueID: String) -> Camerad_V1_StreamRequest {
                 Issue.record("no StreamStarted")
                 return
             }
-            #expect(descriptors == 1, "the pool's memfd rides with StreamStarted")
+            #expect(descriptors == 2, "the pool's memfd and the capture's ride with StreamStarted")
             let pool = response.started.pool
             #expect(pool.shared && pool.slotCount >= 4)
+            let deviceSlots = pool.slots.prefix { $0.fdIndex == 1 }
+            #expect(deviceSlots.count == 8 && Set(deviceSlots.map(\.offset)).count == 8
+                    && deviceSlots.allSatisfy { $0.offset % 4096 == 0 }, "the capture's buffers, page-aligned")
+            #expect(pool.slots.count == Int(pool.slotCount))
+            #expect(pool.slots.dropFirst(8).enumerated().allSatisfy { $1.fdIndex == 0 && $1.offset == UInt64($0) * pool.slotSize },
+                    "then the pool's own slots, one after another")
             #expect(pool.slotSize % 4096 == 0 && pool.slotSize >= 640 * 480 * 2)
             #expect(PixelFormatCode(pool.fourcc) == "YUYV" && pool.width == 640 && pool.height == 480)
             #expect(pool.planes.map(\.bytesPerRow) == [1280])
@@ -58,6 +66,7 @@ func open(_ uniqueID: String) -> Camerad_V1_StreamRequest {
                 return
             }
             #expect(frame.frame.poolID == pool.poolID && frame.frame.bytesUsed == 640 * 480 * 2)
+            #expect(frame.frame.slot < 8, "shared in the capture's buffer, not copied")
         }
     }
 

@@ -24,7 +24,7 @@ import Testing
         description.shared = true
         description.slotSize = 4096
         description.slotCount = 2
-        let pool = try MappedPool(description, descriptors: [try memory.descriptor.duplicate()])
+        let pool = try MappedFramePool(description, descriptors: [try memory.descriptor.duplicate()])
         var frame = Camerad_V1_FrameReady()
         frame.poolID = 1
         frame.slot = 1

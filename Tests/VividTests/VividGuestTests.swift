@@ -15,7 +15,7 @@ import Testing
 @Suite(.serialized, .enabled(if: Vivid.isGuest, "runs inside scripts/vivid-vm, which VividVMTests boots"))
 struct VividGuestTests {
     /// How many tests this suite has, for the host to check they all ran.
-    static let testCount = 11
+    static let testCount = 12
 
     @Test func theDaemonListsEachCaptureNodeWithItsCardName() async throws {
         let nodes = Vivid.captureNodes()
@@ -222,9 +222,9 @@ struct VividGuestTests {
             #expect(try await waitUntil(timeout: .seconds(60), every: .milliseconds(100)) {
                 try await StatsReport.of(node.uniqueID, daemon).streams == 2
             }, "both stream at once")
-            let converted = try await StatsReport.of(node.uniqueID, daemon).variants.first?.conversions ?? 0
+            let converted = try await StatsReport.of(node.uniqueID, daemon).variants.first?.framesMade ?? 0
             #expect(try await waitUntil(timeout: .seconds(60), every: .milliseconds(100)) {
-                try await StatsReport.of(node.uniqueID, daemon).variants.first?.conversions ?? 0 >= converted + 50
+                try await StatsReport.of(node.uniqueID, daemon).variants.first?.framesMade ?? 0 >= converted + 50
             }, "50 frames more for both")
             for client in clients {
                 let report = try StreamReport(await client.stop(signal: SIGINT, timeout: .seconds(60)))

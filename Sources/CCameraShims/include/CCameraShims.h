@@ -15,6 +15,9 @@
 // memfd_create() and its flags are declared only under _GNU_SOURCE, which Swift's
 // Glibc module does not define.
 int CCameraShims_memfd_create(const char *name, unsigned int flags);
+
+// Whether fd is a dma-buf (fstatfs: DMA_BUF_MAGIC); sys/vfs.h is not in Glibc's module.
+int CCameraShims_is_dmabuf(int fd);
 extern const unsigned int CCameraShims_MFD_CLOEXEC;
 extern const unsigned int CCameraShims_MFD_ALLOW_SEALING;
 

@@ -15,6 +15,12 @@ int CV4L2_close(int fd);
 // Returns what v4l2_ioctl returns; retries on EINTR.
 int CV4L2_ioctl(int fd, unsigned long request, void *argument);
 void *CV4L2_mmap(size_t length, int fd, int64_t offset);
+// VIDIOC_EXPBUF of a buffer's first plane, read-only and close-on-exec, as the
+// kernel sees the node: libv4l2's plugin for multi-planar drivers shows them as
+// single-planar and does not translate EXPBUF, so this asks the driver itself
+// (safe: camerad never uses libv4lconvert's emulated formats). Returns the
+// dma-buf's descriptor, or -1 with errno set.
+int CV4L2_export_buffer(int fd, uint32_t index);
 int CV4L2_munmap(void *start, size_t length);
 
 extern const unsigned long CV4L2_VIDIOC_QUERYCAP;

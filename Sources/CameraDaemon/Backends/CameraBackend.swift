@@ -57,7 +57,7 @@ protocol CameraBackend: AnyObject, Sendable {
     /// fails; then `onFailure` says why (`DEVICE_DISCONNECTED` when it went).
     /// A frame keeps its device buffer until its last reference goes; a device
     /// out of buffers skips frames (a gap in the sequence numbers), and
-    /// stopping waits for every buffer to come back.
+    /// stopping waits for every frame to go.
     func startCapture(
         _ mode: CaptureMode, onFrame: @escaping @Sendable (CapturedFrame) -> Void,
         onFailure: @escaping @Sendable (CameraError) -> Void
@@ -101,12 +101,26 @@ extension CameraBackend {
 
 /// A device making frames; ``stop()`` ends it and waits for its thread.
 protocol CaptureStream: AnyObject, Sendable {
+    /// Its buffers as clients can map them; nil when they cannot be shared
+    /// (a node without `VIDIOC_EXPBUF`, rows padded, frames that are copies).
+    var buffers: DeviceBuffers? { get }
+
+    /// Why ``buffers`` is nil, for the log, when the frames could be shared.
+    var unsharedBecause: String? { get }
+
+    /// Stops the device and waits for its thread and for its frames to go;
+    /// buffers clients still hold stay theirs (``DeviceBuffers``).
     func stop()
+}
+
+extension CaptureStream {
+    var unsharedBecause: String? { nil }
 }
 
 /// One frame as the device made it. Its bytes stay valid — and the device's
 /// buffer stays lent out — until the last reference to it goes: then the
-/// buffer goes back (V4L2 queues it again; a virtual camera draws into it anew).
+/// buffer goes back (V4L2 queues it again; a virtual camera draws into it anew),
+/// unless a pool shares it with clients (``DeviceBuffers/loan(_:)``).
 /// So its conversions can run on other threads than the capture thread.
 final class CapturedFrame: @unchecked Sendable {
     let bytes: UnsafeRawBufferPointer
@@ -114,16 +128,20 @@ final class CapturedFrame: @unchecked Sendable {
     /// CLOCK_MONOTONIC nanoseconds at capture.
     let timestampNanoseconds: Int64
     let durationNanoseconds: Int64
+    /// The device buffer the frame is, as clients can map it: set when `bytes`
+    /// are that buffer's own from its start (not packed, not a copy).
+    let buffer: DeviceBuffers.Buffer?
     private let giveBack: (@Sendable () -> Void)?
     private let owned: UnsafeMutableRawBufferPointer?
 
     /// A frame in a device buffer; `giveBack` returns the buffer.
     init(bytes: UnsafeRawBufferPointer, sequence: UInt64, timestampNanoseconds: Int64, durationNanoseconds: Int64,
-         giveBack: @escaping @Sendable () -> Void) {
+         buffer: DeviceBuffers.Buffer? = nil, giveBack: @escaping @Sendable () -> Void) {
         self.bytes = bytes
         self.sequence = sequence
         self.timestampNanoseconds = timestampNanoseconds
         self.durationNanoseconds = durationNanoseconds
+        self.buffer = buffer
         self.giveBack = giveBack
         owned = nil
     }
@@ -137,72 +155,12 @@ final class CapturedFrame: @unchecked Sendable {
         self.sequence = sequence
         self.timestampNanoseconds = timestampNanoseconds
         self.durationNanoseconds = durationNanoseconds
+        buffer = nil
         giveBack = nil
     }
 
     deinit {
         owned?.deallocate()
         giveBack?()
-    }
-}
-
-/// A device's buffers lent out as frames: which are free, and waiting, when
-/// its capture stops, until every one is back.
-final class BufferLeases: @unchecked Sendable {
-    private let state: Mutex<(free: [Int], out: Int)>
-    private let returned = DispatchSemaphore(value: 0)
-    private let onReturn: @Sendable () -> Void
-
-    /// - Parameters:
-    ///   - count: buffers `0 ..< count`, all free.
-    ///   - onReturn: told each time a buffer comes back (a capture thread waits on it).
-    init(count: Int, onReturn: @escaping @Sendable () -> Void = {}) {
-        state = Mutex((Array(0..<count), 0))
-        self.onReturn = onReturn
-    }
-
-    /// A free buffer, now lent out; nil when every one is. The one back last,
-    /// still in the cache, and so that buffers a device never needs at once
-    /// are never touched.
-    func take() -> Int? {
-        state.withLock { state in
-            guard let index = state.free.popLast() else { return nil }
-            state.out += 1
-            return index
-        }
-    }
-
-    /// Lends out a buffer the device handed over (V4L2's dequeued ones).
-    func lend(_ index: Int) {
-        state.withLock { state in
-            state.free.removeAll { $0 == index }
-            state.out += 1
-        }
-    }
-
-    /// A buffer back from its frame.
-    func giveBack(_ index: Int) {
-        state.withLock { state in
-            state.free.append(index)
-            state.out -= 1
-        }
-        returned.signal()
-        onReturn()
-    }
-
-    /// Takes the buffers back since the last call (for a device that queues them again).
-    func takeFree() -> [Int] {
-        state.withLock { state in
-            defer { state.free.removeAll() }
-            return state.free
-        }
-    }
-
-    /// Waits until no buffer is lent out.
-    func waitUntilAllBack() { waitUntil(atMostOut: 0) }
-
-    /// Waits until at most `count` buffers are lent out.
-    func waitUntil(atMostOut count: Int) {
-        while state.withLock({ $0.out }) > count { returned.wait() }
     }
 }

@@ -1,3 +1,4 @@
+import CameraIPC
 import CameraMedia
 internal import CCameraShims
 import Foundation
@@ -33,14 +34,15 @@ extension V4L2Camera {
             }
             let queue = try V4L2BufferQueue(device: device, count: Self.bufferCount)
             try queue.start()
-            setCapturing(true)
-            return V4L2Capture(queue: queue, mode: mode, bytesPerLine: Int(format.planes[0].bytesPerLine),
-                               onFrame: onFrame, onEnd: { [weak self] error in
+            let capture = try V4L2Capture(queue: queue, mode: mode, bytesPerLine: Int(format.planes[0].bytesPerLine),
+                                          onFrame: onFrame, onEnd: { [weak self] error in
                 self?.setCapturing(false)
                 guard let error, let self else { return }
                 onFailure(error.rpcError(for: uniqueID))
                 if error.meansDeviceLost { onLost(devicePath) }
             })
+            setCapturing(true)
+            return capture
         } catch let error as V4L2Error {
             if error.meansBusy { markBusy() }
             throw error.rpcError(for: uniqueID)
@@ -50,36 +52,55 @@ extension V4L2Camera {
 
 /// The capture thread of a V4L2 node: waits on the node with poll(2), hands
 /// each filled buffer to the streamer as a frame, and queues the buffer again
-/// once that frame's last user lets go (its conversions run on other threads).
+/// once that frame's last user lets go (its conversions run on other threads,
+/// and clients may hold it: ``DeviceBuffers``).
 ///
-/// Rows padded by the driver (bytes-per-line wider than the pixels) are packed
-/// first, into memory of the buffer's own, so the streamer always sees tightly
-/// packed frames. Sequence numbers are the driver's, so a gap is a frame it
-/// lost (also while every buffer is out). A V4L2 error ends the thread and is
-/// reported through `onEnd` (nil when stopped); either way the thread waits for
-/// every buffer to come back before it unmaps them.
+/// The buffers are exported as dma-bufs (`VIDIOC_EXPBUF`) when the driver can
+/// and their rows are tight, so the device's own format reaches clients in
+/// them. Rows padded by the driver (bytes-per-line wider than the pixels) are
+/// packed first, into memory of the buffer's own, so the streamer always sees
+/// tightly packed frames. Sequence numbers are the driver's, so a gap is a
+/// frame it lost (also while every buffer is out). A V4L2 error ends the thread
+/// and is reported through `onEnd` (nil when stopped); either way the thread
+/// waits for every frame to go before it stops the node.
 final class V4L2Capture: CaptureStream, @unchecked Sendable {
-    private let wake: Int32
+    private let wake: OwnedFD
     private let finished = DispatchSemaphore(value: 0)
     private let stopped = Atomic(false)
+    let buffers: DeviceBuffers?
+    let unsharedBecause: String?
 
     init(
         queue: V4L2BufferQueue, mode: CaptureMode, bytesPerLine: Int,
         onFrame: @escaping @Sendable (CapturedFrame) -> Void, onEnd: @escaping @Sendable (V4L2Error?) -> Void
-    ) {
-        wake = eventfd(0, Int32(EFD_CLOEXEC))
-        let wake = self.wake
+    ) throws(V4L2Error) {
+        let descriptor = eventfd(0, Int32(EFD_CLOEXEC))
+        guard descriptor >= 0 else { throw V4L2Error("eventfd", path: queue.device.path) }
+        let wake = OwnedFD(adopting: descriptor)
+        self.wake = wake
+        // A buffer free again wakes the thread, which queues it; one a client
+        // gives back after the capture stopped wakes nobody (the descriptor
+        // lives as long as the leases).
+        let leases = BufferLeases(count: queue.bufferCount, free: false) {
+            var one: UInt64 = 1
+            _ = write(wake.rawValue, &one, 8)
+        }
+        let tight = bytesPerLine <= (mode.layout.planes.first?.bytesPerRow ?? 0) || mode.layout.planes.isEmpty
+        do {
+            guard tight else { throw CameraError(.unsupportedFormat, "its rows are padded to \(bytesPerLine) bytes") }
+            buffers = try Self.export(queue, leases: leases)
+            unsharedBecause = nil
+        } catch {
+            buffers = nil
+            unsharedBecause = "\(error)"
+        }
+        let buffers = buffers
         // The thread owns the queue from here on.
         nonisolated(unsafe) let queue = queue
         let thread = Thread { [self] in
-            // A buffer back from its frame wakes the thread, which queues it again.
-            let leases = BufferLeases(count: 0) {
-                var one: UInt64 = 1
-                _ = write(wake, &one, 8)
-            }
-            let error = Self.run(queue: queue, mode: mode, bytesPerLine: bytesPerLine, wake: wake, leases: leases,
-                                 stopped: stopped, onFrame: onFrame)
-            leases.waitUntilAllBack()
+            let error = Self.run(queue: queue, mode: mode, bytesPerLine: bytesPerLine, wake: wake.rawValue, leases: leases,
+                                 buffers: buffers, stopped: stopped, onFrame: onFrame)
+            leases.waitUntilFramesGone()
             queue.stop()
             onEnd(stopped.load(ordering: .relaxed) ? nil : error)
             finished.signal()
@@ -88,17 +109,24 @@ final class V4L2Capture: CaptureStream, @unchecked Sendable {
         thread.start()
     }
 
+    /// The queue's buffers as dma-bufs, mapped here.
+    ///
+    /// - Throws: when the driver cannot export them (its frames are then copied for clients).
+    private static func export(_ queue: V4L2BufferQueue, leases: BufferLeases) throws -> DeviceBuffers {
+        let descriptors = try (0..<queue.bufferCount).map { index throws in OwnedFD(adopting: try queue.export(index)) }
+        return try DeviceBuffers(dmaBufs: descriptors, leases: leases)
+    }
+
     func stop() {
         stopped.store(true, ordering: .relaxed)
         var one: UInt64 = 1
-        _ = write(wake, &one, 8)
+        _ = write(wake.rawValue, &one, 8)
         finished.wait()
-        close(wake)
     }
 
     private static func run(
         queue: V4L2BufferQueue, mode: CaptureMode, bytesPerLine: Int, wake: Int32, leases: BufferLeases,
-        stopped: borrowing Atomic<Bool>, onFrame: (CapturedFrame) -> Void
+        buffers: DeviceBuffers?, stopped: borrowing Atomic<Bool>, onFrame: (CapturedFrame) -> Void
     ) -> V4L2Error? {
         let layout = mode.layout
         let packers = (0..<queue.bufferCount).map { _ in RowPacker(layout: layout, bytesPerLine: bytesPerLine) }
@@ -130,8 +158,13 @@ final class V4L2Capture: CaptureStream, @unchecked Sendable {
                 let timestamp = frame.hasMonotonicTimestamp ? min(frame.timestampNanoseconds, now) : now
                 let index = frame.index
                 leases.lend(index)
+                // Shared with clients only as the driver wrote it, from the buffer's start.
+                let shared = buffers.flatMap { buffers in
+                    frame.startsAtBuffer && bytes.baseAddress == frame.planes[0].baseAddress
+                        ? DeviceBuffers.Buffer(buffers: buffers, index: index) : nil
+                }
                 onFrame(CapturedFrame(bytes: bytes, sequence: wraps + UInt64(frame.sequence), timestampNanoseconds: timestamp,
-                                      durationNanoseconds: duration, giveBack: { leases.giveBack(index) }))
+                                      durationNanoseconds: duration, buffer: shared, giveBack: { leases.frameDone(index) }))
             }
         } catch {
             return error

@@ -1,3 +1,4 @@
+import CameraIPC
 import CameraMedia
 import Foundation
 import Synchronization
@@ -8,8 +9,12 @@ extension VirtualCamera {
         _ mode: CaptureMode, onFrame: @escaping @Sendable (CapturedFrame) -> Void,
         onFailure: @escaping @Sendable (CameraError) -> Void
     ) throws -> any CaptureStream {
-        VirtualCameraCapture(mode: mode, unthrottled: options.unthrottled, staticPicture: options.staticPicture,
-                             picture: { [weak self] in self?.picture ?? (1, 1) }, onFrame: onFrame)
+        do {
+            return try VirtualCameraCapture(mode: mode, unthrottled: options.unthrottled, staticPicture: options.staticPicture,
+                                            picture: { [weak self] in self?.picture ?? (1, 1) }, onFrame: onFrame)
+        } catch {
+            throw CameraError(.resourceExhausted, "\(uniqueID) cannot make its buffers: \(error); free some memory and try again")
+        }
     }
 
     /// How the picture is drawn, from the controls: its ``TestPattern/level``
@@ -37,8 +42,9 @@ extension VirtualCamera {
 
 /// The capture thread of a virtual camera: draws ``TestPattern`` frames at the
 /// mode's frame duration, on absolute CLOCK_MONOTONIC deadlines, into one of a
-/// few buffers, and hands each to the streamer, which gives it back when its
-/// conversions are done. A frame's timestamp is its deadline. When it falls more than
+/// few buffers in shared memory (``DeviceBuffers``), and hands each to the
+/// streamer, which gives it back when its conversions are done and no client
+/// holds it (the device's own format is shared as drawn, no copy). A frame's timestamp is its deadline. When it falls more than
 /// a frame behind, it skips ahead as a real camera would, leaving a gap in the
 /// sequence numbers. It waits for a deadline on a semaphore, so ``stop()`` wakes
 /// it at once instead of after the frame.
@@ -46,16 +52,22 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
     private let stopRequested = Atomic(false)
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
+    /// Nil for MJPEG, whose frames are each encoded anew.
+    let buffers: DeviceBuffers?
 
     init(
         mode: CaptureMode, unthrottled: Bool, staticPicture: Bool,
         picture: @escaping @Sendable () -> (level: Float, zoom: Double),
         onFrame: @escaping @Sendable (CapturedFrame) -> Void
-    ) {
+    ) throws(SystemError) {
+        let buffers = mode.layout.format == .mjpeg ? nil
+            : try DeviceBuffers(memfdNamed: "camerad-capture", count: Self.bufferCount, bufferSize: mode.layout.capacity,
+                                leases: BufferLeases(count: Self.bufferCount))
+        self.buffers = buffers
         // The thread keeps this object until it ends.
         let thread = Thread { [self] in
             Self.run(mode: mode, unthrottled: unthrottled, staticPicture: staticPicture, picture: picture, stop: stopRequested,
-                     wake: wake, onFrame: onFrame)
+                     wake: wake, buffers: buffers, onFrame: onFrame)
             finished.signal()
         }
         thread.name = "camerad-capture"
@@ -77,19 +89,12 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
     private static func run(
         mode: CaptureMode, unthrottled: Bool, staticPicture: Bool, picture: () -> (level: Float, zoom: Double),
         stop: borrowing Atomic<Bool>,
-        wake: DispatchSemaphore, onFrame: (CapturedFrame) -> Void
+        wake: DispatchSemaphore, buffers: DeviceBuffers?, onFrame: (CapturedFrame) -> Void
     ) {
         let layout = mode.layout
         let pattern = TestPattern(width: layout.width, height: layout.height)
-        let buffers = (0..<bufferCount).map { _ in
-            UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, layout.capacity), alignment: 64)
-        }
-        let leases = BufferLeases(count: bufferCount)
-        defer {
-            // Frames still being converted read these: they go once every one is back.
-            leases.waitUntilAllBack()
-            for buffer in buffers { buffer.deallocate() }
-        }
+        // Stopped once no frame is converted any more (clients may still hold buffers).
+        defer { buffers?.leases.waitUntilFramesGone() }
         let duration = mode.frameDuration.nanoseconds
         let start = monotonicNanoseconds()
         var sequence: UInt64 = 0
@@ -99,7 +104,7 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
             var timestamp = start + Int64(sequence) * duration
             if unthrottled {
                 // As fast as frames are delivered: one converting, the next ready.
-                leases.waitUntil(atMostOut: 1)
+                buffers?.leases.waitUntilFree(atMostFrames: 1)
                 timestamp = monotonicNanoseconds()
             } else {
                 let now = monotonicNanoseconds()
@@ -119,7 +124,7 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
                 pattern.zoom = wanted.zoom
                 drawn = []
             }
-            if layout.format == .mjpeg {
+            guard let buffers else {
                 guard let jpeg = try? pattern.renderJPEG(stamp) else { break }
                 let frame = jpeg.withUnsafeBytes { bytes in
                     CapturedFrame(copying: bytes, sequence: sequence, timestampNanoseconds: timestamp, durationNanoseconds: duration)
@@ -127,14 +132,18 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
                 onFrame(frame)
                 continue
             }
-            // Every buffer still out (its conversions behind): the frame is lost, as
-            // a camera out of buffers loses it; the gap in the numbers says so.
+            // Every buffer still out (its conversions behind, or held by
+            // clients): the frame is lost, as a camera out of buffers loses it;
+            // the gap in the numbers says so.
+            let leases = buffers.leases
             guard let index = leases.take() else { continue }
-            pattern.render(stamp, format: layout.format, into: buffers[index], bandsOnly: staticPicture && drawn.contains(index))
+            let buffer = buffers.bytes(index)
+            pattern.render(stamp, format: layout.format, into: buffer, bandsOnly: staticPicture && drawn.contains(index))
             drawn.insert(index)
-            onFrame(CapturedFrame(bytes: UnsafeRawBufferPointer(rebasing: buffers[index][..<layout.capacity]), sequence: sequence,
+            onFrame(CapturedFrame(bytes: UnsafeRawBufferPointer(rebasing: buffer[..<layout.capacity]), sequence: sequence,
                                   timestampNanoseconds: timestamp, durationNanoseconds: duration,
-                                  giveBack: { leases.giveBack(index) }))
+                                  buffer: DeviceBuffers.Buffer(buffers: buffers, index: index),
+                                  giveBack: { leases.frameDone(index) }))
         }
     }
 }

@@ -3,8 +3,9 @@ import Foundation
 
 /// A client's Stream call as a ``FrameSink``: each event becomes the protocol's
 /// message (stream.proto), sent on the call's writer. A shared-memory stream
-/// gets the pool's memfd with StreamStarted and FormatChanged; an inline one
-/// gets each frame's bytes in its FrameReady.
+/// gets the pool's memory (its memfd, and the device's buffers it shares) with
+/// StreamStarted and FormatChanged; an inline one gets each frame's bytes in
+/// its FrameReady.
 struct ClientStreamSink: FrameSink {
     let writer: any StreamResponder
     /// Frames travel in the messages (`Delivery.inline`), not in shared memory.
@@ -13,7 +14,7 @@ struct ClientStreamSink: FrameSink {
     func started(_ news: StreamNews) {
         var response = Camerad_V1_StreamResponse()
         response.started = message(news)
-        writer.send(response, descriptors: inline ? [] : [news.pool.memory.descriptor])
+        writer.send(response, descriptors: inline ? [] : news.pool.descriptors)
     }
 
     func frame(_ frame: PooledFrame) -> Bool {
@@ -53,10 +54,10 @@ struct ClientStreamSink: FrameSink {
     func formatChanged(_ news: StreamNews) {
         var response = Camerad_V1_StreamResponse()
         response.formatChanged = message(news)
-        writer.send(response, descriptors: inline ? [] : [news.pool.memory.descriptor])
+        writer.send(response, descriptors: inline ? [] : news.pool.descriptors)
     }
 
-    /// StreamStarted or FormatChanged: the same news, the pool's memfd as descriptor 0.
+    /// StreamStarted or FormatChanged: the same news, the pool's memory as its descriptors.
     private func message<Message: PoolNews>(_ news: StreamNews) -> Message {
         var message = Message()
         message.pool = Camerad_V1_FramePool(news.pool, shared: !inline)

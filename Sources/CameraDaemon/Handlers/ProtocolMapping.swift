@@ -477,13 +477,16 @@ extension Camerad_V1_DeviceStatistics {
             variant.slotsInUse = UInt32(made.slotsInUse)
             variant.conversions = made.conversions
             variant.framesSkipped = made.framesSkipped
+            variant.framesShared = made.framesShared
+            variant.framesCopied = made.framesCopied
             return variant
         }
     }
 }
 
 extension Camerad_V1_FramePool {
-    /// A pool as the protocol describes it; its memfd is descriptor 0 when `shared`.
+    /// A pool as the protocol describes it; when `shared`, its memory is the
+    /// envelope's descriptors in the order of ``VariantPool/descriptors``.
     init(_ pool: VariantPool, shared: Bool) {
         self.init()
         poolID = pool.id
@@ -491,6 +494,14 @@ extension Camerad_V1_FramePool {
         self.shared = shared
         slotSize = UInt64(pool.slotSize)
         slotCount = UInt32(pool.slotCount)
+        if shared, let locations = pool.locations {
+            slots = locations.map { location in
+                var slot = Camerad_V1_SlotLocation()
+                slot.fdIndex = UInt32(location.descriptor)
+                slot.offset = UInt64(location.offset)
+                return slot
+            }
+        }
         fourcc = pool.layout.format.fourcc
         width = UInt32(pool.layout.width)
         height = UInt32(pool.layout.height)

@@ -78,8 +78,12 @@ extension DeviceStreamer {
                 }
                 state.lastSequence = nil
                 state.previousMode = mode
+                state.deviceBuffers = capture.buffers
                 rebuildPools(&state, ended: &ended)
                 logger.info("\(device.uniqueID): capturing \(mode)")
+                if let reason = capture.unsharedBecause {
+                    logger.notice("\(device.uniqueID): its buffers cannot be shared with clients (\(reason)); frames of its own format are copied")
+                }
                 return (state.startWaiters, .success(()), jobs)
             case .failure(let error):
                 let failure = error as? CameraError ?? CameraError(.deviceBusy, "\(device.uniqueID) cannot start: \(error)")
@@ -101,7 +105,11 @@ extension DeviceStreamer {
     /// then, unless another start is queued, turns off the torch, which may
     /// shine only while the device runs.
     private func runStop(_ generation: UInt64) {
-        let capture = state.withLock { $0.captures.removeValue(forKey: generation) }
+        let capture = state.withLock { state in
+            let capture = state.captures.removeValue(forKey: generation)
+            if let buffers = capture?.buffers, buffers === state.deviceBuffers { state.deviceBuffers = nil }
+            return capture
+        }
         capture?.stop()
         let idle = state.withLock { state -> Bool in
             _ = planned(state.lifecycle.handle(.stopped(generation: generation)))

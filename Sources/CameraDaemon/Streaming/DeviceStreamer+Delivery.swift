@@ -129,10 +129,13 @@ extension DeviceStreamer {
         }
     }
 
-    /// A variant's frame, on its worker: converted once into a free slot and
-    /// offered to each of its streams that wants it.
+    /// A variant's frame, on its worker: shared in the device's buffer when it
+    /// is the device's own and the device can spare the buffer, else converted
+    /// (or copied) once into a free slot; then offered to each of its streams
+    /// that wants it.
     private func convert(_ frame: CapturedFrame, _ event: VariantEvent) {
-        let target = state.withLock { state -> (pool: VariantPool, slot: Int, streams: [UInt64])? in
+        let zoom = device.settingsState.digitalZoom
+        let target = state.withLock { state -> (pool: VariantPool, slot: Int, shared: Bool, streams: [UInt64])? in
             guard let pool = currentPool(of: event.variant, generation: event.generation, &state) else { return nil }
             record(event, &state)
             let wanting = event.streams.filter { id in
@@ -148,6 +151,10 @@ extension DeviceStreamer {
                 }
                 return nil
             }
+            if let buffer = frame.buffer, buffer.buffers === pool.deviceBuffers, pool.converter.passesThrough(zoom: zoom),
+               buffer.buffers.leases.available >= VariantPool.reserveBuffers {
+                return (pool, buffer.index, true, wanting.sorted())
+            }
             guard let slot = pool.freeSlot() else {
                 for id in wanting {
                     state.streams[id]!.lastOffered = frame.timestampNanoseconds
@@ -156,21 +163,24 @@ extension DeviceStreamer {
                 return nil
             }
             pool.writing = slot
-            return (pool, slot, wanting.sorted())
+            return (pool, slot, false, wanting.sorted())
         }
-        guard let (pool, slot, streams) = target else { return }
+        guard let (pool, slot, shared, streams) = target else { return }
 
         // Converted with the lock free: releases and other variants go on meanwhile.
-        let written: Int?
-        do {
-            written = try pool.converter.convert(frame.bytes, into: pool.slot(slot), zoom: device.settingsState.digitalZoom)
-        } catch {
-            logger.error("\(device.uniqueID): converting to \(pool.variant) failed: \(error)")
-            written = nil
+        var written: Int?
+        if shared {
+            written = frame.bytes.count
+        } else {
+            do {
+                written = try pool.converter.convert(frame.bytes, into: pool.slot(slot), zoom: zoom)
+            } catch {
+                logger.error("\(device.uniqueID): converting to \(pool.variant) failed: \(error)")
+            }
         }
 
         state.withLock { state in
-            pool.writing = nil
+            if !shared { pool.writing = nil }
             guard let written, state.pools[pool.id] === pool else {
                 // Lost to a failed conversion or a pool replaced meanwhile: still told.
                 for id in streams where state.streams[id] != nil {
@@ -178,7 +188,14 @@ extension DeviceStreamer {
                 }
                 return
             }
-            pool.conversions += 1
+            if shared {
+                // Kept from the device while a stream holds it.
+                pool.loans[slot] = frame.buffer!.buffers.loan(slot)
+                pool.framesShared += 1
+            } else {
+                pool.conversions += 1
+                if pool.converter.passesThrough(zoom: zoom) { pool.framesCopied += 1 }
+            }
             pool.bytesUsed[slot] = written
             let converted = PooledFrame(pool: pool, slot: slot, sequence: frame.sequence,
                                         timestampNanoseconds: frame.timestampNanoseconds,
@@ -191,6 +208,8 @@ extension DeviceStreamer {
                 }
                 offer(converted, to: &state.streams[id]!)
             }
+            // Nobody kept it (copies taken, or every stream gone): back to the device.
+            if shared && pool.references[slot] == 0 { pool.loans[slot] = nil }
         }
     }
 
@@ -252,7 +271,7 @@ extension DeviceStreamer {
             stream.drops = DropTally()
             if !stream.sink.frame(frame) {
                 // The sink is gone; close() follows.
-                frame.pool.references[frame.slot] -= 1
+                frame.pool.unreference(frame.slot)
                 stream.held.remove(reference)
             }
         } else if let reason = stream.dropReason {

@@ -11,7 +11,7 @@ extension DeviceStreamer {
         let current = state.currentPool[options.variant].flatMap { state.pools[$0] }
         let others = current.map { pool in pool.streamIDs.compactMap { state.streams[$0]?.options.slotsHeld } } ?? []
         let needed = Self.spareSlots + options.slotsHeld + others.reduce(0, +)
-        if let current, current.slotCount >= needed {
+        if let current, current.ownSlots >= needed {
             current.streamIDs.insert(streamID)
             return current
         }
@@ -20,11 +20,11 @@ extension DeviceStreamer {
                               "\(device.uniqueID) already makes \(Self.maxVariants) output variants, the most camerad allows; ask for one of them ('camctl stats \(device.uniqueID)' lists them)")
         }
         // Growing doubles, so that a crowd joining one by one moves pools a few times, not once each.
-        let slots = max(needed, 2 * (current?.slotCount ?? 0))
+        let slots = max(needed, 2 * (current?.ownSlots ?? 0))
         let pool: VariantPool
         do {
-            pool = try VariantPool(id: Self.nextPoolID.wrappingAdd(1, ordering: .relaxed).oldValue,
-                                   source: source, variant: options.variant, slotCount: slots, budget: budget)
+            pool = try VariantPool(id: Self.nextPoolID.wrappingAdd(1, ordering: .relaxed).oldValue, source: source,
+                                   variant: options.variant, ownSlots: slots, deviceBuffers: state.deviceBuffers, budget: budget)
         } catch let error as CameraError {
             throw error
         } catch let error as ConversionError {
@@ -68,16 +68,20 @@ extension DeviceStreamer {
         forgetIdleWorkers(&state)
     }
 
-    /// Gives every variant whose pool was made from another mode's frames a new
-    /// pool, moves its streams there and tells those streaming. The device is
-    /// described for them only when a pool is rebuilt (a mode change), not on
-    /// every start.
+    /// Gives every variant whose pool was made from another mode's frames, or
+    /// from another capture's buffers it shares, a new pool, moves its streams
+    /// there and tells those streaming. The device is described for them only
+    /// when the mode changed, not on every start.
     func rebuildPools(_ state: inout State, ended: inout [(Stream, CameraError)]) {
         guard let mode = state.lifecycle.mode else { return }
         var description: DeviceDescription?
         for (variant, poolID) in state.currentPool {
-            guard let old = state.pools[poolID], old.source != mode.layout else { continue }
-            if description == nil {
+            guard let old = state.pools[poolID] else { continue }
+            let modeChanged = old.source != mode.layout
+            let buffersChanged = old.converter.passesThrough()
+                && old.deviceBuffers !== VariantPool.shareable(state.deviceBuffers, for: old.layout)
+            guard modeChanged || buffersChanged else { continue }
+            if modeChanged && description == nil {
                 description = device.describe()
                 description!.activeMode = mode
             }
@@ -86,8 +90,8 @@ extension DeviceStreamer {
             state.currentPool[variant] = nil
             let pool: VariantPool
             do {
-                pool = try VariantPool(id: Self.nextPoolID.wrappingAdd(1, ordering: .relaxed).oldValue,
-                                       source: mode.layout, variant: variant, slotCount: old.slotCount, budget: budget)
+                pool = try VariantPool(id: Self.nextPoolID.wrappingAdd(1, ordering: .relaxed).oldValue, source: mode.layout,
+                                       variant: variant, ownSlots: old.ownSlots, deviceBuffers: state.deviceBuffers, budget: budget)
             } catch {
                 let failure = error as? CameraError ?? CameraError(.unsupportedFormat,
                     "\(device.uniqueID) now runs \(mode), from which \(variant) cannot be made: \((error as? ConversionError)?.message ?? "\(error)"); open the stream again")
@@ -104,8 +108,9 @@ extension DeviceStreamer {
                 guard let stream = state.streams[id] else { continue }
                 state.streams[id]!.poolID = pool.id
                 guard stream.lifecycle.receivesFrames else { continue }
-                stream.sink.formatChanged(StreamNews(pool: pool, mode: mode, note: "the device now runs \(mode); you still get \(variant)",
-                                                     device: description))
+                let note = modeChanged ? "the device now runs \(mode); you still get \(variant)"
+                    : "the device's capture restarted; its frames come in its new buffers"
+                stream.sink.formatChanged(StreamNews(pool: pool, mode: mode, note: note, device: modeChanged ? description : nil))
             }
         }
         dropUnusedPools(&state)

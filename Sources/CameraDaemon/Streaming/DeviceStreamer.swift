@@ -85,6 +85,9 @@ final class DeviceStreamer: @unchecked Sendable {
         var lifecycle = CaptureLifecycle()
         /// Each generation's capture, from its start job to its stop job.
         var captures: [UInt64: any CaptureStream] = [:]
+        /// The running capture's buffers, when they can be shared: the first
+        /// slots of the pool of the device's own frames.
+        var deviceBuffers: DeviceBuffers?
         /// Waiting for the capture now starting to run (or fail).
         var startWaiters: [CheckedContinuation<Void, any Error>] = []
         /// Why the last start failed, for a waiter that looks after it did.
@@ -199,7 +202,7 @@ final class DeviceStreamer: @unchecked Sendable {
             }
             for reference in references {
                 stream.held.remove(reference)
-                state.pools[reference.poolID]?.references[reference.slot] -= 1
+                state.pools[reference.poolID]?.unreference(reference.slot)
             }
             while stream.held.count < stream.options.maxFramesInFlight, !stream.queue.isEmpty {
                 let next = stream.queue.removeFirst()
@@ -208,7 +211,7 @@ final class DeviceStreamer: @unchecked Sendable {
                 if !stream.sink.frame(next.frame) {
                     // The sink is gone; close() follows.
                     stream.held.remove(next.reference)
-                    state.pools[next.reference.poolID]?.references[next.reference.slot] -= 1
+                    state.pools[next.reference.poolID]?.unreference(next.reference.slot)
                 }
             }
             state.streams[streamID] = stream
@@ -240,7 +243,7 @@ final class DeviceStreamer: @unchecked Sendable {
         guard var stream = state.streams.removeValue(forKey: streamID) else { return nil }
         transition(&stream, .closed)
         for reference in stream.held.union(stream.queue.map(\.reference)) {
-            state.pools[reference.poolID]?.references[reference.slot] -= 1
+            state.pools[reference.poolID]?.unreference(reference.slot)
         }
         state.pools[stream.poolID]?.streamIDs.remove(stream.id)
         dropUnusedPools(&state)
@@ -278,6 +281,8 @@ final class DeviceStreamer: @unchecked Sendable {
             let slotsInUse: Int
             let conversions: UInt64
             let framesSkipped: UInt64
+            let framesShared: UInt64
+            let framesCopied: UInt64
         }
 
         let isCapturing: Bool
@@ -294,7 +299,8 @@ final class DeviceStreamer: @unchecked Sendable {
                 variants: state.currentPool.values.compactMap { state.pools[$0] }.sorted { $0.id < $1.id }.map { pool in
                     Statistics.Variant(poolID: pool.id, variant: pool.variant, streams: pool.streamIDs.count,
                                        slotCount: pool.slotCount, slotsInUse: pool.slotsInUse, conversions: pool.conversions,
-                                       framesSkipped: pool.framesSkipped)
+                                       framesSkipped: pool.framesSkipped, framesShared: pool.framesShared,
+                                       framesCopied: pool.framesCopied)
                 })
         }
     }

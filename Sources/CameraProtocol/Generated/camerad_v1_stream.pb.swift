@@ -492,9 +492,30 @@ public nonisolated struct Camerad_V1_PlaneInfo: Sendable {
   public init() {}
 }
 
-/// Shared memory holding a stream's frames. Its memfd rides with the envelope
-/// that carries it: descriptor `fd_index` of that envelope. Slot k starts at
-/// k × slot_size.
+/// Where one slot of a pool lies: in descriptor `fd_index` of the envelope
+/// that carries the pool, `offset` bytes in.
+public nonisolated struct Camerad_V1_SlotLocation: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var fdIndex: UInt32 = 0
+
+  public var offset: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Shared memory holding a stream's frames. Its memory rides with the envelope
+/// that carries it as descriptors. When `slots` is empty, the pool is one memfd,
+/// descriptor `fd_index`, and slot k starts at k × slot_size. Otherwise slot k
+/// lies where slots[k] says: a variant that is the device's own frames shares
+/// the device's buffers as they are (no copy; a V4L2 node's as one dma-buf
+/// each, a virtual camera's in one memfd), and its last slots are a memfd of
+/// the pool's own for frames that had to be copied. Map each descriptor once,
+/// read-only, at its own size (fstat for a memfd, lseek SEEK_END for a dma-buf).
 public nonisolated struct Camerad_V1_FramePool: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -521,6 +542,9 @@ public nonisolated struct Camerad_V1_FramePool: Sendable {
 
   /// False for inline delivery: there is no memfd.
   public var shared: Bool = false
+
+  /// Where each slot lies, when not at k × slot_size in descriptor fd_index.
+  public var slots: [Camerad_V1_SlotLocation] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -751,6 +775,15 @@ public nonisolated struct Camerad_V1_VariantStatistics: Sendable {
   /// (one converting, the next waiting): FRAME_WAS_LATE for each of its streams.
   /// A variant that keeps up skips none, whatever the others cost.
   public var framesSkipped: UInt64 = 0
+
+  /// Frames of the device's own format given to streams in the device's
+  /// buffers, as they are: no copy.
+  public var framesShared: UInt64 = 0
+
+  /// Frames of the device's own format copied into the pool all the same: the
+  /// device was short of buffers (streams held the rest), or its buffers cannot
+  /// be shared (no VIDIOC_EXPBUF, padded rows). Zero in a steady state.
+  public var framesCopied: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1159,9 +1192,44 @@ nonisolated extension Camerad_V1_PlaneInfo: SwiftProtobuf.Message, SwiftProtobuf
   }
 }
 
+nonisolated extension Camerad_V1_SlotLocation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SlotLocation"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}fd_index\0\u{1}offset\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.fdIndex) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.offset) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.fdIndex != 0 {
+      try visitor.visitSingularUInt32Field(value: self.fdIndex, fieldNumber: 1)
+    }
+    if self.offset != 0 {
+      try visitor.visitSingularUInt64Field(value: self.offset, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Camerad_V1_SlotLocation, rhs: Camerad_V1_SlotLocation) -> Bool {
+    if lhs.fdIndex != rhs.fdIndex {return false}
+    if lhs.offset != rhs.offset {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Camerad_V1_FramePool: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".FramePool"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}pool_id\0\u{3}fd_index\0\u{3}slot_size\0\u{3}slot_count\0\u{1}fourcc\0\u{1}width\0\u{1}height\0\u{1}planes\0\u{1}compressed\0\u{1}shared\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}pool_id\0\u{3}fd_index\0\u{3}slot_size\0\u{3}slot_count\0\u{1}fourcc\0\u{1}width\0\u{1}height\0\u{1}planes\0\u{1}compressed\0\u{1}shared\0\u{1}slots\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1179,6 +1247,7 @@ nonisolated extension Camerad_V1_FramePool: SwiftProtobuf.Message, SwiftProtobuf
       case 8: try { try decoder.decodeRepeatedMessageField(value: &self.planes) }()
       case 9: try { try decoder.decodeSingularBoolField(value: &self.compressed) }()
       case 10: try { try decoder.decodeSingularBoolField(value: &self.shared) }()
+      case 11: try { try decoder.decodeRepeatedMessageField(value: &self.slots) }()
       default: break
       }
     }
@@ -1215,6 +1284,9 @@ nonisolated extension Camerad_V1_FramePool: SwiftProtobuf.Message, SwiftProtobuf
     if self.shared != false {
       try visitor.visitSingularBoolField(value: self.shared, fieldNumber: 10)
     }
+    if !self.slots.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.slots, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1229,6 +1301,7 @@ nonisolated extension Camerad_V1_FramePool: SwiftProtobuf.Message, SwiftProtobuf
     if lhs.planes != rhs.planes {return false}
     if lhs.compressed != rhs.compressed {return false}
     if lhs.shared != rhs.shared {return false}
+    if lhs.slots != rhs.slots {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1554,7 +1627,7 @@ nonisolated extension Camerad_V1_DeviceStatistics: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Camerad_V1_VariantStatistics: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".VariantStatistics"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}pool_id\0\u{1}fourcc\0\u{1}width\0\u{1}height\0\u{3}rotation_degrees\0\u{1}mirrored\0\u{1}streams\0\u{3}slot_count\0\u{3}slots_in_use\0\u{1}conversions\0\u{3}frames_skipped\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}pool_id\0\u{1}fourcc\0\u{1}width\0\u{1}height\0\u{3}rotation_degrees\0\u{1}mirrored\0\u{1}streams\0\u{3}slot_count\0\u{3}slots_in_use\0\u{1}conversions\0\u{3}frames_skipped\0\u{3}frames_shared\0\u{3}frames_copied\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1573,6 +1646,8 @@ nonisolated extension Camerad_V1_VariantStatistics: SwiftProtobuf.Message, Swift
       case 9: try { try decoder.decodeSingularUInt32Field(value: &self.slotsInUse) }()
       case 10: try { try decoder.decodeSingularUInt64Field(value: &self.conversions) }()
       case 11: try { try decoder.decodeSingularUInt64Field(value: &self.framesSkipped) }()
+      case 12: try { try decoder.decodeSingularUInt64Field(value: &self.framesShared) }()
+      case 13: try { try decoder.decodeSingularUInt64Field(value: &self.framesCopied) }()
       default: break
       }
     }
@@ -1612,6 +1687,12 @@ nonisolated extension Camerad_V1_VariantStatistics: SwiftProtobuf.Message, Swift
     if self.framesSkipped != 0 {
       try visitor.visitSingularUInt64Field(value: self.framesSkipped, fieldNumber: 11)
     }
+    if self.framesShared != 0 {
+      try visitor.visitSingularUInt64Field(value: self.framesShared, fieldNumber: 12)
+    }
+    if self.framesCopied != 0 {
+      try visitor.visitSingularUInt64Field(value: self.framesCopied, fieldNumber: 13)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1627,6 +1708,8 @@ nonisolated extension Camerad_V1_VariantStatistics: SwiftProtobuf.Message, Swift
     if lhs.slotsInUse != rhs.slotsInUse {return false}
     if lhs.conversions != rhs.conversions {return false}
     if lhs.framesSkipped != rhs.framesSkipped {return false}
+    if lhs.framesShared != rhs.framesShared {return false}
+    if lhs.framesCopied != rhs.framesCopied {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
