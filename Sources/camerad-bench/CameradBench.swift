@@ -37,6 +37,10 @@ enum CameradBench {
         }
         print("  camerad's own CPU per frame the camera made: "
             + perSourceFrame.map { String(format: "%.1f µs at %d", $1 * 1e6, $0) }.joined(separator: ", "))
+        print("  copies per frame the camera made (the camera's buffers are shared): "
+            + clientCounts.compactMap { clients in
+                camerad[clients]?.copiesPerSourceFrame.map { String(format: "%.2f at %d", $0, clients) }
+            }.joined(separator: ", "))
         let growth = camerad[16]?.serverCPUPerSourceFrame.flatMap { sixteen in
             camerad[1]?.serverCPUPerSourceFrame.map { sixteen / $0 }
         }
@@ -47,7 +51,7 @@ enum CameradBench {
         let overMemcpy = unthrottled * Double(frameBytes) / 1e9 / memcpy
         print(String(format: "  camerad: %.0f frames/s = %.2f GB/s;  memcpy of %d-byte frames into 7 slots in turn: %.2f GB/s;  camerad ÷ memcpy = %.2f",
                      unthrottled, unthrottled * Double(frameBytes) / 1e9, frameBytes, memcpy, overMemcpy))
-        print("  (camerad does one copy per frame into a shared slot; memcpy is the floor for that copy alone)")
+        print("  (camerad shares the camera's buffers, no copy; memcpy of the frames is the floor for a relay that copies once)")
 
         print("\nA native stream beside a costly one: a still NV12 3840x2160 camera at 30 fps streamed as it is, alone and")
         print("then beside a client that streams it as BGRA 3840x2160 turned to portrait (each output converts on its own worker):")
@@ -120,11 +124,17 @@ struct Row {
     var framesDelivered: Int
     /// Frames the source made in the window, where the server says.
     var sourceFrames: Int?
+    /// Frames the server wrote into a slot in the window (copies or conversions), where it says.
+    var copies: Int?
     var serverPeakMiB: Double
 
     var serverCPUPerFrame: Double { framesDelivered > 0 ? cpu.server / Double(framesDelivered) : 0 }
     var totalCPUPerFrame: Double { framesDelivered > 0 ? cpu.total / Double(framesDelivered) : 0 }
     var serverCPUPerSourceFrame: Double? { sourceFrames.flatMap { $0 > 0 ? cpu.server / Double($0) : nil } }
+    var copiesPerSourceFrame: Double? {
+        guard let sourceFrames, let copies, sourceFrames > 0 else { return nil }
+        return Double(copies) / Double(sourceFrames)
+    }
 
     static let header = "  run         clients  fps/client (min–max)  drops  latency p50/p99 ms  server CPU/frame  total CPU/frame  server peak RSS"
 
@@ -216,18 +226,16 @@ struct Bench {
             defer { if !finished { streams.forEach { $0.signal(SIGKILL) } } }
             try waitUntil("\(clients) streams on virtual-0") { try statistics(socket).streams == clients }
             usleep(Self.warmUp)
-            let before = (cpu: CPUSample(server: daemon.pid, clients: streams.map(\.pid)),
-                          frames: try statistics(socket).framesCaptured)
+            let before = (cpu: CPUSample(server: daemon.pid, clients: streams.map(\.pid)), stats: try statistics(socket))
             usleep(useconds_t(seconds * 1e6))
-            let after = (cpu: CPUSample(server: daemon.pid, clients: streams.map(\.pid)),
-                         frames: try statistics(socket).framesCaptured)
+            let after = (cpu: CPUSample(server: daemon.pid, clients: streams.map(\.pid)), stats: try statistics(socket))
             streams.forEach { $0.signal(SIGINT) }
             let outputs = streams.map { $0.finish() }
             finished = true
             let reports = try outputs.map(Self.report)
             let latencies = reports.compactMap { $0["latencyMilliseconds"] as? [String: Double] }
             let drops = reports.compactMap { ($0["drops"] as? [String: Int])?.values.reduce(0, +) }.reduce(0, +)
-            let sourceFrames = Int(after.frames - before.frames)
+            let sourceFrames = Int(after.stats.framesCaptured - before.stats.framesCaptured)
             return Row(
                 label: "camerad", clients: clients,
                 fpsPerClient: reports.compactMap { $0["framesPerSecond"] as? Double },
@@ -238,17 +246,21 @@ struct Bench {
                 // Every client gets every frame but those it was told it lost
                 // (counted over the whole run: the window's share is at most that).
                 framesDelivered: max(0, sourceFrames * clients - drops), sourceFrames: sourceFrames,
-                serverPeakMiB: ProcessMeter.peakResidentMiB(daemon.pid))
+                copies: Int(after.stats.copies - before.stats.copies), serverPeakMiB: ProcessMeter.peakResidentMiB(daemon.pid))
         }
     }
 
-    /// What camerad says it does for the bench's camera (`camctl stats --json`).
-    private func statistics(_ socket: String) throws -> (streams: Int, framesCaptured: UInt64) {
+    /// What camerad says it does for the bench's camera (`camctl stats --json`):
+    /// copies are frames written into a slot (conversions, and copies of the
+    /// camera's own format; none when its buffers are shared).
+    private func statistics(_ socket: String) throws -> (streams: Int, framesCaptured: UInt64, copies: UInt64) {
         let output = try run(camctl, ["--socket", socket, "stats", "virtual-0", "--json"])
         guard let object = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any],
-              let streams = object["streams"] as? Int, let frames = object["framesCaptured"] as? Int
+              let streams = object["streams"] as? Int, let frames = object["framesCaptured"] as? Int,
+              let variants = object["variants"] as? [[String: Any]]
         else { throw BenchError("camctl stats printed: \(output)") }
-        return (streams, UInt64(frames))
+        let copies = variants.compactMap { $0["conversions"] as? Int }.reduce(0, +)
+        return (streams, UInt64(frames), UInt64(copies))
     }
 
     /// How long every run streams before it is measured: process start-up,
@@ -335,7 +347,7 @@ struct Bench {
         let delivered = zip(after.frames, before.frames).map { $0 - $1 }
         return Row(label: "GStreamer", clients: clients, fpsPerClient: totals.map(\.fps), drops: totals.map(\.dropped).reduce(0, +),
                    latencyP50: nil, latencyP99: nil, cpu: after.cpu - before.cpu,
-                   framesDelivered: delivered.reduce(0, +), sourceFrames: nil, serverPeakMiB: serverPeak)
+                   framesDelivered: delivered.reduce(0, +), sourceFrames: nil, copies: nil, serverPeakMiB: serverPeak)
     }
 
     /// The last "rendered: N, dropped: M, current: C, average: A" fpsdisplaysink printed

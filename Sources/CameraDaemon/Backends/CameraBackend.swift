@@ -131,8 +131,7 @@ final class CapturedFrame: @unchecked Sendable {
     /// The device buffer the frame is, as clients can map it: set when `bytes`
     /// are that buffer's own from its start (not packed, not a copy).
     let buffer: DeviceBuffers.Buffer?
-    private let giveBack: (@Sendable () -> Void)?
-    private let owned: UnsafeMutableRawBufferPointer?
+    private let giveBack: @Sendable () -> Void
 
     /// A frame in a device buffer; `giveBack` returns the buffer.
     init(bytes: UnsafeRawBufferPointer, sequence: UInt64, timestampNanoseconds: Int64, durationNanoseconds: Int64,
@@ -143,24 +142,7 @@ final class CapturedFrame: @unchecked Sendable {
         self.durationNanoseconds = durationNanoseconds
         self.buffer = buffer
         self.giveBack = giveBack
-        owned = nil
     }
 
-    /// A frame in memory of its own: a copy of `bytes` (an encoded JPEG, say).
-    init(copying bytes: UnsafeRawBufferPointer, sequence: UInt64, timestampNanoseconds: Int64, durationNanoseconds: Int64) {
-        let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, bytes.count), alignment: 64)
-        copy.copyMemory(from: bytes)
-        owned = copy
-        self.bytes = UnsafeRawBufferPointer(rebasing: copy[..<bytes.count])
-        self.sequence = sequence
-        self.timestampNanoseconds = timestampNanoseconds
-        self.durationNanoseconds = durationNanoseconds
-        buffer = nil
-        giveBack = nil
-    }
-
-    deinit {
-        owned?.deallocate()
-        giveBack?()
-    }
+    deinit { giveBack() }
 }

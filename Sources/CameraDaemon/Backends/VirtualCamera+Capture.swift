@@ -52,7 +52,6 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
     private let stopRequested = Atomic(false)
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
-    /// Nil for MJPEG, whose frames are each encoded anew.
     let buffers: DeviceBuffers?
 
     init(
@@ -60,9 +59,8 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
         picture: @escaping @Sendable () -> (level: Float, zoom: Double),
         onFrame: @escaping @Sendable (CapturedFrame) -> Void
     ) throws(SystemError) {
-        let buffers = mode.layout.format == .mjpeg ? nil
-            : try DeviceBuffers(memfdNamed: "camerad-capture", count: Self.bufferCount, bufferSize: mode.layout.capacity,
-                                leases: BufferLeases(count: Self.bufferCount))
+        let buffers = try DeviceBuffers(memfdNamed: "camerad-capture", count: Self.bufferCount,
+                                        bufferSize: mode.layout.capacity, leases: BufferLeases(count: Self.bufferCount))
         self.buffers = buffers
         // The thread keeps this object until it ends.
         let thread = Thread { [self] in
@@ -89,12 +87,13 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
     private static func run(
         mode: CaptureMode, unthrottled: Bool, staticPicture: Bool, picture: () -> (level: Float, zoom: Double),
         stop: borrowing Atomic<Bool>,
-        wake: DispatchSemaphore, buffers: DeviceBuffers?, onFrame: (CapturedFrame) -> Void
+        wake: DispatchSemaphore, buffers: DeviceBuffers, onFrame: (CapturedFrame) -> Void
     ) {
         let layout = mode.layout
         let pattern = TestPattern(width: layout.width, height: layout.height)
         // Stopped once no frame is converted any more (clients may still hold buffers).
-        defer { buffers?.leases.waitUntilFramesGone() }
+        let leases = buffers.leases
+        defer { leases.waitUntilFramesGone() }
         let duration = mode.frameDuration.nanoseconds
         let start = monotonicNanoseconds()
         var sequence: UInt64 = 0
@@ -104,7 +103,7 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
             var timestamp = start + Int64(sequence) * duration
             if unthrottled {
                 // As fast as frames are delivered: one converting, the next ready.
-                buffers?.leases.waitUntilFree(atMostFrames: 1)
+                leases.waitUntilFree(atMostFrames: 1)
                 timestamp = monotonicNanoseconds()
             } else {
                 let now = monotonicNanoseconds()
@@ -124,23 +123,25 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
                 pattern.zoom = wanted.zoom
                 drawn = []
             }
-            guard let buffers else {
-                guard let jpeg = try? pattern.renderJPEG(stamp) else { break }
-                let frame = jpeg.withUnsafeBytes { bytes in
-                    CapturedFrame(copying: bytes, sequence: sequence, timestampNanoseconds: timestamp, durationNanoseconds: duration)
-                }
-                onFrame(frame)
-                continue
-            }
             // Every buffer still out (its conversions behind, or held by
             // clients): the frame is lost, as a camera out of buffers loses it;
             // the gap in the numbers says so.
-            let leases = buffers.leases
             guard let index = leases.take() else { continue }
             let buffer = buffers.bytes(index)
-            pattern.render(stamp, format: layout.format, into: buffer, bandsOnly: staticPicture && drawn.contains(index))
-            drawn.insert(index)
-            onFrame(CapturedFrame(bytes: UnsafeRawBufferPointer(rebasing: buffer[..<layout.capacity]), sequence: sequence,
+            var used = layout.capacity
+            if layout.format == .mjpeg {
+                // Encoded anew each frame, then put in the buffer as a camera's would be.
+                guard let jpeg = try? pattern.renderJPEG(stamp), jpeg.count <= buffer.count else {
+                    leases.frameDone(index)
+                    break
+                }
+                jpeg.withUnsafeBytes { buffer.copyMemory(from: $0) }
+                used = jpeg.count
+            } else {
+                pattern.render(stamp, format: layout.format, into: buffer, bandsOnly: staticPicture && drawn.contains(index))
+                drawn.insert(index)
+            }
+            onFrame(CapturedFrame(bytes: UnsafeRawBufferPointer(rebasing: buffer[..<used]), sequence: sequence,
                                   timestampNanoseconds: timestamp, durationNanoseconds: duration,
                                   buffer: DeviceBuffers.Buffer(buffers: buffers, index: index),
                                   giveBack: { leases.frameDone(index) }))
