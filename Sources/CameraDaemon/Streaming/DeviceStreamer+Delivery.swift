@@ -11,7 +11,8 @@ import Dispatch
 ///     else ─► queue .skipped: its conversion is behind
 /// a variant's worker, one event at a time, in capture order:
 ///   a frame:   its streams that want it (min frame duration); none with room ─► each drops it;
-///              else a free slot; convert once, the lock free; offer to each: send, queue, or drop
+///              else the device's buffer itself (its own format, two buffers left to it),
+///              or a free slot and one conversion, the lock free; offer to each: send, queue, or drop
 ///   a skipped one: each stream that wanted it: FRAME_WAS_LATE
 /// ```
 ///

@@ -8,7 +8,8 @@ import Synchronization
 ///
 /// ```
 /// capture thread: frame ─► each variant some stream streams: its worker (never waits)
-/// variant worker: take a free slot ─► convert once (lock not held)
+/// variant worker: the device's own format and buffers to spare? the slot is the
+///                 device's buffer (no copy); else a free slot ─► convert once (lock not held)
 ///                 ─► for each stream of the variant:
 ///                     room (held < its limit)? hold the slot, send FrameReady
 ///                     else drop for that stream only (FRAME_WAS_LATE),
