@@ -23,12 +23,25 @@ public struct MessageStream<Message: SwiftProtobuf.Message>: AsyncSequence, Send
     let base: AsyncThrowingStream<RawMessage, any Error>
     /// The error for a message that does not decode.
     let undecodable: @Sendable (_ detail: String) -> RPCError
+    /// The call whose requests these are, on the server; nil for responses.
+    let call: ServerCall?
 
     public struct AsyncIterator: AsyncIteratorProtocol {
         var received: WithDescriptors.AsyncIterator
 
         public mutating func next() async throws -> Message? {
             try await received.next()?.message
+        }
+
+        /// On the server: hands the requests still to come to `body` on the
+        /// event loop's thread as each arrives — no task, no hop; for requests
+        /// as frequent as frames (a stream's releases). Returns when the client
+        /// half-closes. `body` must not block: every call of the connection
+        /// waits behind it. A request that does not decode, or an error `body`
+        /// throws, is thrown here and no request reaches `body` after it; the
+        /// call ending first throws CancellationError.
+        public mutating func forEachOnLoop(_ body: @escaping @Sendable (Message) throws -> Void) async throws {
+            try await received.forEachOnLoop { try body($0.message) }
         }
     }
 
@@ -37,20 +50,35 @@ public struct MessageStream<Message: SwiftProtobuf.Message>: AsyncSequence, Send
     }
 
     /// The same messages with the descriptors that came with each.
-    public var withDescriptors: WithDescriptors { WithDescriptors(base: base, undecodable: undecodable) }
+    public var withDescriptors: WithDescriptors { WithDescriptors(base: base, undecodable: undecodable, call: call) }
 
     /// ``MessageStream/withDescriptors``: messages and their descriptors.
     public struct WithDescriptors: AsyncSequence, Sendable {
         public typealias Element = Received<Message>
         let base: AsyncThrowingStream<RawMessage, any Error>
         let undecodable: @Sendable (String) -> RPCError
+        let call: ServerCall?
 
         public struct AsyncIterator: AsyncIteratorProtocol {
             var base: AsyncThrowingStream<RawMessage, any Error>.AsyncIterator
             let undecodable: @Sendable (String) -> RPCError
+            let call: ServerCall?
 
             public mutating func next() async throws -> Received<Message>? {
                 guard let raw = try await base.next() else { return nil }
+                return try Self.decode(raw, undecodable)
+            }
+
+            /// ``MessageStream/AsyncIterator/forEachOnLoop(_:)`` with descriptors.
+            public mutating func forEachOnLoop(_ body: @escaping @Sendable (Received<Message>) throws -> Void) async throws {
+                guard let call else { preconditionFailure("only a server's requests are handled on its loop") }
+                let undecodable = self.undecodable
+                try await call.takeRequestsOnLoop(draining: &base) { try body(Self.decode($0, undecodable)) }
+            }
+
+            private static func decode(
+                _ raw: RawMessage, _ undecodable: @Sendable (String) -> RPCError
+            ) throws -> Received<Message> {
                 do {
                     return Received(message: try Message(serializedBytes: raw.payload), descriptors: raw.descriptors)
                 } catch {
@@ -60,7 +88,7 @@ public struct MessageStream<Message: SwiftProtobuf.Message>: AsyncSequence, Send
         }
 
         public func makeAsyncIterator() -> AsyncIterator {
-            AsyncIterator(base: base.makeAsyncIterator(), undecodable: undecodable)
+            AsyncIterator(base: base.makeAsyncIterator(), undecodable: undecodable, call: call)
         }
     }
 }
@@ -75,11 +103,12 @@ public typealias RequestStream<Request: SwiftProtobuf.Message> = MessageStream<R
 public typealias ResponseStream<Response: SwiftProtobuf.Message> = MessageStream<Response>
 
 extension MessageStream {
-    static func requests(_ base: AsyncThrowingStream<RawMessage, any Error>, method: String) -> Self {
-        MessageStream(base: base) { RPCError.undecodableRequest(method, $0) }
+    static func requests(of call: ServerCall) -> Self {
+        MessageStream(base: call.requests, undecodable: { [method = call.method] in RPCError.undecodableRequest(method, $0) },
+                      call: call)
     }
 
     static func responses(_ base: AsyncThrowingStream<RawMessage, any Error>, method: String) -> Self {
-        MessageStream(base: base) { RPCError.undecodableResponse(method, $0) }
+        MessageStream(base: base, undecodable: { RPCError.undecodableResponse(method, $0) }, call: nil)
     }
 }

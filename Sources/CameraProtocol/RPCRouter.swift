@@ -40,7 +40,7 @@ public struct RPCRouter: Sendable {
     ) {
         precondition(method.kind == .bidirectionalStreaming, "\(method.name) is not bidirectional")
         handlers[method.name] = { call, _, context in
-            try await body(.requests(call.requests, method: method.name), ResponseWriter(call: call), context)
+            try await body(.requests(of: call), ResponseWriter(call: call), context)
         }
     }
 

@@ -22,6 +22,20 @@ final class ServerCall: Sendable {
     private struct State {
         var ended = false
         var task: Task<Void, Never>?
+        /// Set once the handler takes its requests on the loop.
+        var onLoop: RequestsOnLoop?
+    }
+
+    /// Requests handled on the event loop's thread (``takeRequestsOnLoop``).
+    private struct RequestsOnLoop {
+        let body: @Sendable (RawMessage) throws -> Void
+        /// Requests that came while the handler's task still handled those
+        /// queued before; nil once it has caught up and the loop calls `body`.
+        var pending: [RawMessage]? = []
+        /// How the requests ended: the client half-closed (success), `body`
+        /// threw, or the handler was cancelled.
+        var outcome: Result<Void, any Error>?
+        var waiting: CheckedContinuation<Void, any Error>?
     }
     private let state = Mutex(State())
 
@@ -83,18 +97,94 @@ final class ServerCall: Sendable {
 
     var hasEnded: Bool { state.withLock { $0.ended } }
 
-    /// A request message of a bidirectional call arrived.
+    /// A request message of a bidirectional call arrived (on the loop's thread).
     func receive(_ message: RawMessage) {
-        if case .dropped = requestSink.yield(message) {
-            end(with: RPCError(.resourceExhausted,
-                               "more than \(Self.requestBufferLimit) requests queued on \(method); wait for responses before sending more"))
-            cancelHandler()
+        enum Route { case stream, held, body(@Sendable (RawMessage) throws -> Void), refused, dropped }
+        let route = state.withLock { state -> Route in
+            guard !state.ended, var onLoop = state.onLoop else { return state.ended ? .dropped : .stream }
+            guard onLoop.outcome == nil else { return .dropped }
+            guard var pending = onLoop.pending else { return .body(onLoop.body) }
+            guard pending.count < Self.requestBufferLimit else { return .refused }
+            pending.append(message)
+            onLoop.pending = pending
+            state.onLoop = onLoop
+            return .held
         }
+        switch route {
+        case .stream:
+            if case .dropped = requestSink.yield(message) { refuseRequests() }
+        case .body(let body):
+            do { try body(message) } catch { finishRequestsOnLoop(.failure(error)) }
+        case .refused:
+            refuseRequests()
+        case .held, .dropped:
+            break
+        }
+    }
+
+    private func refuseRequests() {
+        end(with: RPCError(.resourceExhausted,
+                           "more than \(Self.requestBufferLimit) requests queued on \(method); wait for responses before sending more"))
+        cancelHandler()
     }
 
     /// The client half-closed: no more requests.
     func finishRequests() {
         requestSink.finish()
+        finishRequestsOnLoop(.success(()))
+    }
+
+    /// Hands the requests still to come to `body`, called on the event loop's
+    /// thread as each arrives — no task, no hop — after those already queued
+    /// (read from `queued`, on this task), in order. Returns when the client
+    /// half-closes; throws what `body` throws (no request reaches it after
+    /// that), or CancellationError when the call ends first.
+    func takeRequestsOnLoop(
+        draining queued: inout AsyncThrowingStream<RawMessage, any Error>.AsyncIterator,
+        _ body: @escaping @Sendable (RawMessage) throws -> Void
+    ) async throws {
+        state.withLock { state in
+            precondition(state.onLoop == nil, "\(method)'s requests are taken on the loop once")
+            state.onLoop = RequestsOnLoop(body: body)
+        }
+        // Nothing more goes into the stream: what it holds came first.
+        requestSink.finish()
+        try await withTaskCancellationHandler {
+            do {
+                while let message = try await queued.next() { try body(message) }
+                // Then those that came meanwhile, until none is left and the loop takes over.
+                while let pending = state.withLock({ state -> [RawMessage]? in
+                    let pending = state.onLoop?.pending ?? []
+                    state.onLoop?.pending = pending.isEmpty ? nil : []
+                    return pending.isEmpty ? nil : pending
+                }) {
+                    for message in pending { try body(message) }
+                }
+            } catch {
+                finishRequestsOnLoop(.failure(error))
+            }
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let outcome = state.withLock { state -> Result<Void, any Error>? in
+                    if let outcome = state.onLoop?.outcome { return outcome }
+                    state.onLoop?.waiting = continuation
+                    return nil
+                }
+                if let outcome { continuation.resume(with: outcome) }
+            }
+        } onCancel: {
+            finishRequestsOnLoop(.failure(CancellationError()))
+        }
+    }
+
+    /// The requests taken on the loop end (the first outcome counts).
+    private func finishRequestsOnLoop(_ outcome: Result<Void, any Error>) {
+        let waiting = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            guard state.onLoop != nil, state.onLoop?.outcome == nil else { return nil }
+            state.onLoop?.outcome = outcome
+            defer { state.onLoop?.waiting = nil }
+            return state.onLoop?.waiting
+        }
+        waiting?.resume(with: outcome)
     }
 
     /// Ends the call with `error`, or OK when nil. Later calls do nothing.

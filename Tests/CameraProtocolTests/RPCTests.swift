@@ -13,8 +13,18 @@ enum TestService {
     static let count = Method<Camerad_V1_PingRequest, Camerad_V1_PingResponse>(service: "test.Test", method: "Count", kind: .serverStreaming)
     static let forever = Method<Camerad_V1_PingRequest, Camerad_V1_PingResponse>(service: "test.Test", method: "Forever", kind: .serverStreaming)
     static let echoes = Method<Camerad_V1_PingRequest, Camerad_V1_PingResponse>(service: "test.Test", method: "Echoes", kind: .bidirectionalStreaming)
+    /// Echoes on the loop (forEachOnLoop) after the first request, once `gate` opens; sequence 999 is refused.
+    static let echoesOnLoop = Method<Camerad_V1_PingRequest, Camerad_V1_PingResponse>(service: "test.Test", method: "EchoesOnLoop", kind: .bidirectionalStreaming)
     static let descriptorSize = Method<Camerad_V1_PingRequest, Camerad_V1_PingResponse>(service: "test.Test", method: "DescriptorSize", kind: .unary)
     static let missing = Method<Camerad_V1_PingRequest, Camerad_V1_PingResponse>(service: "test.Test", method: "Missing", kind: .unary)
+}
+
+/// What EchoesOnLoop waits for and what it did.
+final class EchoesOnLoopRecord: Sendable {
+    /// Opened by the test: then the handler takes its requests on the loop.
+    let gate = Mutex(false)
+    /// Each request handled on the loop: its sequence and whether on the loop's thread.
+    let handled = Mutex<[(sequence: UInt64, onLoop: Bool)]>([])
 }
 
 final class Counter: Sendable {
@@ -29,6 +39,7 @@ final class TestServer: @unchecked Sendable {
     let loop: EventLoop
     let server: RPCServer
     let cancellations = Counter()
+    let echoesOnLoop = EchoesOnLoopRecord()
 
     init(path: String) throws {
         self.path = path
@@ -65,6 +76,23 @@ final class TestServer: @unchecked Sendable {
                 var response = Camerad_V1_PingResponse()
                 response.sequence = request.sequence
                 writer.send(response)
+            }
+        })
+        let (record, loop) = (echoesOnLoop, loop)
+        router.register(TestService.echoesOnLoop, bidirectional: { requests, writer, _ in
+            var iterator = requests.makeAsyncIterator()
+            guard let first = try await iterator.next() else { return }
+            writer.send(Camerad_V1_PingResponse.with { $0.sequence = first.sequence })
+            _ = await waitUntil { record.gate.withLock { $0 } }
+            do {
+                try await iterator.forEachOnLoop { request in
+                    record.handled.withLock { $0.append((request.sequence, loop.inEventLoop)) }
+                    guard request.sequence != 999 else { throw RPCError(.invalidArgument, "999 is refused; send another") }
+                    writer.send(Camerad_V1_PingResponse.with { $0.sequence = request.sequence })
+                }
+            } catch is CancellationError {
+                cancellations.increment()
+                throw CancellationError()
             }
         })
         router.register(TestService.descriptorSize, unary: { _, context in
@@ -218,6 +246,68 @@ func ping(_ sequence: UInt64, payload: [UInt8] = []) -> Camerad_V1_PingRequest {
             #expect(result.ends.count == 1 && result.ends.first.map { $0 == nil } == true, "ended once, OK")
             #expect(result.afterEnd == 0)
             #expect(await server.waitForNoOpenCalls())
+        }
+    }
+
+    @Test func requestsTakenOnTheLoopComeInOrderThoseQueuedFirstThenOnTheLoopsThread() async throws {
+        try await withTestServer { server in
+            let client = try await server.client()
+            let call = try client.bidirectional(TestService.echoesOnLoop)
+            var responses = call.responses.makeAsyncIterator()
+            try call.send(ping(0))
+            #expect(try await responses.next()?.sequence == 0)
+            for sequence in 1...100 as ClosedRange<UInt64> { try call.send(ping(sequence)) }
+            // The loop reads in order: once Echo is answered, the hundred wait in the handler's queue.
+            _ = try await client.unary(TestService.echo, ping(7))
+            server.echoesOnLoop.gate.withLock { $0 = true }
+            for sequence in 101...200 as ClosedRange<UInt64> { try call.send(ping(sequence)) }
+            for sequence in 1...200 as ClosedRange<UInt64> {
+                #expect(try await responses.next()?.sequence == sequence)
+            }
+            // Once caught up, each request is handled on the loop's thread as it arrives.
+            try call.send(ping(201))
+            #expect(try await responses.next()?.sequence == 201)
+            call.finishSending()
+            #expect(try await responses.next() == nil, "the call ends OK after the half-close")
+            let handled = server.echoesOnLoop.handled.withLock { $0 }
+            #expect(handled.map(\.sequence) == Array(1...201), "each once, in order")
+            #expect(handled.first?.onLoop == false, "those queued before are handled on the handler's task")
+            #expect(handled.last?.onLoop == true)
+            #expect(await server.waitForNoOpenCalls())
+        }
+    }
+
+    @Test func anErrorThrownOnTheLoopEndsTheCallWithItAndNothingFollows() async throws {
+        try await withTestServer { server in
+            server.echoesOnLoop.gate.withLock { $0 = true }
+            let client = try await server.client()
+            let call = try client.bidirectional(TestService.echoesOnLoop)
+            var responses = call.responses.makeAsyncIterator()
+            try call.send(ping(0))
+            #expect(try await responses.next()?.sequence == 0)
+            try call.send(ping(1))
+            #expect(try await responses.next()?.sequence == 1)
+            for sequence: UInt64 in [999, 2, 3] { try? call.send(ping(sequence)) }
+            let error = await #expect(throws: RPCError.self) { _ = try await responses.next() }
+            #expect(error?.reason == .invalidArgument && error?.message.contains("999") == true)
+            #expect(server.echoesOnLoop.handled.withLock { $0.map(\.sequence) } == [1, 999], "nothing after the error")
+            #expect(await server.waitForNoOpenCalls())
+        }
+    }
+
+    @Test func cancellingACallWhoseRequestsAreOnTheLoopCancelsItsHandler() async throws {
+        try await withTestServer { server in
+            server.echoesOnLoop.gate.withLock { $0 = true }
+            let client = try await server.client()
+            let call = try client.bidirectional(TestService.echoesOnLoop)
+            var responses = call.responses.makeAsyncIterator()
+            try call.send(ping(0))
+            #expect(try await responses.next()?.sequence == 0)
+            try call.send(ping(1))
+            #expect(try await responses.next()?.sequence == 1)
+            call.cancel()
+            #expect(await server.waitForNoOpenCalls())
+            #expect(await waitUntil { server.cancellations.value == 1 }, "the handler saw the cancel")
         }
     }
 

@@ -168,7 +168,8 @@ struct CameraServiceHandlers: Sendable {
         let streamer = try self.streamer(open.uniqueID)
         let id = try await streamer.open(open, for: context.connectionID, writer: writer)
         defer { streamer.close(id) }
-        while let request = try await iterator.next() {
+        // Releases come as often as frames: handled as they arrive, with no hop to this task.
+        try await iterator.forEachOnLoop { request in
             switch request.kind {
             case .release(let release):
                 try streamer.release(id, release)
