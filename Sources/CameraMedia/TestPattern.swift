@@ -86,14 +86,19 @@ public final class TestPattern {
 
     /// Draws frame `stamp` in `format` (YUYV, NV12 or I420) into `buffer`, top to bottom.
     ///
-    /// - Parameter bandsOnly: draw only the two stamp bands, leaving the rows
-    ///   between as they are (a still picture whose stamp still changes).
+    /// - Parameter drawn: the stamp `buffer` already shows, over this picture
+    ///   as it is now (a still picture whose stamp still changes): only the
+    ///   stamp's blocks that differ are redrawn.
     /// - Precondition: `buffer` holds at least ``frameSize(_:)`` bytes.
     public func render(
-        _ stamp: FrameStamp, format: PixelFormat, into buffer: UnsafeMutableRawBufferPointer, bandsOnly: Bool = false
+        _ stamp: FrameStamp, format: PixelFormat, into buffer: UnsafeMutableRawBufferPointer, over drawn: FrameStamp? = nil
     ) {
         let planes = format.planes(width: width, height: height)!
         precondition(buffer.count >= frameSize(format), "buffer too small for a \(width)x\(height) \(format) frame")
+        if let drawn {
+            return redrawStamp(from: drawn, to: stamp, luma: planes[0], step: format == .yuyv ? 2 : 1,
+                               base: buffer.baseAddress!)
+        }
         let shift = (Int(stamp.sequence) * Self.scrollPerFrame) % width & ~1
         let bandRows = bandLumaRows(stamp)
         let band = FrameStamp.Layout.bandHeight(frameHeight: height)
@@ -101,10 +106,7 @@ public final class TestPattern {
 
         func isBand(_ row: Int) -> Bool { row < band || row >= height - band }
         func bandRow(_ row: Int) -> [UInt8] {
-            let top = row < band
-            let bandTop = top ? 0 : height - band
-            let blockRow = min((row - bandTop) * FrameStamp.Layout.rows / band, FrameStamp.Layout.rows - 1)
-            return bandRows[(top ? 0 : FrameStamp.Layout.rows) + blockRow]
+            bandRows[(row < band ? 0 : FrameStamp.Layout.rows) + blockRow(ofBandRow: row)]
         }
         func copyRow(_ source: [UInt8], from offset: Int, count: Int, to destination: UnsafeMutableRawPointer) {
             source.withUnsafeBytes { destination.copyMemory(from: $0.baseAddress! + offset, byteCount: count) }
@@ -125,7 +127,7 @@ public final class TestPattern {
                         pixels[x * 2] = luma[x]
                         pixels[x * 2 + 1] = 128
                     }
-                } else if !bandsOnly {
+                } else {
                     copyRow(barYUYV, from: shift * 2, count: width * 2, to: line)
                 }
             }
@@ -135,13 +137,12 @@ public final class TestPattern {
                 let line = base + luma.offset + row * luma.bytesPerRow
                 if isBand(row) {
                     copyRow(bandRow(row), from: 0, count: width, to: line)
-                } else if !bandsOnly {
+                } else {
                     copyRow(barLuma, from: shift, count: width, to: line)
                 }
             }
             for row in 0..<height / 2 {
                 let band = isBand(row * 2)
-                if bandsOnly && !band { continue }
                 if format == .nv12 {
                     let line = base + planes[1].offset + row * planes[1].bytesPerRow
                     if band { fill(line, 128, width) } else { copyRow(barChromaInterleaved, from: shift, count: width, to: line) }
@@ -172,6 +173,32 @@ public final class TestPattern {
     }
 
     /// The luma rows of each block row: the top band's four, then the bottom band's.
+    /// Which row of blocks frame row `row` (in a band) shows.
+    private func blockRow(ofBandRow row: Int) -> Int {
+        let band = FrameStamp.Layout.bandHeight(frameHeight: height)
+        let bandTop = row < band ? 0 : height - band
+        return min((row - bandTop) * FrameStamp.Layout.rows / band, FrameStamp.Layout.rows - 1)
+    }
+
+    /// Turns the stamp blocks that differ between `old` and `new` (in both
+    /// bands' luma; `step`: bytes from one pixel's luma to the next).
+    private func redrawStamp(
+        from old: FrameStamp, to new: FrameStamp, luma: PlaneLayout, step: Int, base: UnsafeMutableRawPointer
+    ) {
+        let (oldBits, newBits) = (old.bits, new.bits)
+        let changed = (0..<FrameStamp.Layout.bitCount).filter { oldBits[$0] != newBits[$0] }
+        guard !changed.isEmpty else { return }
+        let band = FrameStamp.Layout.bandHeight(frameHeight: height)
+        for row in Array(0..<band) + Array(height - band..<height) {
+            let blockRow = blockRow(ofBandRow: row)
+            let line = (base + luma.offset + row * luma.bytesPerRow).assumingMemoryBound(to: UInt8.self)
+            for index in changed where index / FrameStamp.Layout.columns == blockRow {
+                let value = newBits[index] ? Self.setLuma : Self.clearLuma
+                for x in FrameStamp.Layout.block(index, top: true, width: width, height: height).x { line[x * step] = value }
+            }
+        }
+    }
+
     private func bandLumaRows(_ stamp: FrameStamp) -> [[UInt8]] {
         let bits = stamp.bits
         var rows: [[UInt8]] = []

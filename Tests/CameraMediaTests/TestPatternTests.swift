@@ -48,6 +48,34 @@ let stamp = FrameStamp(sequence: 4242, timestampNanoseconds: 1_234_567_890_123)
         #expect(!result.isTorn)
     }
 
+    /// A still picture redraws only the stamp blocks that changed: the bands
+    /// then read exactly as a whole new frame's, the rest as the old frame's.
+    @Test(arguments: [PixelFormat.yuyv, .nv12, .i420], [(640, 480), (1000, 562), (1920, 1080)])
+    func redrawingTheStampOverTheLastMatchesANewFrameInTheBands(format: PixelFormat, size: (Int, Int)) throws {
+        let (width, height) = size
+        let old = FrameStamp(sequence: 7, timestampNanoseconds: 1_000_000_000)
+        let new = FrameStamp(sequence: 15, timestampNanoseconds: 1_266_666_666)
+        let pattern = TestPattern(width: width, height: height)
+        var redrawn = RenderedFrame(old, format, width: width, height: height)
+        let before = redrawn.bytes
+        redrawn.bytes.withUnsafeMutableBytes { pattern.render(new, format: format, into: $0, over: old) }
+        let whole = RenderedFrame(new, format, width: width, height: height)
+        #expect(redrawn.decode().top == new && redrawn.decode().bottom == new)
+        let band = FrameStamp.Layout.bandHeight(frameHeight: height)
+        let luma = try #require(format.planes(width: width, height: height)?.first)
+        var differences = 0
+        for row in 0..<height {
+            let line = luma.offset + row * luma.bytesPerRow
+            let span = line..<line + width * (format == .yuyv ? 2 : 1)
+            let expected = row < band || row >= height - band ? whole.bytes[span] : before[span]
+            if redrawn.bytes[span] != expected { differences += 1 }
+        }
+        #expect(differences == 0, "luma rows that differ from what a whole redraw gives")
+        let chroma = luma.offset + luma.bytesPerRow * height
+        #expect(Array(redrawn.bytes[chroma...]) == Array(before[chroma...]), "the chroma is untouched")
+        #expect(redrawn.bytes != before)
+    }
+
     @Test func theBarsHaveTheirColours() {
         let frame = RenderedFrame(FrameStamp(sequence: 0, timestampMicroseconds: 0), .nv12, width: 640, height: 480)
         for (index, bar) in TestPattern.bars.enumerated() {

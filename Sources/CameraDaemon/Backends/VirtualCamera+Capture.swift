@@ -97,8 +97,9 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
         let duration = mode.frameDuration.nanoseconds
         let start = monotonicNanoseconds()
         var sequence: UInt64 = 0
-        // Buffers that hold the picture as drawn now: the static picture redraws only the stamps in them.
-        var drawn: Set<Int> = []
+        // The stamp each buffer shows over the picture as drawn now: a static
+        // picture redraws only the stamp blocks that differ.
+        var drawn: [Int: FrameStamp] = [:]
         while !stop.load(ordering: .relaxed) {
             var timestamp = start + Int64(sequence) * duration
             if unthrottled {
@@ -121,7 +122,7 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
             if wanted.level != pattern.level || wanted.zoom != pattern.zoom {
                 pattern.level = wanted.level
                 pattern.zoom = wanted.zoom
-                drawn = []
+                drawn = [:]
             }
             // Every buffer still out (its conversions behind, or held by
             // clients): the frame is lost, as a camera out of buffers loses it;
@@ -138,8 +139,8 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
                 jpeg.withUnsafeBytes { buffer.copyMemory(from: $0) }
                 used = jpeg.count
             } else {
-                pattern.render(stamp, format: layout.format, into: buffer, bandsOnly: staticPicture && drawn.contains(index))
-                drawn.insert(index)
+                pattern.render(stamp, format: layout.format, into: buffer, over: staticPicture ? drawn[index] : nil)
+                drawn[index] = stamp
             }
             onFrame(CapturedFrame(bytes: UnsafeRawBufferPointer(rebasing: buffer[..<used]), sequence: sequence,
                                   timestampNanoseconds: timestamp, durationNanoseconds: duration,
