@@ -7,6 +7,7 @@ import Dispatch
 /// ```
 /// capture thread, per frame (lock held briefly; work grows with the variants):
 ///   each variant with a streaming stream:
+///     the device's buffer itself, to spare, its worker idle ─► offered here, after the workers are woken
 ///     its worker holds < 2 frames ─► queue the frame (it holds the device's buffer)
 ///     else ─► queue .skipped: its conversion is behind
 /// a variant's worker, one event at a time, in capture order:
@@ -17,7 +18,8 @@ import Dispatch
 /// ```
 ///
 /// So an expensive variant (a 4K rotated BGRA output) only ever costs its own
-/// streams frames: the capture thread never converts, and a cheap variant's
+/// streams frames: the capture thread never converts (it only sends the
+/// messages of a frame shared as the device made it), and a cheap variant's
 /// worker never waits behind it. Each variant holds at most two device buffers.
 extension DeviceStreamer {
     /// One variant's worker: a thread of its own, the frames it holds, and how
@@ -59,7 +61,9 @@ extension DeviceStreamer {
     /// One frame from the device, on its capture thread. Frames of a capture
     /// that is not the current one (being stopped, or superseded) are ignored.
     func deliver(_ frame: CapturedFrame, generation: UInt64) {
+        let zoom = device.settingsState.digitalZoom
         var events: [(worker: VariantWorker, event: VariantEvent)] = []
+        var sharedHere: [VariantEvent] = []
         state.withLock { state in
             guard state.lifecycle.currentGeneration == generation, state.lifecycle.mode != nil else { return }
             state.framesCaptured += 1
@@ -70,8 +74,14 @@ extension DeviceStreamer {
             state.lastSequence = frame.sequence
             for (variant, poolID) in state.currentPool {
                 // The streams streaming now: one that starts later never hears of this frame.
-                guard let streams = state.pools[poolID]?.streamIDs.filter({ state.streams[$0]?.lifecycle.receivesFrames == true }),
+                guard let pool = state.pools[poolID],
+                      case let streams = pool.streamIDs.filter({ state.streams[$0]?.lifecycle.receivesFrames == true }),
                       !streams.isEmpty else { continue }
+                if sharesHere(frame, pool, streams, zoom: zoom, &state) {
+                    sharedHere.append(VariantEvent(variant: variant, generation: generation, streams: streams, gap: gap,
+                                                   numbers: FrameNumbers(frame), frame: frame))
+                    continue
+                }
                 let worker = self.worker(for: variant, &state)
                 worker.pending += 1
                 let take = worker.framesHeld < VariantWorker.depth
@@ -85,6 +95,23 @@ extension DeviceStreamer {
         for (worker, event) in events {
             worker.thread.async { [self] in handle(event, on: worker) }
         }
+        // The workers woken first: their conversions start on the other core meanwhile.
+        for event in sharedHere { convert(event.frame!, event) }
+    }
+
+    /// Whether a variant's frame is offered right here, on the capture thread,
+    /// with no worker: it is the device's buffer itself (no conversion, the
+    /// device has buffers to spare), its worker has nothing left to do (frames
+    /// stay in order), and no stream wants its bytes copied into messages. All
+    /// that costs is a message to each stream, never a wait: one thread wake
+    /// less per frame.
+    private func sharesHere(
+        _ frame: CapturedFrame, _ pool: VariantPool, _ streams: Set<UInt64>, zoom: Double, _ state: inout State
+    ) -> Bool {
+        guard let buffer = frame.buffer, buffer.buffers === pool.deviceBuffers, pool.converter.passesThrough(zoom: zoom),
+              buffer.buffers.leases.available >= VariantPool.reserveBuffers,
+              state.workers[pool.variant].map({ $0.pending == 0 }) ?? true else { return false }
+        return streams.allSatisfy { state.streams[$0]?.options.inline == false }
     }
 
     /// A frame as one variant's worker gets it.

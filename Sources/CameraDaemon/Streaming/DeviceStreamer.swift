@@ -7,7 +7,8 @@ import Synchronization
 /// Feeds one device's frames to every stream open on it.
 ///
 /// ```
-/// capture thread: frame ─► each variant some stream streams: its worker (never waits)
+/// capture thread: frame ─► each variant some stream streams: its worker (never waits),
+///                 or, the device's buffer itself with buffers to spare, offered right here
 /// variant worker: the device's own format and buffers to spare? the slot is the
 ///                 device's buffer (no copy); else a free slot ─► convert once (lock not held)
 ///                 ─► for each stream of the variant:
