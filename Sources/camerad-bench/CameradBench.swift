@@ -20,7 +20,12 @@ enum CameradBench {
         let bin = option("--bin") ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
         let seconds = Double(option("--duration") ?? "10") ?? 10
         let clientCounts = (option("--clients") ?? "1,4,16").split(separator: ",").compactMap { Int($0) }
+        let vividVM = option("--vivid-vm") ?? "scripts/vivid-vm"
         let bench = Bench(bin: bin, seconds: seconds)
+        if arguments.contains("--v4l2-guest") {
+            // Inside the VM scripts/vivid-vm boots: the V4L2 row's figures only.
+            return try bench.v4l2Guest()
+        }
 
         print("camerad fan-out: NV12 \(width)x\(height) at 30 fps, a still picture on both sides; each run streams")
         print("\(Double(Bench.warmUp) / 1e6) s to warm up, then CPU (user + system, every process) is measured over \(Int(seconds)) s")
@@ -63,6 +68,21 @@ enum CameradBench {
         print(String(format: "  native latency p99 beside the costly stream − alone: %+.2f ms (the goal: within 2 ms); frames it lost beside it: %d",
                      isolation.beside.latencyP99 - isolation.alone.latencyP99, isolation.beside.drops))
 
+        var v4l2: V4L2Figures?
+        let mode = Bench.v4l2Mode
+        print("\nV4L2, the driver's own buffers shared: vivid \(mode.fourcc) \(mode.width)x\(mode.height) at \(mode.fps) fps in the VM")
+        print("scripts/vivid-vm boots (software emulation, so its figures compare only with each other), one client:")
+        if FileManager.default.isExecutableFile(atPath: vividVM) {
+            do {
+                v4l2 = try bench.v4l2(vm: vividVM)
+                print(v4l2!.lines)
+            } catch {
+                print("  not measured: \(error)")
+            }
+        } else {
+            print("  not measured: \(vividVM) not found; run make bench from the repository, or pass --vivid-vm PATH")
+        }
+
         var gstreamer: [Int: Row] = [:]
         if let launcher = Bench.which("gst-launch-1.0") {
             print("\nGStreamer shmsink → shmsrc (one producer process, N consumer processes), same frames, measured the same way:")
@@ -83,7 +103,7 @@ enum CameradBench {
 
         // The last line: every headline figure, for scripts.
         print(Summary(camerad: camerad, gstreamer: gstreamer, daemonPerSourceFrame16Over1: growth,
-                      unthrottledOverMemcpy: overMemcpy).json)
+                      unthrottledOverMemcpy: overMemcpy, v4l2: v4l2).json)
     }
 }
 
@@ -93,6 +113,7 @@ struct Summary {
     let gstreamer: [Int: Row]
     let daemonPerSourceFrame16Over1: Double?
     let unthrottledOverMemcpy: Double
+    let v4l2: V4L2Figures?
 
     var json: String {
         func number(_ value: Double?, _ digits: Int = 2) -> String {
@@ -106,9 +127,13 @@ struct Summary {
                 + "\"gstreamer_us\": \(number(theirs.map { $0 * 1e6 }, 1)), \"ratio\": \(number(ratio)), "
                 + "\"latency_p99_ms\": \(number(camerad[count]?.latencyP99))}"
         }
+        let v4l2 = self.v4l2.map { v4l2 in
+            "{\"copies_per_frame\": \(number(v4l2.copiesPerFrame)), \"camerad_us\": \(number(v4l2.cameradMicroseconds, 1)), "
+                + "\"v4l2_ctl_us\": \(number(v4l2.floorMicroseconds, 1)), \"ratio\": \(number(v4l2.ratio))}"
+        } ?? "null"
         return "{\"clients\": {\(clients.joined(separator: ", "))}, "
             + "\"daemon_per_source_frame_16_over_1\": \(number(daemonPerSourceFrame16Over1)), "
-            + "\"unthrottled_over_memcpy\": \(number(unthrottledOverMemcpy))}"
+            + "\"unthrottled_over_memcpy\": \(number(unthrottledOverMemcpy)), \"v4l2\": \(v4l2)}"
     }
 }
 
@@ -253,8 +278,8 @@ struct Bench {
     /// What camerad says it does for the bench's camera (`camctl stats --json`):
     /// copies are frames written into a slot (conversions, and copies of the
     /// camera's own format; none when its buffers are shared).
-    private func statistics(_ socket: String) throws -> (streams: Int, framesCaptured: UInt64, copies: UInt64) {
-        let output = try run(camctl, ["--socket", socket, "stats", "virtual-0", "--json"])
+    func statistics(_ socket: String, device: String = "virtual-0") throws -> (streams: Int, framesCaptured: UInt64, copies: UInt64) {
+        let output = try run(camctl, ["--socket", socket, "stats", device, "--json"])
         guard let object = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any],
               let streams = object["streams"] as? Int, let frames = object["framesCaptured"] as? Int,
               let variants = object["variants"] as? [[String: Any]]
@@ -267,9 +292,9 @@ struct Bench {
     /// the first frames and the pools' growth are not steady state.
     static let warmUp: useconds_t = 2_000_000
 
-    /// Polls `condition` for up to 20 s.
-    private func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
-        for _ in 0..<200 {
+    /// Polls `condition` for up to `seconds`.
+    func waitUntil(_ what: String, seconds: Int = 20, _ condition: () throws -> Bool) throws {
+        for _ in 0..<seconds * 10 {
             if try condition() { return }
             usleep(100_000)
         }
