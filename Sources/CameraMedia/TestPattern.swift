@@ -188,13 +188,23 @@ public final class TestPattern {
         let (oldBits, newBits) = (old.bits, new.bits)
         let changed = (0..<FrameStamp.Layout.bitCount).filter { oldBits[$0] != newBits[$0] }
         guard !changed.isEmpty else { return }
+        // Each block row's changed blocks: where they start, how wide, what value.
+        var spans = [[(x: Int, count: Int, value: UInt8)]](repeating: [], count: FrameStamp.Layout.rows)
+        for index in changed {
+            let x = FrameStamp.Layout.block(index, top: true, width: width, height: height).x
+            spans[index / FrameStamp.Layout.columns].append((x.lowerBound, x.count, newBits[index] ? Self.setLuma : Self.clearLuma))
+        }
         let band = FrameStamp.Layout.bandHeight(frameHeight: height)
-        for row in Array(0..<band) + Array(height - band..<height) {
-            let blockRow = blockRow(ofBandRow: row)
-            let line = (base + luma.offset + row * luma.bytesPerRow).assumingMemoryBound(to: UInt8.self)
-            for index in changed where index / FrameStamp.Layout.columns == blockRow {
-                let value = newBits[index] ? Self.setLuma : Self.clearLuma
-                for x in FrameStamp.Layout.block(index, top: true, width: width, height: height).x { line[x * step] = value }
+        for rows in [0..<band, height - band..<height] {
+            for row in rows {
+                let line = (base + luma.offset + row * luma.bytesPerRow).assumingMemoryBound(to: UInt8.self)
+                for span in spans[blockRow(ofBandRow: row)] {
+                    if step == 1 {
+                        (line + span.x).initialize(repeating: span.value, count: span.count)
+                    } else {
+                        for x in span.x..<span.x + span.count { line[x * step] = span.value }
+                    }
+                }
             }
         }
     }

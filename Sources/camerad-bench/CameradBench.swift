@@ -107,6 +107,13 @@ enum CameradBench {
     }
 }
 
+/// `text` padded with spaces to `width` characters (String(format:)'s %-10@
+/// does not pad on Linux), on the right unless `right` says to right-align.
+func padded(_ text: String, _ width: Int, right: Bool = false) -> String {
+    let padding = String(repeating: " ", count: max(0, width - text.count))
+    return right ? padding + text : text + padding
+}
+
 /// The headline figures as one JSON object (null where a figure is missing).
 struct Summary {
     let camerad: [Int: Row]
@@ -161,13 +168,14 @@ struct Row {
         return Double(copies) / Double(sourceFrames)
     }
 
-    static let header = "  run         clients  fps/client (min–max)  drops  latency p50/p99 ms  server CPU/frame  total CPU/frame  server peak RSS"
+    static let header = "  \(padded("run", 10)) clients  fps/client (min–max)  drops  latency p50/p99 ms  server CPU/frame  total CPU/frame  server peak RSS"
 
     var line: String {
         let latency = latencyP50.map { String(format: "%.2f / %.2f", $0, latencyP99 ?? 0) } ?? "–"
-        return String(format: "  %-10@ %7d  %8.1f – %-9.1f  %5d  %18@  %13.1f µs  %12.1f µs  %12.1f MiB",
-                      label as NSString, clients, fpsPerClient.min() ?? 0, fpsPerClient.max() ?? 0, drops,
-                      latency as NSString, serverCPUPerFrame * 1e6, totalCPUPerFrame * 1e6, serverPeakMiB)
+        return "  \(padded(label, 10)) "
+            + String(format: "%7d  %8.1f – %-9.1f  %5d  ", clients, fpsPerClient.min() ?? 0, fpsPerClient.max() ?? 0, drops)
+            + padded(latency, 18)
+            + String(format: "  %13.1f µs  %12.1f µs  %12.1f MiB", serverCPUPerFrame * 1e6, totalCPUPerFrame * 1e6, serverPeakMiB)
     }
 }
 
@@ -206,10 +214,10 @@ struct StreamFigures {
         latencyP99 = latency["p99"] ?? 0
     }
 
-    static let header = "  stream            frames  drops  latency p50/p99 ms"
+    static let header = "  \(padded("stream", 16))  frames  drops  latency p50/p99 ms"
 
     func line(_ label: String) -> String {
-        String(format: "  %-16@ %7d  %5d  %8.2f / %.2f", label as NSString, frames, drops, latencyP50, latencyP99)
+        "  \(padded(label, 16)) " + String(format: "%7d  %5d  %8.2f / %.2f", frames, drops, latencyP50, latencyP99)
     }
 }
 

@@ -25,8 +25,8 @@ struct V4L2Figures: Codable {
     var lines: String {
         """
           run                            frames  copies/frame  CPU/frame (all processes)
-        \(String(format: "  %-30@ %6d  %12@  %10.1f µs", "v4l2-ctl --stream-mmap, alone" as NSString, floorFrames, "–" as NSString, floorMicroseconds))
-        \(String(format: "  %-30@ %6d  %12.2f  %10.1f µs  (camerad's own: %.1f µs)", "camerad + camctl stream" as NSString, frames, copiesPerFrame, cameradMicroseconds, daemonMicroseconds))
+          \(padded("v4l2-ctl --stream-mmap, alone", 30)) \(String(format: "%6d", floorFrames))  \(padded("–", 12, right: true))  \(String(format: "%10.1f µs", floorMicroseconds))
+          \(padded("camerad + camctl stream", 30)) \(String(format: "%6d  %12.2f  %10.1f µs  (camerad's own: %.1f µs)", frames, copiesPerFrame, cameradMicroseconds, daemonMicroseconds))
           camerad ÷ v4l2-ctl, CPU per frame: \(String(format: "%.2f", ratio))
         """
     }
