@@ -4,7 +4,11 @@ SHELL := /bin/bash
 
 # Debian packages the build, the tests and `make protos` need. (scripts/vivid-vm
 # installs what the VM needs itself: qemu-system-x86, busybox-static, cpio.)
-APT_PACKAGES := libturbojpeg0-dev libyuv-dev protobuf-compiler libv4l-dev libudev-dev v4l-utils libexif-dev
+APT_PACKAGES := libturbojpeg0-dev libyuv-dev protobuf-compiler libv4l-dev libudev-dev v4l-utils libexif-dev \
+	protobuf-c-compiler libprotobuf-c-dev
+# Python packages the Python client's code needs, for the python3 on the PATH.
+PIP_PACKAGES := 'protobuf>=4.21,<6'
+PIP_MODULES := google.protobuf
 # And those `make bench` compares against.
 BENCH_APT_PACKAGES := gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-bad
 # Warnings are errors here and in CI (dependencies' warnings are not ours: SwiftPM hides them).
@@ -22,6 +26,8 @@ deps:
 		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
 	fi
+	@python3 -c 'import $(PIP_MODULES)' 2>/dev/null || { echo "installing Python packages:" $(PIP_PACKAGES); \
+		python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore $(PIP_PACKAGES); }
 
 build: deps
 	$(SWIFT) build $(SWIFT_BUILD_FLAGS)

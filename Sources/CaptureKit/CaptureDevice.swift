@@ -55,7 +55,7 @@ public final class CaptureDevice: Hashable, Sendable, CustomStringConvertible, I
     /// The mode the device runs (or will run) in.
     public var activeFormat: Format? {
         read { device in
-            guard device.hasActiveFormatIndex, Int(device.activeFormatIndex) < device.formats.count else { return nil }
+            guard device.optionalActiveFormatIndex != nil, Int(device.activeFormatIndex) < device.formats.count else { return nil }
             return Format(device.formats[Int(device.activeFormatIndex)])
         }
     }

@@ -38,7 +38,7 @@ import Testing
         #expect(message.backend == .virtual && message.deviceType == .builtInWideAngleCamera && message.isConnected)
         #expect(message.devicePath.isEmpty && message.unavailableReason.isEmpty)
         #expect(message.formats.count == description.formats.count)
-        #expect(message.hasActiveFormatIndex && message.activeFormatIndex == 0)
+        #expect(message.optionalActiveFormatIndex != nil && message.activeFormatIndex == 0)
         #expect(message.activeMinFrameDuration == Camerad_V1_Fraction(.thirtieth))
         #expect(message.activeMaxFrameDuration == message.activeMinFrameDuration)
         #expect(message.lock.pid == 42 && message.lock.processName == "obs")

@@ -119,7 +119,7 @@ struct CameraServiceHandlers: Sendable {
         try policy.requireAdmin(context.peer, for: "adding a virtual camera")
         try RequestLimits.check(name: request.localizedName, "localized_name")
         let camera = try virtualCameras.add(
-            index: request.hasIndex ? Int(request.index) : nil,
+            index: request.optionalIndex != nil ? Int(request.index) : nil,
             localizedName: request.localizedName, position: DeviceDescription.Position(request.position),
             options: VirtualCamera.Options(request))
         var response = Camerad_V1_AddVirtualCameraResponse()

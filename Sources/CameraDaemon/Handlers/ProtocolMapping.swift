@@ -237,17 +237,17 @@ extension DeviceConfiguration {
         if message.hasActiveMinFrameDuration { activeMinFrameDuration = FrameDuration(message.activeMinFrameDuration) }
         if message.hasActiveMaxFrameDuration { activeMaxFrameDuration = FrameDuration(message.activeMaxFrameDuration) }
         focusMode = try FocusMode(message.focusMode)
-        if message.hasLensPosition { lensPosition = message.lensPosition }
+        if message.optionalLensPosition != nil { lensPosition = message.lensPosition }
         if message.hasFocusPointOfInterest { focusPointOfInterest = NormalizedPoint(message.focusPointOfInterest) }
         exposureMode = try ExposureMode(message.exposureMode)
         if message.hasExposureDuration { exposureDuration = try Duration(exposure: message.exposureDuration) }
-        if message.hasIso { iso = message.iso }
+        if message.optionalIso != nil { iso = message.iso }
         if message.hasExposurePointOfInterest { exposurePointOfInterest = NormalizedPoint(message.exposurePointOfInterest) }
         whiteBalanceMode = try WhiteBalanceMode(message.whiteBalanceMode)
-        if message.hasWhiteBalanceTemperature { whiteBalanceTemperature = message.whiteBalanceTemperature }
+        if message.optionalWhiteBalanceTemperature != nil { whiteBalanceTemperature = message.whiteBalanceTemperature }
         torchMode = try TorchMode(message.torchMode)
-        if message.hasTorchLevel { torchLevel = message.torchLevel }
-        if message.hasVideoZoomFactor { videoZoomFactor = message.videoZoomFactor }
+        if message.optionalTorchLevel != nil { torchLevel = message.torchLevel }
+        if message.optionalVideoZoomFactor != nil { videoZoomFactor = message.videoZoomFactor }
         controls = message.controls.map(ControlValue.init)
     }
 }
@@ -582,7 +582,7 @@ extension StreamRequest {
             }
             minFrameDuration = FrameDuration(settings.minFrameDuration)
         }
-        alwaysDiscardsLateFrames = settings.hasAlwaysDiscardsLateVideoFrames ? settings.alwaysDiscardsLateVideoFrames : true
+        alwaysDiscardsLateFrames = settings.optionalAlwaysDiscardsLateVideoFrames != nil ? settings.alwaysDiscardsLateVideoFrames : true
         inline = settings.delivery == .inline
         maxFramesInFlight = Int(settings.maxFramesInFlight)
         preset = SessionPreset(open.preset)

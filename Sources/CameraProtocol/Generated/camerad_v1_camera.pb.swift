@@ -324,14 +324,18 @@ public nonisolated struct Camerad_V1_DeviceConfiguration: @unchecked Sendable {
   }
 
   /// setFocusModeLocked(lensPosition:): 0 (near) to 1 (far); sets focus LOCKED.
-  public var lensPosition: Float {
-    get {_storage._lensPosition ?? 0}
-    set {_uniqueStorage()._lensPosition = newValue}
+  public var optionalLensPosition: OneOf_OptionalLensPosition? {
+    get {return _storage._optionalLensPosition}
+    set {_uniqueStorage()._optionalLensPosition = newValue}
   }
-  /// Returns true if `lensPosition` has been explicitly set.
-  public var hasLensPosition: Bool {_storage._lensPosition != nil}
-  /// Clears the value of `lensPosition`. Subsequent reads from it will return its default value.
-  public mutating func clearLensPosition() {_uniqueStorage()._lensPosition = nil}
+
+  public var lensPosition: Float {
+    get {
+      if case .lensPosition(let v)? = _storage._optionalLensPosition {return v}
+      return 0
+    }
+    set {_uniqueStorage()._optionalLensPosition = .lensPosition(newValue)}
+  }
 
   public var focusPointOfInterest: Camerad_V1_Point {
     get {_storage._focusPointOfInterest ?? Camerad_V1_Point()}
@@ -357,14 +361,18 @@ public nonisolated struct Camerad_V1_DeviceConfiguration: @unchecked Sendable {
   /// Clears the value of `exposureDuration`. Subsequent reads from it will return its default value.
   public mutating func clearExposureDuration() {_uniqueStorage()._exposureDuration = nil}
 
-  public var iso: Float {
-    get {_storage._iso ?? 0}
-    set {_uniqueStorage()._iso = newValue}
+  public var optionalIso: OneOf_OptionalIso? {
+    get {return _storage._optionalIso}
+    set {_uniqueStorage()._optionalIso = newValue}
   }
-  /// Returns true if `iso` has been explicitly set.
-  public var hasIso: Bool {_storage._iso != nil}
-  /// Clears the value of `iso`. Subsequent reads from it will return its default value.
-  public mutating func clearIso() {_uniqueStorage()._iso = nil}
+
+  public var iso: Float {
+    get {
+      if case .iso(let v)? = _storage._optionalIso {return v}
+      return 0
+    }
+    set {_uniqueStorage()._optionalIso = .iso(newValue)}
+  }
 
   public var exposurePointOfInterest: Camerad_V1_Point {
     get {_storage._exposurePointOfInterest ?? Camerad_V1_Point()}
@@ -381,14 +389,18 @@ public nonisolated struct Camerad_V1_DeviceConfiguration: @unchecked Sendable {
   }
 
   /// Kelvin; sets white balance LOCKED.
-  public var whiteBalanceTemperature: Float {
-    get {_storage._whiteBalanceTemperature ?? 0}
-    set {_uniqueStorage()._whiteBalanceTemperature = newValue}
+  public var optionalWhiteBalanceTemperature: OneOf_OptionalWhiteBalanceTemperature? {
+    get {return _storage._optionalWhiteBalanceTemperature}
+    set {_uniqueStorage()._optionalWhiteBalanceTemperature = newValue}
   }
-  /// Returns true if `whiteBalanceTemperature` has been explicitly set.
-  public var hasWhiteBalanceTemperature: Bool {_storage._whiteBalanceTemperature != nil}
-  /// Clears the value of `whiteBalanceTemperature`. Subsequent reads from it will return its default value.
-  public mutating func clearWhiteBalanceTemperature() {_uniqueStorage()._whiteBalanceTemperature = nil}
+
+  public var whiteBalanceTemperature: Float {
+    get {
+      if case .whiteBalanceTemperature(let v)? = _storage._optionalWhiteBalanceTemperature {return v}
+      return 0
+    }
+    set {_uniqueStorage()._optionalWhiteBalanceTemperature = .whiteBalanceTemperature(newValue)}
+  }
 
   /// ON only while a stream runs on the device (INVALID_STATE otherwise); it
   /// turns OFF when the device stops.
@@ -398,23 +410,31 @@ public nonisolated struct Camerad_V1_DeviceConfiguration: @unchecked Sendable {
   }
 
   /// setTorchModeOn(level:): 0 < level <= 1; sets the torch ON.
-  public var torchLevel: Float {
-    get {_storage._torchLevel ?? 0}
-    set {_uniqueStorage()._torchLevel = newValue}
+  public var optionalTorchLevel: OneOf_OptionalTorchLevel? {
+    get {return _storage._optionalTorchLevel}
+    set {_uniqueStorage()._optionalTorchLevel = newValue}
   }
-  /// Returns true if `torchLevel` has been explicitly set.
-  public var hasTorchLevel: Bool {_storage._torchLevel != nil}
-  /// Clears the value of `torchLevel`. Subsequent reads from it will return its default value.
-  public mutating func clearTorchLevel() {_uniqueStorage()._torchLevel = nil}
+
+  public var torchLevel: Float {
+    get {
+      if case .torchLevel(let v)? = _storage._optionalTorchLevel {return v}
+      return 0
+    }
+    set {_uniqueStorage()._optionalTorchLevel = .torchLevel(newValue)}
+  }
+
+  public var optionalVideoZoomFactor: OneOf_OptionalVideoZoomFactor? {
+    get {return _storage._optionalVideoZoomFactor}
+    set {_uniqueStorage()._optionalVideoZoomFactor = newValue}
+  }
 
   public var videoZoomFactor: Double {
-    get {_storage._videoZoomFactor ?? 0}
-    set {_uniqueStorage()._videoZoomFactor = newValue}
+    get {
+      if case .videoZoomFactor(let v)? = _storage._optionalVideoZoomFactor {return v}
+      return 0
+    }
+    set {_uniqueStorage()._optionalVideoZoomFactor = .videoZoomFactor(newValue)}
   }
-  /// Returns true if `videoZoomFactor` has been explicitly set.
-  public var hasVideoZoomFactor: Bool {_storage._videoZoomFactor != nil}
-  /// Clears the value of `videoZoomFactor`. Subsequent reads from it will return its default value.
-  public mutating func clearVideoZoomFactor() {_uniqueStorage()._videoZoomFactor = nil}
 
   /// Any control by id or name, like `v4l2-ctl -c`.
   public var controls: [Camerad_V1_ControlValue] {
@@ -423,6 +443,34 @@ public nonisolated struct Camerad_V1_DeviceConfiguration: @unchecked Sendable {
   }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  /// setFocusModeLocked(lensPosition:): 0 (near) to 1 (far); sets focus LOCKED.
+  public nonisolated enum OneOf_OptionalLensPosition: Equatable, Sendable {
+    case lensPosition(Float)
+
+  }
+
+  public nonisolated enum OneOf_OptionalIso: Equatable, Sendable {
+    case iso(Float)
+
+  }
+
+  /// Kelvin; sets white balance LOCKED.
+  public nonisolated enum OneOf_OptionalWhiteBalanceTemperature: Equatable, Sendable {
+    case whiteBalanceTemperature(Float)
+
+  }
+
+  /// setTorchModeOn(level:): 0 < level <= 1; sets the torch ON.
+  public nonisolated enum OneOf_OptionalTorchLevel: Equatable, Sendable {
+    case torchLevel(Float)
+
+  }
+
+  public nonisolated enum OneOf_OptionalVideoZoomFactor: Equatable, Sendable {
+    case videoZoomFactor(Double)
+
+  }
 
   public init() {}
 
@@ -584,14 +632,15 @@ public nonisolated struct Camerad_V1_AddVirtualCameraRequest: Sendable {
   // methods supported on all messages.
 
   /// Makes the uniqueID "virtual-<index>". Unset: the lowest free index.
+  public var optionalIndex: Camerad_V1_AddVirtualCameraRequest.OneOf_OptionalIndex? = nil
+
   public var index: UInt32 {
-    get {_index ?? 0}
-    set {_index = newValue}
+    get {
+      if case .index(let v)? = optionalIndex {return v}
+      return 0
+    }
+    set {optionalIndex = .index(newValue)}
   }
-  /// Returns true if `index` has been explicitly set.
-  public var hasIndex: Bool {self._index != nil}
-  /// Clears the value of `index`. Subsequent reads from it will return its default value.
-  public mutating func clearIndex() {self._index = nil}
 
   /// Unset: "Virtual Camera <index>".
   public var localizedName: String = String()
@@ -626,9 +675,14 @@ public nonisolated struct Camerad_V1_AddVirtualCameraRequest: Sendable {
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
+  /// Makes the uniqueID "virtual-<index>". Unset: the lowest free index.
+  public nonisolated enum OneOf_OptionalIndex: Equatable, Sendable {
+    case index(UInt32)
+
+  }
+
   public init() {}
 
-  fileprivate var _index: UInt32? = nil
   fileprivate var _frameDuration: Camerad_V1_Fraction? = nil
 }
 
@@ -1161,17 +1215,17 @@ nonisolated extension Camerad_V1_DeviceConfiguration: SwiftProtobuf.Message, Swi
     var _activeMinFrameDuration: Camerad_V1_Fraction? = nil
     var _activeMaxFrameDuration: Camerad_V1_Fraction? = nil
     var _focusMode: Camerad_V1_FocusMode = .unspecified
-    var _lensPosition: Float? = nil
+    var _optionalLensPosition: Camerad_V1_DeviceConfiguration.OneOf_OptionalLensPosition?
     var _focusPointOfInterest: Camerad_V1_Point? = nil
     var _exposureMode: Camerad_V1_ExposureMode = .unspecified
     var _exposureDuration: Camerad_V1_Fraction? = nil
-    var _iso: Float? = nil
+    var _optionalIso: Camerad_V1_DeviceConfiguration.OneOf_OptionalIso?
     var _exposurePointOfInterest: Camerad_V1_Point? = nil
     var _whiteBalanceMode: Camerad_V1_WhiteBalanceMode = .unspecified
-    var _whiteBalanceTemperature: Float? = nil
+    var _optionalWhiteBalanceTemperature: Camerad_V1_DeviceConfiguration.OneOf_OptionalWhiteBalanceTemperature?
     var _torchMode: Camerad_V1_TorchMode = .unspecified
-    var _torchLevel: Float? = nil
-    var _videoZoomFactor: Double? = nil
+    var _optionalTorchLevel: Camerad_V1_DeviceConfiguration.OneOf_OptionalTorchLevel?
+    var _optionalVideoZoomFactor: Camerad_V1_DeviceConfiguration.OneOf_OptionalVideoZoomFactor?
     var _controls: [Camerad_V1_ControlValue] = []
 
       // This property is used as the initial default value for new instances of the type.
@@ -1187,17 +1241,17 @@ nonisolated extension Camerad_V1_DeviceConfiguration: SwiftProtobuf.Message, Swi
       _activeMinFrameDuration = source._activeMinFrameDuration
       _activeMaxFrameDuration = source._activeMaxFrameDuration
       _focusMode = source._focusMode
-      _lensPosition = source._lensPosition
+      _optionalLensPosition = source._optionalLensPosition
       _focusPointOfInterest = source._focusPointOfInterest
       _exposureMode = source._exposureMode
       _exposureDuration = source._exposureDuration
-      _iso = source._iso
+      _optionalIso = source._optionalIso
       _exposurePointOfInterest = source._exposurePointOfInterest
       _whiteBalanceMode = source._whiteBalanceMode
-      _whiteBalanceTemperature = source._whiteBalanceTemperature
+      _optionalWhiteBalanceTemperature = source._optionalWhiteBalanceTemperature
       _torchMode = source._torchMode
-      _torchLevel = source._torchLevel
-      _videoZoomFactor = source._videoZoomFactor
+      _optionalTorchLevel = source._optionalTorchLevel
+      _optionalVideoZoomFactor = source._optionalVideoZoomFactor
       _controls = source._controls
     }
   }
@@ -1221,17 +1275,52 @@ nonisolated extension Camerad_V1_DeviceConfiguration: SwiftProtobuf.Message, Swi
         case 2: try { try decoder.decodeSingularMessageField(value: &_storage._activeMinFrameDuration) }()
         case 3: try { try decoder.decodeSingularMessageField(value: &_storage._activeMaxFrameDuration) }()
         case 4: try { try decoder.decodeSingularEnumField(value: &_storage._focusMode) }()
-        case 5: try { try decoder.decodeSingularFloatField(value: &_storage._lensPosition) }()
+        case 5: try {
+          var v: Float?
+          try decoder.decodeSingularFloatField(value: &v)
+          if let v = v {
+            if _storage._optionalLensPosition != nil {try decoder.handleConflictingOneOf()}
+            _storage._optionalLensPosition = .lensPosition(v)
+          }
+        }()
         case 6: try { try decoder.decodeSingularMessageField(value: &_storage._focusPointOfInterest) }()
         case 7: try { try decoder.decodeSingularEnumField(value: &_storage._exposureMode) }()
         case 8: try { try decoder.decodeSingularMessageField(value: &_storage._exposureDuration) }()
-        case 9: try { try decoder.decodeSingularFloatField(value: &_storage._iso) }()
+        case 9: try {
+          var v: Float?
+          try decoder.decodeSingularFloatField(value: &v)
+          if let v = v {
+            if _storage._optionalIso != nil {try decoder.handleConflictingOneOf()}
+            _storage._optionalIso = .iso(v)
+          }
+        }()
         case 10: try { try decoder.decodeSingularMessageField(value: &_storage._exposurePointOfInterest) }()
         case 11: try { try decoder.decodeSingularEnumField(value: &_storage._whiteBalanceMode) }()
-        case 12: try { try decoder.decodeSingularFloatField(value: &_storage._whiteBalanceTemperature) }()
+        case 12: try {
+          var v: Float?
+          try decoder.decodeSingularFloatField(value: &v)
+          if let v = v {
+            if _storage._optionalWhiteBalanceTemperature != nil {try decoder.handleConflictingOneOf()}
+            _storage._optionalWhiteBalanceTemperature = .whiteBalanceTemperature(v)
+          }
+        }()
         case 13: try { try decoder.decodeSingularEnumField(value: &_storage._torchMode) }()
-        case 14: try { try decoder.decodeSingularFloatField(value: &_storage._torchLevel) }()
-        case 15: try { try decoder.decodeSingularDoubleField(value: &_storage._videoZoomFactor) }()
+        case 14: try {
+          var v: Float?
+          try decoder.decodeSingularFloatField(value: &v)
+          if let v = v {
+            if _storage._optionalTorchLevel != nil {try decoder.handleConflictingOneOf()}
+            _storage._optionalTorchLevel = .torchLevel(v)
+          }
+        }()
+        case 15: try {
+          var v: Double?
+          try decoder.decodeSingularDoubleField(value: &v)
+          if let v = v {
+            if _storage._optionalVideoZoomFactor != nil {try decoder.handleConflictingOneOf()}
+            _storage._optionalVideoZoomFactor = .videoZoomFactor(v)
+          }
+        }()
         case 16: try { try decoder.decodeRepeatedMessageField(value: &_storage._controls) }()
         default: break
         }
@@ -1257,7 +1346,7 @@ nonisolated extension Camerad_V1_DeviceConfiguration: SwiftProtobuf.Message, Swi
       if _storage._focusMode != .unspecified {
         try visitor.visitSingularEnumField(value: _storage._focusMode, fieldNumber: 4)
       }
-      try { if let v = _storage._lensPosition {
+      try { if case .lensPosition(let v)? = _storage._optionalLensPosition {
         try visitor.visitSingularFloatField(value: v, fieldNumber: 5)
       } }()
       try { if let v = _storage._focusPointOfInterest {
@@ -1269,7 +1358,7 @@ nonisolated extension Camerad_V1_DeviceConfiguration: SwiftProtobuf.Message, Swi
       try { if let v = _storage._exposureDuration {
         try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
       } }()
-      try { if let v = _storage._iso {
+      try { if case .iso(let v)? = _storage._optionalIso {
         try visitor.visitSingularFloatField(value: v, fieldNumber: 9)
       } }()
       try { if let v = _storage._exposurePointOfInterest {
@@ -1278,16 +1367,16 @@ nonisolated extension Camerad_V1_DeviceConfiguration: SwiftProtobuf.Message, Swi
       if _storage._whiteBalanceMode != .unspecified {
         try visitor.visitSingularEnumField(value: _storage._whiteBalanceMode, fieldNumber: 11)
       }
-      try { if let v = _storage._whiteBalanceTemperature {
+      try { if case .whiteBalanceTemperature(let v)? = _storage._optionalWhiteBalanceTemperature {
         try visitor.visitSingularFloatField(value: v, fieldNumber: 12)
       } }()
       if _storage._torchMode != .unspecified {
         try visitor.visitSingularEnumField(value: _storage._torchMode, fieldNumber: 13)
       }
-      try { if let v = _storage._torchLevel {
+      try { if case .torchLevel(let v)? = _storage._optionalTorchLevel {
         try visitor.visitSingularFloatField(value: v, fieldNumber: 14)
       } }()
-      try { if let v = _storage._videoZoomFactor {
+      try { if case .videoZoomFactor(let v)? = _storage._optionalVideoZoomFactor {
         try visitor.visitSingularDoubleField(value: v, fieldNumber: 15)
       } }()
       if !_storage._controls.isEmpty {
@@ -1306,17 +1395,17 @@ nonisolated extension Camerad_V1_DeviceConfiguration: SwiftProtobuf.Message, Swi
         if _storage._activeMinFrameDuration != rhs_storage._activeMinFrameDuration {return false}
         if _storage._activeMaxFrameDuration != rhs_storage._activeMaxFrameDuration {return false}
         if _storage._focusMode != rhs_storage._focusMode {return false}
-        if _storage._lensPosition != rhs_storage._lensPosition {return false}
+        if _storage._optionalLensPosition != rhs_storage._optionalLensPosition {return false}
         if _storage._focusPointOfInterest != rhs_storage._focusPointOfInterest {return false}
         if _storage._exposureMode != rhs_storage._exposureMode {return false}
         if _storage._exposureDuration != rhs_storage._exposureDuration {return false}
-        if _storage._iso != rhs_storage._iso {return false}
+        if _storage._optionalIso != rhs_storage._optionalIso {return false}
         if _storage._exposurePointOfInterest != rhs_storage._exposurePointOfInterest {return false}
         if _storage._whiteBalanceMode != rhs_storage._whiteBalanceMode {return false}
-        if _storage._whiteBalanceTemperature != rhs_storage._whiteBalanceTemperature {return false}
+        if _storage._optionalWhiteBalanceTemperature != rhs_storage._optionalWhiteBalanceTemperature {return false}
         if _storage._torchMode != rhs_storage._torchMode {return false}
-        if _storage._torchLevel != rhs_storage._torchLevel {return false}
-        if _storage._videoZoomFactor != rhs_storage._videoZoomFactor {return false}
+        if _storage._optionalTorchLevel != rhs_storage._optionalTorchLevel {return false}
+        if _storage._optionalVideoZoomFactor != rhs_storage._optionalVideoZoomFactor {return false}
         if _storage._controls != rhs_storage._controls {return false}
         return true
       }
@@ -1493,7 +1582,14 @@ nonisolated extension Camerad_V1_AddVirtualCameraRequest: SwiftProtobuf.Message,
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt32Field(value: &self._index) }()
+      case 1: try {
+        var v: UInt32?
+        try decoder.decodeSingularUInt32Field(value: &v)
+        if let v = v {
+          if self.optionalIndex != nil {try decoder.handleConflictingOneOf()}
+          self.optionalIndex = .index(v)
+        }
+      }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.localizedName) }()
       case 3: try { try decoder.decodeSingularEnumField(value: &self.position) }()
       case 4: try { try decoder.decodeSingularUInt32Field(value: &self.fourcc) }()
@@ -1512,7 +1608,7 @@ nonisolated extension Camerad_V1_AddVirtualCameraRequest: SwiftProtobuf.Message,
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
     // https://github.com/apple/swift-protobuf/issues/1182
-    try { if let v = self._index {
+    try { if case .index(let v)? = self.optionalIndex {
       try visitor.visitSingularUInt32Field(value: v, fieldNumber: 1)
     } }()
     if !self.localizedName.isEmpty {
@@ -1543,7 +1639,7 @@ nonisolated extension Camerad_V1_AddVirtualCameraRequest: SwiftProtobuf.Message,
   }
 
   public static func ==(lhs: Camerad_V1_AddVirtualCameraRequest, rhs: Camerad_V1_AddVirtualCameraRequest) -> Bool {
-    if lhs._index != rhs._index {return false}
+    if lhs.optionalIndex != rhs.optionalIndex {return false}
     if lhs.localizedName != rhs.localizedName {return false}
     if lhs.position != rhs.position {return false}
     if lhs.fourcc != rhs.fourcc {return false}

@@ -994,14 +994,18 @@ public nonisolated struct Camerad_V1_Device: @unchecked Sendable {
   }
 
   /// Index into `formats` of the mode the device runs (or will run) in.
-  public var activeFormatIndex: UInt32 {
-    get {_storage._activeFormatIndex ?? 0}
-    set {_uniqueStorage()._activeFormatIndex = newValue}
+  public var optionalActiveFormatIndex: OneOf_OptionalActiveFormatIndex? {
+    get {return _storage._optionalActiveFormatIndex}
+    set {_uniqueStorage()._optionalActiveFormatIndex = newValue}
   }
-  /// Returns true if `activeFormatIndex` has been explicitly set.
-  public var hasActiveFormatIndex: Bool {_storage._activeFormatIndex != nil}
-  /// Clears the value of `activeFormatIndex`. Subsequent reads from it will return its default value.
-  public mutating func clearActiveFormatIndex() {_uniqueStorage()._activeFormatIndex = nil}
+
+  public var activeFormatIndex: UInt32 {
+    get {
+      if case .activeFormatIndex(let v)? = _storage._optionalActiveFormatIndex {return v}
+      return 0
+    }
+    set {_uniqueStorage()._optionalActiveFormatIndex = .activeFormatIndex(newValue)}
+  }
 
   public var activeMinFrameDuration: Camerad_V1_Fraction {
     get {_storage._activeMinFrameDuration ?? Camerad_V1_Fraction()}
@@ -1060,6 +1064,12 @@ public nonisolated struct Camerad_V1_Device: @unchecked Sendable {
   public mutating func clearLock() {_uniqueStorage()._lock = nil}
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  /// Index into `formats` of the mode the device runs (or will run) in.
+  public nonisolated enum OneOf_OptionalActiveFormatIndex: Equatable, Sendable {
+    case activeFormatIndex(UInt32)
+
+  }
 
   public init() {}
 
@@ -1818,7 +1828,7 @@ nonisolated extension Camerad_V1_Device: SwiftProtobuf.Message, SwiftProtobuf._M
     var _isConnected: Bool = false
     var _unavailableReason: String = String()
     var _formats: [Camerad_V1_Format] = []
-    var _activeFormatIndex: UInt32? = nil
+    var _optionalActiveFormatIndex: Camerad_V1_Device.OneOf_OptionalActiveFormatIndex?
     var _activeMinFrameDuration: Camerad_V1_Fraction? = nil
     var _activeMaxFrameDuration: Camerad_V1_Fraction? = nil
     var _controls: [Camerad_V1_Control] = []
@@ -1847,7 +1857,7 @@ nonisolated extension Camerad_V1_Device: SwiftProtobuf.Message, SwiftProtobuf._M
       _isConnected = source._isConnected
       _unavailableReason = source._unavailableReason
       _formats = source._formats
-      _activeFormatIndex = source._activeFormatIndex
+      _optionalActiveFormatIndex = source._optionalActiveFormatIndex
       _activeMinFrameDuration = source._activeMinFrameDuration
       _activeMaxFrameDuration = source._activeMaxFrameDuration
       _controls = source._controls
@@ -1884,7 +1894,14 @@ nonisolated extension Camerad_V1_Device: SwiftProtobuf.Message, SwiftProtobuf._M
         case 9: try { try decoder.decodeSingularBoolField(value: &_storage._isConnected) }()
         case 10: try { try decoder.decodeSingularStringField(value: &_storage._unavailableReason) }()
         case 11: try { try decoder.decodeRepeatedMessageField(value: &_storage._formats) }()
-        case 12: try { try decoder.decodeSingularUInt32Field(value: &_storage._activeFormatIndex) }()
+        case 12: try {
+          var v: UInt32?
+          try decoder.decodeSingularUInt32Field(value: &v)
+          if let v = v {
+            if _storage._optionalActiveFormatIndex != nil {try decoder.handleConflictingOneOf()}
+            _storage._optionalActiveFormatIndex = .activeFormatIndex(v)
+          }
+        }()
         case 13: try { try decoder.decodeSingularMessageField(value: &_storage._activeMinFrameDuration) }()
         case 14: try { try decoder.decodeSingularMessageField(value: &_storage._activeMaxFrameDuration) }()
         case 15: try { try decoder.decodeRepeatedMessageField(value: &_storage._controls) }()
@@ -1937,7 +1954,7 @@ nonisolated extension Camerad_V1_Device: SwiftProtobuf.Message, SwiftProtobuf._M
       if !_storage._formats.isEmpty {
         try visitor.visitRepeatedMessageField(value: _storage._formats, fieldNumber: 11)
       }
-      try { if let v = _storage._activeFormatIndex {
+      try { if case .activeFormatIndex(let v)? = _storage._optionalActiveFormatIndex {
         try visitor.visitSingularUInt32Field(value: v, fieldNumber: 12)
       } }()
       try { if let v = _storage._activeMinFrameDuration {
@@ -1981,7 +1998,7 @@ nonisolated extension Camerad_V1_Device: SwiftProtobuf.Message, SwiftProtobuf._M
         if _storage._isConnected != rhs_storage._isConnected {return false}
         if _storage._unavailableReason != rhs_storage._unavailableReason {return false}
         if _storage._formats != rhs_storage._formats {return false}
-        if _storage._activeFormatIndex != rhs_storage._activeFormatIndex {return false}
+        if _storage._optionalActiveFormatIndex != rhs_storage._optionalActiveFormatIndex {return false}
         if _storage._activeMinFrameDuration != rhs_storage._activeMinFrameDuration {return false}
         if _storage._activeMaxFrameDuration != rhs_storage._activeMaxFrameDuration {return false}
         if _storage._controls != rhs_storage._controls {return false}

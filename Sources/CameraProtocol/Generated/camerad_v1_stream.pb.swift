@@ -315,14 +315,15 @@ public nonisolated struct Camerad_V1_OutputSettings: Sendable {
   /// AVCaptureVideoDataOutput.alwaysDiscardsLateVideoFrames. Unset: true. True: a
   /// frame that arrives while the client holds max_frames_in_flight is dropped
   /// (FRAME_WAS_LATE). False: it waits in a queue of 3, then OUT_OF_BUFFERS.
+  public var optionalAlwaysDiscardsLateVideoFrames: Camerad_V1_OutputSettings.OneOf_OptionalAlwaysDiscardsLateVideoFrames? = nil
+
   public var alwaysDiscardsLateVideoFrames: Bool {
-    get {_alwaysDiscardsLateVideoFrames ?? false}
-    set {_alwaysDiscardsLateVideoFrames = newValue}
+    get {
+      if case .alwaysDiscardsLateVideoFrames(let v)? = optionalAlwaysDiscardsLateVideoFrames {return v}
+      return false
+    }
+    set {optionalAlwaysDiscardsLateVideoFrames = .alwaysDiscardsLateVideoFrames(newValue)}
   }
-  /// Returns true if `alwaysDiscardsLateVideoFrames` has been explicitly set.
-  public var hasAlwaysDiscardsLateVideoFrames: Bool {self._alwaysDiscardsLateVideoFrames != nil}
-  /// Clears the value of `alwaysDiscardsLateVideoFrames`. Subsequent reads from it will return its default value.
-  public mutating func clearAlwaysDiscardsLateVideoFrames() {self._alwaysDiscardsLateVideoFrames = nil}
 
   public var delivery: Camerad_V1_Delivery = .sharedMemory
 
@@ -331,10 +332,17 @@ public nonisolated struct Camerad_V1_OutputSettings: Sendable {
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
+  /// AVCaptureVideoDataOutput.alwaysDiscardsLateVideoFrames. Unset: true. True: a
+  /// frame that arrives while the client holds max_frames_in_flight is dropped
+  /// (FRAME_WAS_LATE). False: it waits in a queue of 3, then OUT_OF_BUFFERS.
+  public nonisolated enum OneOf_OptionalAlwaysDiscardsLateVideoFrames: Equatable, Sendable {
+    case alwaysDiscardsLateVideoFrames(Bool)
+
+  }
+
   public init() {}
 
   fileprivate var _minFrameDuration: Camerad_V1_Fraction? = nil
-  fileprivate var _alwaysDiscardsLateVideoFrames: Bool? = nil
 }
 
 public nonisolated struct Camerad_V1_StreamRequest: Sendable {
@@ -830,7 +838,14 @@ nonisolated extension Camerad_V1_OutputSettings: SwiftProtobuf.Message, SwiftPro
       case 4: try { try decoder.decodeSingularMessageField(value: &self._minFrameDuration) }()
       case 5: try { try decoder.decodeSingularEnumField(value: &self.orientation) }()
       case 6: try { try decoder.decodeSingularBoolField(value: &self.mirrored) }()
-      case 7: try { try decoder.decodeSingularBoolField(value: &self._alwaysDiscardsLateVideoFrames) }()
+      case 7: try {
+        var v: Bool?
+        try decoder.decodeSingularBoolField(value: &v)
+        if let v = v {
+          if self.optionalAlwaysDiscardsLateVideoFrames != nil {try decoder.handleConflictingOneOf()}
+          self.optionalAlwaysDiscardsLateVideoFrames = .alwaysDiscardsLateVideoFrames(v)
+        }
+      }()
       case 8: try { try decoder.decodeSingularEnumField(value: &self.delivery) }()
       case 9: try { try decoder.decodeSingularUInt32Field(value: &self.maxFramesInFlight) }()
       default: break
@@ -861,7 +876,7 @@ nonisolated extension Camerad_V1_OutputSettings: SwiftProtobuf.Message, SwiftPro
     if self.mirrored != false {
       try visitor.visitSingularBoolField(value: self.mirrored, fieldNumber: 6)
     }
-    try { if let v = self._alwaysDiscardsLateVideoFrames {
+    try { if case .alwaysDiscardsLateVideoFrames(let v)? = self.optionalAlwaysDiscardsLateVideoFrames {
       try visitor.visitSingularBoolField(value: v, fieldNumber: 7)
     } }()
     if self.delivery != .sharedMemory {
@@ -880,7 +895,7 @@ nonisolated extension Camerad_V1_OutputSettings: SwiftProtobuf.Message, SwiftPro
     if lhs._minFrameDuration != rhs._minFrameDuration {return false}
     if lhs.orientation != rhs.orientation {return false}
     if lhs.mirrored != rhs.mirrored {return false}
-    if lhs._alwaysDiscardsLateVideoFrames != rhs._alwaysDiscardsLateVideoFrames {return false}
+    if lhs.optionalAlwaysDiscardsLateVideoFrames != rhs.optionalAlwaysDiscardsLateVideoFrames {return false}
     if lhs.delivery != rhs.delivery {return false}
     if lhs.maxFramesInFlight != rhs.maxFramesInFlight {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
