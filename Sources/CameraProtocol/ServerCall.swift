@@ -22,6 +22,8 @@ final class ServerCall: Sendable {
     private struct State {
         var ended = false
         var task: Task<Void, Never>?
+        /// The client half-closed.
+        var requestsFinished = false
         /// Set once the handler takes its requests on the loop.
         var onLoop: RequestsOnLoop?
     }
@@ -130,6 +132,7 @@ final class ServerCall: Sendable {
 
     /// The client half-closed: no more requests.
     func finishRequests() {
+        state.withLock { $0.requestsFinished = true }
         requestSink.finish()
         finishRequestsOnLoop(.success(()))
     }
@@ -145,7 +148,8 @@ final class ServerCall: Sendable {
     ) async throws {
         state.withLock { state in
             precondition(state.onLoop == nil, "\(method)'s requests are taken on the loop once")
-            state.onLoop = RequestsOnLoop(body: body)
+            // Half-closed already: those queued are all there is.
+            state.onLoop = RequestsOnLoop(body: body, outcome: state.requestsFinished ? .success(()) : nil)
         }
         // Nothing more goes into the stream: what it holds came first.
         requestSink.finish()

@@ -277,6 +277,26 @@ func ping(_ sequence: UInt64, payload: [UInt8] = []) -> Camerad_V1_PingRequest {
         }
     }
 
+    @Test func aHalfCloseBeforeTheRequestsAreTakenOnTheLoopEndsTheCallAfterThem() async throws {
+        try await withTestServer { server in
+            let client = try await server.client()
+            let call = try client.bidirectional(TestService.echoesOnLoop)
+            var responses = call.responses.makeAsyncIterator()
+            try call.send(ping(0))
+            #expect(try await responses.next()?.sequence == 0)
+            for sequence in 1...3 as ClosedRange<UInt64> { try call.send(ping(sequence)) }
+            call.finishSending()
+            // Once Echo is answered, the loop has read the half-close too.
+            _ = try await client.unary(TestService.echo, ping(7))
+            server.echoesOnLoop.gate.withLock { $0 = true }
+            for sequence in 1...3 as ClosedRange<UInt64> {
+                #expect(try await responses.next()?.sequence == sequence)
+            }
+            #expect(try await responses.next() == nil, "the call ends OK")
+            #expect(await server.waitForNoOpenCalls())
+        }
+    }
+
     @Test func anErrorThrownOnTheLoopEndsTheCallWithItAndNothingFollows() async throws {
         try await withTestServer { server in
             server.echoesOnLoop.gate.withLock { $0 = true }
