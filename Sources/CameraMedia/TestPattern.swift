@@ -172,7 +172,6 @@ public final class TestPattern {
         }
     }
 
-    /// The luma rows of each block row: the top band's four, then the bottom band's.
     /// Which row of blocks frame row `row` (in a band) shows.
     private func blockRow(ofBandRow row: Int) -> Int {
         let band = FrameStamp.Layout.bandHeight(frameHeight: height)
@@ -209,6 +208,7 @@ public final class TestPattern {
         }
     }
 
+    /// The luma rows of each block row: the top band's four, then the bottom band's.
     private func bandLumaRows(_ stamp: FrameStamp) -> [[UInt8]] {
         let bits = stamp.bits
         var rows: [[UInt8]] = []

@@ -252,35 +252,44 @@ struct Bench {
     /// warm-up, before any of them stops.
     func camerad(clients: Int) throws -> Row {
         try withDaemon { daemon, socket in
-            let streams = try (0..<clients).map { _ in
-                try Child(camctl, ["--socket", socket, "stream", "virtual-0", "--json"])
-            }
-            var finished = false
-            defer { if !finished { streams.forEach { $0.signal(SIGKILL) } } }
-            try waitUntil("\(clients) streams on virtual-0") { try statistics(socket).streams == clients }
-            usleep(Self.warmUp)
-            let before = (cpu: CPUSample(server: daemon.pid, clients: streams.map(\.pid)), stats: try statistics(socket))
-            usleep(useconds_t(seconds * 1e6))
-            let after = (cpu: CPUSample(server: daemon.pid, clients: streams.map(\.pid)), stats: try statistics(socket))
-            streams.forEach { $0.signal(SIGINT) }
-            let outputs = streams.map { $0.finish() }
-            finished = true
-            let reports = try outputs.map(Self.report)
-            let latencies = reports.compactMap { $0["latencyMilliseconds"] as? [String: Double] }
-            let drops = reports.compactMap { ($0["drops"] as? [String: Int])?.values.reduce(0, +) }.reduce(0, +)
-            let sourceFrames = Int(after.stats.framesCaptured - before.stats.framesCaptured)
-            return Row(
-                label: "camerad", clients: clients,
-                fpsPerClient: reports.compactMap { $0["framesPerSecond"] as? Double },
-                drops: drops,
-                latencyP50: latencies.compactMap { $0["p50"] }.max(),
-                latencyP99: latencies.compactMap { $0["p99"] }.max(),
-                cpu: after.cpu - before.cpu,
-                // Every client gets every frame but those it was told it lost
-                // (counted over the whole run: the window's share is at most that).
-                framesDelivered: max(0, sourceFrames * clients - drops), sourceFrames: sourceFrames,
-                copies: Int(after.stats.copies - before.stats.copies), serverPeakMiB: ProcessMeter.peakResidentMiB(daemon.pid))
+            try streams(of: "virtual-0", clients: clients, daemon: daemon, socket: socket)
         }
+    }
+
+    /// N clients streaming `device`'s own frames from a running daemon: CPU
+    /// and the daemon's counts over `seconds` of steady state, after the
+    /// warm-up, before any client stops.
+    func streams(of device: String, clients: Int, daemon: Child, socket: String, patience: Int = 20) throws -> Row {
+        let streams = try (0..<clients).map { _ in
+            try Child(camctl, ["--socket", socket, "stream", device, "--json"])
+        }
+        var finished = false
+        defer { if !finished { streams.forEach { $0.signal(SIGKILL) } } }
+        try waitUntil("\(clients) streams on \(device)", seconds: patience) {
+            try statistics(socket, device: device).streams == clients
+        }
+        usleep(Self.warmUp)
+        let before = (cpu: CPUSample(server: daemon.pid, clients: streams.map(\.pid)), stats: try statistics(socket, device: device))
+        usleep(useconds_t(seconds * 1e6))
+        let after = (cpu: CPUSample(server: daemon.pid, clients: streams.map(\.pid)), stats: try statistics(socket, device: device))
+        streams.forEach { $0.signal(SIGINT) }
+        let outputs = streams.map { $0.finish() }
+        finished = true
+        let reports = try outputs.map(Self.report)
+        let latencies = reports.compactMap { $0["latencyMilliseconds"] as? [String: Double] }
+        let drops = reports.compactMap { ($0["drops"] as? [String: Int])?.values.reduce(0, +) }.reduce(0, +)
+        let sourceFrames = Int(after.stats.framesCaptured - before.stats.framesCaptured)
+        return Row(
+            label: "camerad", clients: clients,
+            fpsPerClient: reports.compactMap { $0["framesPerSecond"] as? Double },
+            drops: drops,
+            latencyP50: latencies.compactMap { $0["p50"] }.max(),
+            latencyP99: latencies.compactMap { $0["p99"] }.max(),
+            cpu: after.cpu - before.cpu,
+            // Every client gets every frame but those it was told it lost
+            // (counted over the whole run: the window's share is at most that).
+            framesDelivered: max(0, sourceFrames * clients - drops), sourceFrames: sourceFrames,
+            copies: Int(after.stats.copies - before.stats.copies), serverPeakMiB: ProcessMeter.peakResidentMiB(daemon.pid))
     }
 
     /// What camerad says it does for the bench's camera (`camctl stats --json`):

@@ -85,30 +85,15 @@ extension Bench {
             _ = daemon.finish()
         }
         try waitUntil("camerad to serve \(uniqueID)", seconds: 120) { (try? statistics(socket, device: uniqueID)) != nil }
-        let client = try Child(camctl, ["--socket", socket, "stream", uniqueID, "--json"])
-        var finished = false
-        defer { if !finished { client.signal(SIGKILL) } }
-        try waitUntil("a stream on \(uniqueID)", seconds: 60) { try statistics(socket, device: uniqueID).streams == 1 }
-        usleep(Self.warmUp)
-        let before = (cpu: CPUSample(server: daemon.pid, clients: [client.pid]), stats: try statistics(socket, device: uniqueID))
-        usleep(useconds_t(seconds * 1e6))
-        let after = (cpu: CPUSample(server: daemon.pid, clients: [client.pid]), stats: try statistics(socket, device: uniqueID))
-        client.signal(SIGINT)
-        let report = try Self.report(client.finish())
-        finished = true
-        let drops = (report["drops"] as? [String: Int])?.values.reduce(0, +) ?? 0
-        let sourceFrames = Int(after.stats.framesCaptured - before.stats.framesCaptured)
-        // Every frame but those the client was told it lost (over the whole run: the window's share is at most that).
-        let frames = max(0, sourceFrames - drops)
-        let cpu = after.cpu - before.cpu
+        let row = try streams(of: uniqueID, clients: 1, daemon: daemon, socket: socket, patience: 60)
         return V4L2Figures(
             mode: "\(mode.fourcc) \(mode.width)x\(mode.height) at \(mode.fps) fps",
             floorFrames: floorFrames,
             floorMicroseconds: floorFrames > 0 ? (floorAfter.cpu - floorBefore.cpu) / Double(floorFrames) * 1e6 : 0,
-            frames: frames,
-            cameradMicroseconds: frames > 0 ? cpu.total / Double(frames) * 1e6 : 0,
-            daemonMicroseconds: frames > 0 ? cpu.server / Double(frames) * 1e6 : 0,
-            copiesPerFrame: sourceFrames > 0 ? Double(after.stats.copies - before.stats.copies) / Double(sourceFrames) : 0)
+            frames: row.framesDelivered,
+            cameradMicroseconds: row.totalCPUPerFrame * 1e6,
+            daemonMicroseconds: row.serverCPUPerFrame * 1e6,
+            copiesPerFrame: row.copiesPerSourceFrame ?? 0)
     }
 
     /// The first vivid capture node and the uniqueID camerad gives it (from
