@@ -1,0 +1,559 @@
+/*
+ * Streams: the Stream call, its pools mapped read-only, frames queued in
+ * order with the drops between them, dispatched as events and pulled by
+ * camerad_stream_dequeue_frame().
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* No pool has more slots than this (a pool holds what its streams may, at most 16 × 8 + 1, doubled). */
+#define MAX_SLOTS 4096
+
+/* ---- Pools -------------------------------------------------------------- */
+
+static void pool_unref(frame_pool *pool) {
+    if (!pool || --pool->refs > 0) return;
+    for (size_t i = 0; i < pool->n_maps; i++) munmap(pool->maps[i].address, pool->maps[i].length);
+    free(pool->maps);
+    free(pool->slots);
+    free(pool->slot_room);
+    free(pool);
+}
+
+/* The descriptor's size: lseek works for a dma-buf, where fstat says 0; fstat for the rest. */
+static size_t descriptor_size(int fd) {
+    off_t end = lseek(fd, 0, SEEK_END);
+    if (end > 0) return (size_t)end;
+    struct stat status;
+    return fstat(fd, &status) == 0 && status.st_size > 0 ? (size_t)status.st_size : 0;
+}
+
+/* Maps `fds` (closing them) as `description` says; NULL with `why` set when it does not add up. */
+static frame_pool *pool_map(const Camerad__V1__FramePool *description, int *fds, size_t n_fds, char *why,
+                            size_t why_size) {
+    frame_pool *pool = calloc(1, sizeof *pool);
+    if (!pool) {
+        snprintf(why, why_size, "out of memory");
+        camerad_close_fds(fds, n_fds);
+        return NULL;
+    }
+    pool->refs = 1;
+    pool->id = description->pool_id;
+    pool->slot_size = description->slot_size;
+    pool->slot_count = description->slot_count;
+    pool->shared = description->shared;
+    if (!pool->shared) {
+        camerad_close_fds(fds, n_fds);
+        return pool;
+    }
+    if (pool->slot_count == 0 || pool->slot_count > MAX_SLOTS || pool->slot_size == 0 || n_fds == 0 ||
+        (description->n_slots && description->n_slots != pool->slot_count)) {
+        snprintf(why, why_size, "a pool of %u slots of %llu bytes in %zu descriptors (%zu placed)", pool->slot_count,
+                 (unsigned long long)pool->slot_size, n_fds, description->n_slots);
+        camerad_close_fds(fds, n_fds);
+        pool_unref(pool);
+        return NULL;
+    }
+    pool->maps = calloc(n_fds, sizeof *pool->maps);
+    pool->slots = calloc(pool->slot_count, sizeof *pool->slots);
+    pool->slot_room = calloc(pool->slot_count, sizeof *pool->slot_room);
+    if (!pool->maps || !pool->slots || !pool->slot_room) {
+        snprintf(why, why_size, "out of memory");
+        camerad_close_fds(fds, n_fds);
+        pool_unref(pool);
+        return NULL;
+    }
+    for (size_t i = 0; i < n_fds; i++) {
+        size_t length = descriptor_size(fds[i]);
+        void *address = length ? mmap(NULL, length, PROT_READ, MAP_SHARED, fds[i], 0) : MAP_FAILED;
+        close(fds[i]);
+        fds[i] = -1;
+        if (address == MAP_FAILED) {
+            snprintf(why, why_size, "descriptor %zu of the pool cannot be mapped (%zu bytes): %s", i, length,
+                     strerror(errno));
+            camerad_close_fds(fds + i + 1, n_fds - i - 1);
+            pool_unref(pool);
+            return NULL;
+        }
+        pool->maps[pool->n_maps++] = (struct mapping){address, length};
+    }
+    for (uint32_t k = 0; k < pool->slot_count; k++) {
+        uint32_t index = description->n_slots ? description->slots[k]->fd_index : description->fd_index;
+        uint64_t offset = description->n_slots ? description->slots[k]->offset : (uint64_t)k * pool->slot_size;
+        if (index >= pool->n_maps || offset >= pool->maps[index].length) {
+            snprintf(why, why_size, "slot %u lies outside the pool's memory (descriptor %u, offset %llu)", k, index,
+                     (unsigned long long)offset);
+            pool_unref(pool);
+            return NULL;
+        }
+        pool->slots[k] = pool->maps[index].address + offset;
+        pool->slot_room[k] = pool->maps[index].length - offset;
+    }
+    return pool;
+}
+
+/* ---- Formats ------------------------------------------------------------ */
+
+static void copy_planes(camerad_plane *out, uint32_t *n_out, Camerad__V1__PlaneInfo **planes, size_t n_planes) {
+    *n_out = n_planes < CAMERAD_MAX_PLANES ? (uint32_t)n_planes : CAMERAD_MAX_PLANES;
+    for (uint32_t i = 0; i < *n_out; i++) {
+        out[i] = (camerad_plane){planes[i]->offset, planes[i]->bytes_per_row, planes[i]->height};
+    }
+}
+
+/* Takes `message` (a StreamStarted or FormatChanged) into a record. */
+static format_record *format_from(Camerad__V1__StreamResponse *message, const Camerad__V1__FramePool *pool,
+                                  const Camerad__V1__Device *device, const Camerad__V1__Fraction *duration,
+                                  const char *note) {
+    format_record *record = calloc(1, sizeof *record);
+    if (!record) return NULL;
+    record->message = message;
+    camerad_stream_format *format = &record->format;
+    format->fourcc = pool->fourcc;
+    format->width = pool->width;
+    format->height = pool->height;
+    format->compressed = pool->compressed;
+    format->shared = pool->shared;
+    copy_planes(format->planes, &format->n_planes, pool->planes, pool->n_planes);
+    if (duration) {
+        format->frame_duration_numerator = duration->numerator;
+        format->frame_duration_denominator = duration->denominator;
+    }
+    format->device = device;
+    format->note = note ? note : "";
+    return record;
+}
+
+static void format_free(format_record *record) {
+    if (!record) return;
+    camerad_message_free(record->message);
+    free(record);
+}
+
+/* ---- Events ------------------------------------------------------------- */
+
+static void frame_free(stream_frame *frame) {
+    pool_unref(frame->pool);
+    camerad_message_free(frame->inline_message);
+    free(frame);
+}
+
+static void event_free(stream_event *event) {
+    if (event->frame) frame_free(event->frame);
+    format_free(event->format);
+    free(event);
+}
+
+static stream_event *queue(camerad_stream *stream, stream_event_kind kind) {
+    stream_event *event = calloc(1, sizeof *event);
+    if (!event) return NULL;
+    event->kind = kind;
+    if (stream->tail) {
+        stream->tail->next = event;
+    } else {
+        stream->head = event;
+    }
+    stream->tail = event;
+    return event;
+}
+
+/* The stream is over for `status`: its end is queued; nothing more of its call is read. */
+static void finish(camerad_stream *stream, const camerad_error *status) {
+    if (stream->ended) return;
+    stream->ended = true;
+    stream->status = *status;
+    if (stream->call) stream->call->ended = true;
+    stream_event *event = queue(stream, EVENT_ENDED);
+    if (event) {
+        event->status = *status;
+        event->interruption = stream->interruption;
+    }
+}
+
+/* camerad sent this stream something that does not add up: give up on the call. */
+static void fail(camerad_stream *stream, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void fail(camerad_stream *stream, const char *format, ...) {
+    if (stream->ended) return;
+    camerad_error status = {.code = CAMERAD_ERROR_INTERNAL};
+    int used = snprintf(status.message, sizeof status.message, "camerad sent the stream ");
+    va_list arguments;
+    va_start(arguments, format);
+    vsnprintf(status.message + used, sizeof status.message - (size_t)used, format, arguments);
+    va_end(arguments);
+    if (stream->call && !stream->call->ended) camerad_send_cancel(stream->client, stream->call);
+    finish(stream, &status);
+}
+
+void camerad_stream_connection_ended(camerad_stream *stream, const camerad_error *status) { finish(stream, status); }
+
+static frame_pool *find_pool(camerad_stream *stream, uint64_t id) {
+    for (frame_pool *pool = stream->pools; pool; pool = pool->next) {
+        if (pool->id == id) return pool;
+    }
+    return NULL;
+}
+
+/* Frames from now on come from `pool`; the stream lets go of the others (their frames keep them). */
+static void replace_pools(camerad_stream *stream, frame_pool *pool) {
+    while (stream->pools) {
+        frame_pool *old = stream->pools;
+        stream->pools = old->next;
+        old->next = NULL;
+        pool_unref(old);
+    }
+    stream->pools = pool;
+}
+
+static void receive_frame(camerad_stream *stream, Camerad__V1__StreamResponse *response) {
+    const Camerad__V1__FrameReady *ready = response->frame;
+    stream_frame *frame = calloc(1, sizeof *frame);
+    if (!frame) {
+        camerad_message_free(response);
+        fail(stream, "a frame this client has no memory for");
+        return;
+    }
+    camerad_frame *out = &frame->frame;
+    size_t room;
+    if (ready->data.len > 0) { /* inline */
+        frame->inline_message = response;
+        out->data = ready->data.data;
+        room = ready->data.len;
+    } else {
+        frame_pool *pool = find_pool(stream, ready->pool_id);
+        if (!pool || !pool->shared || ready->slot >= pool->slot_count) {
+            free(frame);
+            fail(stream, "frame %llu in slot %u of pool %llu, which it never described",
+                 (unsigned long long)ready->sequence, ready->slot, (unsigned long long)ready->pool_id);
+            camerad_message_free(response);
+            return;
+        }
+        frame->pool = pool;
+        pool->refs++;
+        frame->slot = ready->slot;
+        out->data = pool->slots[ready->slot];
+        room = pool->slot_room[ready->slot];
+    }
+    out->sequence = ready->sequence;
+    out->presentation_time_ns = ready->presentation_time_ns;
+    out->duration_ns = ready->duration_ns;
+    out->size = ready->bytes_used ? ready->bytes_used : room;
+    copy_planes(out->planes, &out->n_planes, ready->planes, ready->n_planes);
+    bool fits = out->size <= room;
+    for (uint32_t i = 0; i < out->n_planes; i++) fits &= out->planes[i].offset < out->size;
+    if (stream->format) {
+        out->fourcc = stream->format->format.fourcc;
+        out->width = stream->format->format.width;
+        out->height = stream->format->format.height;
+    }
+    memcpy(out->dropped_before, stream->pending_drops, sizeof out->dropped_before);
+    memset(stream->pending_drops, 0, sizeof stream->pending_drops);
+    if (!frame->inline_message) camerad_message_free(response);
+    if (!fits) {
+        uint64_t sequence = out->sequence;
+        frame_free(frame);
+        fail(stream, "frame %llu, which does not fit its slot", (unsigned long long)sequence);
+        return;
+    }
+    stream_event *event = queue(stream, EVENT_FRAME);
+    if (!event) {
+        frame_free(frame);
+        fail(stream, "a frame this client has no memory for");
+        return;
+    }
+    event->frame = frame;
+}
+
+void camerad_stream_receive(camerad_stream *stream, const Camerad__V1__Envelope *envelope, int *fds, size_t n_fds) {
+    if (envelope->kind_case == CAMERAD__V1__ENVELOPE__KIND_END) {
+        camerad_close_fds(fds, n_fds);
+        camerad_error status;
+        camerad_error_from_status(&status, envelope->end->status);
+        if (status.code == CAMERAD_OK) {
+            status.code = CAMERAD_ERROR_CANCELLED;
+            snprintf(status.message, sizeof status.message, "the stream ended");
+        }
+        finish(stream, &status);
+        return;
+    }
+    if (envelope->kind_case != CAMERAD__V1__ENVELOPE__KIND_MESSAGE) {
+        camerad_close_fds(fds, n_fds);
+        return;
+    }
+    const ProtobufCBinaryData *payload = &envelope->message->payload;
+    Camerad__V1__StreamResponse *response = camerad__v1__stream_response__unpack(NULL, payload->len, payload->data);
+    if (!response) {
+        camerad_close_fds(fds, n_fds);
+        fail(stream, "a message that is not a StreamResponse");
+        return;
+    }
+    char why[256] = "";
+    switch (response->kind_case) {
+    case CAMERAD__V1__STREAM_RESPONSE__KIND_STARTED:
+    case CAMERAD__V1__STREAM_RESPONSE__KIND_FORMAT_CHANGED: {
+        bool started = response->kind_case == CAMERAD__V1__STREAM_RESPONSE__KIND_STARTED;
+        const Camerad__V1__FramePool *description = started ? response->started->pool : response->format_changed->pool;
+        if (!description || started == stream->started) {
+            camerad_close_fds(fds, n_fds);
+            camerad_message_free(response);
+            fail(stream, started ? "a second start" : "a format before its start");
+            return;
+        }
+        frame_pool *pool = pool_map(description, fds, n_fds, why, sizeof why);
+        if (!pool) {
+            camerad_message_free(response);
+            fail(stream, "a pool it cannot map: %s", why);
+            return;
+        }
+        format_record *record =
+            started ? format_from(response, description, response->started->device, response->started->frame_duration,
+                                  response->started->note)
+                    : format_from(response, description, response->format_changed->device,
+                                  response->format_changed->frame_duration, response->format_changed->note);
+        if (!record) {
+            pool_unref(pool);
+            camerad_message_free(response);
+            fail(stream, "a format this client has no memory for");
+            return;
+        }
+        replace_pools(stream, pool);
+        if (started) {
+            stream->started = true;
+            stream->format = record;
+        } else {
+            stream_event *event = queue(stream, EVENT_FORMAT);
+            if (!event) {
+                format_free(record);
+                fail(stream, "a format this client has no memory for");
+                return;
+            }
+            event->format = record;
+        }
+        return;
+    }
+    case CAMERAD__V1__STREAM_RESPONSE__KIND_FRAME:
+        camerad_close_fds(fds, n_fds);
+        if (!stream->started) {
+            camerad_message_free(response);
+            fail(stream, "a frame before its start");
+            return;
+        }
+        receive_frame(stream, response);
+        return;
+    case CAMERAD__V1__STREAM_RESPONSE__KIND_DROPPED: {
+        camerad_close_fds(fds, n_fds);
+        const Camerad__V1__FramesDropped *dropped = response->dropped;
+        camerad_drop_reason reason =
+            dropped->reason < CAMERAD_DROP_REASON_COUNT ? (camerad_drop_reason)dropped->reason : CAMERAD_DROP_UNSPECIFIED;
+        stream->pending_drops[reason] += dropped->count;
+        stream->stats.dropped[reason] += dropped->count;
+        stream_event *event = queue(stream, EVENT_DROPPED);
+        if (event) {
+            event->reason = reason;
+            event->count = dropped->count;
+            event->last_sequence = dropped->last_sequence;
+        }
+        camerad_message_free(response);
+        return;
+    }
+    case CAMERAD__V1__STREAM_RESPONSE__KIND_INTERRUPTED:
+        camerad_close_fds(fds, n_fds);
+        stream->interruption = (camerad_interruption_reason)response->interrupted->reason;
+        camerad_message_free(response);
+        return;
+    default: /* a kind newer than this library: skipped */
+        camerad_close_fds(fds, n_fds);
+        camerad_message_free(response);
+        return;
+    }
+}
+
+/* ---- Dispatching -------------------------------------------------------- */
+
+bool camerad_stream_dispatch_one(camerad_stream *stream) {
+    stream_event *event = stream->head;
+    if (!event) return false;
+    stream->head = event->next;
+    if (!stream->head) stream->tail = NULL;
+    const struct camerad_stream_events *events = stream->events;
+    switch (event->kind) {
+    case EVENT_FRAME:
+        event->frame->next = NULL;
+        if (stream->ready_tail) {
+            stream->ready_tail->next = event->frame;
+        } else {
+            stream->ready_head = event->frame;
+        }
+        stream->ready_tail = event->frame;
+        event->frame = NULL;
+        free(event);
+        if (events && events->process) events->process(stream->data, stream);
+        return true;
+    case EVENT_DROPPED:
+        if (events && events->dropped) {
+            events->dropped(stream->data, stream, event->reason, event->count, event->last_sequence);
+        }
+        break;
+    case EVENT_FORMAT:
+        format_free(stream->format);
+        stream->format = event->format;
+        event->format = NULL;
+        if (events && events->format_changed) events->format_changed(stream->data, stream, &stream->format->format);
+        break;
+    case EVENT_ENDED:
+        if (events && events->ended) events->ended(stream->data, stream, &event->status, event->interruption);
+        break;
+    }
+    event_free(event);
+    return true;
+}
+
+/* ---- The API ------------------------------------------------------------ */
+
+static bool started_or_ended(void *argument) {
+    camerad_stream *stream = argument;
+    return stream->started || stream->ended;
+}
+
+camerad_stream *camerad_stream_new(camerad_client *client, const char *unique_id,
+                                   const Camerad__V1__OutputSettings *settings, Camerad__V1__SessionPreset preset,
+                                   const struct camerad_stream_events *events, void *data, camerad_error *error) {
+    camerad_stream *stream = calloc(1, sizeof *stream);
+    if (!stream) {
+        camerad_set_error(error, CAMERAD_ERROR_RESOURCE_EXHAUSTED, "out of memory");
+        return NULL;
+    }
+    stream->client = client;
+    stream->events = events;
+    stream->data = data;
+    stream->call = camerad_call_open(client, CALL_STREAM, "Stream", stream);
+    if (!stream->call) {
+        free(stream);
+        camerad_set_error(error, CAMERAD_ERROR_RESOURCE_EXHAUSTED, "out of memory");
+        return NULL;
+    }
+    Camerad__V1__OutputSettings defaults = CAMERAD__V1__OUTPUT_SETTINGS__INIT;
+    Camerad__V1__OpenStream open = CAMERAD__V1__OPEN_STREAM__INIT;
+    open.unique_id = (char *)unique_id;
+    open.settings = (Camerad__V1__OutputSettings *)(settings ? settings : &defaults);
+    open.preset = preset;
+    Camerad__V1__StreamRequest request = CAMERAD__V1__STREAM_REQUEST__INIT;
+    request.kind_case = CAMERAD__V1__STREAM_REQUEST__KIND_OPEN;
+    request.open = &open;
+    if (!stream->call->ended) {
+        camerad_send_start(client, stream->call, NULL);
+        camerad_send_message(client, stream->call, &request.base);
+    }
+    int result = camerad_wait(client, started_or_ended, stream, error);
+    if (result == CAMERAD_OK && !stream->started) {
+        result = stream->status.code ? stream->status.code : CAMERAD_ERROR_INTERNAL;
+        camerad_error_copy(error, &stream->status);
+    }
+    if (result) {
+        if (stream->call && !stream->call->ended) camerad_send_cancel(client, stream->call);
+        camerad_stream_free(stream);
+        return NULL;
+    }
+    stream->next = client->streams;
+    client->streams = stream;
+    /* Frames that came behind the start wait for dispatch. */
+    if (stream->head) camerad_signal_events(client);
+    return stream;
+}
+
+/* Frees the stream; it is no longer in the client's list. */
+void camerad_stream_free(camerad_stream *stream) {
+    if (stream->call) {
+        if (!stream->call->ended) camerad_send_cancel(stream->client, stream->call);
+        camerad_call_close(stream->client, stream->call);
+    }
+    while (stream->head) {
+        stream_event *event = stream->head;
+        stream->head = event->next;
+        event_free(event);
+    }
+    for (stream_frame *frame = stream->ready_head, *next; frame; frame = next) {
+        next = frame->next;
+        frame_free(frame);
+    }
+    for (stream_frame *frame = stream->held, *next; frame; frame = next) {
+        next = frame->next;
+        frame_free(frame);
+    }
+    replace_pools(stream, NULL);
+    format_free(stream->format);
+    free(stream);
+}
+
+void camerad_stream_destroy(camerad_stream *stream) {
+    if (!stream) return;
+    camerad_client *client = stream->client;
+    if (client->dispatching) { /* freed when dispatch unwinds */
+        stream->destroyed = true;
+        if (stream->call && !stream->call->ended) camerad_send_cancel(client, stream->call);
+        if (stream->call) stream->call->ended = true;
+        return;
+    }
+    for (camerad_stream **link = &client->streams; *link; link = &(*link)->next) {
+        if (*link == stream) {
+            *link = stream->next;
+            break;
+        }
+    }
+    camerad_stream_free(stream);
+}
+
+const camerad_stream_format *camerad_stream_get_format(const camerad_stream *stream) {
+    return stream->format ? &stream->format->format : NULL;
+}
+
+camerad_frame *camerad_stream_dequeue_frame(camerad_stream *stream) {
+    stream_frame *frame = stream->ready_head;
+    if (!frame || stream->destroyed) return NULL;
+    stream->ready_head = frame->next;
+    if (!stream->ready_head) stream->ready_tail = NULL;
+    frame->next = stream->held;
+    stream->held = frame;
+    stream->stats.frames++;
+    return &frame->frame;
+}
+
+int camerad_stream_release_frame(camerad_stream *stream, camerad_frame *frame, camerad_error *error) {
+    stream_frame **link = &stream->held;
+    while (*link && &(*link)->frame != frame) link = &(*link)->next;
+    if (!*link) {
+        return camerad_set_error(error, CAMERAD_ERROR_INVALID_ARGUMENT,
+                                 "that frame is not one this stream handed out, or it was released already; "
+                                 "release each dequeued frame exactly once");
+    }
+    stream_frame *held = *link;
+    *link = held->next;
+    int result = CAMERAD_OK;
+    if (held->pool && stream->call && !stream->call->ended) {
+        uint32_t slot = held->slot;
+        Camerad__V1__ReleaseFrames release = CAMERAD__V1__RELEASE_FRAMES__INIT;
+        release.pool_id = held->pool->id;
+        release.n_slots = 1;
+        release.slots = &slot;
+        Camerad__V1__StreamRequest request = CAMERAD__V1__STREAM_REQUEST__INIT;
+        request.kind_case = CAMERAD__V1__STREAM_REQUEST__KIND_RELEASE;
+        request.release = &release;
+        result = camerad_send_message(stream->client, stream->call, &request.base);
+        if (result) camerad_set_error(error, (camerad_error_code)result, "the release could not be sent");
+    }
+    frame_free(held);
+    return result;
+}
+
+bool camerad_stream_has_ended(const camerad_stream *stream) { return stream->ended; }
+
+const camerad_error *camerad_stream_get_status(const camerad_stream *stream) { return &stream->status; }
+
+void camerad_stream_get_stats(const camerad_stream *stream, camerad_stream_stats *stats) { *stats = stream->stats; }
