@@ -253,7 +253,7 @@ static void route(camerad_client *client, const Camerad__V1__Envelope *envelope,
                 end_call(client, call, &status);
                 return;
             }
-            memcpy(call->response, payload->data, payload->len);
+            if (payload->len) memcpy(call->response, payload->data, payload->len);
             call->response_length = payload->len;
             call->has_response = true;
         } else if (envelope->kind_case == CAMERAD__V1__ENVELOPE__KIND_END) {

@@ -120,7 +120,8 @@ struct camerad_stream {
     const struct camerad_stream_events *events;
     void *data;
     bool started;
-    bool ended;    /* the end is queued or dispatched */
+    bool ended;           /* the end is queued or dispatched */
+    bool end_dispatched;  /* what camerad_stream_has_ended() says */
     camerad_error status;
     camerad_interruption_reason interruption;
     format_record *format;

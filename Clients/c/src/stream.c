@@ -408,6 +408,7 @@ bool camerad_stream_dispatch_one(camerad_stream *stream) {
         if (events && events->format_changed) events->format_changed(stream->data, stream, &stream->format->format);
         break;
     case EVENT_ENDED:
+        stream->end_dispatched = true;
         if (events && events->ended) events->ended(stream->data, stream, &event->status, event->interruption);
         break;
     }
@@ -552,8 +553,11 @@ int camerad_stream_release_frame(camerad_stream *stream, camerad_frame *frame, c
     return result;
 }
 
-bool camerad_stream_has_ended(const camerad_stream *stream) { return stream->ended; }
+bool camerad_stream_has_ended(const camerad_stream *stream) { return stream->end_dispatched; }
 
-const camerad_error *camerad_stream_get_status(const camerad_stream *stream) { return &stream->status; }
+const camerad_error *camerad_stream_get_status(const camerad_stream *stream) {
+    static const camerad_error running = {0};
+    return stream->end_dispatched ? &stream->status : &running;
+}
 
 void camerad_stream_get_stats(const camerad_stream *stream, camerad_stream_stats *stats) { *stats = stream->stats; }

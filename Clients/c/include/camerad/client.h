@@ -313,7 +313,8 @@ CAMERAD_API camerad_frame *camerad_stream_dequeue_frame(camerad_stream *stream);
 /* Gives a dequeued frame back to camerad, exactly once; `frame` is invalid after. */
 CAMERAD_API int camerad_stream_release_frame(camerad_stream *stream, camerad_frame *frame, camerad_error *error);
 
-/* True once the stream has ended (its `ended` callback has run or is queued). */
+/* True once the stream's end has been dispatched (after its `ended` callback, if any); frames
+   that came before the end are dequeued first. */
 CAMERAD_API bool camerad_stream_has_ended(const camerad_stream *stream);
 /* How it ended (code OK while it runs). */
 CAMERAD_API const camerad_error *camerad_stream_get_status(const camerad_stream *stream);

@@ -1,0 +1,295 @@
+/*
+ * What the C library adds beyond the conformance scenarios, against a real
+ * camerad: the pollable descriptor, pull mode, inline frames, device events,
+ * format changes, releases, and callbacks that destroy their own stream.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <camerad/client.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "frame-stamp.h"
+#include "support.h"
+
+static test_daemon shared;
+static int fds_before;
+
+static int start_shared(void **state) { return test_daemon_start(&shared, 2) ? 0 : -1; }
+static int stop_shared(void **state) {
+    test_daemon_stop(&shared);
+    return 0;
+}
+static int count_fds(void **state) {
+    fds_before = test_open_fds();
+    return 0;
+}
+static int check_fds(void **state) {
+    int after = test_open_fds();
+    if (after != fds_before) fprintf(stderr, "descriptors: %d before the test, %d after\n", fds_before, after);
+    return after == fds_before ? 0 : -1;
+}
+
+static camerad_frame *next_frame(camerad_client *client, camerad_stream *stream) {
+    for (int i = 0; i < 600; i++) {
+        camerad_frame *frame = camerad_stream_dequeue_frame(stream);
+        if (frame) return frame;
+        camerad_client_iterate(client, 100, NULL);
+    }
+    return NULL;
+}
+
+static bool intact(const camerad_frame *frame) {
+    size_t row = frame->n_planes ? frame->planes[0].bytes_per_row : frame->width;
+    return frame_stamp_check(frame->data, frame->fourcc, frame->width, frame->height, row, frame->sequence,
+                             frame->presentation_time_ns) == STAMP_INTACT;
+}
+
+static void connecting_nowhere_says_the_daemon_is_unavailable(void **state) {
+    camerad_error error;
+    assert_null(camerad_client_connect("/nonexistent/camerad.sock", NULL, &error));
+    assert_int_equal(error.code, CAMERAD_ERROR_DAEMON_UNAVAILABLE);
+    assert_non_null(strstr(error.message, "/nonexistent/camerad.sock"));
+}
+
+static void hello_tells_who_is_who(void **state) {
+    camerad_client *client = test_connect(&shared, "hello");
+    const Camerad__V1__HelloResponse *hello = camerad_client_hello(client);
+    assert_int_equal(hello->protocol_version, CAMERAD_PROTOCOL_VERSION);
+    assert_int_equal(hello->server_pid, shared.pid);
+    assert_int_equal(hello->client_pid, getpid());
+    camerad_client_destroy(client);
+}
+
+/* The descriptor polls readable when frames arrive, and not once all is dispatched. */
+static void the_descriptor_polls_readable_for_frames(void **state) {
+    camerad_client *client = test_connect(&shared, "poll");
+    camerad_stream *stream = camerad_stream_new(client, "virtual-0", NULL, 0, NULL, NULL, NULL);
+    assert_non_null(stream);
+    struct pollfd fd = {.fd = camerad_client_get_fd(client), .events = POLLIN};
+    int frames = 0;
+    for (int i = 0; i < 600 && frames < 10; i++) {
+        if (poll(&fd, 1, 100) <= 0) continue;
+        assert_int_equal(camerad_client_dispatch(client, NULL), CAMERAD_OK);
+        for (camerad_frame *frame; (frame = camerad_stream_dequeue_frame(stream));) {
+            assert_true(intact(frame));
+            assert_int_equal(camerad_stream_release_frame(stream, frame, NULL), CAMERAD_OK);
+            frames++;
+        }
+    }
+    assert_int_equal(frames >= 10, 1);
+    camerad_stream_destroy(stream);
+    /* Nothing left: the descriptor goes quiet. */
+    camerad_client_dispatch(client, NULL);
+    assert_int_equal(poll(&fd, 1, 0), 0);
+    camerad_client_destroy(client);
+}
+
+static void a_frame_is_released_once(void **state) {
+    camerad_client *client = test_connect(&shared, "release");
+    camerad_stream *stream = camerad_stream_new(client, "virtual-0", NULL, 0, NULL, NULL, NULL);
+    camerad_frame *frame = next_frame(client, stream);
+    assert_non_null(frame);
+    assert_int_equal(camerad_stream_release_frame(stream, frame, NULL), CAMERAD_OK);
+    camerad_error error;
+    assert_int_equal(camerad_stream_release_frame(stream, frame, &error), CAMERAD_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(error.message, "exactly once"));
+    /* The stream goes on. */
+    frame = next_frame(client, stream);
+    assert_non_null(frame);
+    assert_true(intact(frame));
+    camerad_stream_destroy(stream); /* with the frame still held: released with the stream */
+    camerad_client_destroy(client);
+}
+
+static void inline_frames_carry_their_bytes(void **state) {
+    camerad_client *client = test_connect(&shared, "inline");
+    Camerad__V1__OutputSettings settings = CAMERAD__V1__OUTPUT_SETTINGS__INIT;
+    settings.delivery = CAMERAD__V1__DELIVERY__DELIVERY_INLINE;
+    settings.pixel_format = CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_I420;
+    settings.width = 160;
+    settings.height = 120;
+    camerad_stream *stream = camerad_stream_new(client, "virtual-1", &settings, 0, NULL, NULL, NULL);
+    assert_non_null(stream);
+    assert_false(camerad_stream_get_format(stream)->shared);
+    for (int i = 0; i < 5; i++) {
+        camerad_frame *frame = next_frame(client, stream);
+        assert_non_null(frame);
+        assert_int_equal(frame->size, 160 * 120 * 3 / 2);
+        assert_true(intact(frame));
+        assert_int_equal(camerad_stream_release_frame(stream, frame, NULL), CAMERAD_OK);
+    }
+    camerad_stream_destroy(stream);
+    camerad_client_destroy(client);
+}
+
+typedef struct events_seen {
+    int connected, subscribed, locked, unlocked;
+    bool ended;
+} events_seen;
+
+static void on_event(void *data, const Camerad__V1__DeviceEvent *event) {
+    events_seen *seen = data;
+    switch (event->kind) {
+    case CAMERAD__V1__DEVICE_EVENT__KIND__KIND_CONNECTED: seen->connected++; break;
+    case CAMERAD__V1__DEVICE_EVENT__KIND__KIND_SUBSCRIBED: seen->subscribed++; break;
+    case CAMERAD__V1__DEVICE_EVENT__KIND__KIND_LOCKED:
+        seen->locked++;
+        assert_non_null(event->device->lock);
+        break;
+    case CAMERAD__V1__DEVICE_EVENT__KIND__KIND_UNLOCKED: seen->unlocked++; break;
+    default: break;
+    }
+}
+
+static void on_watch_ended(void *data, const camerad_error *status) { ((events_seen *)data)->ended = true; }
+
+static bool subscribed(void *argument) { return ((events_seen *)argument)->subscribed > 0; }
+static bool unlocked(void *argument) { return ((events_seen *)argument)->unlocked > 0; }
+
+static void device_events_follow_the_lock(void **state) {
+    camerad_client *client = test_connect(&shared, "watch");
+    camerad_client *other = test_connect(&shared, "locker");
+    events_seen seen = {0};
+    static const struct camerad_watch_events events = {
+        .version = CAMERAD_VERSION_WATCH_EVENTS, .event = on_event, .ended = on_watch_ended};
+    camerad_watch *watch = camerad_watch_devices(client, true, &events, &seen, NULL);
+    assert_non_null(watch);
+    assert_true(test_iterate_until(client, subscribed, &seen));
+    assert_int_equal(seen.connected, 2);
+    assert_int_equal(camerad_lock_for_configuration(other, "virtual-0", 0, NULL, NULL), CAMERAD_OK);
+    assert_int_equal(camerad_unlock_for_configuration(other, "virtual-0", NULL, NULL), CAMERAD_OK);
+    assert_true(test_iterate_until(client, unlocked, &seen));
+    assert_int_equal(seen.locked, 1);
+    camerad_watch_destroy(watch);
+    camerad_client_destroy(other);
+    camerad_client_destroy(client);
+}
+
+typedef struct growing {
+    camerad_stream *stream;
+    int format_changes, frames, intact_after_change, not_intact;
+    uint64_t pool_width;
+} growing;
+
+static void on_format(void *data, camerad_stream *stream, const camerad_stream_format *format) {
+    growing *g = data;
+    g->format_changes++;
+    assert_int_equal(format->width, camerad_stream_get_format(stream)->width);
+}
+
+static void on_frames(void *data, camerad_stream *stream) {
+    growing *g = data;
+    for (camerad_frame *frame; (frame = camerad_stream_dequeue_frame(stream));) {
+        g->frames++;
+        if (!intact(frame)) g->not_intact++;
+        if (g->format_changes && intact(frame)) g->intact_after_change++;
+        camerad_stream_release_frame(stream, frame, NULL);
+    }
+}
+
+static bool changed_and_streaming(void *argument) {
+    growing *g = argument;
+    return g->format_changes > 0 && g->intact_after_change >= 10;
+}
+
+/* More streams on a variant grow its pool: the first stream gets the larger pool and reads on. */
+static void a_growing_pool_is_a_format_change(void **state) {
+    camerad_client *client = test_connect(&shared, "grow");
+    growing g = {0};
+    static const struct camerad_stream_events events = {
+        .version = CAMERAD_VERSION_STREAM_EVENTS, .process = on_frames, .format_changed = on_format};
+    Camerad__V1__OutputSettings settings = CAMERAD__V1__OUTPUT_SETTINGS__INIT;
+    settings.pixel_format = CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_NV12;
+    settings.width = 320;
+    settings.height = 240;
+    settings.max_frames_in_flight = 8;
+    g.stream = camerad_stream_new(client, "virtual-1", &settings, 0, &events, &g, NULL);
+    assert_non_null(g.stream);
+    camerad_client *others[3];
+    camerad_stream *more[3];
+    for (int i = 0; i < 3; i++) {
+        others[i] = test_connect(&shared, "grow-other");
+        more[i] = camerad_stream_new(others[i], "virtual-1", &settings, 0, NULL, NULL, NULL);
+        assert_non_null(more[i]);
+    }
+    assert_true(test_iterate_until(client, changed_and_streaming, &g));
+    assert_int_equal(g.not_intact, 0);
+    for (int i = 0; i < 3; i++) {
+        camerad_stream_destroy(more[i]);
+        camerad_client_destroy(others[i]);
+    }
+    camerad_stream_destroy(g.stream);
+    camerad_client_destroy(client);
+}
+
+typedef struct self_destroying {
+    camerad_stream *stream;
+    int frames;
+} self_destroying;
+
+static void destroy_on_third(void *data, camerad_stream *stream) {
+    self_destroying *s = data;
+    camerad_frame *frame = camerad_stream_dequeue_frame(stream);
+    if (!frame) return;
+    if (++s->frames == 3) {
+        camerad_stream_destroy(stream); /* with the frame held */
+        s->stream = NULL;
+        return;
+    }
+    camerad_stream_release_frame(stream, frame, NULL);
+}
+
+static bool destroyed(void *argument) { return ((self_destroying *)argument)->stream == NULL; }
+
+static void a_callback_may_destroy_its_stream(void **state) {
+    camerad_client *client = test_connect(&shared, "self-destroy");
+    self_destroying s = {0};
+    static const struct camerad_stream_events events = {.version = CAMERAD_VERSION_STREAM_EVENTS,
+                                                        .process = destroy_on_third};
+    s.stream = camerad_stream_new(client, "virtual-0", NULL, 0, &events, &s, NULL);
+    assert_non_null(s.stream);
+    assert_true(test_iterate_until(client, destroyed, &s));
+    /* The connection goes on. */
+    Camerad__V1__ListDevicesResponse *list = NULL;
+    assert_int_equal(camerad_list_devices(client, NULL, &list, NULL), CAMERAD_OK);
+    camerad_message_free(list);
+    camerad_client_destroy(client);
+}
+
+/* The example in README.md, as a program of its own: 100 frames and a clean exit. */
+static void the_readme_example_streams(void **state) {
+    const char *example = getenv("README_EXAMPLE");
+    if (!example || !*example) skip();
+    char command[512];
+    snprintf(command, sizeof command, "CAMERAD_SOCKET='%s' '%s'", shared.socket, example);
+    FILE *output = popen(command, "r");
+    assert_non_null(output);
+    char line[128] = "";
+    assert_non_null(fgets(line, sizeof line, output));
+    assert_int_equal(pclose(output), 0);
+    assert_string_equal(line, "100 frames\n");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(connecting_nowhere_says_the_daemon_is_unavailable, count_fds, check_fds),
+        cmocka_unit_test_setup_teardown(hello_tells_who_is_who, count_fds, check_fds),
+        cmocka_unit_test_setup_teardown(the_descriptor_polls_readable_for_frames, count_fds, check_fds),
+        cmocka_unit_test_setup_teardown(a_frame_is_released_once, count_fds, check_fds),
+        cmocka_unit_test_setup_teardown(inline_frames_carry_their_bytes, count_fds, check_fds),
+        cmocka_unit_test_setup_teardown(device_events_follow_the_lock, count_fds, check_fds),
+        cmocka_unit_test_setup_teardown(a_growing_pool_is_a_format_change, count_fds, check_fds),
+        cmocka_unit_test_setup_teardown(a_callback_may_destroy_its_stream, count_fds, check_fds),
+        cmocka_unit_test_setup_teardown(the_readme_example_streams, count_fds, check_fds),
+    };
+    return cmocka_run_group_tests_name("client", tests, start_shared, stop_shared);
+}
