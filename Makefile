@@ -6,9 +6,9 @@ SHELL := /bin/bash
 # installs what the VM needs itself: qemu-system-x86, busybox-static, cpio.)
 APT_PACKAGES := libturbojpeg0-dev libyuv-dev protobuf-compiler libv4l-dev libudev-dev v4l-utils libexif-dev \
 	protobuf-c-compiler libprotobuf-c-dev libcmocka-dev valgrind
-# Python packages the Python client's code needs, for the python3 on the PATH.
-PIP_PACKAGES := 'protobuf>=4.21,<6'
-PIP_MODULES := google.protobuf
+# Python packages the Python client (Clients/python) and its tests need, for the python3 on the PATH.
+PIP_PACKAGES := 'protobuf>=4.21,<6' numpy pytest setuptools wheel
+PIP_MODULES := google.protobuf,numpy,pytest,setuptools,wheel
 # And those `make bench` compares against.
 BENCH_APT_PACKAGES := gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-bad
 # Warnings are errors here and in CI (dependencies' warnings are not ours: SwiftPM hides them).

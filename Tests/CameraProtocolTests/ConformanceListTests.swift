@@ -16,6 +16,7 @@ import Testing
     static let suites: [(path: String, name: @Sendable (String) -> String)] = [
         ("Tests/CaptureKitTests/ConformanceTests.swift", { "@Test(\"conformance: \($0)\")" }),
         ("Clients/c/tests/conformance.c", { "conformance_\($0)(void **state)" }),
+        ("Clients/python/tests/test_conformance.py", { "def test_\($0)(" }),
     ]
 
     @Test func theListHasTheScenarios() throws {

@@ -1,0 +1,176 @@
+"""python -m camerad: list the cameras, or stream from one with camctl's statistics.
+
+    python -m camerad list [--json]
+    python -m camerad stream DEVICE [--count N] [--pixel-format nv12] [--size WxH] [--check] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Dict, List, Optional
+
+from . import stamp
+from .capture import DEVICE_TYPES, POSITIONS, PIXEL_FORMATS
+from .client import DROP_REASONS, Client
+from .errors import CaptureError
+from .v1 import stream_pb2
+
+COREVIDEO_NAMES = {"NV12": "420v", "YU12": "y420", "YUYV": "yuvs", "AR24": "BGRA", "MJPG": "dmb1"}
+
+
+def list_devices(client: Client, as_json: bool) -> None:
+    devices = client.list_devices()
+    if as_json:
+        summaries = [{"deviceType": DEVICE_TYPES.get(d.device_type, "unknown"), "isConnected": d.is_connected,
+                      "localizedName": d.localized_name, "modelID": d.model_id,
+                      "position": POSITIONS.get(d.position, "unspecified"), "uniqueID": d.unique_id}
+                     for d in devices]
+        # As camctl (Swift's JSONEncoder, pretty, sorted keys): `"key" : value`, "[\n\n]" when empty.
+        print(json.dumps(summaries, indent=2, sort_keys=True, separators=(",", " : "), ensure_ascii=False)
+              if summaries else "[\n\n]")
+        return
+    if not devices:
+        print("no cameras")
+    for d in devices:
+        print(f"{d.unique_id:<24} {d.localized_name} ({POSITIONS.get(d.position, 'unspecified')}, "
+              f"{DEVICE_TYPES.get(d.device_type, 'unknown')})")
+
+
+class Statistics:
+    """What `camctl stream --stats` counts, with the same names in JSON."""
+
+    def __init__(self, checking: bool) -> None:
+        self.frames = self.bytes = 0
+        self.format = ""
+        self.first_sequence: Optional[int] = None
+        self.last_sequence: Optional[int] = None
+        self.first_time: Optional[int] = None
+        self.last_time: Optional[int] = None
+        self.drops: Dict[str, int] = {name: 0 for name in DROP_REASONS.values()}
+        self.accounting = dict(span=0, dropped=0, unaccounted=0, overcounted=0, misplaced=0, outOfOrder=0,
+                               reportedOutside=0)
+        self.latencies: List[int] = []
+        self.intervals: List[float] = []
+        self.check = dict(intact=0, torn=0, mismatched=0, unreadable=0) if checking else None
+
+    def record(self, frame) -> None:
+        now = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+        for name, count, _ in frame.drop_reports:
+            self.drops[name] = self.drops.get(name, 0) + count
+        if self.last_sequence is None:
+            self.accounting["reportedOutside"] += sum(count for _, count, _ in frame.drop_reports)
+        if not self.format:
+            name = COREVIDEO_NAMES.get(frame.pixel_format, frame.pixel_format)
+            self.format = f"{name} {frame.width}x{frame.height}"
+        self.frames += 1
+        self.bytes += frame.size
+        self.latencies.append(now - frame.presentation_time_ns)
+        if self.check is not None:
+            self.check[stamp.check(frame)] += 1
+        previous, sequence = self.last_sequence, frame.sequence
+        if previous is not None:
+            if sequence <= previous:
+                self.accounting["outOfOrder"] += 1
+                return
+            gap = sequence - previous - 1
+            reported = sum(count for _, count, _ in frame.drop_reports)
+            self.accounting["unaccounted"] += max(0, gap - reported)
+            self.accounting["overcounted"] += max(0, reported - gap)
+            self.accounting["misplaced"] += sum(1 for _, _, last in frame.drop_reports
+                                                if not previous < last < sequence)
+            self.accounting["dropped"] += reported
+            self.intervals.append((frame.presentation_time_ns - self.last_time) / (sequence - previous))
+        if self.first_sequence is None:
+            self.first_sequence, self.first_time = sequence, frame.presentation_time_ns
+        self.last_sequence, self.last_time = sequence, frame.presentation_time_ns
+        self.accounting["span"] = sequence - self.first_sequence + 1
+
+    def latency(self, percentile: float) -> float:
+        if not self.latencies:
+            return 0.0
+        ordered = sorted(self.latencies)
+        index = min(len(ordered) - 1, max(0, -(-int(len(ordered) * percentile * 1e9) // int(1e9)) - 1))
+        return ordered[index] / 1e6
+
+    def json(self) -> dict:
+        elapsed = (self.last_time - self.first_time) / 1e9 if self.frames > 1 else 0.0
+        median = sorted(self.intervals)[len(self.intervals) // 2] if self.intervals else 0.0
+        result = {
+            "frames": self.frames, "bytes": self.bytes, "format": self.format, "elapsedSeconds": elapsed,
+            "framesPerSecond": (self.frames - 1) / elapsed if elapsed > 0 else 0.0,
+            "deviceFramesPerSecond": 1e9 / median if median > 0 else 0.0,
+            "drops": self.drops, "accounting": self.accounting,
+            "latencyMilliseconds": {"p50": self.latency(0.5), "p99": self.latency(0.99), "max": self.latency(1.0)},
+        }
+        if self.first_sequence is not None:
+            result["firstSequence"], result["lastSequence"] = self.first_sequence, self.last_sequence
+        if self.check is not None:
+            result["check"] = self.check
+        return result
+
+    def text(self) -> str:
+        a = self.accounting
+        lines = [f"{self.frames} frames of {self.format}",
+                 "drops: " + ", ".join(f"{name} {count}" for name, count in self.drops.items()),
+                 f"accounting: {self.frames} frames + {a['dropped']} dropped of {a['span']} numbers; "
+                 f"{a['unaccounted']} unaccounted, {a['overcounted']} overcounted, {a['misplaced']} misplaced, "
+                 f"{a['outOfOrder']} out of order",
+                 f"latency: p50 {self.latency(0.5):.2f} ms, p99 {self.latency(0.99):.2f} ms"]
+        if self.check is not None:
+            c = self.check
+            lines.append(f"check: {c['intact']} intact, {c['torn']} torn, {c['mismatched']} mismatched, "
+                         f"{c['unreadable']} unreadable")
+        return "\n".join(lines)
+
+
+def stream(client: Client, arguments: argparse.Namespace) -> int:
+    settings = stream_pb2.OutputSettings(pixel_format=PIXEL_FORMATS[arguments.pixel_format])
+    if arguments.size:
+        settings.width, settings.height = (int(n) for n in arguments.size.lower().split("x"))
+    statistics = Statistics(arguments.check)
+    with client.stream(arguments.device, settings) as frames:
+        for frame in frames:
+            with frame:
+                statistics.record(frame)
+            if statistics.frames >= arguments.count:
+                break
+    print(json.dumps(statistics.json(), sort_keys=True, separators=(",", ":")) if arguments.json
+          else statistics.text())
+    if statistics.frames < arguments.count:
+        error = frames.error
+        print(f"camerad: the stream ended after {statistics.frames} frames"
+              + (f": {error.message} ({error.code.capturekit_name})" if error else ""), file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m camerad", description="camerad's cameras, from Python.")
+    parser.add_argument("--socket", help="camerad's socket (default: $CAMERAD_SOCKET, $XDG_RUNTIME_DIR/camerad.sock, "
+                                         "/run/camerad/camerad.sock)")
+    commands = parser.add_subparsers(dest="command", required=True)
+    listing = commands.add_parser("list", help="the cameras camerad serves")
+    listing.add_argument("--json", action="store_true", help="the same JSON as `camctl list --json`")
+    streaming = commands.add_parser("stream", help="stream frames and print camctl's statistics")
+    streaming.add_argument("device", help="a unique ID (camerad list shows them)")
+    streaming.add_argument("--count", type=int, default=100, help="frames to read (default 100)")
+    streaming.add_argument("--pixel-format", choices=[k for k in PIXEL_FORMATS if k], default=None)
+    streaming.add_argument("--size", help="WIDTHxHEIGHT")
+    streaming.add_argument("--check", action="store_true", help="read the virtual cameras' frame stamps")
+    streaming.add_argument("--json", action="store_true", help="one JSON object, as `camctl stream --json`")
+    arguments = parser.parse_args(argv)
+    try:
+        with Client(arguments.socket, "python -m camerad") as client:
+            if arguments.command == "list":
+                list_devices(client, arguments.json)
+                return 0
+            return stream(client, arguments)
+    except CaptureError as error:
+        print(f"camerad: {error.message} ({error.code.capturekit_name})", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,429 @@
+"""The wire, without I/O: framing, descriptors, calls, and a stream's pools and frames.
+
+Protos/README.md is the specification. The blocking client (client.py) and the
+asyncio one (aio.py) read and write the socket; everything they read goes
+through ``Connection.receive`` and everything they write comes from here.
+"""
+from __future__ import annotations
+
+import collections
+import mmap
+import os
+import struct
+from typing import Callable, Deque, Dict, List, Optional, Tuple
+
+from .errors import CaptureError, ErrorCode
+from .v1 import camera_pb2, envelope_pb2, stream_pb2
+
+PROTOCOL_VERSION = 2
+#: camerad sends at most 16 MiB per message.
+MAX_INCOMING = 16 << 20
+#: The most descriptors waiting for their message: two pools' worth.
+MAX_WAITING_FDS = 66
+METHOD_PREFIX = "/camerad.v1.Camera/"
+
+
+def error_from_status(status: envelope_pb2.Status) -> Optional[CaptureError]:
+    """The error a call ended with; None for OK."""
+    if status.code == envelope_pb2.STATUS_CODE_OK:
+        return None
+    return CaptureError(ErrorCode.from_reason(status.reason), status.message, status.code)
+
+
+def frame_envelope(envelope: envelope_pb2.Envelope) -> bytes:
+    payload = envelope.SerializeToString()
+    return struct.pack(">I", len(payload)) + payload
+
+
+def start_bytes(call_id: int, method: str, request: bytes = b"") -> bytes:
+    envelope = envelope_pb2.Envelope(call_id=call_id)
+    envelope.start.method = METHOD_PREFIX + method
+    envelope.start.request = request
+    return frame_envelope(envelope)
+
+
+def message_bytes(call_id: int, payload: bytes) -> bytes:
+    envelope = envelope_pb2.Envelope(call_id=call_id)
+    envelope.message.payload = payload
+    return frame_envelope(envelope)
+
+
+def cancel_bytes(call_id: int) -> bytes:
+    envelope = envelope_pb2.Envelope(call_id=call_id)
+    envelope.cancel.SetInParent()
+    return frame_envelope(envelope)
+
+
+def close_fds(fds: List[int]) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+class Call:
+    """One open call. Subclasses take its envelopes."""
+
+    def __init__(self, method: str) -> None:
+        self.id = 0
+        self.method = method
+        self.ended = False
+        self.error: Optional[CaptureError] = None
+        #: Run when something arrived for the call (the asyncio client wakes its waiters).
+        self.on_change: Optional[Callable[[], None]] = None
+
+    def receive(self, envelope: envelope_pb2.Envelope, fds: List[int]) -> None:
+        close_fds(fds)
+        if envelope.WhichOneof("kind") == "end":
+            self.end(error_from_status(envelope.end.status))
+
+    def end(self, error: Optional[CaptureError]) -> None:
+        if not self.ended:
+            self.ended = True
+            self.error = error
+
+    def changed(self) -> None:
+        if self.on_change:
+            self.on_change()
+
+
+class UnaryCall(Call):
+    def __init__(self, method: str) -> None:
+        super().__init__(method)
+        self.response: Optional[bytes] = None
+
+    def receive(self, envelope: envelope_pb2.Envelope, fds: List[int]) -> None:
+        if envelope.WhichOneof("kind") == "message" and self.response is None:
+            close_fds(fds)
+            self.response = envelope.message.payload
+        else:
+            super().receive(envelope, fds)
+
+    def result(self, response_type):
+        """The decoded response, or the call's error."""
+        if self.error:
+            raise self.error
+        if self.response is None:
+            raise CaptureError(ErrorCode.INTERNAL, f"camerad ended {self.method} without an answer")
+        message = response_type()
+        try:
+            message.ParseFromString(self.response)
+        except Exception:
+            raise CaptureError(ErrorCode.INTERNAL,
+                               f"camerad's answer to {self.method} does not decode as {response_type.__name__}; "
+                               "check camerad and this package speak the same protocol") from None
+        return message
+
+
+class WatchCall(Call):
+    """WatchDevices: its events, queued."""
+
+    def __init__(self) -> None:
+        super().__init__("WatchDevices")
+        self.events: Deque[camera_pb2.DeviceEvent] = collections.deque()
+
+    def receive(self, envelope: envelope_pb2.Envelope, fds: List[int]) -> None:
+        if envelope.WhichOneof("kind") == "message":
+            close_fds(fds)
+            event = camera_pb2.DeviceEvent()
+            try:
+                event.ParseFromString(envelope.message.payload)
+            except Exception:
+                self.end(CaptureError(ErrorCode.INTERNAL, "camerad sent the watch a message that is not a DeviceEvent"))
+                return
+            self.events.append(event)
+        else:
+            super().receive(envelope, fds)
+
+
+class Connection:
+    """Bytes in, calls out: the framing and descriptor rules of Protos/README.md."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+        self.base = 0  # the stream offset of buffer[0]
+        self.fds: Deque[Tuple[int, int]] = collections.deque()  # (fd, the offset its recvmsg read up to)
+        self.calls: Dict[int, Call] = {}
+        self.next_id = 1
+        self.closed: Optional[CaptureError] = None
+
+    def open(self, call: Call) -> Call:
+        call.id = self.next_id
+        self.next_id += 1
+        if self.closed:
+            call.end(self.closed)
+        else:
+            self.calls[call.id] = call
+        return call
+
+    def forget(self, call: Call) -> None:
+        self.calls.pop(call.id, None)
+
+    def fail(self, code: ErrorCode, message: str) -> None:
+        """The connection is over: every call ends with this error."""
+        if self.closed:
+            return
+        self.closed = CaptureError(code, message)
+        close_fds([fd for fd, _ in self.fds])
+        self.fds.clear()
+        self.buffer.clear()
+        for call in list(self.calls.values()):
+            call.end(self.closed)
+            call.changed()
+        self.calls.clear()
+
+    def receive(self, data: bytes, fds: List[int]) -> None:
+        """What one recvmsg read, with the descriptors that came with it."""
+        if self.closed:
+            close_fds(fds)
+            return
+        self.buffer += data
+        arrived_by = self.base + len(self.buffer)
+        for fd in fds:
+            self.fds.append((fd, arrived_by))
+        if len(self.fds) > MAX_WAITING_FDS:
+            self.fail(ErrorCode.CONNECTION_LOST,
+                      f"camerad sent more descriptors than a client takes ({MAX_WAITING_FDS} waiting); "
+                      "the connection was closed")
+            return
+        self.parse()
+
+    def parse(self) -> None:
+        at = 0
+        while not self.closed and len(self.buffer) - at >= 4:
+            (length,) = struct.unpack_from(">I", self.buffer, at)
+            if length > MAX_INCOMING:
+                self.fail(ErrorCode.CONNECTION_LOST,
+                          f"camerad sent a message of {length} bytes, more than the protocol's {MAX_INCOMING}; "
+                          "the connection was closed: check camerad and this package speak the same protocol")
+                return
+            if len(self.buffer) - at < 4 + length:
+                break
+            end = self.base + at + 4 + length
+            envelope = envelope_pb2.Envelope()
+            try:
+                envelope.ParseFromString(bytes(self.buffer[at + 4:at + 4 + length]))
+                kind = envelope.WhichOneof("kind")
+            except Exception:
+                kind = None
+            at += 4 + length
+            if kind is None or (envelope.call_id == 0 and kind != "end"):
+                self.fail(ErrorCode.CONNECTION_LOST, "camerad sent a message that is not an envelope; the connection "
+                          "was closed: check camerad and this package speak the same protocol")
+                return
+            if envelope.fd_count > len(self.fds):
+                self.fail(ErrorCode.CONNECTION_LOST, f"camerad's message claims {envelope.fd_count} descriptors but "
+                          f"{len(self.fds)} arrived; the connection was closed")
+                return
+            taken = [self.fds.popleft()[0] for _ in range(envelope.fd_count)]
+            # Then those that came no later than this message's last byte: no later message can claim them.
+            while self.fds and self.fds[0][1] <= end:
+                close_fds([self.fds.popleft()[0]])
+            self.route(envelope, taken)
+        if self.closed:
+            return
+        del self.buffer[:at]
+        self.base += at
+
+    def route(self, envelope: envelope_pb2.Envelope, fds: List[int]) -> None:
+        if envelope.call_id == 0:
+            close_fds(fds)
+            error = error_from_status(envelope.end.status) or CaptureError(
+                ErrorCode.CONNECTION_LOST, "camerad ended the connection")
+            self.fail(error.code, error.message)
+            return
+        call = self.calls.get(envelope.call_id)
+        if call is None or call.ended:  # a call this client gave up: ignored
+            close_fds(fds)
+            return
+        call.receive(envelope, fds)
+        if call.ended:
+            self.forget(call)
+        call.changed()
+
+
+# ---- Streams ------------------------------------------------------------------
+
+FOURCC_NV12 = 0x3231564E
+FOURCC_I420 = 0x32315559  # YU12
+FOURCC_YUYV = 0x56595559
+FOURCC_BGRA = 0x34325241  # AR24
+FOURCC_MJPG = 0x47504A4D
+
+
+def fourcc_string(fourcc: int) -> str:
+    return "".join(chr((fourcc >> (8 * i)) & 0xFF) for i in range(4))
+
+
+class Pool:
+    """A stream's shared memory, mapped read-only, and where each slot lies."""
+
+    def __init__(self, description: stream_pb2.FramePool, fds: List[int]) -> None:
+        self.id = description.pool_id
+        self.slot_size = description.slot_size
+        self.slot_count = description.slot_count
+        self.shared = description.shared
+        self.maps: List[mmap.mmap] = []
+        self.slots: List[Tuple[mmap.mmap, int]] = []
+        try:
+            if not self.shared:
+                return
+            if not fds or not 0 < self.slot_count <= 4096 or self.slot_size == 0 or (
+                    description.slots and len(description.slots) != self.slot_count):
+                raise ValueError(f"a pool of {self.slot_count} slots of {self.slot_size} bytes in {len(fds)} "
+                                 f"descriptors ({len(description.slots)} placed)")
+            for fd in fds:
+                size = os.lseek(fd, 0, os.SEEK_END) or os.fstat(fd).st_size  # lseek for a dma-buf
+                self.maps.append(mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ))
+            for k in range(self.slot_count):
+                index, offset = ((description.slots[k].fd_index, description.slots[k].offset) if description.slots
+                                 else (description.fd_index, k * self.slot_size))
+                if index >= len(self.maps) or offset >= len(self.maps[index]):
+                    raise ValueError(f"slot {k} lies outside the pool's memory (descriptor {index}, offset {offset})")
+                self.slots.append((self.maps[index], offset))
+        finally:
+            close_fds(fds)
+
+    def close(self) -> None:
+        """Unmaps what no array still uses (arrays keep theirs mapped until they go)."""
+        for mapping in self.maps:
+            try:
+                mapping.close()
+            except BufferError:
+                pass
+
+
+class StreamFormat:
+    """What a stream's frames are: from StreamStarted or FormatChanged."""
+
+    def __init__(self, pool: stream_pb2.FramePool, device, frame_duration, note: str) -> None:
+        self.fourcc = pool.fourcc
+        self.pixel_format = fourcc_string(pool.fourcc)
+        self.width = pool.width
+        self.height = pool.height
+        self.compressed = pool.compressed
+        self.shared = pool.shared
+        self.planes = [(p.offset, p.bytes_per_row, p.height) for p in pool.planes]
+        #: The device as it runs (a camerad.v1 Device message), or None.
+        self.device = device
+        #: Seconds per frame as (numerator, denominator), or None.
+        self.frame_duration = (frame_duration.numerator, frame_duration.denominator) if frame_duration else None
+        self.note = note
+
+    def __repr__(self) -> str:
+        return f"StreamFormat({self.pixel_format} {self.width}x{self.height})"
+
+
+class RawFrame:
+    """One frame as it came: where its bytes are, until released."""
+
+    def __init__(self, ready: stream_pb2.FrameReady, format: StreamFormat, pool: Optional[Pool],
+                 reports: List[Tuple[int, int, int]]) -> None:
+        self.sequence = ready.sequence
+        self.presentation_time_ns = ready.presentation_time_ns
+        self.duration_ns = ready.duration_ns
+        self.format = format
+        self.pool = pool
+        self.slot = ready.slot
+        self.planes = [(p.offset, p.bytes_per_row, p.height) for p in ready.planes] or format.planes
+        #: The drop reports that came since the stream's previous frame: (reason, count, last sequence).
+        self.reports = reports
+        if pool is None:
+            self.buffer = memoryview(ready.data)
+            self.size = len(ready.data)
+        else:
+            mapping, offset = pool.slots[ready.slot]
+            room = len(mapping) - offset
+            self.size = ready.bytes_used or room
+            if self.size > room:
+                raise ValueError(f"frame {ready.sequence}, which does not fit its slot")
+            self.buffer = memoryview(mapping)[offset:offset + self.size]
+        if any(offset >= self.size for offset, _, _ in self.planes):
+            raise ValueError(f"frame {ready.sequence}, whose planes lie outside it")
+
+
+class StreamCall(Call):
+    """The Stream call: pools mapped as they come, events queued in order.
+
+    Events: ("frame", RawFrame), ("dropped", (reason, count, last_sequence)),
+    ("format", StreamFormat), ("ended", (error, interruption reason)).
+    """
+
+    def __init__(self) -> None:
+        super().__init__("Stream")
+        self.started: Optional[StreamFormat] = None
+        self.format: Optional[StreamFormat] = None
+        self.pool: Optional[Pool] = None
+        self.events: Deque[Tuple[str, object]] = collections.deque()
+        self.pending_reports: List[Tuple[int, int, int]] = []
+        self.interruption = 0
+        #: Set when camerad sent something that does not add up; the client cancels the call.
+        self.broken = False
+
+    def receive(self, envelope: envelope_pb2.Envelope, fds: List[int]) -> None:
+        kind = envelope.WhichOneof("kind")
+        if kind == "end":
+            close_fds(fds)
+            self.end(error_from_status(envelope.end.status) or CaptureError(ErrorCode.CANCELLED, "the stream ended"))
+            return
+        if kind != "message":
+            close_fds(fds)
+            return
+        response = stream_pb2.StreamResponse()
+        try:
+            response.ParseFromString(envelope.message.payload)
+        except Exception:
+            close_fds(fds)
+            return self.fail("a message that is not a StreamResponse")
+        which = response.WhichOneof("kind")
+        try:
+            if which in ("started", "format_changed"):
+                body = getattr(response, which)
+                if (which == "started") != (self.started is None):
+                    close_fds(fds)
+                    return self.fail("a second start" if which == "started" else "a format before its start")
+                pool = Pool(body.pool, fds)
+                format = StreamFormat(body.pool, body.device if body.HasField("device") else None,
+                                      body.frame_duration if body.HasField("frame_duration") else None, body.note)
+                if self.pool:
+                    self.pool.close()
+                self.pool = pool
+                if which == "started":
+                    self.started = format
+                else:
+                    self.events.append(("format", format))
+                self.format = format
+                return
+            close_fds(fds)
+            if which == "frame":
+                if self.started is None:
+                    return self.fail("a frame before its start")
+                ready = response.frame
+                pool = None
+                if not ready.data:
+                    if not self.pool or not self.pool.shared or ready.pool_id != self.pool.id or \
+                            ready.slot >= self.pool.slot_count:
+                        return self.fail(f"frame {ready.sequence} in slot {ready.slot} of pool {ready.pool_id}, "
+                                         "which it never described")
+                    pool = self.pool
+                frame = RawFrame(ready, self.format, pool, self.pending_reports)
+                self.pending_reports = []
+                self.events.append(("frame", frame))
+            elif which == "dropped":
+                dropped = response.dropped
+                self.pending_reports.append((dropped.reason, dropped.count, dropped.last_sequence))
+                self.events.append(("dropped", (dropped.reason, dropped.count, dropped.last_sequence)))
+            elif which == "interrupted":
+                self.interruption = response.interrupted.reason
+        except ValueError as problem:
+            self.fail(str(problem))
+
+    def fail(self, what: str) -> None:
+        self.broken = True
+        self.end(CaptureError(ErrorCode.INTERNAL, f"camerad sent the stream {what}"))
+
+    def end(self, error: Optional[CaptureError]) -> None:
+        if not self.ended:
+            super().end(error)
+            self.events.append(("ended", (error, self.interruption)))

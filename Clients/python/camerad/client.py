@@ -1,0 +1,406 @@
+"""The blocking client: one connection to camerad, its calls, streams and frames."""
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+import select
+import socket
+import sys
+import threading
+import time
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import _protocol as wire
+from .errors import CaptureError, ErrorCode
+from .v1 import camera_pb2, device_pb2, photo_pb2, stream_pb2
+
+DROP_REASONS = {1: "frameWasLate", 2: "outOfBuffers", 3: "discontinuity"}
+
+
+def socket_path(path: Optional[str] = None) -> str:
+    """The socket as camerad resolves it: `path`, $CAMERAD_SOCKET, $XDG_RUNTIME_DIR/camerad.sock, /run/camerad."""
+    if path:
+        return path
+    if os.environ.get("CAMERAD_SOCKET"):
+        return os.environ["CAMERAD_SOCKET"]
+    if os.environ.get("XDG_RUNTIME_DIR"):
+        return os.path.join(os.environ["XDG_RUNTIME_DIR"], "camerad.sock")
+    return "/run/camerad/camerad.sock"
+
+
+def receive(sock: socket.socket, connection: wire.Connection) -> None:
+    """One recvmsg into the connection (the socket must be readable or non-blocking)."""
+    try:
+        data, ancillary, flags, _ = sock.recvmsg(1 << 20, socket.CMSG_SPACE(4 * wire.MAX_WAITING_FDS),
+                                                 socket.MSG_CMSG_CLOEXEC | socket.MSG_DONTWAIT)
+    except (BlockingIOError, InterruptedError):
+        return
+    except OSError as error:
+        connection.fail(ErrorCode.CONNECTION_LOST, f"the connection to camerad broke ({error.strerror}); "
+                        "reconnect when camerad runs again")
+        return
+    fds: List[int] = []
+    for level, kind, payload in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            count = len(payload) // 4
+            fds.extend(int.from_bytes(payload[4 * i:4 * i + 4], sys.byteorder, signed=True) for i in range(count))
+    if flags & socket.MSG_CTRUNC:
+        wire.close_fds(fds)
+        connection.fail(ErrorCode.CONNECTION_LOST, "camerad sent more descriptors than a client takes; "
+                        "the connection was closed")
+        return
+    if not data:
+        wire.close_fds(fds)
+        connection.fail(ErrorCode.CONNECTION_LOST, "the connection to camerad ended (camerad closed it); "
+                        "reconnect when camerad runs again")
+        return
+    connection.receive(data, fds)
+
+
+class Client:
+    """One connection to camerad. Calls block up to `timeout` seconds.
+
+    Thread-safe: calls and streams of one client may be used from several threads
+    (one reads the socket at a time, for everybody).
+    """
+
+    def __init__(self, socket: Optional[str] = None, client_name: Optional[str] = None,
+                 timeout: float = 30.0) -> None:
+        import socket as sockets
+        self.timeout = timeout
+        self.path = socket_path(socket)
+        self._socket = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
+        try:
+            self._socket.connect(self.path)
+        except OSError as error:
+            self._socket.close()
+            raise CaptureError(ErrorCode.DAEMON_UNAVAILABLE, f"cannot reach camerad at {self.path} "
+                               f"({error.strerror}); start it, or point CAMERAD_SOCKET at its socket") from None
+        self._connection = wire.Connection()
+        self._lock = threading.RLock()
+        self._send_lock = threading.Lock()
+        request = camera_pb2.HelloRequest(protocol_version=wire.PROTOCOL_VERSION,
+                                          client_name=client_name or os.path.basename(sys.argv[0]) or "python")
+        try:
+            #: camerad's answer to Hello: its version, its pid, this client's pid and uid.
+            self.hello: camera_pb2.HelloResponse = self.call("Hello", request, camera_pb2.HelloResponse)
+        except CaptureError:
+            self.close()
+            raise
+
+    # ---- The socket ----
+
+    def _send(self, data: bytes) -> None:
+        if self._connection.closed:
+            raise self._connection.closed
+        with self._send_lock:
+            try:
+                self._socket.sendall(data)
+            except OSError as error:
+                with self._lock:
+                    self._connection.fail(ErrorCode.CONNECTION_LOST, f"the connection to camerad broke "
+                                          f"({error.strerror}); reconnect when camerad runs again")
+                raise self._connection.closed from None
+
+    def _wait(self, done: Callable[[], bool], timeout: Optional[float]) -> bool:
+        """Reads until `done()` or the timeout; False on the timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            with self._lock:
+                if done() or self._connection.closed:
+                    return True
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                readable, _, _ = select.select([self._socket], [], [], 0.05 if left is None else min(left, 0.05))
+                if readable:
+                    receive(self._socket, self._connection)
+
+    def close(self) -> None:
+        """Ends the connection: its streams end, their frames stay readable until released."""
+        with self._lock:
+            self._connection.fail(ErrorCode.CONNECTION_LOST, "the client closed its connection")
+        self._socket.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exception) -> None:
+        self.close()
+
+    # ---- Calls ----
+
+    def call(self, method: str, request, response_type, timeout: Optional[float] = None):
+        """Any unary method by name ("ListDevices"): the decoded answer, or CaptureError."""
+        with self._lock:
+            call = self._connection.open(wire.UnaryCall(method))
+        if not call.ended:
+            self._send(wire.start_bytes(call.id, method, request.SerializeToString()))
+        limit = self.timeout if timeout is None else timeout
+        if not self._wait(lambda: call.ended, limit):
+            with self._lock:
+                self._connection.forget(call)
+            self._send(wire.cancel_bytes(call.id))
+            raise CaptureError(ErrorCode.TIMED_OUT, f"camerad did not answer {method} within {limit} s; check it is "
+                               "running, or raise the client's timeout")
+        return call.result(response_type)
+
+    def list_devices(self, filter: Optional[camera_pb2.DeviceFilter] = None) -> List[device_pb2.Device]:
+        request = camera_pb2.ListDevicesRequest(filter=filter) if filter else camera_pb2.ListDevicesRequest()
+        return list(self.call("ListDevices", request, camera_pb2.ListDevicesResponse).devices)
+
+    def get_device(self, unique_id: str) -> device_pb2.Device:
+        return self.call("GetDevice", camera_pb2.GetDeviceRequest(unique_id=unique_id),
+                         camera_pb2.GetDeviceResponse).device
+
+    def device_statistics(self, unique_id: str) -> stream_pb2.DeviceStatistics:
+        return self.call("GetDeviceStatistics", stream_pb2.GetDeviceStatisticsRequest(unique_id=unique_id),
+                         stream_pb2.DeviceStatistics)
+
+    def lock_for_configuration(self, unique_id: str, wait: float = 0.0) -> int:
+        """Takes the device's configuration lock (counted); DEVICE_LOCKED names the holder. The lock count."""
+        request = camera_pb2.LockForConfigurationRequest(unique_id=unique_id, wait_ms=int(wait * 1000))
+        return self.call("LockForConfiguration", request, camera_pb2.LockForConfigurationResponse,
+                         timeout=self.timeout + wait).lock_count
+
+    def unlock_for_configuration(self, unique_id: str) -> int:
+        request = camera_pb2.UnlockForConfigurationRequest(unique_id=unique_id)
+        return self.call("UnlockForConfiguration", request, camera_pb2.UnlockForConfigurationResponse).lock_count
+
+    def configure_device(self, unique_id: str, configuration: camera_pb2.DeviceConfiguration,
+                         persist: bool = False) -> device_pb2.Device:
+        request = camera_pb2.ConfigureDeviceRequest(unique_id=unique_id, configuration=configuration, persist=persist)
+        return self.call("ConfigureDevice", request, camera_pb2.ConfigureDeviceResponse).device
+
+    def capture_photo(self, unique_id: str, settings: Optional[photo_pb2.PhotoSettings] = None
+                      ) -> photo_pb2.CapturePhotoResponse:
+        request = photo_pb2.CapturePhotoRequest(unique_id=unique_id, settings=settings or photo_pb2.PhotoSettings())
+        return self.call("CapturePhoto", request, photo_pb2.CapturePhotoResponse)
+
+    def watch_devices(self, include_existing: bool = False) -> Iterator[camera_pb2.DeviceEvent]:
+        """Device events (SUBSCRIBED, CONNECTED, DISCONNECTED, CHANGED, LOCKED, UNLOCKED) until closed."""
+        with self._lock:
+            call = self._connection.open(wire.WatchCall())
+        self._send(wire.start_bytes(call.id, "WatchDevices",
+                                    camera_pb2.WatchDevicesRequest(include_existing=include_existing)
+                                    .SerializeToString()))
+        try:
+            while True:
+                self._wait(lambda: bool(call.events) or call.ended, None)
+                while call.events:
+                    yield call.events.popleft()
+                if call.ended:
+                    if call.error and call.error.code != ErrorCode.CANCELLED:
+                        raise call.error
+                    return
+        finally:
+            if not call.ended and not self._connection.closed:
+                with self._lock:
+                    self._connection.forget(call)
+                self._send(wire.cancel_bytes(call.id))
+
+    def stream(self, unique_id: str, settings: Optional[stream_pb2.OutputSettings] = None,
+               preset: int = 0) -> "Stream":
+        """Frames of a device with AVCaptureVideoDataOutput's settings (None: its own format), once started."""
+        return Stream(self, unique_id, settings or stream_pb2.OutputSettings(), preset)
+
+
+class Frame:
+    """One frame: read-only bytes in camerad's shared memory, this client's until released.
+
+    ``with stream.frame() as f:`` releases it at the end of the block.
+    """
+
+    def __init__(self, stream: "Stream", raw: wire.RawFrame) -> None:
+        self._stream = stream
+        self._raw = raw
+        self.sequence: int = raw.sequence
+        #: CLOCK_MONOTONIC nanoseconds at capture.
+        self.presentation_time_ns: int = raw.presentation_time_ns
+        self.duration_ns: int = raw.duration_ns
+        self.format: wire.StreamFormat = raw.format
+        self.pixel_format: str = raw.format.pixel_format
+        self.width: int = raw.format.width
+        self.height: int = raw.format.height
+        #: (offset, bytes per row, height) of each plane, from the frame's start.
+        self.planes: List[Tuple[int, int, int]] = raw.planes
+        #: The drop reports since the stream's previous frame: (reason name, count, last sequence number).
+        self.drop_reports: List[Tuple[str, int, int]] = [(DROP_REASONS.get(reason, "unspecified"), count, last)
+                                                         for reason, count, last in raw.reports]
+        #: Frames reported dropped between the stream's previous frame and this one, by reason name.
+        self.dropped_before: Dict[str, int] = {}
+        for name, count, _ in self.drop_reports:
+            self.dropped_before[name] = self.dropped_before.get(name, 0) + count
+        self.released = False
+
+    @property
+    def size(self) -> int:
+        return self._raw.size
+
+    @property
+    def buffer(self) -> memoryview:
+        """The frame's bytes, read-only, no copy."""
+        if self.released:
+            raise CaptureError(ErrorCode.INVALID_STATE, "the frame was released; copy() what you keep")
+        return self._raw.buffer
+
+    def array(self) -> np.ndarray:
+        """A read-only numpy view straight onto the frame's memory (no copy), valid until the frame is released.
+
+        BGRA: (height, width, 4); YUYV: (height, width, 2); NV12 and I420 with rows
+        packed: (height * 3 // 2, width) as picamera2 gives YUV420; otherwise (MJPEG)
+        the bytes, one dimension.
+        """
+        buffer = self.buffer
+        bytes_per_row = self.planes[0][1] if self.planes else 0
+        if self.pixel_format == "AR24" and bytes_per_row:
+            return np.ndarray((self.height, self.width, 4), np.uint8, buffer, 0, (bytes_per_row, 4, 1))
+        if self.pixel_format == "YUYV" and bytes_per_row:
+            return np.ndarray((self.height, self.width, 2), np.uint8, buffer, 0, (bytes_per_row, 2, 1))
+        if self.pixel_format in ("NV12", "YU12") and bytes_per_row == self.width and \
+                self.size >= self.width * self.height * 3 // 2:
+            return np.ndarray((self.height * 3 // 2, self.width), np.uint8, buffer, 0, (self.width, 1))
+        return np.frombuffer(buffer, np.uint8)
+
+    def plane(self, index: int) -> np.ndarray:
+        """Plane `index` as a 2-D read-only view (rows, bytes per row), no copy."""
+        offset, bytes_per_row, rows = self.planes[index]
+        return np.ndarray((rows, bytes_per_row), np.uint8, self.buffer, offset, (bytes_per_row, 1))
+
+    def copy(self) -> np.ndarray:
+        """An array of its own, valid after the frame is released."""
+        return np.array(self.array(), copy=True)
+
+    def release(self) -> None:
+        """Gives the frame back to camerad (once; later calls do nothing)."""
+        if not self.released:
+            self.released = True
+            self._stream._release(self._raw)
+
+    def __enter__(self) -> "Frame":
+        return self
+
+    def __exit__(self, *exception) -> None:
+        self.release()
+
+    def __repr__(self) -> str:
+        return f"Frame(#{self.sequence} {self.pixel_format} {self.width}x{self.height})"
+
+
+class Stream:
+    """A Stream call: frames of one device in this client's output settings.
+
+    ``frame()`` is the next frame (drop reports before it are counted in its
+    ``dropped_before`` and in ``drops``); ``format`` what the frames are.
+    """
+
+    def __init__(self, client: Client, unique_id: str, settings: stream_pb2.OutputSettings, preset: int) -> None:
+        self.client = client
+        self.unique_id = unique_id
+        #: Frames reported dropped, by reason name.
+        self.drops: Dict[str, int] = {name: 0 for name in DROP_REASONS.values()}
+        self.frames = 0
+        self.error: Optional[CaptureError] = None
+        self.interruption = 0
+        self.ended = False
+        self._held: Dict[int, wire.RawFrame] = {}
+        with client._lock:
+            self._call: wire.StreamCall = client._connection.open(wire.StreamCall())
+        request = stream_pb2.StreamRequest()
+        request.open.unique_id = unique_id
+        request.open.settings.CopyFrom(settings)
+        request.open.preset = preset
+        if not self._call.ended:
+            client._send(wire.start_bytes(self._call.id, "Stream") +
+                         wire.message_bytes(self._call.id, request.SerializeToString()))
+        if not client._wait(lambda: self._call.started is not None or self._call.ended, client.timeout):
+            self.close()
+            raise CaptureError(ErrorCode.TIMED_OUT, f"camerad did not start the stream within {client.timeout} s")
+        if self._call.started is None:
+            self._cancel_if_broken()
+            raise self._call.error or CaptureError(ErrorCode.INTERNAL, "the stream ended before it started")
+        #: What the frames are; a format change replaces it.
+        self.format: wire.StreamFormat = self._call.started
+
+    def _cancel_if_broken(self) -> None:
+        if self._call.broken and not self.client._connection.closed:
+            with contextlib.suppress(CaptureError):
+                self.client._send(wire.cancel_bytes(self._call.id))
+
+    def _next_event(self, timeout: Optional[float]):
+        call = self._call
+        self.client._wait(lambda: bool(call.events), timeout)
+        with self.client._lock:
+            return call.events.popleft() if call.events else None
+
+    def frame(self, timeout: Optional[float] = None) -> Frame:
+        """The next frame, waiting up to `timeout` seconds (None: for ever).
+
+        Raises CaptureError when the stream ended (``code`` says why: deviceDisconnected,
+        shuttingDown, connectionLost...) or TIMED_OUT.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self.ended:
+                raise self.error or CaptureError(ErrorCode.CANCELLED, "the stream was closed")
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            event = self._next_event(left)
+            if event is None:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise CaptureError(ErrorCode.TIMED_OUT, f"no frame came within {timeout} s")
+                continue
+            kind, value = event
+            if kind == "frame":
+                self._held[id(value)] = value
+                self.frames += 1
+                return Frame(self, value)
+            if kind == "dropped":
+                reason, count, _ = value
+                name = DROP_REASONS.get(reason, "unspecified")
+                self.drops[name] = self.drops.get(name, 0) + count
+            elif kind == "format":
+                self.format = value
+            elif kind == "ended":
+                self.ended = True
+                self.error, self.interruption = value
+                self._cancel_if_broken()
+
+    def __iter__(self) -> Iterator[Frame]:
+        """Frames until the stream ends; release each (or use ``with``)."""
+        while True:
+            try:
+                yield self.frame()
+            except CaptureError:
+                if self.ended:
+                    return
+                raise
+
+    def _release(self, raw: wire.RawFrame) -> None:
+        if self._held.pop(id(raw), None) is None or raw.pool is None:
+            return
+        if self.ended or self._call.ended or self.client._connection.closed:
+            return
+        request = stream_pb2.StreamRequest()
+        request.release.pool_id = raw.pool.id
+        request.release.slots.append(raw.slot)
+        with contextlib.suppress(CaptureError):
+            self.client._send(wire.message_bytes(self._call.id, request.SerializeToString()))
+
+    def close(self) -> None:
+        """Stops the stream; frames still held stay readable until released."""
+        if not self._call.ended and not self.client._connection.closed:
+            with self.client._lock:
+                self.client._connection.forget(self._call)
+            with contextlib.suppress(CaptureError):
+                self.client._send(wire.cancel_bytes(self._call.id))
+        self._call.end(CaptureError(ErrorCode.CANCELLED, "the stream was closed"))
+        self.ended = True
+
+    def __enter__(self) -> "Stream":
+        return self
+
+    def __exit__(self, *exception) -> None:
+        self.close()

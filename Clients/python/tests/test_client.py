@@ -1,0 +1,280 @@
+"""What the Python package adds beyond the conformance scenarios, against a real camerad."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import socket
+import struct
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import camerad
+import camerad.aio
+from camerad import stamp
+from camerad.v1 import camera_pb2, envelope_pb2, stream_pb2
+
+PACKAGE = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def client(daemon):
+    with camerad.Client(daemon.socket, "client-tests") as client:
+        yield client
+
+
+def test_an_array_is_a_read_only_view_of_shared_memory_and_copy_is_its_own(client):
+    settings = stream_pb2.OutputSettings(pixel_format=stream_pb2.OUTPUT_PIXEL_FORMAT_BGRA, width=320, height=240)
+    with client.stream("virtual-0", settings) as stream:
+        with stream.frame(timeout=60) as frame:
+            view = frame.array()
+            assert view.shape == (240, 320, 4) and view.dtype == np.uint8
+            assert not view.flags.writeable
+            with pytest.raises(ValueError):
+                view[0, 0, 0] = 1
+            # No copy: the array's memory is the frame's buffer in the pool's mapping.
+            assert np.shares_memory(view, np.frombuffer(frame.buffer, np.uint8))
+            kept = frame.copy()
+            assert kept.flags.writeable and not np.shares_memory(kept, view)
+            assert np.array_equal(kept, view)
+        with pytest.raises(camerad.CaptureError):
+            frame.array()  # released
+        assert kept.shape == (240, 320, 4)
+
+
+def test_planes_and_formats_read_as_their_layout(client):
+    settings = stream_pb2.OutputSettings(pixel_format=stream_pb2.OUTPUT_PIXEL_FORMAT_NV12, width=320, height=240)
+    with client.stream("virtual-0", settings) as stream, stream.frame(timeout=60) as frame:
+        assert frame.array().shape == (360, 320)
+        assert frame.plane(0).shape == (240, 320) and frame.plane(1).shape == (120, 320)
+        assert stamp.check(frame) == "intact"
+    with client.stream("virtual-0") as stream, stream.frame(timeout=60) as frame:
+        assert frame.pixel_format == "YUYV" and frame.array().shape == (480, 640, 2)
+        assert stamp.check(frame) == "intact"
+
+
+def test_a_capture_session_streams_through_its_video_output(client):
+    device = camerad.CaptureDevice.matching("virtual-1", client)
+    session = camerad.CaptureSession()
+    session.add_input(camerad.CaptureDeviceInput(device))
+    output = camerad.VideoDataOutput(pixel_format="i420", width=160, height=120)
+    session.add_output(output)
+    with session:
+        assert session.is_running
+        for _ in range(5):
+            with output.frame(timeout=60) as frame:
+                assert (frame.pixel_format, frame.width, frame.height) == ("YU12", 160, 120)
+                assert stamp.check(frame) == "intact"
+    assert not session.is_running
+    with pytest.raises(camerad.CaptureError) as stopped:
+        output.frame()
+    assert stopped.value.code == camerad.ErrorCode.INVALID_STATE
+
+
+def test_inline_frames_carry_their_bytes(client):
+    settings = stream_pb2.OutputSettings(pixel_format=stream_pb2.OUTPUT_PIXEL_FORMAT_NV12, width=160, height=120,
+                                         delivery=stream_pb2.DELIVERY_INLINE)
+    with client.stream("virtual-1", settings) as stream:
+        assert not stream.format.shared
+        for _ in range(3):
+            with stream.frame(timeout=60) as frame:
+                assert frame.size == 160 * 120 * 3 // 2 and stamp.check(frame) == "intact"
+
+
+def test_the_asyncio_client_streams_and_calls(daemon):
+    async def run():
+        async with await camerad.aio.Client.connect(daemon.socket, "asyncio") as client:
+            devices = await client.list_devices()
+            assert [d.unique_id for d in devices] == ["virtual-0", "virtual-1"]
+            with pytest.raises(camerad.CaptureError) as missing:
+                await client.get_device("nope")
+            assert missing.value.code == camerad.ErrorCode.DEVICE_NOT_FOUND
+            stream = await client.stream("virtual-0")
+            sequences = []
+            async with stream:
+                async for frame in stream:
+                    with frame:
+                        assert stamp.check(frame) == "intact"
+                        sequences.append(frame.sequence)
+                    if len(sequences) == 20:
+                        break
+            assert sequences == sorted(sequences) and len(set(sequences)) == 20
+    asyncio.run(run())
+
+
+def test_device_events_follow_the_lock(daemon, client):
+    with camerad.Client(daemon.socket, "locker") as other:
+        events = client.watch_devices(include_existing=True)
+        kinds = []
+        for event in events:
+            kinds.append(camera_pb2.DeviceEvent.Kind.Name(event.kind))
+            if event.kind == camera_pb2.DeviceEvent.KIND_SUBSCRIBED:
+                other.lock_for_configuration("virtual-0")
+                other.unlock_for_configuration("virtual-0")
+            if event.kind == camera_pb2.DeviceEvent.KIND_UNLOCKED:
+                break
+        events.close()
+    assert kinds == ["KIND_CONNECTED", "KIND_CONNECTED", "KIND_SUBSCRIBED", "KIND_LOCKED", "KIND_UNLOCKED"]
+
+
+def run_module(daemon, *arguments):
+    environment = dict(os.environ, PYTHONPATH=str(PACKAGE), CAMERAD_SOCKET=daemon.socket)
+    return subprocess.run([sys.executable, "-m", "camerad", *arguments], capture_output=True, text=True,
+                          env=environment, timeout=120)
+
+
+def test_python_m_camerad_list_json_is_camctls(daemon):
+    camctl = os.environ.get("CAMCTL")
+    if not camctl:
+        pytest.skip("CAMCTL is not set")
+    ours = run_module(daemon, "list", "--json")
+    theirs = subprocess.run([camctl, "--socket", daemon.socket, "list", "--json"], capture_output=True, text=True)
+    assert ours.returncode == 0 and ours.stdout == theirs.stdout
+
+
+def test_python_m_camerad_stream_json_has_camctls_statistics(daemon):
+    camctl = os.environ.get("CAMCTL")
+    if not camctl:
+        pytest.skip("CAMCTL is not set")
+    ours = run_module(daemon, "stream", "virtual-1", "--count", "30", "--check", "--json")
+    theirs = subprocess.run([camctl, "--socket", daemon.socket, "stream", "virtual-1", "--count", "30", "--check",
+                             "--json"], capture_output=True, text=True)
+    assert ours.returncode == 0, ours.stderr
+    mine, reference = json.loads(ours.stdout), json.loads(theirs.stdout)
+
+    def keys(value, prefix=""):
+        if isinstance(value, dict):
+            return {prefix + k for k in value} | set().union(*(keys(v, prefix + k + ".") for k, v in value.items()))
+        return set()
+    assert keys(mine) == keys(reference)
+    assert mine["frames"] == 30 and mine["format"] == reference["format"] == "yuvs 640x480"
+    assert mine["check"]["intact"] == 30
+    assert mine["accounting"]["unaccounted"] == 0 and mine["accounting"]["span"] == 30 + mine["accounting"]["dropped"]
+    failed = run_module(daemon, "stream", "nope")
+    assert failed.returncode == 1 and "(deviceNotFound)" in failed.stderr
+
+
+def test_the_package_installs_with_pip(tmp_path):
+    """`pip install ./Clients/python`, offline (setuptools and wheel from make deps), from a copy: the build's
+    leftovers stay out of the tree."""
+    import shutil
+    source = tmp_path / "source"
+    shutil.copytree(PACKAGE, source, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
+    result = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                             "--target", str(tmp_path / "site"), str(source)], capture_output=True, text=True,
+                            timeout=300, env=dict(os.environ, PIP_NO_INDEX="1"))
+    assert result.returncode == 0, result.stderr
+    installed = tmp_path / "site" / "camerad"
+    assert (installed / "v1" / "stream_pb2.py").exists() and (installed / "py.typed").exists()
+
+
+# ---- A broken camerad -----------------------------------------------------------
+
+def framed(envelope: envelope_pb2.Envelope) -> bytes:
+    payload = envelope.SerializeToString()
+    return struct.pack(">I", len(payload)) + payload
+
+
+def fake_camerad(tmp_path, answer):
+    """A server that answers Hello, then sends `answer(call_id)` after the next call's first envelope."""
+    path = str(tmp_path / "fake.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(1)
+
+    def read_envelope(connection):
+        head = connection.recv(4, socket.MSG_WAITALL)
+        if len(head) < 4:
+            return None
+        envelope = envelope_pb2.Envelope()
+        envelope.ParseFromString(connection.recv(struct.unpack(">I", head)[0], socket.MSG_WAITALL))
+        return envelope
+
+    def serve():
+        connection, _ = listener.accept()
+        with connection:
+            hello = read_envelope(connection)
+            response = envelope_pb2.Envelope(call_id=hello.call_id)
+            response.message.payload = camera_pb2.HelloResponse(protocol_version=2).SerializeToString()
+            end = envelope_pb2.Envelope(call_id=hello.call_id)
+            end.end.status.code = 0
+            connection.sendall(framed(response) + framed(end))
+            call = read_envelope(connection)
+            if call:
+                connection.sendall(answer(call.call_id))
+            connection.shutdown(socket.SHUT_WR)
+            while connection.recv(4096):
+                pass
+        listener.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return path, thread
+
+
+def list_from(tmp_path, answer, timeout=10.0):
+    path, thread = fake_camerad(tmp_path, answer)
+    try:
+        with camerad.Client(path, timeout=timeout) as client:
+            return client.list_devices()
+    finally:
+        thread.join(30)
+
+
+def good_answer(call_id: int) -> bytes:
+    response = envelope_pb2.Envelope(call_id=call_id)
+    device = camera_pb2.ListDevicesResponse().devices.add(unique_id="virtual-0", localized_name="Mutant")
+    device.formats.add(fourcc=0x56595559, width=640, height=480)
+    listing = camera_pb2.ListDevicesResponse()
+    listing.devices.append(device)
+    response.message.payload = listing.SerializeToString()
+    end = envelope_pb2.Envelope(call_id=call_id)
+    end.end.status.code = 0
+    return framed(response) + framed(end)
+
+
+@pytest.mark.parametrize("answer, code", [
+    (lambda call_id: b"\x00\x00\x00\x64" + b"\x08\x02" * 5, camerad.ErrorCode.CONNECTION_LOST),  # truncated
+    (lambda call_id: b"\xff\xff\xff\xff" + b"\x00" * 8, camerad.ErrorCode.CONNECTION_LOST),  # oversized
+    (lambda call_id: b"\x00\x00\x00\x05" + b"\xff" * 5, camerad.ErrorCode.CONNECTION_LOST),  # not an envelope
+    (lambda call_id: framed(envelope_pb2.Envelope(call_id=call_id, fd_count=2, message={"payload": b""})),
+     camerad.ErrorCode.CONNECTION_LOST),  # descriptors claimed, none sent
+])
+def test_a_broken_answer_fails_the_call_with_a_code(tmp_path, answer, code):
+    with pytest.raises(camerad.CaptureError) as failed:
+        list_from(tmp_path, answer)
+    assert failed.value.code == code
+
+
+def test_mutated_answers_never_crash(tmp_path):
+    random.seed(7)
+    outcomes = {"read": 0, "failed": 0}
+    for attempt in range(60):
+        good = bytearray(good_answer(2))
+        for _ in range(random.randint(1, 4)):
+            good[random.randrange(len(good))] ^= random.randint(1, 255)
+        (tmp_path / "fake.sock").unlink(missing_ok=True)
+        try:
+            list_from(tmp_path, lambda call_id, data=bytes(good): data, timeout=2.0)
+            outcomes["read"] += 1
+        except camerad.CaptureError as error:
+            assert error.code in (camerad.ErrorCode.CONNECTION_LOST, camerad.ErrorCode.INTERNAL,
+                                  camerad.ErrorCode.TIMED_OUT, camerad.ErrorCode.UNKNOWN) or error.code.value < 30
+            outcomes["failed"] += 1
+    assert outcomes["failed"] > 0
+
+
+def test_the_readme_example_runs(daemon):
+    """The first example in README.md, as it stands there."""
+    text = (PACKAGE / "README.md").read_text()
+    example = text.split("```python\n", 1)[1].split("```", 1)[0]
+    example += "\nassert a.shape == (480, 640, 2) and kept.shape == a.shape\nprint('ok')\n"
+    result = subprocess.run([sys.executable, "-c", example], capture_output=True, text=True, timeout=120,
+                            env=dict(os.environ, PYTHONPATH=str(PACKAGE), CAMERAD_SOCKET=daemon.socket))
+    assert result.returncode == 0 and result.stdout == "ok\n", result.stderr
