@@ -44,10 +44,12 @@ test: deps
 demo: build
 	@scripts/demo.sh "$(BIN)"
 
-# Fan-out figures from a release build, against memcpy and GStreamer, in one run.
+# Fan-out figures from a release build, against memcpy and GStreamer, in one run,
+# and the C and Python clients' rows.
 bench:
 	@$(MAKE) --no-print-directory deps EXTRA_APT_PACKAGES="$(BENCH_APT_PACKAGES)"
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
+	$(MAKE) --no-print-directory -C Clients/c
 	"$$($(SWIFT) build -c release --show-bin-path)/camerad-bench"
 
 protos: deps

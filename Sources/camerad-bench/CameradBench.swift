@@ -21,6 +21,8 @@ enum CameradBench {
         let seconds = Double(option("--duration") ?? "10") ?? 10
         let clientCounts = (option("--clients") ?? "1,4,16").split(separator: ",").compactMap { Int($0) }
         let vividVM = option("--vivid-vm") ?? "scripts/vivid-vm"
+        let cClient = option("--c-client") ?? "Clients/c/build/camerad-stream"
+        let pythonPackage = option("--python-package") ?? "Clients/python"
         let bench = Bench(bin: bin, seconds: seconds)
         if arguments.contains("--v4l2-guest") {
             // Inside the VM scripts/vivid-vm boots: the V4L2 row's figures only.
@@ -101,9 +103,29 @@ enum CameradBench {
             print("\nGStreamer: gst-launch-1.0 not found; install gstreamer1.0-tools, -plugins-base and -plugins-bad for the comparison")
         }
 
+        let otherCounts = clientCounts.filter { [1, 16].contains($0) }
+        print("\nThe same frames to the C library's camerad-stream and to python -m camerad stream (\(cClient), \(pythonPackage)):")
+        print(Row.header)
+        let others = bench.otherClients(counts: otherCounts.isEmpty ? clientCounts : otherCounts, cClient: cClient,
+                                        pythonPackage: pythonPackage)
+        for (label, rows) in [("C client", others.c), ("Python", others.python)] where !rows.isEmpty {
+            let versus = rows.keys.sorted().map { clients -> String in
+                let total = rows[clients]!.totalCPUPerFrame
+                let swift = camerad[clients]?.totalCPUPerFrame ?? 0
+                let gst = gstreamer[clients]?.totalCPUPerFrame ?? 0
+                return String(format: "%d clients: %.2f × CaptureKit's, %.2f × GStreamer's", clients,
+                              swift > 0 ? total / swift : 0, gst > 0 ? total / gst : 0)
+            }
+            print("  \(label), total CPU per delivered frame: " + versus.joined(separator: "; "))
+        }
+        if let view = others.pythonView {
+            print(String(format: "  Python, 1080p NV12: frame.array() (a view, no copy) %.1f µs, frame.copy() %.1f µs per frame (%.0f×)",
+                         view.view, view.copy, view.view > 0 ? view.copy / view.view : 0))
+        }
+
         // The last line: every headline figure, for scripts.
         print(Summary(camerad: camerad, gstreamer: gstreamer, daemonPerSourceFrame16Over1: growth,
-                      unthrottledOverMemcpy: overMemcpy, v4l2: v4l2).json)
+                      unthrottledOverMemcpy: overMemcpy, v4l2: v4l2, others: others).json)
     }
 }
 
@@ -121,6 +143,7 @@ struct Summary {
     let daemonPerSourceFrame16Over1: Double?
     let unthrottledOverMemcpy: Double
     let v4l2: V4L2Figures?
+    let others: ClientFigures
 
     var json: String {
         func number(_ value: Double?, _ digits: Int = 2) -> String {
@@ -138,7 +161,13 @@ struct Summary {
             "{\"copies_per_frame\": \(number(v4l2.copiesPerFrame)), \"camerad_us\": \(number(v4l2.cameradMicroseconds, 1)), "
                 + "\"v4l2_ctl_us\": \(number(v4l2.floorMicroseconds, 1)), \"ratio\": \(number(v4l2.ratio))}"
         } ?? "null"
+        func rows(_ rows: [Int: Row]) -> String {
+            "{" + rows.keys.sorted().map { "\"\($0)\": \(number(rows[$0].map { $0.totalCPUPerFrame * 1e6 }, 1))" }
+                .joined(separator: ", ") + "}"
+        }
+        let view = others.pythonView.map { "{\"view_us\": \(number($0.view, 1)), \"copy_us\": \(number($0.copy, 1))}" } ?? "null"
         return "{\"clients\": {\(clients.joined(separator: ", "))}, "
+            + "\"c_client_us\": \(rows(others.c)), \"python_us\": \(rows(others.python)), \"python_view\": \(view), "
             + "\"daemon_per_source_frame_16_over_1\": \(number(daemonPerSourceFrame16Over1)), "
             + "\"unthrottled_over_memcpy\": \(number(unthrottledOverMemcpy)), \"v4l2\": \(v4l2)}"
     }
@@ -229,7 +258,7 @@ struct Bench {
     var camctl: String { bin + "/camctl" }
 
     /// A daemon with one still NV12 virtual camera (1080p unless `size` says).
-    private func withDaemon<T>(size: String = "\(CameradBench.width)x\(CameradBench.height)", unthrottled: Bool = false,
+    func withDaemon<T>(size: String = "\(CameradBench.width)x\(CameradBench.height)", unthrottled: Bool = false,
                                _ body: (Child, String) throws -> T) throws -> T {
         let directory = NSTemporaryDirectory() + "camerad-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -259,9 +288,11 @@ struct Bench {
     /// N clients streaming `device`'s own frames from a running daemon: CPU
     /// and the daemon's counts over `seconds` of steady state, after the
     /// warm-up, before any client stops.
-    func streams(of device: String, clients: Int, daemon: Child, socket: String, patience: Int = 20) throws -> Row {
+    func streams(of device: String, clients: Int, daemon: Child, socket: String, client: StreamClient? = nil,
+                 patience: Int = 20) throws -> Row {
+        let client = client ?? .camctl(camctl)
         let streams = try (0..<clients).map { _ in
-            try Child(camctl, ["--socket", socket, "stream", device, "--json"])
+            try Child(client.executable, client.arguments(device, socket))
         }
         var finished = false
         defer { if !finished { streams.forEach { $0.signal(SIGKILL) } } }
@@ -280,7 +311,7 @@ struct Bench {
         let drops = reports.compactMap { ($0["drops"] as? [String: Int])?.values.reduce(0, +) }.reduce(0, +)
         let sourceFrames = Int(after.stats.framesCaptured - before.stats.framesCaptured)
         return Row(
-            label: "camerad", clients: clients,
+            label: client.label, clients: clients,
             fpsPerClient: reports.compactMap { $0["framesPerSecond"] as? Double },
             drops: drops,
             latencyP50: latencies.compactMap { $0["p50"] }.max(),

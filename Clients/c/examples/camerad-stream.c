@@ -6,12 +6,17 @@
  *   camerad-stream DEVICE [--count N] [--pixel-format native|nv12|i420|yuyv|bgra]
  *                  [--size WxH] [--check] [--json] [--socket PATH]
  *
+ * --count 0 streams until SIGINT or SIGTERM, then prints the statistics.
+ *
  * It is written as an event-loop program: poll() on camerad_client_get_fd(),
  * camerad_client_dispatch(), and the stream's callbacks.
  */
+#define _GNU_SOURCE
 #include <camerad/client.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,7 +46,35 @@ typedef struct statistics {
     int n_reports;
     bool ended;
     camerad_error status;
+    /* Receive time − capture time per frame, and capture time per sequence number between frames (ns). */
+    int64_t *latencies, *intervals;
+    size_t n_latencies, n_intervals, capacity;
+    int64_t first_time, last_time;
 } statistics;
+
+static volatile sig_atomic_t interrupted;
+static void on_signal(int number) { interrupted = 1; }
+
+static int64_t monotonic_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+static int compare(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* As camctl: the value at rank ceil(count × fraction) of the sorted values. */
+static double percentile(int64_t *values, size_t count, double fraction) {
+    if (!count) return 0;
+    qsort(values, count, sizeof *values, compare);
+    size_t rank = (size_t)((double)count * fraction);
+    if ((double)rank < (double)count * fraction) rank++;
+    rank = rank < 1 ? 1 : rank > count ? count : rank;
+    return (double)values[rank - 1];
+}
 
 static void on_dropped(void *data, camerad_stream *stream, camerad_drop_reason reason, uint32_t count, uint64_t last) {
     statistics *s = data;
@@ -55,7 +88,18 @@ static void on_dropped(void *data, camerad_stream *stream, camerad_drop_reason r
 }
 
 /* The gap since the last frame against the reports that came in it. */
-static void account(statistics *s, uint64_t sequence) {
+static void account(statistics *s, uint64_t sequence, int64_t time) {
+    if (s->n_latencies == s->capacity) {
+        s->capacity = s->capacity ? 2 * s->capacity : 1024;
+        s->latencies = realloc(s->latencies, s->capacity * sizeof *s->latencies);
+        s->intervals = realloc(s->intervals, s->capacity * sizeof *s->intervals);
+    }
+    s->latencies[s->n_latencies++] = monotonic_ns() - time;
+    if (s->has_first && sequence > s->last_sequence) {
+        s->intervals[s->n_intervals++] = (time - s->last_time) / (int64_t)(sequence - s->last_sequence);
+    }
+    if (!s->has_first) s->first_time = time;
+    s->last_time = time;
     if (s->has_first) {
         if (sequence <= s->last_sequence) {
             s->accounting.out_of_order++;
@@ -82,7 +126,7 @@ static void account(statistics *s, uint64_t sequence) {
 static void on_process(void *data, camerad_stream *stream) {
     statistics *s = data;
     camerad_frame *frame;
-    while (s->frames < s->count && (frame = camerad_stream_dequeue_frame(stream))) {
+    while ((!s->count || s->frames < s->count) && (frame = camerad_stream_dequeue_frame(stream))) {
         if (!s->frames) {
             char name[5];
             snprintf(s->format, sizeof s->format, "%s %ux%u", corevideo_name(frame->fourcc, name), frame->width,
@@ -100,7 +144,7 @@ static void on_process(void *data, camerad_stream *stream) {
             case STAMP_UNREADABLE: s->check.unreadable++; break;
             }
         }
-        account(s, frame->sequence);
+        account(s, frame->sequence, frame->presentation_time_ns);
         camerad_stream_release_frame(stream, frame, NULL);
     }
 }
@@ -132,17 +176,22 @@ static void print_json(const statistics *s) {
                (unsigned long long)s->check.intact, (unsigned long long)s->check.mismatched,
                (unsigned long long)s->check.torn, (unsigned long long)s->check.unreadable);
     }
+    double elapsed = s->frames > 1 ? (double)(s->last_time - s->first_time) / 1e9 : 0;
+    double median = percentile(s->intervals, s->n_intervals, 0.5);
+    printf(",\"deviceFramesPerSecond\":%.6f", median > 0 ? 1e9 / median : 0);
     printf(",\"drops\":{\"discontinuity\":%llu,\"frameWasLate\":%llu,\"outOfBuffers\":%llu}",
            (unsigned long long)s->drops[CAMERAD_DROP_DISCONTINUITY], (unsigned long long)s->drops[CAMERAD_DROP_FRAME_WAS_LATE],
            (unsigned long long)s->drops[CAMERAD_DROP_OUT_OF_BUFFERS]);
-    if (s->has_first) {
-        printf(",\"firstSequence\":%llu", (unsigned long long)s->first_sequence);
-    }
+    printf(",\"elapsedSeconds\":%.9f", elapsed);
+    if (s->has_first) printf(",\"firstSequence\":%llu", (unsigned long long)s->first_sequence);
     printf(",\"format\":");
     json_string(stdout, s->format);
     printf(",\"frames\":%llu", (unsigned long long)s->frames);
+    printf(",\"framesPerSecond\":%.6f", elapsed > 0 ? (double)(s->frames - 1) / elapsed : 0);
     if (s->has_first) printf(",\"lastSequence\":%llu", (unsigned long long)s->last_sequence);
-    printf("}\n");
+    printf(",\"latencyMilliseconds\":{\"max\":%.6f,\"p50\":%.6f,\"p99\":%.6f}}\n",
+           percentile(s->latencies, s->n_latencies, 1) / 1e6, percentile(s->latencies, s->n_latencies, 0.5) / 1e6,
+           percentile(s->latencies, s->n_latencies, 0.99) / 1e6);
 }
 
 static void print_text(const statistics *s) {
@@ -209,9 +258,12 @@ int main(int argc, char **argv) {
         camerad_client_destroy(client);
         return 1;
     }
+    struct sigaction action = {.sa_handler = on_signal};
+    sigaction(SIGINT, &action, NULL);
+    sigaction(SIGTERM, &action, NULL);
     struct pollfd fd = {.fd = camerad_client_get_fd(client), .events = POLLIN};
-    while (s.frames < s.count && !s.ended) {
-        if (poll(&fd, 1, -1) < 0) break;
+    while ((!s.count || s.frames < s.count) && !s.ended && !interrupted) {
+        if (poll(&fd, 1, -1) < 0) continue; /* EINTR: the loop looks at `interrupted` */
         camerad_client_dispatch(client, NULL);
     }
     camerad_stream_destroy(stream);
@@ -221,7 +273,9 @@ int main(int argc, char **argv) {
     } else {
         print_text(&s);
     }
-    if (s.frames < s.count) {
+    free(s.latencies);
+    free(s.intervals);
+    if (s.frames < s.count && !interrupted) {
         fprintf(stderr, "camerad-stream: the stream ended after %llu frames: %s (%s)\n", (unsigned long long)s.frames,
                 s.status.message, camerad_error_name(s.status.code));
         return 1;

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 from typing import Dict, List, Optional
@@ -130,15 +131,24 @@ def stream(client: Client, arguments: argparse.Namespace) -> int:
     if arguments.size:
         settings.width, settings.height = (int(n) for n in arguments.size.lower().split("x"))
     statistics = Statistics(arguments.check)
+    interrupted = False
+    # SIGINT and SIGTERM end the stream and print the statistics (even where the shell ignores SIGINT).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     with client.stream(arguments.device, settings) as frames:
-        for frame in frames:
-            with frame:
-                statistics.record(frame)
-            if statistics.frames >= arguments.count:
-                break
+        try:
+            for frame in frames:
+                with frame:
+                    statistics.record(frame)
+                if arguments.count and statistics.frames >= arguments.count:
+                    break
+        except KeyboardInterrupt:  # --count 0: until SIGINT
+            interrupted = True
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second one does not cut the report short
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
     print(json.dumps(statistics.json(), sort_keys=True, separators=(",", ":")) if arguments.json
           else statistics.text())
-    if statistics.frames < arguments.count:
+    if statistics.frames < arguments.count and not interrupted:
         error = frames.error
         print(f"camerad: the stream ended after {statistics.frames} frames"
               + (f": {error.message} ({error.code.capturekit_name})" if error else ""), file=sys.stderr)
@@ -155,7 +165,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     listing.add_argument("--json", action="store_true", help="the same JSON as `camctl list --json`")
     streaming = commands.add_parser("stream", help="stream frames and print camctl's statistics")
     streaming.add_argument("device", help="a unique ID (camerad list shows them)")
-    streaming.add_argument("--count", type=int, default=100, help="frames to read (default 100)")
+    streaming.add_argument("--count", type=int, default=100, help="frames to read (default 100; 0: until SIGINT)")
     streaming.add_argument("--pixel-format", choices=[k for k in PIXEL_FORMATS if k], default=None)
     streaming.add_argument("--size", help="WIDTHxHEIGHT")
     streaming.add_argument("--check", action="store_true", help="read the virtual cameras' frame stamps")
