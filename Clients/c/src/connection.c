@@ -410,12 +410,6 @@ int camerad_wait(camerad_client *client, bool (*done)(void *), void *argument, c
 }
 
 int camerad_client_dispatch(camerad_client *client, camerad_error *error) {
-    uint64_t count;
-    if (read(client->wakeup, &count, sizeof count) < 0 && errno != EAGAIN) {
-        return camerad_set_error(error, CAMERAD_ERROR_INTERNAL, "reading the client's eventfd failed: %s",
-                                 strerror(errno));
-    }
-    client->wakeup_signalled = false;
     flush(client);
     read_available(client);
     client->dispatching++;
@@ -438,6 +432,13 @@ int camerad_client_dispatch(camerad_client *client, camerad_error *error) {
         }
     }
     client->dispatching--;
+    /* Everything queued has been dispatched: the descriptor goes quiet until more comes. */
+    uint64_t count;
+    if (read(client->wakeup, &count, sizeof count) < 0 && errno != EAGAIN) {
+        return camerad_set_error(error, CAMERAD_ERROR_INTERNAL, "reading the client's eventfd failed: %s",
+                                 strerror(errno));
+    }
+    client->wakeup_signalled = false;
     if (!client->dispatching) {
         for (camerad_stream **link = &client->streams; *link;) {
             camerad_stream *stream = *link;
