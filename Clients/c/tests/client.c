@@ -270,6 +270,70 @@ static void a_callback_may_destroy_its_stream(void **state) {
     camerad_client_destroy(client);
 }
 
+static int64_t control_value(const Camerad__V1__Device *device, const char *name) {
+    for (size_t i = 0; i < device->n_controls; i++) {
+        if (strcmp(device->controls[i]->name, name) == 0) return device->controls[i]->value;
+    }
+    fail_msg("no control %s", name);
+    return -1;
+}
+
+/* ConfigureDevice: refused without the lock, applied under it, by the v4l2-ctl name. */
+static void configure_device_under_the_lock(void **state) {
+    camerad_client *client = test_connect(&shared, "configure");
+    Camerad__V1__ControlValue brightness = CAMERAD__V1__CONTROL_VALUE__INIT;
+    brightness.name = "brightness";
+    brightness.value = 200;
+    Camerad__V1__ControlValue *controls[] = {&brightness};
+    Camerad__V1__DeviceConfiguration configuration = CAMERAD__V1__DEVICE_CONFIGURATION__INIT;
+    configuration.n_controls = 1;
+    configuration.controls = controls;
+    camerad_error error;
+    assert_int_equal(camerad_configure_device(client, "virtual-1", &configuration, false, NULL, &error),
+                     CAMERAD_ERROR_NOT_LOCKED);
+    assert_int_equal(camerad_lock_for_configuration(client, "virtual-1", 0, NULL, NULL), CAMERAD_OK);
+    Camerad__V1__Device *device = NULL;
+    assert_int_equal(camerad_configure_device(client, "virtual-1", &configuration, false, &device, &error), CAMERAD_OK);
+    assert_int_equal(control_value(device, "brightness"), 200);
+    camerad_message_free(device);
+    brightness.value = 128; /* as it was, for the other tests */
+    assert_int_equal(camerad_configure_device(client, "virtual-1", &configuration, false, NULL, NULL), CAMERAD_OK);
+    assert_int_equal(camerad_unlock_for_configuration(client, "virtual-1", NULL, NULL), CAMERAD_OK);
+    camerad_client_destroy(client);
+}
+
+/* A program's whole output (malloc'd), run with CAMERAD_SOCKET set to the test's camerad; NULL if it failed. */
+static char *output_of(const char *program) {
+    char command[1024];
+    snprintf(command, sizeof command, "CAMERAD_SOCKET='%s' %s", shared.socket, program);
+    FILE *pipe = popen(command, "r");
+    if (!pipe) return NULL;
+    size_t size = 0, capacity = 65536;
+    char *output = calloc(1, capacity);
+    for (size_t n; (n = fread(output + size, 1, capacity - size - 1, pipe)) > 0;) size += n;
+    if (pclose(pipe) != 0) {
+        free(output);
+        return NULL;
+    }
+    return output;
+}
+
+/* camerad-list --json prints what camctl list --json prints, byte for byte. */
+static void camerad_list_prints_camctls_json(void **state) {
+    const char *list = getenv("CAMERAD_LIST");
+    if (!list || !*list || !getenv("CAMCTL") || !*getenv("CAMCTL")) skip();
+    char command[512];
+    snprintf(command, sizeof command, "'%s' --json", list);
+    char *ours = output_of(command);
+    char *theirs = test_camctl(&shared, "list --json");
+    assert_non_null(ours);
+    assert_non_null(theirs);
+    assert_string_equal(ours, theirs);
+    assert_non_null(strstr(ours, "\"uniqueID\" : \"virtual-1\""));
+    free(ours);
+    free(theirs);
+}
+
 /* The example in README.md, as a program of its own: 100 frames and a clean exit. */
 static void the_readme_example_streams(void **state) {
     const char *example = getenv("README_EXAMPLE");
@@ -295,6 +359,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(a_growing_pool_is_a_format_change, count_fds, check_fds),
         cmocka_unit_test_setup_teardown(a_callback_may_destroy_its_stream, count_fds, check_fds),
         cmocka_unit_test_setup_teardown(the_readme_example_streams, count_fds, check_fds),
+        cmocka_unit_test_setup_teardown(configure_device_under_the_lock, count_fds, check_fds),
+        cmocka_unit_test_setup_teardown(camerad_list_prints_camctls_json, count_fds, check_fds),
     };
     return cmocka_run_group_tests_name("client", tests, start_shared, stop_shared);
 }
