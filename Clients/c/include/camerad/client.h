@@ -78,7 +78,7 @@ typedef enum camerad_error_code {
     CAMERAD_ERROR_INTERNAL = 9,
     /* The daemon's socket could not be reached. */
     CAMERAD_ERROR_DAEMON_UNAVAILABLE = 10,
-    /* The connection broke, or camerad sent something this library cannot read. */
+    /* The connection broke, or camerad sent what the protocol does not allow (it is closed then). */
     CAMERAD_ERROR_CONNECTION_LOST = 11,
     CAMERAD_ERROR_ALREADY_EXISTS = 12,
     CAMERAD_ERROR_TIMED_OUT = 13,
@@ -180,7 +180,8 @@ CAMERAD_API int camerad_capture_photo(camerad_client *client, const char *unique
 
 /*
  * Any unary method by name ("AddVirtualCamera"): sends `request`, decodes the
- * answer as `response_type`. The functions above are this.
+ * answer as `response_type` (INTERNAL when it does not decode). The functions
+ * above are this.
  */
 CAMERAD_API int camerad_client_call(camerad_client *client, const char *method, const ProtobufCMessage *request,
                         const ProtobufCMessageDescriptor *response_type, ProtobufCMessage **response,
