@@ -2,6 +2,8 @@
 #include "CCameraShims.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <linux/magic.h>
 #include <sys/mman.h>
 #include <sys/vfs.h>
@@ -13,6 +15,11 @@ int CCameraShims_memfd_create(const char *name, unsigned int flags) {
 int CCameraShims_is_dmabuf(int fd) {
     struct statfs info;
     return fstatfs(fd, &info) == 0 && info.f_type == DMA_BUF_MAGIC;
+}
+
+int CCameraShims_set_thread_idle(void) {
+    struct sched_param parameters = {.sched_priority = 0};
+    return pthread_setschedparam(pthread_self(), SCHED_IDLE, &parameters);
 }
 
 const unsigned int CCameraShims_MFD_CLOEXEC = MFD_CLOEXEC;

@@ -29,6 +29,11 @@ enum CameradBench {
             return try bench.v4l2Guest()
         }
 
+        if arguments.contains("--isolation-only") {
+            // Issue 13's figure alone, for repeating it: a native 4K stream beside a costly one.
+            return try printIsolation(bench)
+        }
+
         print("camerad fan-out: NV12 \(width)x\(height) at 30 fps, a still picture on both sides; each run streams")
         print("\(Double(Bench.warmUp) / 1e6) s to warm up, then CPU (user + system, every process) is measured over \(Int(seconds)) s")
         print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores\n")
@@ -60,15 +65,8 @@ enum CameradBench {
                      unthrottled, unthrottled * Double(frameBytes) / 1e9, frameBytes, memcpy, overMemcpy))
         print("  (camerad shares the camera's buffers, no copy; memcpy of the frames is the floor for a relay that copies once)")
 
-        print("\nA native stream beside a costly one: a still NV12 3840x2160 camera at 30 fps streamed as it is, alone and")
-        print("then beside a client that streams it as BGRA 3840x2160 turned to portrait (each output converts on its own worker):")
-        let isolation = try bench.nativeBesideCostly()
-        print(StreamFigures.header)
-        print(isolation.alone.line("native, alone"))
-        print(isolation.beside.line("native, beside"))
-        print(isolation.costly.line("costly BGRA"))
-        print(String(format: "  native latency p99 beside the costly stream − alone: %+.2f ms (the goal: within 2 ms); frames it lost beside it: %d",
-                     isolation.beside.latencyP99 - isolation.alone.latencyP99, isolation.beside.drops))
+        print("")
+        try printIsolation(bench)
 
         var v4l2: V4L2Figures?
         let mode = Bench.v4l2Mode
@@ -127,6 +125,19 @@ enum CameradBench {
         print(Summary(camerad: camerad, gstreamer: gstreamer, daemonPerSourceFrame16Over1: growth,
                       unthrottledOverMemcpy: overMemcpy, v4l2: v4l2, others: others).json)
     }
+}
+
+/// A native 4K stream alone, then beside a client converting the same camera at great cost (issue 13's figure).
+func printIsolation(_ bench: Bench) throws {
+    print("A native stream beside a costly one: a still NV12 3840x2160 camera at 30 fps streamed as it is, alone and")
+    print("then beside a client that streams it as BGRA 3840x2160 turned to portrait (each output converts on its own worker):")
+    let isolation = try bench.nativeBesideCostly()
+    print(StreamFigures.header)
+    print(isolation.alone.line("native, alone"))
+    print(isolation.beside.line("native, beside"))
+    print(isolation.costly.line("costly BGRA"))
+    print(String(format: "  native latency p99 beside the costly stream − alone: %+.2f ms (the goal: within 2 ms); frames it lost beside it: %d",
+                 isolation.beside.latencyP99 - isolation.alone.latencyP99, isolation.beside.drops))
 }
 
 /// `text` padded with spaces to `width` characters (String(format:)'s %-10@

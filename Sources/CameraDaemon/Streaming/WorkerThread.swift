@@ -1,3 +1,4 @@
+internal import CCameraShims
 import Dispatch
 import Foundation
 import Synchronization
@@ -14,11 +15,21 @@ final class WorkerThread: Sendable {
     /// - Parameter name: the thread's name, as `top -H` shows it (15 bytes at most).
     init(name: String) {
         let thread = Thread { [self] in
+            Self.yieldToEveryOtherThread()
             while let job = next() { job() }
         }
         thread.name = name
         thread.qualityOfService = .userInteractive
         thread.start()
+    }
+
+    /// Puts the calling thread in SCHED_IDLE: it runs on what the machine has to
+    /// spare, and any other thread that wakes takes its core at once. A costly
+    /// conversion then never delays a native frame's delivery, camerad's event
+    /// loop or any client; when the machine is short, the conversion's own
+    /// streams lose frames (FRAME_WAS_LATE), as they would anyway.
+    private static func yieldToEveryOtherThread() {
+        _ = CCameraShims_set_thread_idle()
     }
 
     /// Runs `job` after every job given before it.
