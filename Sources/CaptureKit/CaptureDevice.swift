@@ -105,9 +105,12 @@ extension CaptureDevice {
         try await DiscoverySession(deviceTypes: DeviceType.allCases, mediaType: mediaType, position: .unspecified).devices
     }
 
-    /// The default device for `mediaType`: the first the daemon lists.
+    /// The default device for `mediaType`, as on an iPhone: the back wide-angle
+    /// camera where there is one, else any back camera, else the first the daemon lists.
     public static func `default`(for mediaType: MediaType) async throws(CaptureError) -> CaptureDevice? {
-        try await devices(for: mediaType).first
+        let devices = try await devices(for: mediaType)
+        return devices.first { $0.position == .back && $0.deviceType == .builtInWideAngleCamera }
+            ?? devices.first { $0.position == .back } ?? devices.first
     }
 
     /// The first device of `deviceType` at `position` (`.unspecified`: any position).

@@ -43,7 +43,7 @@ extension CaptureKitEndToEnd {
     @Test func defaultDevicesAreFoundAsInAVFoundation() async throws {
         try await withCaptureKitDaemon { _ in
             let video = try await CaptureDevice.default(for: .video)
-            #expect(video?.uniqueID == "virtual-0")
+            #expect(video?.uniqueID == "virtual-1", "the back camera, as on an iPhone")
             let audio = try await CaptureDevice.default(for: .audio)
             #expect(audio == nil)
             let back = try await CaptureDevice.default(.builtInWideAngleCamera, for: .video, position: .back)
@@ -56,6 +56,10 @@ extension CaptureKitEndToEnd {
             #expect(byID?.position == .back)
             let missing = try await CaptureDevice(uniqueID: "virtual-7")
             #expect(missing == nil)
+            // Without a back camera, the first there is.
+            try await CaptureDaemon.removeVirtualCamera(uniqueID: "virtual-1")
+            let onlyFront = try await CaptureDevice.default(for: .video)
+            #expect(onlyFront?.uniqueID == "virtual-0")
         }
     }
 

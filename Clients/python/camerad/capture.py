@@ -91,8 +91,12 @@ class CaptureDevice:
     @classmethod
     def default(cls, device_type: Optional[str] = None, position: Optional[str] = None,
                 client: Optional[Client] = None) -> Optional["CaptureDevice"]:
-        """The first camera of that type and position (AVCaptureDevice.default), or None."""
+        """AVCaptureDevice.default: the first camera of that type and position, or None. With
+        neither, as on an iPhone: the back wide-angle camera, else any back camera, else the first."""
         found = DiscoverySession([device_type] if device_type else None, position, client).devices
+        if device_type is None and position is None:
+            back = [d for d in found if d.position == "back"]
+            found = [d for d in back if d.device_type == "builtInWideAngleCamera"] + back + found
         return found[0] if found else None
 
     @classmethod

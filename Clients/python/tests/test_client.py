@@ -59,6 +59,12 @@ def test_planes_and_formats_read_as_their_layout(client):
         assert stamp.check(frame) == "intact"
 
 
+def test_the_default_camera_is_the_back_one_as_on_an_iphone(client):
+    assert camerad.CaptureDevice.default(client=client).unique_id == "virtual-1"
+    assert camerad.CaptureDevice.default(position="front", client=client).unique_id == "virtual-0"
+    assert camerad.CaptureDevice.default(device_type="external", client=client) is None
+
+
 def test_a_capture_session_streams_through_its_video_output(client):
     device = camerad.CaptureDevice.matching("virtual-1", client)
     session = camerad.CaptureSession()
