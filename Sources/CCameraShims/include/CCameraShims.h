@@ -19,8 +19,9 @@ int CCameraShims_memfd_create(const char *name, unsigned int flags);
 // Whether fd is a dma-buf (fstatfs: DMA_BUF_MAGIC); sys/vfs.h is not in Glibc's module.
 int CCameraShims_is_dmabuf(int fd);
 
-/// Puts the calling thread in SCHED_IDLE (the policy is a _GNU_SOURCE name); 0 or an errno.
+// Puts the calling thread in SCHED_IDLE, a name declared only under _GNU_SOURCE; 0 or an errno.
 int CCameraShims_set_thread_idle(void);
+
 extern const unsigned int CCameraShims_MFD_CLOEXEC;
 extern const unsigned int CCameraShims_MFD_ALLOW_SEALING;
 

@@ -19,7 +19,6 @@ final class WorkerThread: Sendable {
             while let job = next() { job() }
         }
         thread.name = name
-        thread.qualityOfService = .userInteractive
         thread.start()
     }
 
