@@ -265,12 +265,17 @@ static void route(camerad_client *client, const Camerad__V1__Envelope *envelope,
     }
 }
 
+/* The 4-byte big-endian length that starts every message. */
+static uint32_t message_length(const uint8_t *head) {
+    return (uint32_t)head[0] << 24 | (uint32_t)head[1] << 16 | (uint32_t)head[2] << 8 | head[3];
+}
+
 /* Takes the whole messages at the front of the read buffer. */
 static void parse(camerad_client *client) {
     size_t at = 0;
     while (!client->closed && client->rlen - at >= 4) {
         const uint8_t *head = client->rbuf + at;
-        uint32_t length = (uint32_t)head[0] << 24 | (uint32_t)head[1] << 16 | (uint32_t)head[2] << 8 | head[3];
+        uint32_t length = message_length(head);
         if (length > CAMERAD_MAX_INCOMING) {
             broken(client, "camerad sent a message of %u bytes, more than the protocol's %u; "
                            "the connection was closed: check camerad and this library speak the same protocol",
@@ -317,8 +322,7 @@ static void read_available(camerad_client *client) {
     while (!client->closed) {
         size_t want = 64 * 1024;
         if (client->rlen >= 4) {
-            const uint8_t *h = client->rbuf;
-            size_t length = (size_t)((uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3]);
+            size_t length = message_length(client->rbuf);
             if (length <= CAMERAD_MAX_INCOMING && 4 + length > client->rlen + want) want = 4 + length - client->rlen;
         }
         if (client->rcap - client->rlen < want) {

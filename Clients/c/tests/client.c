@@ -20,33 +20,6 @@
 #include "frame-stamp.h"
 #include "support.h"
 
-static test_daemon shared;
-static int fds_before;
-
-static int start_shared(void **state) { return test_daemon_start(&shared, 2) ? 0 : -1; }
-static int stop_shared(void **state) {
-    test_daemon_stop(&shared);
-    return 0;
-}
-static int count_fds(void **state) {
-    fds_before = test_open_fds();
-    return 0;
-}
-static int check_fds(void **state) {
-    int after = test_open_fds();
-    if (after != fds_before) fprintf(stderr, "descriptors: %d before the test, %d after\n", fds_before, after);
-    return after == fds_before ? 0 : -1;
-}
-
-static camerad_frame *next_frame(camerad_client *client, camerad_stream *stream) {
-    for (int i = 0; i < 600; i++) {
-        camerad_frame *frame = camerad_stream_dequeue_frame(stream);
-        if (frame) return frame;
-        camerad_client_iterate(client, 100, NULL);
-    }
-    return NULL;
-}
-
 static bool intact(const camerad_frame *frame) {
     size_t row = frame->n_planes ? frame->planes[0].bytes_per_row : frame->width;
     return frame_stamp_check(frame->data, frame->fourcc, frame->width, frame->height, row, frame->sequence,
@@ -61,17 +34,17 @@ static void connecting_nowhere_says_the_daemon_is_unavailable(void **state) {
 }
 
 static void hello_tells_who_is_who(void **state) {
-    camerad_client *client = test_connect(&shared, "hello");
+    camerad_client *client = test_connect(&test_shared, "hello");
     const Camerad__V1__HelloResponse *hello = camerad_client_hello(client);
     assert_int_equal(hello->protocol_version, CAMERAD_PROTOCOL_VERSION);
-    assert_int_equal(hello->server_pid, shared.pid);
+    assert_int_equal(hello->server_pid, test_shared.pid);
     assert_int_equal(hello->client_pid, getpid());
     camerad_client_destroy(client);
 }
 
 /* The descriptor polls readable when frames arrive, and not once all is dispatched. */
 static void the_descriptor_polls_readable_for_frames(void **state) {
-    camerad_client *client = test_connect(&shared, "poll");
+    camerad_client *client = test_connect(&test_shared, "poll");
     camerad_stream *stream = camerad_stream_new(client, "virtual-0", NULL, 0, NULL, NULL, NULL);
     assert_non_null(stream);
     struct pollfd fd = {.fd = camerad_client_get_fd(client), .events = POLLIN};
@@ -99,16 +72,16 @@ static void the_descriptor_polls_readable_for_frames(void **state) {
 }
 
 static void a_frame_is_released_once(void **state) {
-    camerad_client *client = test_connect(&shared, "release");
+    camerad_client *client = test_connect(&test_shared, "release");
     camerad_stream *stream = camerad_stream_new(client, "virtual-0", NULL, 0, NULL, NULL, NULL);
-    camerad_frame *frame = next_frame(client, stream);
+    camerad_frame *frame = test_next_frame(client, stream);
     assert_non_null(frame);
     assert_int_equal(camerad_stream_release_frame(stream, frame, NULL), CAMERAD_OK);
     camerad_error error;
     assert_int_equal(camerad_stream_release_frame(stream, frame, &error), CAMERAD_ERROR_INVALID_ARGUMENT);
     assert_non_null(strstr(error.message, "exactly once"));
     /* The stream goes on. */
-    frame = next_frame(client, stream);
+    frame = test_next_frame(client, stream);
     assert_non_null(frame);
     assert_true(intact(frame));
     camerad_stream_destroy(stream); /* with the frame still held: released with the stream */
@@ -116,7 +89,7 @@ static void a_frame_is_released_once(void **state) {
 }
 
 static void inline_frames_carry_their_bytes(void **state) {
-    camerad_client *client = test_connect(&shared, "inline");
+    camerad_client *client = test_connect(&test_shared, "inline");
     Camerad__V1__OutputSettings settings = CAMERAD__V1__OUTPUT_SETTINGS__INIT;
     settings.delivery = CAMERAD__V1__DELIVERY__DELIVERY_INLINE;
     settings.pixel_format = CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_I420;
@@ -126,7 +99,7 @@ static void inline_frames_carry_their_bytes(void **state) {
     assert_non_null(stream);
     assert_false(camerad_stream_get_format(stream)->shared);
     for (int i = 0; i < 5; i++) {
-        camerad_frame *frame = next_frame(client, stream);
+        camerad_frame *frame = test_next_frame(client, stream);
         assert_non_null(frame);
         assert_int_equal(frame->size, 160 * 120 * 3 / 2);
         assert_true(intact(frame));
@@ -161,8 +134,8 @@ static bool subscribed(void *argument) { return ((events_seen *)argument)->subsc
 static bool unlocked(void *argument) { return ((events_seen *)argument)->unlocked > 0; }
 
 static void device_events_follow_the_lock(void **state) {
-    camerad_client *client = test_connect(&shared, "watch");
-    camerad_client *other = test_connect(&shared, "locker");
+    camerad_client *client = test_connect(&test_shared, "watch");
+    camerad_client *other = test_connect(&test_shared, "locker");
     events_seen seen = {0};
     static const struct camerad_watch_events events = {
         .version = CAMERAD_VERSION_WATCH_EVENTS, .event = on_event, .ended = on_watch_ended};
@@ -208,7 +181,7 @@ static bool changed_and_streaming(void *argument) {
 
 /* More streams on a variant grow its pool: the first stream gets the larger pool and reads on. */
 static void a_growing_pool_is_a_format_change(void **state) {
-    camerad_client *client = test_connect(&shared, "grow");
+    camerad_client *client = test_connect(&test_shared, "grow");
     growing g = {0};
     static const struct camerad_stream_events events = {
         .version = CAMERAD_VERSION_STREAM_EVENTS, .process = on_frames, .format_changed = on_format};
@@ -222,7 +195,7 @@ static void a_growing_pool_is_a_format_change(void **state) {
     camerad_client *others[3];
     camerad_stream *more[3];
     for (int i = 0; i < 3; i++) {
-        others[i] = test_connect(&shared, "grow-other");
+        others[i] = test_connect(&test_shared, "grow-other");
         more[i] = camerad_stream_new(others[i], "virtual-1", &settings, 0, NULL, NULL, NULL);
         assert_non_null(more[i]);
     }
@@ -256,7 +229,7 @@ static void destroy_on_third(void *data, camerad_stream *stream) {
 static bool destroyed(void *argument) { return ((self_destroying *)argument)->stream == NULL; }
 
 static void a_callback_may_destroy_its_stream(void **state) {
-    camerad_client *client = test_connect(&shared, "self-destroy");
+    camerad_client *client = test_connect(&test_shared, "self-destroy");
     self_destroying s = {0};
     static const struct camerad_stream_events events = {.version = CAMERAD_VERSION_STREAM_EVENTS,
                                                         .process = destroy_on_third};
@@ -280,7 +253,7 @@ static int64_t control_value(const Camerad__V1__Device *device, const char *name
 
 /* ConfigureDevice: refused without the lock, applied under it, by the v4l2-ctl name. */
 static void configure_device_under_the_lock(void **state) {
-    camerad_client *client = test_connect(&shared, "configure");
+    camerad_client *client = test_connect(&test_shared, "configure");
     Camerad__V1__ControlValue brightness = CAMERAD__V1__CONTROL_VALUE__INIT;
     brightness.name = "brightness";
     brightness.value = 200;
@@ -302,30 +275,14 @@ static void configure_device_under_the_lock(void **state) {
     camerad_client_destroy(client);
 }
 
-/* A program's whole output (malloc'd), run with CAMERAD_SOCKET set to the test's camerad; NULL if it failed. */
-static char *output_of(const char *program) {
-    char command[1024];
-    snprintf(command, sizeof command, "CAMERAD_SOCKET='%s' %s", shared.socket, program);
-    FILE *pipe = popen(command, "r");
-    if (!pipe) return NULL;
-    size_t size = 0, capacity = 65536;
-    char *output = calloc(1, capacity);
-    for (size_t n; (n = fread(output + size, 1, capacity - size - 1, pipe)) > 0;) size += n;
-    if (pclose(pipe) != 0) {
-        free(output);
-        return NULL;
-    }
-    return output;
-}
-
 /* camerad-list --json prints what camctl list --json prints, byte for byte. */
 static void camerad_list_prints_camctls_json(void **state) {
     const char *list = getenv("CAMERAD_LIST");
     if (!list || !*list || !getenv("CAMCTL") || !*getenv("CAMCTL")) skip();
     char command[512];
     snprintf(command, sizeof command, "'%s' --json", list);
-    char *ours = output_of(command);
-    char *theirs = test_camctl(&shared, "list --json");
+    char *ours = test_output(&test_shared, command);
+    char *theirs = test_camctl(&test_shared, "list --json");
     assert_non_null(ours);
     assert_non_null(theirs);
     assert_string_equal(ours, theirs);
@@ -339,28 +296,26 @@ static void the_readme_example_streams(void **state) {
     const char *example = getenv("README_EXAMPLE");
     if (!example || !*example) skip();
     char command[512];
-    snprintf(command, sizeof command, "CAMERAD_SOCKET='%s' '%s'", shared.socket, example);
-    FILE *output = popen(command, "r");
+    snprintf(command, sizeof command, "'%s'", example);
+    char *output = test_output(&test_shared, command); /* NULL unless it exits 0 */
     assert_non_null(output);
-    char line[128] = "";
-    assert_non_null(fgets(line, sizeof line, output));
-    assert_int_equal(pclose(output), 0);
-    assert_string_equal(line, "100 frames\n");
+    assert_string_equal(output, "100 frames\n");
+    free(output);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(connecting_nowhere_says_the_daemon_is_unavailable, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(hello_tells_who_is_who, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(the_descriptor_polls_readable_for_frames, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(a_frame_is_released_once, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(inline_frames_carry_their_bytes, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(device_events_follow_the_lock, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(a_growing_pool_is_a_format_change, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(a_callback_may_destroy_its_stream, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(the_readme_example_streams, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(configure_device_under_the_lock, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(camerad_list_prints_camctls_json, count_fds, check_fds),
+        cmocka_unit_test_setup_teardown(connecting_nowhere_says_the_daemon_is_unavailable, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(hello_tells_who_is_who, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(the_descriptor_polls_readable_for_frames, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(a_frame_is_released_once, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(inline_frames_carry_their_bytes, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(device_events_follow_the_lock, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(a_growing_pool_is_a_format_change, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(a_callback_may_destroy_its_stream, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(the_readme_example_streams, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(configure_device_under_the_lock, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(camerad_list_prints_camctls_json, test_count_fds, test_check_fds),
     };
-    return cmocka_run_group_tests_name("client", tests, start_shared, stop_shared);
+    return cmocka_run_group_tests_name("client", tests, test_start_shared, test_stop_shared);
 }

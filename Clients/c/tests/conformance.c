@@ -21,25 +21,6 @@
 #include "frame-stamp.h"
 #include "support.h"
 
-static test_daemon shared;
-static int fds_before;
-
-static int start_shared(void **state) { return test_daemon_start(&shared, 2) ? 0 : -1; }
-static int stop_shared(void **state) {
-    test_daemon_stop(&shared);
-    return 0;
-}
-static int count_fds(void **state) {
-    fds_before = test_open_fds();
-    return 0;
-}
-/* Every scenario gives back every descriptor it took. */
-static int check_fds(void **state) {
-    int after = test_open_fds();
-    if (after != fds_before) fprintf(stderr, "descriptors: %d before the test, %d after\n", fds_before, after);
-    return after == fds_before ? 0 : -1;
-}
-
 /* ---- A stream that keeps what it sees ------------------------------------ */
 
 typedef struct seen {
@@ -112,7 +93,7 @@ static bool has_ended(void *argument) { return ((seen *)argument)->ended; }
 /* ---- The scenarios -------------------------------------------------------- */
 
 static void conformance_discover_and_filter(void **state) {
-    camerad_client *client = test_connect(&shared, "conformance");
+    camerad_client *client = test_connect(&test_shared, "conformance");
     assert_non_null(client);
     Camerad__V1__ListDevicesResponse *all = NULL;
     assert_int_equal(camerad_list_devices(client, NULL, &all, NULL), CAMERAD_OK);
@@ -157,10 +138,10 @@ static size_t numbers_after(const char *text, const char *key, long *out, size_t
 
 static void conformance_info_agrees_with_camctl(void **state) {
     if (!getenv("CAMCTL") || !*getenv("CAMCTL")) skip();
-    camerad_client *client = test_connect(&shared, "conformance");
+    camerad_client *client = test_connect(&test_shared, "conformance");
     Camerad__V1__Device *device = NULL;
     assert_int_equal(camerad_get_device(client, "virtual-0", &device, NULL), CAMERAD_OK);
-    char *info = test_camctl(&shared, "info virtual-0 --json");
+    char *info = test_camctl(&test_shared, "info virtual-0 --json");
     assert_non_null(info);
     char name[300];
     snprintf(name, sizeof name, "\"localizedName\" : \"%s\"", device->localized_name);
@@ -181,7 +162,7 @@ static void conformance_info_agrees_with_camctl(void **state) {
 }
 
 static void conformance_stream_stamps_in_order(void **state) {
-    camerad_client *client = test_connect(&shared, "conformance");
+    camerad_client *client = test_connect(&test_shared, "conformance");
     seen s = {.wanted = 100};
     camerad_error error;
     s.stream = camerad_stream_new(client, "virtual-0", NULL, 0, &counting, &s, &error);
@@ -197,7 +178,7 @@ static void conformance_stream_stamps_in_order(void **state) {
 }
 
 static void conformance_second_stream_other_variant(void **state) {
-    camerad_client *client = test_connect(&shared, "conformance");
+    camerad_client *client = test_connect(&test_shared, "conformance");
     seen s[2] = {{.wanted = 30}, {.wanted = 30}};
     Camerad__V1__OutputSettings small = CAMERAD__V1__OUTPUT_SETTINGS__INIT;
     small.pixel_format = CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_NV12;
@@ -241,17 +222,13 @@ static bool device_moved_on(void *argument) {
 }
 
 static void conformance_drops_reported_when_holding(void **state) {
-    camerad_client *client = test_connect(&shared, "conformance");
-    camerad_client *watcher = test_connect(&shared, "conformance-witness");
+    camerad_client *client = test_connect(&test_shared, "conformance");
+    camerad_client *watcher = test_connect(&test_shared, "conformance-witness");
     Camerad__V1__OutputSettings settings = CAMERAD__V1__OUTPUT_SETTINGS__INIT;
     settings.max_frames_in_flight = 1;
     camerad_stream *stream = camerad_stream_new(client, "virtual-0", &settings, 0, NULL, NULL, NULL);
     assert_non_null(stream);
-    camerad_frame *held = NULL;
-    for (int i = 0; i < 600 && !held; i++) {
-        camerad_client_iterate(client, 100, NULL);
-        held = camerad_stream_dequeue_frame(stream);
-    }
+    camerad_frame *held = test_next_frame(client, stream);
     assert_non_null(held);
     uint64_t sequence = held->sequence;
     /* Hold it while the device makes more: each is dropped for this stream (FRAME_WAS_LATE). */
@@ -259,11 +236,7 @@ static void conformance_drops_reported_when_holding(void **state) {
     assert_non_null(w.stream);
     assert_true(test_iterate_until(watcher, device_moved_on, &w));
     assert_int_equal(camerad_stream_release_frame(stream, held, NULL), CAMERAD_OK);
-    camerad_frame *next = NULL;
-    for (int i = 0; i < 600 && !next; i++) {
-        camerad_client_iterate(client, 100, NULL);
-        next = camerad_stream_dequeue_frame(stream);
-    }
+    camerad_frame *next = test_next_frame(client, stream);
     assert_non_null(next);
     assert_true(next->dropped_before[CAMERAD_DROP_FRAME_WAS_LATE] >= 3);
     uint32_t dropped = 0;
@@ -280,8 +253,8 @@ static void conformance_drops_reported_when_holding(void **state) {
 }
 
 static void conformance_lock_refused_with_holder_pid(void **state) {
-    camerad_client *holder = test_connect(&shared, "holder");
-    camerad_client *other = test_connect(&shared, "other");
+    camerad_client *holder = test_connect(&test_shared, "holder");
+    camerad_client *other = test_connect(&test_shared, "other");
     uint32_t count = 0;
     assert_int_equal(camerad_lock_for_configuration(holder, "virtual-1", 0, &count, NULL), CAMERAD_OK);
     assert_int_equal(count, 1);
@@ -310,7 +283,7 @@ static void conformance_lock_refused_with_holder_pid(void **state) {
 }
 
 static void conformance_photo_decodes_with_exif(void **state) {
-    camerad_client *client = test_connect(&shared, "conformance");
+    camerad_client *client = test_connect(&test_shared, "conformance");
     Camerad__V1__PhotoSettings settings = CAMERAD__V1__PHOTO_SETTINGS__INIT;
     settings.max_width = 640;
     settings.max_height = 480;
@@ -341,7 +314,7 @@ static void conformance_photo_decodes_with_exif(void **state) {
 }
 
 static void conformance_unknown_device_error(void **state) {
-    camerad_client *client = test_connect(&shared, "conformance");
+    camerad_client *client = test_connect(&test_shared, "conformance");
     camerad_error error;
     Camerad__V1__Device *device = NULL;
     assert_int_equal(camerad_get_device(client, "no-such-camera", &device, &error), CAMERAD_ERROR_DEVICE_NOT_FOUND);
@@ -356,7 +329,7 @@ static void conformance_unknown_device_error(void **state) {
 }
 
 static void conformance_bad_argument_error(void **state) {
-    camerad_client *client = test_connect(&shared, "conformance");
+    camerad_client *client = test_connect(&test_shared, "conformance");
     Camerad__V1__OutputSettings settings = CAMERAD__V1__OUTPUT_SETTINGS__INIT;
     settings.pixel_format = CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_NV12;
     settings.width = 10000;
@@ -403,16 +376,16 @@ int main(void) {
         return 1;
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(conformance_discover_and_filter, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(conformance_info_agrees_with_camctl, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(conformance_stream_stamps_in_order, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(conformance_second_stream_other_variant, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(conformance_drops_reported_when_holding, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(conformance_lock_refused_with_holder_pid, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(conformance_photo_decodes_with_exif, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(conformance_unknown_device_error, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(conformance_bad_argument_error, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(conformance_daemon_gone_interrupts_stream, count_fds, check_fds),
+        cmocka_unit_test_setup_teardown(conformance_discover_and_filter, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(conformance_info_agrees_with_camctl, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(conformance_stream_stamps_in_order, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(conformance_second_stream_other_variant, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(conformance_drops_reported_when_holding, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(conformance_lock_refused_with_holder_pid, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(conformance_photo_decodes_with_exif, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(conformance_unknown_device_error, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(conformance_bad_argument_error, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(conformance_daemon_gone_interrupts_stream, test_count_fds, test_check_fds),
     };
-    return cmocka_run_group_tests_name("conformance", tests, start_shared, stop_shared);
+    return cmocka_run_group_tests_name("conformance", tests, test_start_shared, test_stop_shared);
 }

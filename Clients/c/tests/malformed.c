@@ -266,16 +266,6 @@ static void mutated(fake *f, int connection, uint64_t call_id) {
 
 /* ---- The tests ------------------------------------------------------------ */
 
-static int fds_before;
-static int count_fds(void **state) {
-    fds_before = test_open_fds();
-    return 0;
-}
-static int check_fds(void **state) {
-    int after = test_open_fds();
-    if (after != fds_before) fprintf(stderr, "descriptors: %d before the test, %d after\n", fds_before, after);
-    return after == fds_before ? 0 : -1;
-}
 
 static void a_truncated_message_loses_the_connection(void **state) {
     camerad_error error;
@@ -411,15 +401,15 @@ static void a_broken_stream_ends_with_a_reason(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(a_truncated_message_loses_the_connection, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(an_oversized_length_loses_the_connection_at_once, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(bytes_that_are_not_an_envelope_lose_the_connection, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(descriptors_claimed_but_not_sent_lose_the_connection, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(unclaimed_descriptors_are_closed, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(an_answer_of_the_wrong_type_fails_the_call, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(no_answer_times_out, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(mutated_answers_never_crash, count_fds, check_fds),
-        cmocka_unit_test_setup_teardown(a_broken_stream_ends_with_a_reason, count_fds, check_fds),
+        cmocka_unit_test_setup_teardown(a_truncated_message_loses_the_connection, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(an_oversized_length_loses_the_connection_at_once, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(bytes_that_are_not_an_envelope_lose_the_connection, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(descriptors_claimed_but_not_sent_lose_the_connection, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(unclaimed_descriptors_are_closed, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(an_answer_of_the_wrong_type_fails_the_call, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(no_answer_times_out, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(mutated_answers_never_crash, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(a_broken_stream_ends_with_a_reason, test_count_fds, test_check_fds),
     };
     return cmocka_run_group_tests_name("malformed", tests, NULL, NULL);
 }

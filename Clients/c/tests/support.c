@@ -84,12 +84,10 @@ int test_open_fds(void) {
     return count - 1; /* the directory's own */
 }
 
-char *test_camctl(const test_daemon *daemon, const char *arguments) {
-    const char *camctl = getenv("CAMCTL");
-    if (!camctl || !*camctl) return NULL;
-    char command[1024];
-    snprintf(command, sizeof command, "CAMERAD_SOCKET='%s' '%s' %s", daemon->socket, camctl, arguments);
-    FILE *pipe = popen(command, "r");
+char *test_output(const test_daemon *daemon, const char *command) {
+    char line[1024];
+    snprintf(line, sizeof line, "CAMERAD_SOCKET='%s' %s", daemon->socket, command);
+    FILE *pipe = popen(line, "r");
     if (!pipe) return NULL;
     size_t size = 0, capacity = 65536;
     char *output = malloc(capacity);
@@ -103,6 +101,44 @@ char *test_camctl(const test_daemon *daemon, const char *arguments) {
         return NULL;
     }
     return output;
+}
+
+char *test_camctl(const test_daemon *daemon, const char *arguments) {
+    const char *camctl = getenv("CAMCTL");
+    if (!camctl || !*camctl) return NULL;
+    char command[768];
+    snprintf(command, sizeof command, "'%s' %s", camctl, arguments);
+    return test_output(daemon, command);
+}
+
+camerad_frame *test_next_frame(camerad_client *client, camerad_stream *stream) {
+    for (int i = 0; i < 600; i++) {
+        camerad_frame *frame = camerad_stream_dequeue_frame(stream);
+        if (frame) return frame;
+        camerad_client_iterate(client, 100, NULL);
+    }
+    return NULL;
+}
+
+test_daemon test_shared;
+static int fds_before;
+
+int test_start_shared(void **state) { return test_daemon_start(&test_shared, 2) ? 0 : -1; }
+
+int test_stop_shared(void **state) {
+    test_daemon_stop(&test_shared);
+    return 0;
+}
+
+int test_count_fds(void **state) {
+    fds_before = test_open_fds();
+    return 0;
+}
+
+int test_check_fds(void **state) {
+    int after = test_open_fds();
+    if (after != fds_before) fprintf(stderr, "descriptors: %d before the test, %d after\n", fds_before, after);
+    return after == fds_before ? 0 : -1;
 }
 
 bool test_iterate_until(camerad_client *client, bool (*done)(void *), void *argument) {
