@@ -15,10 +15,10 @@ import asyncio
 import os
 import socket as sockets
 import sys
-from typing import AsyncIterator, Dict, List, Optional
+from typing import AsyncIterator, List, Optional
 
 from . import _protocol as wire
-from .client import DROP_REASONS, Frame, receive, socket_path
+from .client import Frame, StreamCore, receive, socket_path
 from .errors import CaptureError, ErrorCode
 from .v1 import camera_pb2, device_pb2, photo_pb2, stream_pb2
 
@@ -99,6 +99,12 @@ class Client:
         except asyncio.TimeoutError:
             return False
 
+    def _open_call(self, call: wire.Call) -> wire.Call:
+        return self._connection.open(call)
+
+    def _forget(self, call: wire.Call) -> None:
+        self._connection.forget(call)
+
     async def close(self) -> None:
         if self._socket.fileno() >= 0:
             self._loop.remove_reader(self._socket.fileno())
@@ -115,12 +121,12 @@ class Client:
     # ---- Calls ----
 
     async def call(self, method: str, request, response_type, timeout: Optional[float] = None):
-        call = self._connection.open(wire.UnaryCall(method))
+        call = self._open_call(wire.UnaryCall(method))
         if not call.ended:
             self._send(wire.start_bytes(call.id, method, request.SerializeToString()))
         limit = self.timeout if timeout is None else timeout
         if not await self._wait(call, lambda: call.ended, limit):
-            self._connection.forget(call)
+            self._forget(call)
             self._send(wire.cancel_bytes(call.id))
             raise CaptureError(ErrorCode.TIMED_OUT, f"camerad did not answer {method} within {limit} s")
         return call.result(response_type)
@@ -156,59 +162,29 @@ class Client:
         return stream
 
 
-class Stream:
+class Stream(StreamCore):
     """The asyncio twin of camerad.Stream: ``await frame()``, ``async for``."""
-
-    def __init__(self, client: Client, unique_id: str) -> None:
-        self.client = client
-        self.unique_id = unique_id
-        self.drops: Dict[str, int] = {name: 0 for name in DROP_REASONS.values()}
-        self.frames = 0
-        self.error: Optional[CaptureError] = None
-        self.ended = False
-        self._held: Dict[int, wire.RawFrame] = {}
-        self._call = client._connection.open(wire.StreamCall())
-        self.format: Optional[wire.StreamFormat] = None
 
     async def _open(self, settings: stream_pb2.OutputSettings, preset: int) -> None:
         call = self._call
-        request = stream_pb2.StreamRequest()
-        request.open.unique_id = self.unique_id
-        request.open.settings.CopyFrom(settings)
-        request.open.preset = preset
         if not call.ended:
-            self.client._send(wire.start_bytes(call.id, "Stream") + wire.message_bytes(call.id,
-                                                                                     request.SerializeToString()))
+            self.client._send(self._open_bytes(settings, preset))
         if not await self.client._wait(call, lambda: call.started is not None or call.ended, self.client.timeout):
             self.close()
             raise CaptureError(ErrorCode.TIMED_OUT, f"camerad did not start the stream within {self.client.timeout} s")
-        if call.started is None:
-            raise call.error or CaptureError(ErrorCode.INTERNAL, "the stream ended before it started")
-        self.format = call.started
+        self._started()
 
     async def frame(self, timeout: Optional[float] = None) -> Frame:
         """The next frame; CaptureError when the stream ended (``code`` says why) or TIMED_OUT."""
         call = self._call
         while True:
             if self.ended:
-                raise self.error or CaptureError(ErrorCode.CANCELLED, "the stream was closed")
+                raise self._ended_error()
             if not call.events and not await self.client._wait(call, lambda: bool(call.events), timeout):
                 raise CaptureError(ErrorCode.TIMED_OUT, f"no frame came within {timeout} s")
-            kind, value = call.events.popleft()
-            if kind == "frame":
-                self._held[id(value)] = value
-                self.frames += 1
-                return Frame(self, value)
-            if kind == "dropped":
-                name = DROP_REASONS.get(value[0], "unspecified")
-                self.drops[name] = self.drops.get(name, 0) + value[1]
-            elif kind == "format":
-                self.format = value
-            elif kind == "ended":
-                self.ended = True
-                self.error, self.interruption = value
-                if call.broken and not self.client._connection.closed:
-                    self.client._send(wire.cancel_bytes(call.id))
+            frame = self._take(call.events.popleft())
+            if frame:
+                return frame
 
     async def __aiter__(self) -> AsyncIterator[Frame]:
         while True:
@@ -218,23 +194,6 @@ class Stream:
                 if self.ended:
                     return
                 raise
-
-    def _release(self, raw: wire.RawFrame) -> None:
-        if self._held.pop(id(raw), None) is None or raw.pool is None:
-            return
-        if self.ended or self._call.ended or self.client._connection.closed:
-            return
-        request = stream_pb2.StreamRequest()
-        request.release.pool_id = raw.pool.id
-        request.release.slots.append(raw.slot)
-        self.client._send(wire.message_bytes(self._call.id, request.SerializeToString()))
-
-    def close(self) -> None:
-        if not self._call.ended and not self.client._connection.closed:
-            self.client._connection.forget(self._call)
-            self.client._send(wire.cancel_bytes(self._call.id))
-        self._call.end(CaptureError(ErrorCode.CANCELLED, "the stream was closed"))
-        self.ended = True
 
     async def __aenter__(self) -> "Stream":
         return self

@@ -11,6 +11,7 @@ import threading
 from dataclasses import dataclass
 from typing import Iterator, List, Optional, Sequence, Tuple
 
+from ._protocol import fourcc_string
 from .client import Client, Frame, Stream
 from .errors import CaptureError, ErrorCode
 from .v1 import camera_pb2, device_pb2, photo_pb2, stream_pb2
@@ -137,7 +138,7 @@ class CaptureDevice:
 
     @property
     def formats(self) -> List[Format]:
-        return [Format("".join(chr((f.fourcc >> (8 * i)) & 0xFF) for i in range(4)), f.description, f.width,
+        return [Format(fourcc_string(f.fourcc), f.description, f.width,
                        f.height, f.compressed,
                        tuple(((r.min_frame_duration.numerator, r.min_frame_duration.denominator),
                               (r.max_frame_duration.numerator, r.max_frame_duration.denominator))
@@ -276,7 +277,7 @@ class PhotoOutput:
                                                                    "nv12": photo_pb2.PHOTO_CODEC_NV12}[codec])
         device = self.session.input.device
         response = device.client.capture_photo(device.unique_id, settings)
-        return Photo(response.data, "".join(chr((response.fourcc >> (8 * i)) & 0xFF) for i in range(4)),
+        return Photo(response.data, fourcc_string(response.fourcc),
                      response.width, response.height, response.sequence, response.presentation_time_ns, response.note)
 
 

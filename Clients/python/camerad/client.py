@@ -1,7 +1,6 @@
 """The blocking client: one connection to camerad, its calls, streams and frames."""
 from __future__ import annotations
 
-import collections
 import contextlib
 import os
 import select
@@ -9,7 +8,7 @@ import socket
 import sys
 import threading
 import time
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 
@@ -119,6 +118,14 @@ class Client:
                 if readable:
                     receive(self._socket, self._connection)
 
+    def _open_call(self, call: wire.Call) -> wire.Call:
+        with self._lock:
+            return self._connection.open(call)
+
+    def _forget(self, call: wire.Call) -> None:
+        with self._lock:
+            self._connection.forget(call)
+
     def close(self) -> None:
         """Ends the connection: its streams end, their frames stay readable until released."""
         with self._lock:
@@ -135,14 +142,12 @@ class Client:
 
     def call(self, method: str, request, response_type, timeout: Optional[float] = None):
         """Any unary method by name ("ListDevices"): the decoded answer, or CaptureError."""
-        with self._lock:
-            call = self._connection.open(wire.UnaryCall(method))
+        call = self._open_call(wire.UnaryCall(method))
         if not call.ended:
             self._send(wire.start_bytes(call.id, method, request.SerializeToString()))
         limit = self.timeout if timeout is None else timeout
         if not self._wait(lambda: call.ended, limit):
-            with self._lock:
-                self._connection.forget(call)
+            self._forget(call)
             self._send(wire.cancel_bytes(call.id))
             raise CaptureError(ErrorCode.TIMED_OUT, f"camerad did not answer {method} within {limit} s; check it is "
                                "running, or raise the client's timeout")
@@ -182,8 +187,7 @@ class Client:
 
     def watch_devices(self, include_existing: bool = False) -> Iterator[camera_pb2.DeviceEvent]:
         """Device events (SUBSCRIBED, CONNECTED, DISCONNECTED, CHANGED, LOCKED, UNLOCKED) until closed."""
-        with self._lock:
-            call = self._connection.open(wire.WatchCall())
+        call = self._open_call(wire.WatchCall())
         self._send(wire.start_bytes(call.id, "WatchDevices",
                                     camera_pb2.WatchDevicesRequest(include_existing=include_existing)
                                     .SerializeToString()))
@@ -198,8 +202,7 @@ class Client:
                     return
         finally:
             if not call.ended and not self._connection.closed:
-                with self._lock:
-                    self._connection.forget(call)
+                self._forget(call)
                 self._send(wire.cancel_bytes(call.id))
 
     def stream(self, unique_id: str, settings: Optional[stream_pb2.OutputSettings] = None,
@@ -290,14 +293,11 @@ class Frame:
         return f"Frame(#{self.sequence} {self.pixel_format} {self.width}x{self.height})"
 
 
-class Stream:
-    """A Stream call: frames of one device in this client's output settings.
+class StreamCore:
+    """What the blocking and the asyncio streams share: the call, its events as
+    frames and counts, releases, and closing. They differ only in how they wait."""
 
-    ``frame()`` is the next frame (drop reports before it are counted in its
-    ``dropped_before`` and in ``drops``); ``format`` what the frames are.
-    """
-
-    def __init__(self, client: Client, unique_id: str, settings: stream_pb2.OutputSettings, preset: int) -> None:
+    def __init__(self, client, unique_id: str) -> None:
         self.client = client
         self.unique_id = unique_id
         #: Frames reported dropped, by reason name.
@@ -306,29 +306,91 @@ class Stream:
         self.error: Optional[CaptureError] = None
         self.interruption = 0
         self.ended = False
+        #: What the frames are; a format change replaces it.
+        self.format: Optional[wire.StreamFormat] = None
         self._held: Dict[int, wire.RawFrame] = {}
-        with client._lock:
-            self._call: wire.StreamCall = client._connection.open(wire.StreamCall())
+        self._call: wire.StreamCall = client._open_call(wire.StreamCall())
+
+    def _open_bytes(self, settings: stream_pb2.OutputSettings, preset: int) -> bytes:
         request = stream_pb2.StreamRequest()
-        request.open.unique_id = unique_id
+        request.open.unique_id = self.unique_id
         request.open.settings.CopyFrom(settings)
         request.open.preset = preset
-        if not self._call.ended:
-            client._send(wire.start_bytes(self._call.id, "Stream") +
-                         wire.message_bytes(self._call.id, request.SerializeToString()))
-        if not client._wait(lambda: self._call.started is not None or self._call.ended, client.timeout):
-            self.close()
-            raise CaptureError(ErrorCode.TIMED_OUT, f"camerad did not start the stream within {client.timeout} s")
+        return wire.start_bytes(self._call.id, "Stream") + wire.message_bytes(self._call.id,
+                                                                            request.SerializeToString())
+
+    def _started(self) -> None:
+        """After the wait for the start: the format, or the error that ended it first."""
         if self._call.started is None:
             self._cancel_if_broken()
             raise self._call.error or CaptureError(ErrorCode.INTERNAL, "the stream ended before it started")
-        #: What the frames are; a format change replaces it.
-        self.format: wire.StreamFormat = self._call.started
+        self.format = self._call.started
+
+    def _send_quietly(self, data: bytes) -> None:
+        """Sends unless the connection is gone (then there is nothing to tell camerad)."""
+        if not self.client._connection.closed:
+            with contextlib.suppress(CaptureError):
+                self.client._send(data)
 
     def _cancel_if_broken(self) -> None:
-        if self._call.broken and not self.client._connection.closed:
-            with contextlib.suppress(CaptureError):
-                self.client._send(wire.cancel_bytes(self._call.id))
+        if self._call.broken:
+            self._send_quietly(wire.cancel_bytes(self._call.id))
+
+    def _take(self, event) -> Optional[Frame]:
+        """One event of the call: a frame to hand out, or None once it is counted."""
+        kind, value = event
+        if kind == "frame":
+            self._held[id(value)] = value
+            self.frames += 1
+            return Frame(self, value)
+        if kind == "dropped":
+            reason, count, _ = value
+            name = DROP_REASONS.get(reason, "unspecified")
+            self.drops[name] = self.drops.get(name, 0) + count
+        elif kind == "format":
+            self.format = value
+        elif kind == "ended":
+            self.ended = True
+            self.error, self.interruption = value
+            self._cancel_if_broken()
+        return None
+
+    def _ended_error(self) -> CaptureError:
+        return self.error or CaptureError(ErrorCode.CANCELLED, "the stream was closed")
+
+    def _release(self, raw: wire.RawFrame) -> None:
+        if self._held.pop(id(raw), None) is None or raw.pool is None or self.ended or self._call.ended:
+            return
+        request = stream_pb2.StreamRequest()
+        request.release.pool_id = raw.pool.id
+        request.release.slots.append(raw.slot)
+        self._send_quietly(wire.message_bytes(self._call.id, request.SerializeToString()))
+
+    def close(self) -> None:
+        """Stops the stream; frames still held stay readable until released."""
+        if not self._call.ended and not self.client._connection.closed:
+            self.client._forget(self._call)
+            self._send_quietly(wire.cancel_bytes(self._call.id))
+        self._call.end(CaptureError(ErrorCode.CANCELLED, "the stream was closed"))
+        self.ended = True
+
+
+class Stream(StreamCore):
+    """A Stream call: frames of one device in this client's output settings.
+
+    ``frame()`` is the next frame (drop reports before it are counted in its
+    ``dropped_before`` and in ``drops``); ``format`` what the frames are.
+    """
+
+    def __init__(self, client: Client, unique_id: str, settings: stream_pb2.OutputSettings, preset: int) -> None:
+        super().__init__(client, unique_id)
+        call = self._call
+        if not call.ended:
+            client._send(self._open_bytes(settings, preset))
+        if not client._wait(lambda: call.started is not None or call.ended, client.timeout):
+            self.close()
+            raise CaptureError(ErrorCode.TIMED_OUT, f"camerad did not start the stream within {client.timeout} s")
+        self._started()
 
     def _next_event(self, timeout: Optional[float]):
         call = self._call
@@ -345,28 +407,16 @@ class Stream:
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             if self.ended:
-                raise self.error or CaptureError(ErrorCode.CANCELLED, "the stream was closed")
+                raise self._ended_error()
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             event = self._next_event(left)
             if event is None:
                 if deadline is not None and time.monotonic() >= deadline:
                     raise CaptureError(ErrorCode.TIMED_OUT, f"no frame came within {timeout} s")
                 continue
-            kind, value = event
-            if kind == "frame":
-                self._held[id(value)] = value
-                self.frames += 1
-                return Frame(self, value)
-            if kind == "dropped":
-                reason, count, _ = value
-                name = DROP_REASONS.get(reason, "unspecified")
-                self.drops[name] = self.drops.get(name, 0) + count
-            elif kind == "format":
-                self.format = value
-            elif kind == "ended":
-                self.ended = True
-                self.error, self.interruption = value
-                self._cancel_if_broken()
+            frame = self._take(event)
+            if frame:
+                return frame
 
     def __iter__(self) -> Iterator[Frame]:
         """Frames until the stream ends; release each (or use ``with``)."""
@@ -377,27 +427,6 @@ class Stream:
                 if self.ended:
                     return
                 raise
-
-    def _release(self, raw: wire.RawFrame) -> None:
-        if self._held.pop(id(raw), None) is None or raw.pool is None:
-            return
-        if self.ended or self._call.ended or self.client._connection.closed:
-            return
-        request = stream_pb2.StreamRequest()
-        request.release.pool_id = raw.pool.id
-        request.release.slots.append(raw.slot)
-        with contextlib.suppress(CaptureError):
-            self.client._send(wire.message_bytes(self._call.id, request.SerializeToString()))
-
-    def close(self) -> None:
-        """Stops the stream; frames still held stay readable until released."""
-        if not self._call.ended and not self.client._connection.closed:
-            with self.client._lock:
-                self.client._connection.forget(self._call)
-            with contextlib.suppress(CaptureError):
-                self.client._send(wire.cancel_bytes(self._call.id))
-        self._call.end(CaptureError(ErrorCode.CANCELLED, "the stream was closed"))
-        self.ended = True
 
     def __enter__(self) -> "Stream":
         return self
