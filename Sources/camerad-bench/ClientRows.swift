@@ -57,37 +57,32 @@ extension Bench {
     /// The C and Python clients at `counts` clients, measured as camerad's own rows.
     func otherClients(counts: [Int], cClient: String, pythonPackage: String) -> ClientFigures {
         var figures = ClientFigures()
-        if FileManager.default.isExecutableFile(atPath: cClient) {
-            for clients in counts {
+        let clients: [(client: StreamClient, missing: String?, patience: Int, rows: WritableKeyPath<ClientFigures, [Int: Row]>)] = [
+            (.c(cClient), FileManager.default.isExecutableFile(atPath: cClient) ? nil
+                : "\(cClient) is not built (make -C Clients/c)", 20, \.c),
+            (.python(package: pythonPackage), FileManager.default.fileExists(atPath: pythonPackage + "/camerad/__init__.py")
+                ? nil : "no package at \(pythonPackage)", 60, \.python),
+        ]
+        for (client, missing, patience, rows) in clients {
+            if let missing {
+                print("  \(client.label): not measured: \(missing)")
+                continue
+            }
+            for count in counts {
                 do {
                     let row = try withDaemon { daemon, socket in
-                        try streams(of: "virtual-0", clients: clients, daemon: daemon, socket: socket, client: .c(cClient))
+                        try streams(of: "virtual-0", clients: count, daemon: daemon, socket: socket, client: client,
+                                    patience: patience)
                     }
-                    figures.c[clients] = row
+                    figures[keyPath: rows][count] = row
                     print(row.line)
                 } catch {
-                    print("  C client, \(clients): not measured: \(error)")
+                    print("  \(client.label), \(count): not measured: \(error)")
                 }
             }
-        } else {
-            print("  C client: not measured: \(cClient) is not built (make -C Clients/c)")
         }
-        if FileManager.default.fileExists(atPath: pythonPackage + "/camerad/__init__.py") {
-            for clients in counts {
-                do {
-                    let row = try withDaemon { daemon, socket in
-                        try streams(of: "virtual-0", clients: clients, daemon: daemon, socket: socket,
-                                    client: .python(package: pythonPackage), patience: 60)
-                    }
-                    figures.python[clients] = row
-                    print(row.line)
-                } catch {
-                    print("  Python, \(clients): not measured: \(error)")
-                }
-            }
+        if !figures.python.isEmpty {
             figures.pythonView = try? pythonViewVersusCopy(package: pythonPackage)
-        } else {
-            print("  Python: not measured: no package at \(pythonPackage)")
         }
         return figures
     }
