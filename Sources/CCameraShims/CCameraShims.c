@@ -22,6 +22,10 @@ int CCameraShims_set_thread_idle(void) {
     return pthread_setschedparam(pthread_self(), SCHED_IDLE, &parameters);
 }
 
+int CCameraShims_set_thread_name(const char *name) {
+    return pthread_setname_np(pthread_self(), name);
+}
+
 const unsigned int CCameraShims_MFD_CLOEXEC = MFD_CLOEXEC;
 const unsigned int CCameraShims_MFD_ALLOW_SEALING = MFD_ALLOW_SEALING;
 

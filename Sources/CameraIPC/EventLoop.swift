@@ -12,8 +12,14 @@ public protocol EventHandler: AnyObject, Sendable {
 ///
 /// Everything that reads sockets runs here; nothing here may block. Work from
 /// other threads arrives through ``execute(_:)``, which wakes the loop through
-/// an eventfd. Registration is thread-safe.
-public final class EventLoop: @unchecked Sendable {
+/// an eventfd; work submitted on the loop's own thread runs once the events in
+/// hand are handled, with no wake-up. Registration is thread-safe.
+///
+/// The loop is also a `TaskExecutor`: a task that prefers it
+/// (`withTaskExecutorPreference(loop)`) runs its nonisolated code here, so a
+/// continuation resumed by an event handler continues on this thread — the
+/// frame a handler yields is read without another thread waking.
+public final class EventLoop: TaskExecutor, @unchecked Sendable {
     /// The epoll readiness bits a handler cares about or is told of.
     public struct Events: OptionSet, Sendable {
         public let rawValue: UInt32
@@ -30,8 +36,14 @@ public final class EventLoop: @unchecked Sendable {
         fileprivate let fd: Int32
     }
 
+    /// Submitted work: a closure, or a job of a task that prefers this loop.
+    private enum Work {
+        case closure(@Sendable () -> Void)
+        case job(UnownedJob)
+    }
+
     private struct State {
-        var tasks: [@Sendable () -> Void] = []
+        var work: [Work] = []
         var wakeupPending = false
         var handlers: [UInt64: any EventHandler] = [:]
         var nextID: UInt64 = 1
@@ -74,11 +86,24 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Runs `task` on the loop's thread, after the events being handled now.
-    /// Tasks run in the order they were submitted. After ``stop()`` they are dropped.
+    /// Tasks run in the order they were submitted. After ``stop()`` they are
+    /// dropped (and so are the jobs of tasks that prefer the loop: only a loop
+    /// that runs for the life of the process should be a task's executor).
     public func execute(_ task: @escaping @Sendable () -> Void) {
+        submit(.closure(task))
+    }
+
+    /// TaskExecutor: runs a job of a task that prefers this loop.
+    public func enqueue(_ job: consuming ExecutorJob) {
+        submit(.job(UnownedJob(job)))
+    }
+
+    private func submit(_ work: Work) {
         let wake = state.withLock { state -> Bool in
             guard !state.stopping else { return false }
-            state.tasks.append(task)
+            state.work.append(work)
+            // The loop's own thread takes its work before it waits again.
+            if let thread = state.thread, pthread_equal(thread, pthread_self()) != 0 { return false }
             defer { state.wakeupPending = true }
             return !state.wakeupPending
         }
@@ -133,6 +158,8 @@ public final class EventLoop: @unchecked Sendable {
 
     private func run() {
         state.withLock { $0.thread = pthread_self() }
+        // Named for ps -L, perf and debuggers (the kernel keeps 15 bytes).
+        _ = CCameraShims_set_thread_name(String(decoding: name.utf8.prefix(15), as: UTF8.self))
         let capacity = 64
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
         defer { events.deallocate() }
@@ -153,19 +180,31 @@ public final class EventLoop: @unchecked Sendable {
                 guard let handler = state.withLock({ $0.handlers[id] }) else { continue }
                 handler.handleEvents(Events(rawValue: events[index].events))
             }
-            let (tasks, stopping) = state.withLock { state in
-                defer {
-                    state.tasks.removeAll()
-                    state.wakeupPending = false
+            // Work that work submits runs in this round too: nothing is left
+            // waiting while the loop sleeps.
+            var stopping = false
+            while !stopping {
+                let work: [Work]
+                (work, stopping) = state.withLock { state in
+                    defer {
+                        state.work = []
+                        state.wakeupPending = false
+                    }
+                    return (state.work, state.stopping)
                 }
-                return (state.tasks, state.stopping)
+                if work.isEmpty { break }
+                for item in work {
+                    switch item {
+                    case .closure(let task): task()
+                    case .job(let job): job.runSynchronously(on: asUnownedTaskExecutor())
+                    }
+                }
             }
-            for task in tasks { task() }
             if stopping { break }
         }
         state.withLock { state in
             state.handlers.removeAll()
-            state.tasks.removeAll()
+            state.work.removeAll()
         }
     }
 }

@@ -70,6 +70,14 @@ public enum CallEvent<Response: SwiftProtobuf.Message>: Sendable {
     case end(RPCError?)
 }
 
+/// What a raw call handler gets, on the event loop's thread: each response's
+/// bytes, undecoded, with its descriptors.
+public enum RawCallEvent: Sendable {
+    case message(payload: [UInt8], descriptors: [OwnedFD])
+    /// The call ended: nil when the server ended it with OK; then nothing more comes.
+    case end(RPCError?)
+}
+
 /// An open bidirectional call: send requests, read responses, half-close or cancel.
 public final class BidirectionalCall<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>: Sendable {
     private let client: RPCClient
@@ -89,8 +97,12 @@ public final class BidirectionalCall<Request: SwiftProtobuf.Message, Response: S
     /// - Throws: ``RPCError`` (`connectionLost`) when the connection is gone, or
     ///   (`invalidState`) when the call has ended.
     public func send(_ request: Request, descriptors: [OwnedFD] = []) throws {
+        try send(serialized: try request.serializedBytes(), descriptors: descriptors)
+    }
+
+    /// Sends one request already serialized (by ``StreamWire``, say). Never blocks.
+    public func send(serialized payload: [UInt8], descriptors: [OwnedFD] = []) throws {
         guard !call.hasEnded else { throw RPCError(.invalidState, "\(call.method) has ended; start a new call") }
-        let payload: [UInt8] = try request.serializedBytes()
         try client.send(EnvelopeCodec.encodeMessage(callID: call.callID, payload: payload, descriptorCount: descriptors.count),
                         descriptors: descriptors)
     }

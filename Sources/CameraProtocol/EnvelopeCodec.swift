@@ -33,6 +33,15 @@ public enum EnvelopeCodec {
         return (envelope, claimed)
     }
 
+    /// A message envelope's call and message, read without SwiftProtobuf (see
+    /// ``StreamWire``), its descriptors taken from `descriptors`; nil when
+    /// `frame` is another kind of envelope, or in a form left to ``decode(_:descriptors:)``.
+    static func decodeMessage(_ frame: [UInt8], descriptors: inout DescriptorQueue) throws -> (callID: UInt64, message: RawMessage)? {
+        guard let envelope = StreamWire.envelopeMessage(frame) else { return nil }
+        let claimed = try descriptors.take(Int(envelope.fdCount))
+        return (envelope.callID, RawMessage(payload: Array(frame[envelope.payload]), descriptors: claimed))
+    }
+
     /// `envelope` as frame payload bytes, with `fdCount` set to `descriptorCount`.
     public static func encode(_ envelope: Camerad_V1_Envelope, descriptorCount: Int = 0) -> [UInt8] {
         var envelope = envelope
@@ -50,32 +59,23 @@ public enum EnvelopeCodec {
         if !payload.isEmpty {
             inner.reserveCapacity(payload.count + 6)
             inner.append(0x0A)  // CallMessage.payload: field 1, length-delimited
-            appendVarint(UInt64(payload.count), to: &inner)
+            WireWriter.varint(UInt64(payload.count), to: &inner)
             inner.append(contentsOf: payload)
         }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(inner.count + 24)
         if callID != 0 {
             bytes.append(0x08)  // call_id: field 1, varint
-            appendVarint(callID, to: &bytes)
+            WireWriter.varint(callID, to: &bytes)
         }
         if descriptorCount > 0 {
             bytes.append(0x10)  // fd_count: field 2, varint
-            appendVarint(UInt64(descriptorCount), to: &bytes)
+            WireWriter.varint(UInt64(descriptorCount), to: &bytes)
         }
         bytes.append(0x22)  // message: field 4, length-delimited
-        appendVarint(UInt64(inner.count), to: &bytes)
+        WireWriter.varint(UInt64(inner.count), to: &bytes)
         bytes.append(contentsOf: inner)
         return bytes
-    }
-
-    private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
-        var value = value
-        while value >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        bytes.append(UInt8(value))
     }
 
     public static func start(callID: UInt64, method: String, request: [UInt8]) -> Camerad_V1_Envelope {

@@ -39,9 +39,13 @@ public struct MessageStream<Message: SwiftProtobuf.Message>: AsyncSequence, Send
         /// half-closes. `body` must not block: every call of the connection
         /// waits behind it. A request that does not decode, or an error `body`
         /// throws, is thrown here and no request reaches `body` after it; the
-        /// call ending first throws CancellationError.
-        public mutating func forEachOnLoop(_ body: @escaping @Sendable (Message) throws -> Void) async throws {
-            try await received.forEachOnLoop { try body($0.message) }
+        /// call ending first throws CancellationError. `read`, when given, reads
+        /// a request by hand first (``StreamWire``); where it gives nil,
+        /// SwiftProtobuf decodes.
+        public mutating func forEachOnLoop(
+            reading read: (@Sendable ([UInt8]) -> Message?)? = nil, _ body: @escaping @Sendable (Message) throws -> Void
+        ) async throws {
+            try await received.forEachOnLoop(reading: read) { try body($0.message) }
         }
     }
 
@@ -70,10 +74,18 @@ public struct MessageStream<Message: SwiftProtobuf.Message>: AsyncSequence, Send
             }
 
             /// ``MessageStream/AsyncIterator/forEachOnLoop(_:)`` with descriptors.
-            public mutating func forEachOnLoop(_ body: @escaping @Sendable (Received<Message>) throws -> Void) async throws {
+            public mutating func forEachOnLoop(
+                reading read: (@Sendable ([UInt8]) -> Message?)? = nil, _ body: @escaping @Sendable (Received<Message>) throws -> Void
+            ) async throws {
                 guard let call else { preconditionFailure("only a server's requests are handled on its loop") }
                 let undecodable = self.undecodable
-                try await call.takeRequestsOnLoop(draining: &base) { try body(Self.decode($0, undecodable)) }
+                try await call.takeRequestsOnLoop(draining: &base) { raw in
+                    if let message = read?(raw.payload) {
+                        try body(Received(message: message, descriptors: raw.descriptors))
+                    } else {
+                        try body(Self.decode(raw, undecodable))
+                    }
+                }
             }
 
             private static func decode(

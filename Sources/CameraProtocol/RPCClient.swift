@@ -102,17 +102,34 @@ public final class RPCClient: SocketConnectionDelegate, @unchecked Sendable {
     public func bidirectional<Request, Response>(
         _ method: Method<Request, Response>, handler: @escaping @Sendable (CallEvent<Response>) -> Void
     ) throws -> BidirectionalCall<Request, Response> {
+        try bidirectional(method) { (event: RawCallEvent) throws in
+            switch event {
+            case .message(let payload, let descriptors):
+                handler(.message(Received(message: try Response(serializedBytes: payload), descriptors: descriptors)))
+            case .end(let error):
+                handler(.end(error))
+            }
+        }
+    }
+
+    /// ``bidirectional(_:handler:)`` with the responses' bytes, for a caller
+    /// that decodes them itself (a stream's frames, with ``StreamWire``). An
+    /// error `handler` throws for a message cancels the call and ends it with
+    /// `INTERNAL`, naming the error.
+    public func bidirectional<Request, Response>(
+        _ method: Method<Request, Response>, handler: @escaping @Sendable (RawCallEvent) throws -> Void
+    ) throws -> BidirectionalCall<Request, Response> {
         let started = Mutex<ClientCall?>(nil)
         let raw = ClientCall.RawHandler(
             message: { [weak self] raw in
                 do {
-                    handler(.message(Received(message: try Response(serializedBytes: raw.payload), descriptors: raw.descriptors)))
+                    try handler(.message(payload: raw.payload, descriptors: raw.descriptors))
                 } catch {
                     guard let self, let call = started.withLock({ $0 }) else { return }
                     self.cancel(call, endingWith: RPCError.undecodableResponse(method.name, "\(error)"))
                 }
             },
-            end: { handler(.end($0)) })
+            end: { try? handler(.end($0)) })
         let call = try startCall(method.name, request: [], descriptors: [], handler: raw)
         started.withLock { $0 = call }
         return BidirectionalCall(client: self, call: call)
@@ -179,6 +196,11 @@ public final class RPCClient: SocketConnectionDelegate, @unchecked Sendable {
     public func connection(
         _ connection: SocketConnection, didReceive frame: [UInt8], descriptors: inout DescriptorQueue
     ) throws {
+        if let (callID, message) = try EnvelopeCodec.decodeMessage(frame, descriptors: &descriptors) {
+            // A response (a frame, most often): envelopes for calls that ended here are dropped.
+            state.withLock { $0.calls[callID] }?.receive(message)
+            return
+        }
         let (envelope, claimed) = try EnvelopeCodec.decode(frame, descriptors: &descriptors)
         if envelope.endsConnection, case .end(let end)? = envelope.kind {
             let reason = RPCError(status: end.status) ?? RPCError(.connectionLost, "camerad ended the connection")

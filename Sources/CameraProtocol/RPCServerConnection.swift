@@ -57,6 +57,12 @@ public final class RPCServerConnection: SocketConnectionDelegate, @unchecked Sen
     public func connection(
         _ connection: SocketConnection, didReceive frame: [UInt8], descriptors: inout DescriptorQueue
     ) throws {
+        if let (callID, message) = try EnvelopeCodec.decodeMessage(frame, descriptors: &descriptors) {
+            // A request (a release, most often). A message for a call that has
+            // ended is dropped, descriptors and all.
+            call(callID)?.receive(message)
+            return
+        }
         let (envelope, claimed) = try EnvelopeCodec.decode(frame, descriptors: &descriptors)
         guard !envelope.endsConnection else { throw EnvelopeCodec.MalformedEnvelope(reason: "call id 0 from a client") }
         let callID = envelope.callID

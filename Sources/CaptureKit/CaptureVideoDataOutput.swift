@@ -144,6 +144,22 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
         }
     }
 
+    /// Where frames of ``sampleBuffers`` are read from camerad (Linux only):
+    /// iterate inside `withTaskExecutorPreference(output.sampleBufferExecutor)`
+    /// and each frame reaches the loop's body on the thread that read it from
+    /// the socket, with no other thread woken for it — about half the CPU per
+    /// frame of a loop on the global executor. That thread is CaptureKit's
+    /// connection thread: the body may await anything but must not block (a
+    /// blocking read or write there holds up every call and stream of the
+    /// process); code isolated to an actor still runs on that actor.
+    ///
+    /// ```swift
+    /// await withTaskExecutorPreference(output.sampleBufferExecutor) {
+    ///     for await sample in output.sampleBuffers { measure(sample) }
+    /// }
+    /// ```
+    public var sampleBufferExecutor: any TaskExecutor { DaemonClient.shared.loop }
+
     private func change(_ body: (inout Settings) -> Void) {
         settings.withLock { body(&$0) }
         connections.first?.session?.configurationDidChange()

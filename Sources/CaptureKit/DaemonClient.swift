@@ -13,9 +13,18 @@ final class DaemonClient: Sendable {
         var clientName: String?
         var client: RPCClient?
         var connecting: Task<RPCClient, any Error>?
-        var loop: EventLoop?
     }
     private let state = Mutex(State())
+
+    /// The thread every connection's messages are read on, for the life of the
+    /// process; also the executor frames reach a ``CaptureVideoDataOutput/sampleBufferExecutor`` user on.
+    let loop: EventLoop = {
+        do {
+            return try EventLoop(name: "CaptureKit")
+        } catch {
+            fatalError("CaptureKit cannot start its connection thread: \(error)")
+        }
+    }()
 
     /// Where to connect; nil means `SocketPath.resolve()`. A change takes effect
     /// at the next connection, and closes the current one.
@@ -43,18 +52,13 @@ final class DaemonClient: Sendable {
             case ready(RPCClient)
             case connecting(Task<RPCClient, any Error>)
         }
-        let next = try await CaptureError.converting {
-            try state.withLock { state throws -> Next in
-                if let client = state.client, !client.isClosed { return .ready(client) }
-                if let connecting = state.connecting { return .connecting(connecting) }
-                if state.loop == nil { state.loop = try EventLoop(name: "CaptureKit") }
-                let loop = state.loop!
-                let path = state.socketPath ?? SocketPath.resolve()
-                let name = state.clientName ?? Self.processName
-                let connecting = Task { try await RPCClient.connect(to: path, clientName: name, loop: loop) }
-                state.connecting = connecting
-                return .connecting(connecting)
-            }
+        let next = state.withLock { state -> Next in
+            if let client = state.client, !client.isClosed { return .ready(client) }
+            if let connecting = state.connecting { return .connecting(connecting) }
+            let (loop, path, name) = (self.loop, state.socketPath ?? SocketPath.resolve(), state.clientName ?? Self.processName)
+            let connecting = Task { try await RPCClient.connect(to: path, clientName: name, loop: loop) }
+            state.connecting = connecting
+            return .connecting(connecting)
         }
         guard case .connecting(let task) = next else {
             guard case .ready(let client) = next else { preconditionFailure() }

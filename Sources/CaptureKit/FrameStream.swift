@@ -73,7 +73,9 @@ final class FrameStream: Sendable {
         let client = try await DaemonClient.shared.connection()
         let stream = FrameStream()
         return try await CaptureError.converting {
-            let call = try client.bidirectional(CameraService.stream) { [weak stream] event in stream?.handle(event) }
+            let call: StreamCall = try client.bidirectional(CameraService.stream) { [weak stream] (event: RawCallEvent) throws in
+                try stream?.handle(event)
+            }
             stream.releases.withLock { $0.call = call }
             try await withTaskCancellationHandler {
                 _ = try await withCheckedThrowingContinuation { (continuation: Opening) in
@@ -109,11 +111,19 @@ final class FrameStream: Sendable {
         if let ended { consumer.end(ended) }
     }
 
-    /// One response or the end, on the event loop's thread.
-    private func handle(_ event: CallEvent<Camerad_V1_StreamResponse>) {
+    /// One response or the end, on the event loop's thread. A frame is read by
+    /// hand (``StreamWire``), anything else by SwiftProtobuf; a response that
+    /// does not decode is thrown, and ends the call.
+    private func handle(_ event: RawCallEvent) throws {
         switch event {
-        case .message(let received):
-            guard let event = self.event(from: received) else { return }
+        case .message(let payload, let descriptors):
+            let response: Camerad_V1_StreamResponse.OneOf_Kind?
+            if let frame = StreamWire.frameReady(payload) {
+                response = .frame(frame)
+            } else {
+                response = try Camerad_V1_StreamResponse(serializedBytes: payload).kind
+            }
+            guard let event = self.event(from: response, descriptors: descriptors) else { return }
             // Delivered under the lock, so that nothing is delivered once close() returns.
             state.withLock { state in
                 switch state.phase {
@@ -151,11 +161,11 @@ final class FrameStream: Sendable {
     /// A response as the consumer gets it; nil for what it never sees
     /// (StreamStarted, which ends the opening, and StreamInterrupted, whose
     /// call's end follows and says why).
-    private func event(from received: Received<Camerad_V1_StreamResponse>) -> Event? {
+    private func event(from response: Camerad_V1_StreamResponse.OneOf_Kind?, descriptors: [OwnedFD]) -> Event? {
         do {
-            switch received.message.kind {
+            switch response {
             case .started(let started):
-                let pool = try MappedFramePool(started.pool, descriptors: received.descriptors)
+                let pool = try MappedFramePool(started.pool, descriptors: descriptors)
                 let opening = state.withLock { state -> Opening? in
                     guard case .opening(let continuation) = state.phase else { return nil }
                     state.pools[pool.id] = pool
@@ -174,7 +184,7 @@ final class FrameStream: Sendable {
                 return .dropped(SampleBuffer.DroppedFrameReason(dropped.reason), count: Int(dropped.count),
                                 lastSequence: dropped.lastSequence)
             case .formatChanged(let changed):
-                let pool = try MappedFramePool(changed.pool, descriptors: received.descriptors)
+                let pool = try MappedFramePool(changed.pool, descriptors: descriptors)
                 state.withLock { $0.pools[pool.id] = pool }
                 guard changed.hasDevice else { return .formatChanged(modeNote: nil) }
                 LiveDevices.shared.update(changed.device)
@@ -218,11 +228,8 @@ final class FrameStream: Sendable {
             }
             if due.isEmpty { return }
             for (poolID, slots) in due {
-                var request = Camerad_V1_StreamRequest()
-                request.release.poolID = poolID
-                request.release.slots = slots
                 // If the call is over the daemon has taken the slots back already.
-                try? call.send(request)
+                try? call.send(serialized: StreamWire.releaseRequest(poolID: poolID, slots: slots))
             }
         }
     }

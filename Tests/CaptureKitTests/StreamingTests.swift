@@ -271,6 +271,38 @@ extension CaptureKitEndToEnd {
         }
     }
 
+    /// Read in a task that prefers the output's sampleBufferExecutor, frames come
+    /// on the thread that read them from the socket (CaptureKit's connection
+    /// thread), in order, every sequence number accounted, intact.
+    @Test func framesReadOnTheSampleBufferExecutorComeOnTheConnectionThread() async throws {
+        func threadName() -> String {
+            (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
+        }
+        try await withCamera { device, _ in
+            try await withStreamingSession(device) { _, output, frames in
+                let (count, threads) = await withTaskExecutorPreference(output.sampleBufferExecutor) {
+                    var threads = Set<String>()
+                    var previous: UInt64?
+                    let count = await frames.forEachFrame(30) { sample, reported in
+                        threads.insert(threadName())
+                        if let previous {
+                            #expect(sample.sequenceNumber == previous + 1 + UInt64(reported), "in order, gaps reported")
+                        }
+                        previous = sample.sequenceNumber
+                        let received = sample.imageBuffer.flatMap { try? $0.withUnsafeBytes { Array($0) } }
+                        #expect(received == sourceFrame(of: sample), "frame \(sample.sequenceNumber) intact")
+                        sample.invalidate()
+                    }
+                    return (count, threads)
+                }
+                #expect(count == 30)
+                #expect(threads == ["CaptureKit"])
+                #expect(threadName() != "CaptureKit")
+            }
+        }
+    }
+
     /// Every fourth frame of 60 fps is offered: two frames are never closer, and
     /// exactly four apart unless a drop report came between them (an offered
     /// frame this client was late for, or frames the camera skipped); the three

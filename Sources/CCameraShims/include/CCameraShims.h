@@ -22,6 +22,10 @@ int CCameraShims_is_dmabuf(int fd);
 // Puts the calling thread in SCHED_IDLE, a name declared only under _GNU_SOURCE; 0 or an errno.
 int CCameraShims_set_thread_idle(void);
 
+// Names the calling thread (at most 15 bytes; ps -L and perf show it);
+// _GNU_SOURCE too. 0 or an errno.
+int CCameraShims_set_thread_name(const char *name);
+
 extern const unsigned int CCameraShims_MFD_CLOEXEC;
 extern const unsigned int CCameraShims_MFD_ALLOW_SEALING;
 

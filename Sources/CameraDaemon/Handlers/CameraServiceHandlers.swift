@@ -169,7 +169,7 @@ struct CameraServiceHandlers: Sendable {
         let id = try await streamer.open(open, for: context.connectionID, writer: writer)
         defer { streamer.close(id) }
         // Releases come as often as frames: handled as they arrive, with no hop to this task.
-        try await iterator.forEachOnLoop { request in
+        try await iterator.forEachOnLoop(reading: Camerad_V1_StreamRequest.release(wire:)) { request in
             switch request.kind {
             case .release(let release):
                 try streamer.release(id, release)

@@ -118,7 +118,6 @@ extension Camctl {
             let frames = videoOutput.sampleBuffers
             try await session.start()
 
-            var statistics = StreamStatistics()
             let deadline = duration.map { monotonicNanoseconds() + Int64($0 * 1e9) }
             let watchdog = deadline.map { deadline in
                 Task {
@@ -130,14 +129,11 @@ extension Camctl {
                 await interrupted.wait()
                 await session.stopRunning()
             }
-            for await sample in frames {
-                statistics.record(sample, receivedAt: monotonicNanoseconds(), checking: check)
-                if let file, let pixels = sample.imageBuffer {
-                    try pixels.withUnsafeBytes { file.write(Data($0)) }
-                }
-                if holdMilliseconds > 0 { try? await Task.sleep(for: .milliseconds(holdMilliseconds)) }
-                sample.invalidate()
-                if let count, statistics.frames >= count { break }
+            // Frames are read where they arrive, on CaptureKit's connection
+            // thread (no other thread wakes per frame) — unless they are written
+            // to a file, which blocks.
+            let statistics = try await withTaskExecutorPreference(file == nil ? videoOutput.sampleBufferExecutor : nil) {
+                try await read(frames, to: file)
             }
             watchdog?.cancel()
             stopper.cancel()
@@ -157,6 +153,20 @@ extension Camctl {
                 Output.line("\(camera.uniqueID): " + statistics.text)
             }
             if let failure { throw failure }
+        }
+
+        private func read(_ frames: AsyncStream<SampleBuffer>, to file: FileHandle?) async throws -> StreamStatistics {
+            var statistics = StreamStatistics()
+            for await sample in frames {
+                statistics.record(sample, receivedAt: monotonicNanoseconds(), checking: check)
+                if let file, let pixels = sample.imageBuffer {
+                    try pixels.withUnsafeBytes { file.write(Data($0)) }
+                }
+                if holdMilliseconds > 0 { try? await Task.sleep(for: .milliseconds(holdMilliseconds)) }
+                sample.invalidate()
+                if let count, statistics.frames >= count { break }
+            }
+            return statistics
         }
 
         private static func openOutput(_ path: String) throws -> FileHandle {
