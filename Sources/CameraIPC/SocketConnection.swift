@@ -220,7 +220,7 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
         }
     }
 
-    /// Reads until the socket is empty, or a fair share for one wake-up.
+    /// Reads until the socket is empty (a short read says so), or a fair share for one wake-up.
     private func readAvailable() {
         for _ in 0..<16 {
             guard delegate != nil else { return }
@@ -258,6 +258,9 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
                 close(error: error)
                 return
             }
+            // A short read took all there was: the loop (level-triggered) says
+            // when more comes, without a read here that finds nothing.
+            if received.byteCount < receiveBuffer.count { return }
         }
     }
 

@@ -3,9 +3,10 @@ import Foundation
 
 /// Reads an output's sample buffers; a class, so closures can share it.
 public final class FrameReader {
-    private var iterator: AsyncStream<SampleBuffer>.AsyncIterator
+    private var iterator: CaptureVideoDataOutput.SampleBufferSequence.AsyncIterator
 
-    public init(_ sequence: AsyncStream<SampleBuffer>) {
+    /// Begins iterating `sequence` now: frames from now on wait here.
+    public init(_ sequence: CaptureVideoDataOutput.SampleBufferSequence) {
         iterator = sequence.makeAsyncIterator()
     }
 

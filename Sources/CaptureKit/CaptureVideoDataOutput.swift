@@ -19,8 +19,8 @@ extension CaptureVideoDataOutputSampleBufferDelegate {
 /// AVCaptureVideoDataOutput: every frame, converted by camerad to this output's
 /// pixel format and size, in shared memory.
 ///
-/// Frames reach a delegate on its serial queue, and the ``sampleBuffers``
-/// sequence; both may be used.
+/// Frames reach a delegate on its serial queue, and iterations of the
+/// ``sampleBuffers`` sequence; both may be used.
 public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
     /// AVCaptureVideoDataOutput.videoSettings, typed: the pixel format (nil: the
     /// device's own) and an output size (nil: the session preset's, else the
@@ -53,8 +53,10 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
         var delivery = Delivery.sharedMemory
         var maxFramesInFlight = 3
         var delegate: DelegateBox?
-        var sequence: (stream: AsyncStream<SampleBuffer>, continuation: AsyncStream<SampleBuffer>.Continuation)?
-        /// The last run ended by itself before anyone asked for its sequence.
+        /// The iterations of ``sampleBuffers`` under way, by number.
+        var readers: [UInt64: AsyncStream<SampleBuffer>.Continuation] = [:]
+        var nextReaderID: UInt64 = 1
+        /// The last run ended by itself while nobody iterated its frames.
         var unseenRunEnded = false
         var delegateBusy = 0
     }
@@ -118,29 +120,72 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
 
     /// The frames of this output while its session runs, in order; dropped frames
     /// come as sample buffers without an image buffer and with
-    /// `attachments.droppedFrameReason`. The sequence ends when the session stops;
-    /// a later run gives a new one. (AVFoundation has only the delegate.)
+    /// `attachments.droppedFrameReason`. (AVFoundation has only the delegate.)
     ///
-    /// Ask for it before starting the session or while it runs. Asked for while
-    /// the session is stopped, it serves the next run — unless the last run
-    /// ended by itself (its device or the daemon went) before anyone asked: then
-    /// it is that run's, already ended, so code that asks just after starting
-    /// sees the end instead of waiting for a run that is not coming.
+    /// Reading the property does nothing; iterating does. An iteration gets the
+    /// frames that come from the moment it begins (`makeAsyncIterator()`, which
+    /// `for await` calls) until it is dropped or the session stops, when it
+    /// ends; a later run needs a new iteration. One begun while the session is
+    /// stopped waits for the next run — unless the last run ended by itself
+    /// (its device or the daemon went) while nobody iterated: then it ends at
+    /// once, so code that begins just after starting sees the end instead of
+    /// waiting for a run that is not coming. Several iterations each get every frame.
     ///
-    /// Ask for it only to read it: frames wait in it until read, each holding
-    /// one of the ``maxFramesInFlight`` the daemon lets this output have, so an
-    /// unread sequence stops the flow — to the delegate too.
-    public var sampleBuffers: AsyncStream<SampleBuffer> {
-        settings.withLock { settings in
-            if let sequence = settings.sequence { return sequence.stream }
-            let sequence = AsyncStream.makeStream(of: SampleBuffer.self)
-            if settings.unseenRunEnded {
-                settings.unseenRunEnded = false
-                sequence.continuation.finish()
-                return sequence.stream
+    /// Frames wait in an iteration until read, each holding one of the
+    /// ``maxFramesInFlight`` the daemon lets this output have: an iteration
+    /// that stops reading without ending stops the flow, to the delegate too.
+    public var sampleBuffers: SampleBufferSequence { SampleBufferSequence(output: self) }
+
+    /// ``sampleBuffers``: an output's frames, from when iteration begins.
+    public struct SampleBufferSequence: AsyncSequence, Sendable {
+        public typealias Element = SampleBuffer
+        public typealias Failure = Never
+        let output: CaptureVideoDataOutput
+
+        public func makeAsyncIterator() -> AsyncIterator {
+            let (frames, continuation) = AsyncStream.makeStream(of: SampleBuffer.self)
+            let id = output.settings.withLock { settings -> UInt64? in
+                if settings.unseenRunEnded {
+                    settings.unseenRunEnded = false
+                    return nil
+                }
+                defer { settings.nextReaderID += 1 }
+                settings.readers[settings.nextReaderID] = continuation
+                return settings.nextReaderID
             }
-            settings.sequence = sequence
-            return sequence.stream
+            if id == nil { continuation.finish() }
+            return AsyncIterator(frames: frames.makeAsyncIterator(), reader: Reader(output: output, id: id))
+        }
+
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            var frames: AsyncStream<SampleBuffer>.AsyncIterator
+            /// Ends the iteration's registration when the iterator goes.
+            let reader: Reader
+
+            public mutating func next() async -> SampleBuffer? {
+                await frames.next()
+            }
+
+            public mutating func next(isolation actor: isolated (any Actor)?) async -> SampleBuffer? {
+                await frames.next(isolation: actor)
+            }
+        }
+
+        /// One iteration's place among the output's readers: frames stop
+        /// going to it (and those it still holds go back) once its iterator is gone.
+        final class Reader: Sendable {
+            let output: CaptureVideoDataOutput
+            let id: UInt64?
+
+            init(output: CaptureVideoDataOutput, id: UInt64?) {
+                self.output = output
+                self.id = id
+            }
+
+            deinit {
+                guard let id else { return }
+                output.settings.withLock { $0.readers.removeValue(forKey: id) }?.finish()
+            }
         }
     }
 
@@ -192,11 +237,12 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
     }
 
     override func sessionDidStop(endedByItself: Bool) {
-        settings.withLock { settings -> AsyncStream<SampleBuffer>.Continuation? in
-            defer { settings.sequence = nil }
-            settings.unseenRunEnded = endedByItself && settings.sequence == nil
-            return settings.sequence?.continuation
-        }?.finish()
+        let readers = settings.withLock { settings in
+            defer { settings.readers = [:] }
+            settings.unseenRunEnded = endedByItself && settings.readers.isEmpty
+            return settings.readers.values
+        }
+        for reader in readers { reader.finish() }
     }
 
     /// On the event loop's thread: hands the event to the delegate's queue and
@@ -221,12 +267,12 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
             }
             return
         }
-        let (delegate, continuation, late) = settings.withLock { settings in
+        let (delegate, readers, late) = settings.withLock { settings in
             let late = isFrame && settings.delegate != nil && settings.alwaysDiscardsLateVideoFrames && settings.delegateBusy > 0
             if isFrame && settings.delegate != nil && !late { settings.delegateBusy += 1 }
-            return (settings.delegate, settings.sequence?.continuation, late)
+            return (settings.delegate, settings.readers.values, late)
         }
-        continuation?.yield(buffer)
+        for reader in readers { reader.yield(buffer) }
         guard let delegate else { return }
         if late {
             // AVFoundation's rule: a frame that comes while the delegate is busy is dropped.

@@ -385,6 +385,84 @@ extension CaptureKitEndToEnd {
         }
     }
 
+    /// A delegate that records what it gets, keeping the frames while asked to.
+    final class KeepingRecorder: CaptureVideoDataOutputSampleBufferDelegate, @unchecked Sendable {
+        let queue = DispatchQueue(label: "keeping recorder")
+        var keeping = false
+        private(set) var kept: [SampleBuffer] = []
+        /// Frames and drop reports in order: (sequence, frames it stands for, is a frame).
+        private(set) var log: [(sequence: UInt64, count: Int, frame: Bool)] = []
+
+        func captureOutput(_ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection) {
+            log.append((sampleBuffer.sequenceNumber, 1, true))
+            if keeping { kept.append(sampleBuffer) }
+        }
+
+        func captureOutput(_ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection) {
+            log.append((sampleBuffer.sequenceNumber, sampleBuffer.attachments.droppedFrameCount, false))
+        }
+
+        func letGo() { queue.sync { keeping = false; kept.removeAll() } }
+        var frames: Int { queue.sync { log.filter(\.frame).count } }
+        var droppedFrames: Int { queue.sync { log.filter { !$0.frame }.map(\.count).reduce(0, +) } }
+        var entries: [(sequence: UInt64, count: Int, frame: Bool)] { queue.sync { log } }
+    }
+
+    /// Issue 16's fourth point: looking at `sampleBuffers` (or iterating it a
+    /// little and stopping) does not hold frames back from the delegate.
+    @Test func readingSampleBuffersWithoutIteratingLeavesTheDelegateAlone() async throws {
+        try await withCamera(fps: 60) { device, _ in
+            let recorder = KeepingRecorder()
+            let (session, output) = try sessionWithVideoOutput(device)
+            output.setSampleBufferDelegate(recorder, queue: recorder.queue)
+            _ = output.sampleBuffers
+            let unread = output.sampleBuffers
+            try await session.start()
+            do {
+                var frames = unread.makeAsyncIterator()
+                _ = await frames.next()
+            }  // iteration over: its frames go back
+            _ = output.sampleBuffers
+            #expect(await waitUntil(timeout: .seconds(60)) { recorder.frames >= 60 }, "the delegate got \(recorder.frames) frames")
+            await session.stopRunning()
+        }
+    }
+
+    /// As AVFoundation's delegate, one that keeps every buffer hears of each
+    /// frame it then misses (frameWasLate) as it goes, not silence; once it
+    /// lets go, frames come again, and every sequence number is a frame or in a report.
+    @Test func aDelegateThatKeepsItsBuffersHearsOfEachFrameItMisses() async throws {
+        try await withCamera(fps: 60) { device, _ in
+            let recorder = KeepingRecorder()
+            recorder.keeping = true
+            let (session, output) = try sessionWithVideoOutput(device)
+            output.setSampleBufferDelegate(recorder, queue: recorder.queue)
+            try await session.start()
+            #expect(await waitUntil(timeout: .seconds(60)) { recorder.droppedFrames >= 10 }, "drops reported while holding")
+            #expect(recorder.frames == output.maxFramesInFlight, "it holds all it may")
+            let held = recorder.frames
+            recorder.letGo()
+            #expect(await waitUntil(timeout: .seconds(60)) { recorder.frames >= held + 10 }, "frames come again")
+            await session.stopRunning()
+
+            // Between two frames, the reports add up to the gap, each within it.
+            let entries = recorder.entries
+            let firstFrame = try #require(entries.firstIndex { $0.frame })
+            var previous = entries[firstFrame].sequence
+            var reported = 0
+            for entry in entries[(firstFrame + 1)...] {
+                if entry.frame {
+                    #expect(entry.sequence - previous - 1 == UInt64(reported), "#\(previous) to #\(entry.sequence): \(reported) reported")
+                    (previous, reported) = (entry.sequence, 0)
+                } else {
+                    #expect(entry.sequence > previous, "a report after #\(previous) covers later numbers")
+                    reported += entry.count
+                }
+            }
+            #expect(entries.contains { !$0.frame && $0.count == 1 }, "reported frame by frame while held")
+        }
+    }
+
     @Test func anOutputNobodyReadsGivesEachFrameBackAsItComes() async throws {
         try await withCamera(fps: 60) { device, _ in
             // No delegate and no sequence: each frame is let go of as it is

@@ -175,7 +175,7 @@ extension DeviceStreamer {
             if full.count == wanting.count {
                 for (id, reason) in full {
                     state.streams[id]!.lastOffered = frame.timestampNanoseconds
-                    state.streams[id]!.drops.add(reason, count: 1, sequence: frame.sequence)
+                    dropHeld(frame.sequence, reason, &state.streams[id]!)
                 }
                 return nil
             }
@@ -303,12 +303,24 @@ extension DeviceStreamer {
                 stream.held.remove(reference)
             }
         } else if let reason = stream.dropReason {
-            stream.drops.add(reason, count: 1, sequence: frame.sequence)
+            dropHeld(frame.sequence, reason, &stream)
         } else {
             frame.pool.references[frame.slot] += 1
             stream.queue.append((reference, frame, stream.drops))
             stream.drops = DropTally()
         }
+    }
+
+    /// A frame a stream misses because it holds all it may (or its queue is
+    /// full). With nothing queued for it, reported now rather than with its
+    /// next frame: a client holding its frames hears of each one it misses as
+    /// it goes (AVFoundation's didDrop) instead of silence until it lets one
+    /// go. Behind queued frames it waits its turn, to keep capture order.
+    private func dropHeld(_ sequence: UInt64, _ reason: DropReason, _ stream: inout Stream) {
+        stream.drops.add(reason, count: 1, sequence: sequence)
+        guard stream.queue.isEmpty else { return }
+        send(stream.drops, to: stream)
+        stream.drops = DropTally()
     }
 
     /// Reports a tally to a stream's sink, if it has drops.

@@ -12,7 +12,9 @@ enum DropReason: CaseIterable, Sendable {
 }
 
 /// The frames a stream did not get since the last frame it was sent (or
-/// queued), by reason: reported just ahead of its next frame.
+/// queued) or the last report, by reason: reported just ahead of its next
+/// frame — or at once when the stream holds every frame it may, so that a
+/// client holding its frames hears of each drop as it happens.
 ///
 /// A stream's frames and drops are decided in capture order on the capture
 /// thread, and a tally travels ahead of the frame that follows it (a queued

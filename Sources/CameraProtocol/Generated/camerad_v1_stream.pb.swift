@@ -635,10 +635,12 @@ public nonisolated struct Camerad_V1_FrameReady: Sendable {
   public init() {}
 }
 
-/// Frames this client did not get, for one reason, since its last frame. Sent
-/// just ahead of the client's next frame, at most one per reason: the reports
-/// between two frames stand for exactly the sequence numbers between them, so
-/// every number is a frame or counted in a report, none twice. Frames that
+/// Frames this client did not get, for one reason, since its last frame or
+/// report. Sent just ahead of the client's next frame (one per reason), or at
+/// once for each frame missed while the client holds max_frames_in_flight
+/// (AVFoundation's didDrop as it happens): the reports between two frames stand
+/// for exactly the sequence numbers between them, so every number is a frame or
+/// counted in a report, none twice. Frames that
 /// min_frame_duration skips are not reported (as in AVFoundation). A mode
 /// change (FormatChanged with a device) may restart the numbering.
 public nonisolated struct Camerad_V1_FramesDropped: Sendable {

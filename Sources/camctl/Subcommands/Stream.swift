@@ -114,8 +114,8 @@ extension Camctl {
             defer { file?.closeFile() }
             var events = session.events().makeAsyncIterator()
             let interrupted = Interruption()
-            // Taken before the start, so a stream that ends at once still ends it.
-            let frames = videoOutput.sampleBuffers
+            // Begun before the start: every frame, and a stream that ends at once ends it.
+            var frames = videoOutput.sampleBuffers.makeAsyncIterator()
             try await session.start()
 
             let deadline = duration.map { monotonicNanoseconds() + Int64($0 * 1e9) }
@@ -133,7 +133,7 @@ extension Camctl {
             // thread (no other thread wakes per frame) — unless they are written
             // to a file, which blocks.
             let statistics = try await withTaskExecutorPreference(file == nil ? videoOutput.sampleBufferExecutor : nil) {
-                try await read(frames, to: file)
+                try await read(&frames, to: file)
             }
             watchdog?.cancel()
             stopper.cancel()
@@ -155,14 +155,16 @@ extension Camctl {
             if let failure { throw failure }
         }
 
-        private func read(_ frames: AsyncStream<SampleBuffer>, to file: FileHandle?) async throws -> StreamStatistics {
+        private func read(
+            _ frames: inout CaptureVideoDataOutput.SampleBufferSequence.AsyncIterator, to file: FileHandle?
+        ) async throws -> StreamStatistics {
             var statistics = StreamStatistics()
-            for await sample in frames {
+            while let sample = await frames.next() {
                 statistics.record(sample, receivedAt: monotonicNanoseconds(), checking: check)
                 if let file, let pixels = sample.imageBuffer {
                     try pixels.withUnsafeBytes { file.write(Data($0)) }
                 }
-                if holdMilliseconds > 0 { try? await Task.sleep(for: .milliseconds(holdMilliseconds)) }
+                if holdMilliseconds > 0 && sample.imageBuffer != nil { try? await Task.sleep(for: .milliseconds(holdMilliseconds)) }
                 sample.invalidate()
                 if let count, statistics.frames >= count { break }
             }
