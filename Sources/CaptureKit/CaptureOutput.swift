@@ -23,7 +23,8 @@ public class CaptureOutput: @unchecked Sendable {
     // Hooks for the session, which subclasses fill in.
 
     /// What to ask the daemon for; nil when this output wants no stream.
-    func streamSettings(for connection: CaptureConnection) -> Camerad_V1_OutputSettings? { nil }
+    /// Throws when the settings ask for what no stream can give.
+    func streamSettings(for connection: CaptureConnection) throws(CaptureError) -> Camerad_V1_OutputSettings? { nil }
 
     /// A stream event for this output, in order, on the connection's event-loop
     /// thread: hand it on, never block.

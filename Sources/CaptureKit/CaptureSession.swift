@@ -153,15 +153,19 @@ public final class CaptureSession: @unchecked Sendable {
     public var connections: [CaptureConnection] { outputs.flatMap(\.connections) }
 
     /// One camera per session, as on a phone without multi-camera: false when the
-    /// session already has a device input.
+    /// session already has a device input — and, as in AVFoundation, when the
+    /// device does not support the session's preset (set the preset it
+    /// supports first, or `.inputPriority`).
     public func canAddInput(_ input: CaptureInput) -> Bool {
-        guard input is CaptureDeviceInput else { return false }
-        return state.withLock { state in !state.inputs.contains { $0 is CaptureDeviceInput } }
+        guard let input = input as? CaptureDeviceInput else { return false }
+        let (hasDevice, preset) = state.withLock { state in (state.inputs.contains { $0 is CaptureDeviceInput }, state.preset) }
+        return !hasDevice && input.device.supportsSessionPreset(preset)
     }
 
     /// - Precondition: ``canAddInput(_:)``, as AVFoundation requires.
     public func addInput(_ input: CaptureInput) {
-        precondition(canAddInput(input), "cannot add \(input): check canAddInput first (one device input per session)")
+        precondition(canAddInput(input), "cannot add \(input): check canAddInput first (one device input per session, "
+                     + "whose device supports the session's preset)")
         state.withLock { $0.inputs.append(input) }
         rebuildConnections()
     }
@@ -328,11 +332,19 @@ public final class CaptureSession: @unchecked Sendable {
         }
     }
 
-    /// What each output wants now: its connection and the stream to open.
-    private func plan() -> [(CaptureOutput, CaptureConnection, Camerad_V1_OpenStream)] {
+    /// What each output wants now: its connection and the stream to open; and
+    /// the outputs whose settings no stream can give, with why.
+    private func plan() -> (streams: [(CaptureOutput, CaptureConnection, Camerad_V1_OpenStream)], refused: [CaptureError]) {
         let preset = sessionPreset
-        return outputs.compactMap { output in
-            guard let connection = output.connections.first, let settings = output.streamSettings(for: connection) else {
+        var refused: [CaptureError] = []
+        let streams = outputs.compactMap { output -> (CaptureOutput, CaptureConnection, Camerad_V1_OpenStream)? in
+            guard let connection = output.connections.first else { return nil }
+            let settings: Camerad_V1_OutputSettings
+            do throws(CaptureError) {
+                guard let wanted = try output.streamSettings(for: connection) else { return nil }
+                settings = wanted
+            } catch {
+                refused.append(error)
                 return nil
             }
             var request = Camerad_V1_OpenStream()
@@ -341,24 +353,27 @@ public final class CaptureSession: @unchecked Sendable {
             request.preset = preset.proto
             return (output, connection, request)
         }
+        return (streams, refused)
     }
 
     private func performStart() async throws(CaptureError) {
         guard state.withLock({ Self.apply(.start, to: &$0) }) else { return }
         for output in outputs { output.sessionWillStart() }
         var opened: [Running] = []
-        for (output, connection, request) in plan() {
-            do {
+        do throws(CaptureError) {
+            let (streams, refused) = plan()
+            if let error = refused.first { throw error }
+            for (output, connection, request) in streams {
                 let stream = try await FrameStream.open(request)
                 opened.append(Running(output: output, connection: connection, request: request, stream: stream))
-            } catch {
-                for running in opened { running.stream.close() }
-                state.withLock { _ = Self.apply(.startFailed, to: &$0) }
-                // The run ends before it began: a sequence waiting for it ends too.
-                for output in outputs { output.sessionDidStop(endedByItself: true) }
-                post(.runtimeError(error))
-                throw error
             }
+        } catch {
+            for running in opened { running.stream.close() }
+            state.withLock { _ = Self.apply(.startFailed, to: &$0) }
+            // The run ends before it began: a sequence waiting for it ends too.
+            for output in outputs { output.sessionDidStop(endedByItself: true) }
+            post(.runtimeError(error))
+            throw error
         }
         state.withLock { state in
             Self.apply(.started, to: &state)
@@ -389,7 +404,9 @@ public final class CaptureSession: @unchecked Sendable {
     private func performResume() async {
         guard state.withLock({ $0.lifecycle == .interrupted }) else { return }
         var opened: [Running] = []
-        for (output, connection, request) in plan() {
+        let (streams, refused) = plan()
+        for error in refused { post(.runtimeError(error)) }
+        for (output, connection, request) in streams {
             guard let stream = try? await FrameStream.open(request) else {
                 for running in opened { running.stream.close() }
                 return  // still away; the resumer keeps watching
@@ -433,7 +450,9 @@ public final class CaptureSession: @unchecked Sendable {
     /// Reopens the streams whose settings changed, opens new ones, closes gone ones.
     private func reconcile() async {
         guard state.withLock({ $0.lifecycle == .running }) else { return }
-        let wanted = plan()
+        let (wanted, refused) = plan()
+        // An output whose new settings no stream can give loses its stream, and says why.
+        for error in refused { post(.runtimeError(error)) }
         let current = state.withLock { $0.running }
         var stale: [Running] = []
         for (key, running) in current where !wanted.contains(where: { ObjectIdentifier($0.0) == key && $0.2 == running.request }) {

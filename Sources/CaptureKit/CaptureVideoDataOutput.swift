@@ -212,24 +212,30 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
 
     // MARK: - Session hooks
 
-    override func streamSettings(for connection: CaptureConnection) -> Camerad_V1_OutputSettings? {
+    override func streamSettings(for connection: CaptureConnection) throws(CaptureError) -> Camerad_V1_OutputSettings? {
         guard connection.isEnabled else { return nil }
-        return settings.withLock { current in
-            var request = Camerad_V1_OutputSettings()
-            request.pixelFormat = PixelFormats.output(current.videoSettings.pixelFormatType) ?? .native
-            request.width = UInt32(max(0, current.videoSettings.width ?? 0))
-            request.height = UInt32(max(0, current.videoSettings.height ?? 0))
-            if current.minFrameDuration.isValid && current.minFrameDuration.value > 0 {
-                request.minFrameDuration.numerator = UInt32(clamping: current.minFrameDuration.value)
-                request.minFrameDuration.denominator = UInt32(current.minFrameDuration.timescale)
-            }
-            request.orientation = connection.videoOrientation.proto
-            request.mirrored = connection.isVideoMirrored
-            request.alwaysDiscardsLateVideoFrames = current.alwaysDiscardsLateVideoFrames
-            request.delivery = current.delivery == .inline ? .inline : .sharedMemory
-            request.maxFramesInFlight = UInt32(current.maxFramesInFlight)
-            return request
+        let current = settings.withLock { $0 }
+        guard let pixelFormat = PixelFormats.output(current.videoSettings.pixelFormatType) else {
+            // AVFoundation raises at the setter; a Swift setter cannot throw, so the run refuses.
+            let asked = current.videoSettings.pixelFormatType.map(PixelFormats.name) ?? "?"
+            throw CaptureError(.unsupportedFormat, "videoSettings asks for pixel format '\(asked)', which CaptureKit cannot deliver; "
+                + "use one of availableVideoPixelFormatTypes (" + availableVideoPixelFormatTypes.map { "'\(PixelFormats.name($0))'" }
+                    .joined(separator: ", ") + ") or nil for the device's own")
         }
+        var request = Camerad_V1_OutputSettings()
+        request.pixelFormat = pixelFormat
+        request.width = UInt32(max(0, current.videoSettings.width ?? 0))
+        request.height = UInt32(max(0, current.videoSettings.height ?? 0))
+        if current.minFrameDuration.isValid && current.minFrameDuration.value > 0 {
+            request.minFrameDuration.numerator = UInt32(clamping: current.minFrameDuration.value)
+            request.minFrameDuration.denominator = UInt32(current.minFrameDuration.timescale)
+        }
+        request.orientation = connection.videoOrientation.proto
+        request.mirrored = connection.isVideoMirrored
+        request.alwaysDiscardsLateVideoFrames = current.alwaysDiscardsLateVideoFrames
+        request.delivery = current.delivery == .inline ? .inline : .sharedMemory
+        request.maxFramesInFlight = UInt32(current.maxFramesInFlight)
+        return request
     }
 
     override func sessionWillStart() {

@@ -652,6 +652,12 @@ extension CaptureKitEndToEnd {
             #expect(session.canSetSessionPreset(.hd1920x1080))
             #expect(!session.canSetSessionPreset(.hd4K3840x2160))
             #expect(!session.canAddInput(try CaptureDeviceInput(device: device)), "one camera per session")
+            // Issue 16's second point: a preset chosen before the input rules out a device without it.
+            let fourK = CaptureSession()
+            fourK.sessionPreset = .hd4K3840x2160
+            #expect(!fourK.canAddInput(try CaptureDeviceInput(device: device)), "a 640x480 camera has no 4K mode")
+            fourK.sessionPreset = .hd1920x1080
+            #expect(fourK.canAddInput(try CaptureDeviceInput(device: device)), "a virtual camera renders 1080p")
             let output = CaptureVideoDataOutput()
             session.addOutput(output)
             #expect(!session.canAddOutput(output))
@@ -672,6 +678,32 @@ extension CaptureKitEndToEnd {
             #expect(error?.code == .unsupportedFormat)
             #expect(error?.message.contains("even") == true)
             #expect(!session.isRunning)
+        }
+    }
+
+    /// Issue 16's first point: a pixel format CaptureKit cannot deliver ('420f',
+    /// full-range NV12, the seeds' default) is refused, never swapped silently
+    /// for the device's own — at the start, and when set while running.
+    @Test func aPixelFormatCaptureKitCannotDeliverIsRefusedNotIgnored() async throws {
+        let fullRangeNV12: OSType = 0x3432_3066  // '420f'
+        try await withCamera { device, _ in
+            let (session, output) = try sessionWithVideoOutput(device)
+            let events = EventLog(session)
+            output.videoSettings = .init(pixelFormatType: fullRangeNV12)
+            let error = await #expect(throws: CaptureError.self) { try await session.start() }
+            #expect(error?.code == .unsupportedFormat)
+            #expect(error?.message.contains("'420f'") == true && error?.message.contains("'420v'") == true, "\(String(describing: error))")
+            #expect(!session.isRunning)
+            #expect(try await CaptureDaemon.statistics(for: device).streams == 0, "nothing was opened")
+
+            output.videoSettings = .init(pixelFormatType: kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange)
+            try await session.start()
+            let frames = FrameReader(output.sampleBuffers)
+            #expect(try await frames.nextFrame().imageBuffer?.pixelFormatType == kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange)
+            output.videoSettings = .init(pixelFormatType: fullRangeNV12)
+            #expect(await waitUntil { events.names.filter { $0 == "error unsupportedFormat" }.count == 2 }, "events: \(events.names)")
+            #expect(try await waitUntil { try await CaptureDaemon.statistics(for: device).streams == 0 }, "its stream closed")
+            await session.stopRunning()
         }
     }
 
