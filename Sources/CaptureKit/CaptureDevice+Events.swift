@@ -27,58 +27,115 @@ extension CaptureDevice {
     /// Device events from now on. When this returns, the daemon is already
     /// watching for this process: no later change is missed.
     ///
+    /// The sequence outlives the daemon: when camerad goes away (or the
+    /// connection breaks) every device it had comes as `.disconnected`
+    /// (``CaptureDevice/isConnected`` turns false); CaptureKit then tries to
+    /// watch again every second, and when camerad is back every device it has
+    /// comes as `.connected`. It ends when iteration stops or its task is cancelled.
+    ///
     /// - Parameter includeExisting: first a `.connected` event for each device present now.
-    /// - Returns: a sequence that ends when iteration stops; it throws
-    ///   `connectionLost` if the daemon goes away.
     public static func events(includeExisting: Bool = false) async throws(CaptureError) -> Events {
-        let client = try await DaemonClient.shared.connection()
-        return try await CaptureError.converting {
-            var request = Camerad_V1_WatchDevicesRequest()
-            request.includeExisting = includeExisting
-            var iterator = try client.serverStreaming(CameraService.watchDevices, request).makeAsyncIterator()
-            var existing: [Camerad_V1_DeviceEvent] = []
-            while let event = try await iterator.next() {
-                if event.kind == .subscribed { return Events(existing: existing, iterator: iterator) }
-                existing.append(event)
-            }
-            throw CaptureError(.connectionLost, "camerad ended the device watch before it began")
-        }
+        let (existing, watch) = try await DeviceWatch.start()
+        return Events(pending: includeExisting ? existing : [], present: existing, watch: watch)
     }
 
     /// The sequence ``events(includeExisting:)`` returns. Iterate it once, in the
     /// task that asked for it.
     public struct Events: AsyncSequence {
         public typealias Element = Event
-        let existing: [Camerad_V1_DeviceEvent]
-        let iterator: ResponseStream<Camerad_V1_DeviceEvent>.AsyncIterator
+        let pending: [Camerad_V1_DeviceEvent]
+        let present: [Camerad_V1_DeviceEvent]
+        let watch: ResponseStream<Camerad_V1_DeviceEvent>.AsyncIterator
 
         public struct AsyncIterator: AsyncIteratorProtocol {
-            var existing: [Camerad_V1_DeviceEvent]
-            var base: ResponseStream<Camerad_V1_DeviceEvent>.AsyncIterator
+            /// Events to hand out before reading more.
+            var pending: [Camerad_V1_DeviceEvent]
+            /// The devices connected as far as this sequence knows, by uniqueID.
+            var present: [String: Camerad_V1_Device]
+            /// The daemon's watch; nil while camerad is away.
+            var watch: ResponseStream<Camerad_V1_DeviceEvent>.AsyncIterator?
 
             public mutating func next() async throws(CaptureError) -> Event? {
                 while true {
-                    let raw: Camerad_V1_DeviceEvent
-                    if !existing.isEmpty {
-                        raw = existing.removeFirst()
-                    } else {
-                        let next: Camerad_V1_DeviceEvent?
-                        do {
-                            next = try await base.next()
-                        } catch {
-                            throw CaptureError(converting: error)
+                    if !pending.isEmpty {
+                        let raw = pending.removeFirst()
+                        switch raw.kind {
+                        case .connected, .changed, .locked, .unlocked: present[raw.device.uniqueID] = raw.device
+                        case .disconnected: present[raw.device.uniqueID] = nil
+                        default: break
                         }
-                        guard let next else { return nil }
-                        raw = next
+                        if let event = Event(raw) { return event }
+                        continue
                     }
-                    if let event = Event(raw) { return event }
+                    if watch != nil {
+                        do {
+                            if let raw = try await watch?.next() {
+                                pending.append(raw)
+                                continue
+                            }
+                        } catch {
+                            let error = CaptureError(converting: error)
+                            guard DeviceWatch.daemonWent(error) else { throw error }
+                        }
+                        // camerad went: so did every device it had.
+                        watch = nil
+                        pending = present.values.sorted { $0.uniqueID < $1.uniqueID }.map(DeviceWatch.disconnected)
+                        continue
+                    }
+                    do {
+                        try await Task.sleep(for: .seconds(1))
+                        let (existing, watch) = try await DeviceWatch.start()
+                        self.watch = watch
+                        pending = existing
+                    } catch is CancellationError {
+                        return nil
+                    } catch {
+                        if Task.isCancelled { return nil }  // still away: try again
+                    }
                 }
             }
         }
 
         public func makeAsyncIterator() -> AsyncIterator {
-            AsyncIterator(existing: existing, base: iterator)
+            AsyncIterator(pending: pending, present: Dictionary(present.map { ($0.device.uniqueID, $0.device) }) { $1 }, watch: watch)
         }
+    }
+}
+
+/// The daemon's WatchDevices call, as ``CaptureDevice/Events`` uses it.
+enum DeviceWatch {
+    /// Starts a watch; returns the devices present (as `.connected` events) once
+    /// the daemon says it watches.
+    static func start() async throws(CaptureError) -> ([Camerad_V1_DeviceEvent], ResponseStream<Camerad_V1_DeviceEvent>.AsyncIterator) {
+        let client = try await DaemonClient.shared.connection()
+        return try await CaptureError.converting {
+            var request = Camerad_V1_WatchDevicesRequest()
+            request.includeExisting = true
+            var iterator = try client.serverStreaming(CameraService.watchDevices, request).makeAsyncIterator()
+            var existing: [Camerad_V1_DeviceEvent] = []
+            while let event = try await iterator.next() {
+                if event.kind == .subscribed { return (existing, iterator) }
+                existing.append(event)
+            }
+            throw CaptureError(.connectionLost, "camerad ended the device watch before it began")
+        }
+    }
+
+    /// Whether `error` means camerad (or the connection to it) went, rather than the watch failing.
+    static func daemonWent(_ error: CaptureError) -> Bool {
+        [.connectionLost, .shuttingDown, .daemonUnavailable].contains(error.code)
+    }
+
+    /// A device's disconnection, as CaptureKit sees it when camerad goes.
+    static func disconnected(_ device: Camerad_V1_Device) -> Camerad_V1_DeviceEvent {
+        var event = Camerad_V1_DeviceEvent()
+        event.kind = .disconnected
+        event.device = device
+        event.device.isConnected = false
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        event.timestampNs = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+        return event
     }
 }
 
@@ -113,7 +170,8 @@ extension CaptureDevice {
     /// AVFoundation posts them unasked; on Linux watching costs a call to the
     /// daemon, so a process asks for it, as UIDevice asks for orientation
     /// notifications. When this returns, every later change is posted. If the
-    /// daemon goes away, CaptureKit keeps trying to watch again every second.
+    /// daemon goes away, each of its devices is posted as disconnected, and
+    /// when it is back (CaptureKit tries every second) each as connected.
     public static func beginGeneratingDeviceNotifications() async throws(CaptureError) {
         try await DeviceNotifier.shared.begin()
     }
@@ -168,25 +226,17 @@ final class DeviceNotifier: Sendable {
         }?.cancel()
     }
 
-    private static func post(_ first: sending CaptureDevice.Events) async {
-        var events: CaptureDevice.Events? = first
-        while !Task.isCancelled {
-            if let current = events {
-                do {
-                    for try await event in current {
-                        let name: Notification.Name? = switch event.kind {
-                        case .connected: CaptureDevice.wasConnectedNotification
-                        case .disconnected: CaptureDevice.wasDisconnectedNotification
-                        case .changed, .locked, .unlocked: nil
-                        }
-                        if let name { NotificationCenter.default.post(name: name, object: event.device) }
-                    }
-                } catch {}
+    private static func post(_ events: sending CaptureDevice.Events) async {
+        // The sequence lives through daemon restarts; it ends only when cancelled.
+        do {
+            for try await event in events {
+                let name: Notification.Name? = switch event.kind {
+                case .connected: CaptureDevice.wasConnectedNotification
+                case .disconnected: CaptureDevice.wasDisconnectedNotification
+                case .changed, .locked, .unlocked: nil
+                }
+                if let name { NotificationCenter.default.post(name: name, object: event.device) }
             }
-            events = nil
-            guard !Task.isCancelled else { return }
-            try? await Task.sleep(for: .seconds(1))
-            events = try? await CaptureDevice.events()
-        }
+        } catch {}
     }
 }

@@ -198,19 +198,36 @@ extension CaptureKitEndToEnd {
         #expect(error?.message.contains("/tmp/no-camerad-listens-here.sock") == true)
     }
 
+    /// Issue 16's sixth point: a daemon restart is no stale state. Its devices
+    /// come as disconnected when it goes (the objects the app holds say so) and
+    /// as connected when it is back — in the events sequence, which lives on,
+    /// and as notifications.
     @Test func aRestartedDaemonIsReachedAgainAndWatchersAreToldItWent() async throws {
         try await withTemporarySocketPath { path in
             var daemon = try await DaemonProcess(socketPath: path, arguments: ["--virtual-cameras", "1"])
             CaptureDaemon.socketPath = path
             defer { CaptureDaemon.disconnect() }
+            let held = try #require(try await CaptureDevice.devices().first)
             var events = try await CaptureDevice.events().makeAsyncIterator()
+            let recorder = NotificationRecorder([.CaptureDeviceWasConnected, CaptureDevice.wasDisconnectedNotification])
+            try await CaptureDevice.beginGeneratingDeviceNotifications()
+            defer { CaptureDevice.endGeneratingDeviceNotifications() }
             #expect(await daemon.stop() == 0)
-            let error = await #expect(throws: CaptureError.self) { _ = try await events.next() }
-            #expect(error?.code == .shuttingDown)
+            let gone = try await events.next()
+            #expect(gone?.kind == .disconnected && gone?.device.uniqueID == "virtual-0")
+            #expect(!held.isConnected, "the object the app holds learns it went with the daemon")
 
             daemon = try await DaemonProcess(socketPath: path, arguments: ["--virtual-cameras", "2"])
+            let back = [try await events.next(), try await events.next()]
+            #expect(back.map { $0?.kind } == [.connected, .connected])
+            #expect(back.map { $0?.device.uniqueID } == ["virtual-0", "virtual-1"])
+            #expect(held.isConnected)
+            #expect(await recorder.wait(for: 3))
+            #expect(recorder.notifications.map(\.name) == [CaptureDevice.wasDisconnectedNotification, CaptureDevice.wasConnectedNotification,
+                                                           CaptureDevice.wasConnectedNotification])
+            #expect(recorder.notifications.map(\.uniqueID) == ["virtual-0", "virtual-0", "virtual-1"])
             let devices = try await CaptureDevice.devices()
-            #expect(devices.count == 2, "the next call connects again")
+            #expect(devices.count == 2, "calls reach the new daemon")
             await daemon.stop()
         }
     }

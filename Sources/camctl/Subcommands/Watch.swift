@@ -5,7 +5,11 @@ extension Camctl {
     struct Watch: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print one line per device event (connected, disconnected, changed) until interrupted.",
-            discussion: "A line on stderr says when watching has begun; every later event is printed."
+            discussion: """
+                A line on stderr says when watching has begun; every later event is printed. Watching \
+                lives through a daemon restart: the devices that went with camerad are printed as \
+                disconnected, and those of the next one as connected when it is up.
+                """
         )
 
         @OptionGroup var global: GlobalOptions
@@ -27,7 +31,6 @@ extension Camctl {
                     Output.line(DeviceText.eventLine(event))
                 }
             }
-            throw CommandFailure("camerad ended the watch")
         }
     }
 }
