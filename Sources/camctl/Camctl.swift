@@ -25,9 +25,30 @@ struct Camctl: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 }
 
-extension ArgumentHelp {
-    /// The DEVICE argument of every subcommand that takes one.
-    static let device: ArgumentHelp = "A uniqueID, an index from 'camctl list', or a /dev/video path."
+/// The device a subcommand works on, as v4l2-ctl takes it: DEVICE, or
+/// -d/--device; the first device ('camctl list' index 0) when neither is given.
+struct DeviceSelection: ParsableArguments {
+    @Option(name: [.customShort("d"), .customLong("device")], help: ArgumentHelp(
+        "The device, as DEVICE (v4l2-ctl's spelling).", valueName: "device"))
+    var option: String?
+
+    @Argument(help: ArgumentHelp(
+        "A uniqueID, an index from 'camctl list', or a /dev/video path (default: the first device).", valueName: "device"))
+    var argument: String?
+
+    func validate() throws {
+        if let option, let argument, option != argument {
+            throw ValidationError("give the device once, as DEVICE or with -d, not both")
+        }
+    }
+
+    /// What names the device: "0", the first listed, when nothing does.
+    var name: String { argument ?? option ?? "0" }
+
+    /// The device named.
+    func camera() async throws -> CaptureDevice {
+        try await CaptureDevice.matching(name)
+    }
 }
 
 /// Options every subcommand takes.

@@ -171,7 +171,7 @@ import Testing
         #expect(result.standardError.contains("start camerad"))
     }
 
-    @Test(arguments: [["list", "--bogus"], ["info"], ["virtual", "add", "--index", "99"], ["virtual", "add", "--position", "sideways"], ["frobnicate"]])
+    @Test(arguments: [["list", "--bogus"], ["info", "0", "-d", "1"], ["virtual", "add", "--index", "99"], ["virtual", "add", "--position", "sideways"], ["frobnicate"]])
     func usageErrorsAreStatusTwo(arguments: [String]) async throws {
         let result = try await camctl(arguments, socket: nil)
         #expect(result.status == 2, "\(arguments): \(result.standardError)")

@@ -30,6 +30,35 @@ import Testing
         }
     }
 
+    /// Issue 16's ninth point, in part: a v4l2-ctl user's habits — `-d DEVICE`,
+    /// `-c a=1,b=2`, menu entries by name, fourccs in any case, and the first
+    /// device when none is named.
+    @Test func setTakesV4l2CtlHabits() async throws {
+        try await withRunningDaemon(virtualCameras: 2) { daemon in
+            let set = try await camctl(["set", "-d", "virtual-1", "-c", "brightness=90,power_line_frequency=60hz", "-c", "contrast=20"],
+                                       socket: daemon.socketPath)
+            #expect(set.status == 0, "\(set.standardError)")
+            #expect(set.lines == ["brightness: 90", "power_line_frequency: 2 (60 Hz)", "contrast: 20"])
+            #expect(try await Self.value(of: "power_line_frequency", on: "virtual-1", socket: daemon.socketPath) == 2)
+
+            let first = try await camctl(["set", "-c", "brightness=10"], socket: daemon.socketPath)
+            #expect(first.status == 0, "\(first.standardError)")
+            #expect(try await Self.value(of: "brightness", on: "virtual-0", socket: daemon.socketPath) == 10, "no device named: the first")
+            #expect(try await Self.value(of: "brightness", on: "virtual-1", socket: daemon.socketPath) == 90)
+
+            let format = try await camctl(["set", "virtual-0", "--format", "nv12:1280x720"], socket: daemon.socketPath)
+            #expect(format.status == 0, "\(format.standardError)")
+            #expect(format.lines.first?.hasPrefix("format: NV12:1280x720") == true, "\(format.lines)")
+
+            let badEntry = try await camctl(["set", "-c", "power_line_frequency=70hz"], socket: daemon.socketPath)
+            #expect(badEntry.status == 1)
+            #expect(badEntry.standardError.contains("0 Disabled, 1 50 Hz, 2 60 Hz, not 70hz"), "\(badEntry.standardError)")
+
+            let twice = try await camctl(["set", "virtual-0", "-d", "virtual-1", "-c", "brightness=1"], socket: daemon.socketPath)
+            #expect(twice.status == 2, "the device named twice, differently")
+        }
+    }
+
     @Test func unknownControlsMenusAndReadOnlyOnesAreRefusedWithWhatIsAllowed() async throws {
         try await withRunningDaemon { daemon in
             let unknown = try await camctl(["set", "virtual-0", "--control", "sharpness=3"], socket: daemon.socketPath)

@@ -9,15 +9,14 @@ extension Camctl {
 
         @OptionGroup var global: GlobalOptions
 
-        @Argument(help: .device)
-        var device: String
+        @OptionGroup var target: DeviceSelection
 
         @Flag(help: "Print one JSON array.")
         var json = false
 
         func run() async throws {
             global.apply()
-            let camera = try await CaptureDevice.matching(device)
+            let camera = try await target.camera()
             if json {
                 Output.line(try JSON.encode(camera.controls.map(DeviceDetails.Control.init)))
             } else {
@@ -37,8 +36,7 @@ extension Camctl {
 
         @OptionGroup var global: GlobalOptions
 
-        @Argument(help: .device)
-        var device: String
+        @OptionGroup var target: DeviceSelection
 
         @Argument(help: "A control name or a setting name.")
         var name: String
@@ -51,7 +49,7 @@ extension Camctl {
 
         func run() async throws {
             global.apply()
-            let camera = try await CaptureDevice.matching(device)
+            let camera = try await target.camera()
             if let control = camera.control(named: name) {
                 Output.line("\(control.name): \(control.value)")
                 return
@@ -92,8 +90,7 @@ extension Camctl {
 
         @OptionGroup var global: GlobalOptions
 
-        @Argument(help: .device)
-        var device: String
+        @OptionGroup var target: DeviceSelection
 
         @Option(help: ArgumentHelp("Release the lock after this long (default: when interrupted).", valueName: "seconds"))
         var hold: Double?
@@ -108,7 +105,7 @@ extension Camctl {
 
         func run() async throws {
             global.apply()
-            let camera = try await CaptureDevice.matching(device)
+            let camera = try await target.camera()
             try await camera.lockForConfiguration(waitingUpTo: .milliseconds(Int(wait * 1000)))
             // A signal before this kills camctl, which ends the lock with the connection.
             let interruption = Interruption()

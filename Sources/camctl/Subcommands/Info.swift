@@ -9,15 +9,14 @@ extension Camctl {
 
         @OptionGroup var global: GlobalOptions
 
-        @Argument(help: .device)
-        var device: String
+        @OptionGroup var target: DeviceSelection
 
         @Flag(help: "Print one JSON object.")
         var json = false
 
         func run() async throws {
             global.apply()
-            let device = try await CaptureDevice.matching(device)
+            let device = try await target.camera()
             if json {
                 Output.line(try JSON.encode(DeviceDetails(device)))
             } else {

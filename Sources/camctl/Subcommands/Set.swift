@@ -16,8 +16,7 @@ extension Camctl {
 
         @OptionGroup var global: GlobalOptions
 
-        @Argument(help: .device)
-        var device: String
+        @OptionGroup var target: DeviceSelection
 
         @Option(help: ArgumentHelp("The active format, as in 'camctl info': YUYV:640x480.", valueName: "fourcc:WxH"))
         var format: FormatArgument?
@@ -43,10 +42,13 @@ extension Camctl {
         @Option(help: ArgumentHelp("videoZoomFactor, from 1 to the device's maximum.", valueName: "x"))
         var zoom: Double?
 
-        @Option(name: .customLong("control"), help: ArgumentHelp(
-            "A control by its name in 'camctl controls', and its value (menus: the entry's index); repeatable.",
-            valueName: "name=value"))
-        var controls: [ControlAssignment] = []
+        @Option(name: [.customShort("c"), .customLong("control")], help: ArgumentHelp(
+            "Controls by their names in 'camctl controls' and values (a menu's entry by its index or name), "
+                + "as v4l2-ctl -c takes them: name=value[,name=value...]; repeatable.",
+            valueName: "name=value,..."))
+        var controlLists: [ControlAssignments] = []
+
+        private var controls: [ControlAssignment] { controlLists.flatMap(\.assignments) }
 
         @Flag(help: "Also store these settings as the device's defaults, applied whenever it connects.")
         var persist = false
@@ -66,11 +68,12 @@ extension Camctl {
 
         func run() async throws {
             global.apply()
-            let camera = try await CaptureDevice.matching(device)
+            let camera = try await target.camera()
             var change = CaptureDevice.Configuration()
             if let format {
+                // Fourccs in any case, as v4l2-ctl takes them (yuyv is YUYV).
                 guard let found = camera.formats.first(where: {
-                    $0.mediaSubType == format.fourcc && $0.dimensions == format.dimensions
+                    $0.mediaSubType.description.lowercased() == format.fourcc.description.lowercased() && $0.dimensions == format.dimensions
                 }) else {
                     throw CommandFailure("\(camera.uniqueID) has no format \(format); 'camctl info \(camera.uniqueID)' lists its formats")
                 }
@@ -85,7 +88,7 @@ extension Camctl {
             change.whiteBalanceMode = whiteBalance?.mode
             change.torchMode = torch?.mode
             change.videoZoomFactor = zoom
-            change.controls = controls.map { ($0.name, $0.value) }
+            change.controls = try controls.map { ($0.name, try $0.value(on: camera)) }
 
             try await camera.lockForConfiguration(waitingUpTo: .milliseconds(Int(wait * 1000)))
             do {
@@ -110,8 +113,9 @@ extension Camctl {
             if torch != nil { Output.line("torch: \(camera.torchMode)") }
             if zoom != nil { Output.line("zoom: \(String(format: "%g", camera.videoZoomFactor))") }
             for assignment in controls {
-                let value = camera.control(named: assignment.name)?.value ?? assignment.value
-                Output.line("\(assignment.name): \(value)")
+                guard let control = camera.control(named: assignment.name) else { continue }
+                let entry = control.menuItems.first { $0.index == control.value }.map { " (\($0.name))" } ?? ""
+                Output.line("\(assignment.name): \(control.value)\(entry)")
             }
             if persist { Output.line("stored as \(camera.uniqueID)'s defaults") }
         }
@@ -164,16 +168,41 @@ struct ModeArgument<Mode: CaseIterable & Sendable>: ExpressibleByArgument, Custo
     static var allValueStrings: [String] { Mode.allCases.map { String(describing: $0) } }
 }
 
-/// `name=value`, with an integer value.
-struct ControlAssignment: ExpressibleByArgument {
+/// `name=value`: an integer (decimal or 0x hex), or a menu entry's name.
+struct ControlAssignment {
     let name: String
-    let value: Int64
+    let text: String
+
+    init?(_ argument: Substring) {
+        let parts = argument.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { return nil }
+        (name, text) = (parts[0], parts[1])
+    }
+
+    /// The value to set: the number given, or the index of the menu entry named
+    /// (case and spaces aside, as 'camctl controls' prints them).
+    func value(on camera: CaptureDevice) throws -> Int64 {
+        if let number = Int64(text) ?? Int64(hex: text) { return number }
+        guard let control = camera.control(named: name) else {
+            throw CommandFailure("\(camera.uniqueID) has no control \(name); 'camctl controls \(camera.uniqueID)' lists them")
+        }
+        func key(_ name: String) -> String { name.lowercased().filter { !$0.isWhitespace && $0 != "_" && $0 != "-" } }
+        guard let entry = control.menuItems.first(where: { key($0.name) == key(text) }) else {
+            let names = control.menuItems.map { "\($0.index) \($0.name)" }.joined(separator: ", ")
+            throw CommandFailure("\(name) takes a number" + (names.isEmpty ? "" : " or one of its menu entries: \(names)") + ", not \(text)")
+        }
+        return entry.index
+    }
+}
+
+/// v4l2-ctl's `-c name=value,name=value`.
+struct ControlAssignments: ExpressibleByArgument {
+    let assignments: [ControlAssignment]
 
     init?(argument: String) {
-        let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
-        guard parts.count == 2, !parts[0].isEmpty, let value = Int64(parts[1]) ?? Int64(hex: parts[1]) else { return nil }
-        name = parts[0]
-        self.value = value
+        let assignments = argument.split(separator: ",").map(ControlAssignment.init)
+        guard !assignments.isEmpty, !assignments.contains(where: { $0 == nil }) else { return nil }
+        self.assignments = assignments.compactMap { $0 }
     }
 }
 

@@ -17,8 +17,7 @@ extension Camctl {
 
         @OptionGroup var global: GlobalOptions
 
-        @Argument(help: .device)
-        var device: String
+        @OptionGroup var target: DeviceSelection
 
         @Argument(help: "Where to write the photo.")
         var file: String
@@ -57,7 +56,7 @@ extension Camctl {
             if !force && FileManager.default.fileExists(atPath: file) {
                 throw CommandFailure("\(file) exists; pass --force to replace it")
             }
-            let camera = try await CaptureDevice.matching(device)
+            let camera = try await target.camera()
             let session = CaptureSession()
             let output = CapturePhotoOutput()
             session.addInput(try CaptureDeviceInput(device: camera))

@@ -15,15 +15,14 @@ extension Camctl {
 
         @OptionGroup var global: GlobalOptions
 
-        @Argument(help: .device)
-        var device: String
+        @OptionGroup var target: DeviceSelection
 
         @Flag(help: "Print one JSON object.")
         var json = false
 
         func run() async throws {
             global.apply()
-            let statistics = try await CaptureDaemon.statistics(for: try await CaptureDevice.matching(device))
+            let statistics = try await CaptureDaemon.statistics(for: try await target.camera())
             if json {
                 Output.line(try JSON.encode(statistics))
                 return

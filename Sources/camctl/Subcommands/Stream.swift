@@ -19,8 +19,7 @@ extension Camctl {
 
         @OptionGroup var global: GlobalOptions
 
-        @Argument(help: .device)
-        var device: String
+        @OptionGroup var target: DeviceSelection
 
         @Option(help: "The frames' pixel format (native: the device's own).")
         var pixelFormat: PixelFormatArgument = .native
@@ -91,7 +90,7 @@ extension Camctl {
 
         func run() async throws {
             global.apply()
-            let camera = try await CaptureDevice.matching(device)
+            let camera = try await target.camera()
             let session = CaptureSession()
             let videoOutput = CaptureVideoDataOutput()
             session.beginConfiguration()
