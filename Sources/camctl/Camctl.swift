@@ -10,8 +10,10 @@ struct Camctl: AsyncParsableCommand {
             $XDG_RUNTIME_DIR/camerad.sock, else /run/camerad/camerad.sock.
 
             DEVICE is a uniqueID (virtual-0), an index from 'camctl list' (0), or a \
-            /dev/video path. Exit status: 0 success, 1 the operation failed (the reason \
-            is printed on one line), 2 usage error.
+            /dev/video path, given as an argument or with -d; without one, the first device. \
+            v4l2-ctl's -d, -l/--list-ctrls, --list-formats-ext, --list-devices and set's -c \
+            name=value,... work as there. Exit status: 0 success, 1 the operation failed \
+            (the reason is printed on one line), 2 usage error.
             """,
         version: "0.1.0",
         subcommands: [
@@ -23,31 +25,61 @@ struct Camctl: AsyncParsableCommand {
     // Declared here too, so that `camctl --socket PATH list` parses as well as
     // `camctl list --socket PATH`; subcommands read their own copy.
     @OptionGroup var global: GlobalOptions
+
+    // v4l2-ctl's own spellings, for hands that type them: `camctl -d 0 --list-ctrls`.
+    @OptionGroup var deviceOption: DeviceOption
+
+    @Flag(name: [.customShort("l"), .customLong("list-ctrls")], help: "As v4l2-ctl: the device's controls ('camctl controls').")
+    var listControls = false
+
+    @Flag(name: .customLong("list-formats-ext"), help: "As v4l2-ctl: the device's formats, sizes and rates ('camctl info').")
+    var listFormats = false
+
+    @Flag(name: .customLong("list-devices"), help: "As v4l2-ctl: the devices ('camctl list').")
+    var listDevices = false
+
+    mutating func run() async throws {
+        guard listControls || listFormats || listDevices else { throw CleanExit.helpRequest(self) }
+        global.apply()
+        if listDevices {
+            for (index, camera) in try await CaptureDevice.devices().enumerated() {
+                Output.line(DeviceText.listLine(index: index, device: camera))
+            }
+        }
+        guard listControls || listFormats else { return }
+        let camera = try await CaptureDevice.matching(deviceOption.name ?? "0")
+        if listFormats { Output.line(DeviceText.formats(camera.formats).trimmingCharacters(in: .newlines)) }
+        if listControls { Output.line(DeviceText.controls(camera.controls).trimmingCharacters(in: .newlines)) }
+    }
 }
 
-/// The device a subcommand works on, as v4l2-ctl takes it: DEVICE, or
-/// -d/--device; the first device ('camctl list' index 0) when neither is given.
-struct DeviceSelection: ParsableArguments {
+/// v4l2-ctl's `-d DEVICE`. Declared by the root command and by each command
+/// that works on a device, under the same name, so that `camctl -d 0 info` and
+/// `camctl info -d 0` both reach the command (as --socket does).
+struct DeviceOption: ParsableArguments {
     @Option(name: [.customShort("d"), .customLong("device")], help: ArgumentHelp(
         "The device, as DEVICE (v4l2-ctl's spelling).", valueName: "device"))
-    var option: String?
+    var name: String?
+}
 
+/// The DEVICE argument of a command that works on one: given, or -d, or the
+/// first device ('camctl list' index 0) when neither is.
+struct DeviceSelection: ParsableArguments {
     @Argument(help: ArgumentHelp(
         "A uniqueID, an index from 'camctl list', or a /dev/video path (default: the first device).", valueName: "device"))
     var argument: String?
 
-    func validate() throws {
-        if let option, let argument, option != argument {
-            throw ValidationError("give the device once, as DEVICE or with -d, not both")
-        }
+    /// The device named by DEVICE or `option`.
+    func camera(_ option: DeviceOption) async throws -> CaptureDevice {
+        try await CaptureDevice.matching(try DeviceSelection.name(argument, option))
     }
 
     /// What names the device: "0", the first listed, when nothing does.
-    var name: String { argument ?? option ?? "0" }
-
-    /// The device named.
-    func camera() async throws -> CaptureDevice {
-        try await CaptureDevice.matching(name)
+    static func name(_ argument: String?, _ option: DeviceOption) throws -> String {
+        if let argument, let named = option.name, named != argument {
+            throw ValidationError("give the device once, as DEVICE or with -d, not both")
+        }
+        return argument ?? option.name ?? "0"
     }
 }
 

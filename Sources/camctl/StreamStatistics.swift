@@ -174,6 +174,12 @@ struct StreamStatistics {
         return settled
     }
 
+    /// One line for `stream` without --stats: frames, rate, drops.
+    var progress: String {
+        let dropped = drops.values.reduce(0, +)
+        return "\(frames) frames" + (format.isEmpty ? "" : " of \(format)") + ", \(DeviceText.fixed(framesPerSecond, 1)) fps, \(dropped) dropped"
+    }
+
     var text: String {
         let accounting = settledAccounting
         let outside = accounting.reportedOutside == 0 ? ""

@@ -77,6 +77,27 @@ import Testing
     }
 }
 
+/// v4l2-ctl's listing flags at the top level, each the same text as camctl's own command.
+@Suite struct CamctlV4l2CtlSpellingTests {
+    @Test func listCtrlsListFormatsExtAndListDevicesPrintWhatTheirCommandsDo() async throws {
+        try await withRunningDaemon(virtualCameras: 2) { daemon in
+            let socket = daemon.socketPath
+            let controls = try await camctl(["controls", "virtual-1"], socket: socket)
+            #expect(try await camctl(["-d", "virtual-1", "--list-ctrls"], socket: socket).standardOutput == controls.standardOutput)
+            #expect(try await camctl(["-d", "virtual-1", "-l"], socket: socket).standardOutput == controls.standardOutput)
+            #expect(controls.lines.count > 10)
+
+            let info = try await camctl(["info", "virtual-0"], socket: socket).standardOutput
+            let formats = try await camctl(["--list-formats-ext"], socket: socket)
+            #expect(formats.status == 0 && formats.lines.first == "Formats:", "\(formats.standardError)")
+            #expect(info.contains(formats.standardOutput), "the first device's formats, as 'info' prints them")
+
+            #expect(try await camctl(["--list-devices"], socket: socket).standardOutput
+                    == (try await camctl(["list"], socket: socket)).standardOutput)
+        }
+    }
+}
+
 @Suite struct CamctlWatchAndVirtualTests {
     @Test func watchPrintsALinePerEventUntilInterrupted() async throws {
         try await withRunningDaemon { daemon in

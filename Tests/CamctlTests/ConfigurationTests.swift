@@ -84,6 +84,30 @@ import Testing
         }
     }
 
+    /// Issue 16's ninth point: what `get` reads, `set` writes — lens position,
+    /// custom exposure (duration and ISO), white balance temperature; `get` takes
+    /// -d and the first device too.
+    @Test func setWritesLensPositionExposureAndWhiteBalanceTemperature() async throws {
+        try await withRunningDaemon { daemon in
+            let set = try await camctl(["set", "virtual-0", "--lens-position", "0.5", "--exposure-duration", "1/100", "--iso", "200",
+                                        "--white-balance-temperature", "4000"], socket: daemon.socketPath)
+            #expect(set.status == 0, "\(set.standardError)")
+            #expect(set.lines.count == 3 && set.lines[1] == "exposure: 0.01 s at ISO 200" && set.lines[2] == "white balance temperature: 4000 K",
+                    "\(set.lines)")
+            for (arguments, value) in [(["-d", "virtual-0", "exposureMode"], "custom"), (["iso"], "200.0"),
+                                       (["virtual-0", "exposureDuration"], "100/10000"), (["whiteBalanceTemperature"], "4000.0"),
+                                       (["focusMode"], "locked")] {
+                let get = try await camctl(["get"] + arguments, socket: daemon.socketPath)
+                #expect(get.lines == ["\(arguments.last!): \(value)"], "\(arguments): \(get.lines) \(get.standardError)")
+            }
+            let lens = try await camctl(["get", "lensPosition"], socket: daemon.socketPath)
+            let position = try #require(Float(lens.lines.first?.split(separator: " ").last ?? ""))
+            #expect(abs(position - 0.5) < 0.01, "\(lens.lines)")
+            let bad = try await camctl(["set", "--exposure-duration", "-1"], socket: daemon.socketPath)
+            #expect(bad.status == 2)
+        }
+    }
+
     @Test func aFailureNamesTheControlOrModeAndWhatIsAllowed() async throws {
         try await withRunningDaemon { daemon in
             let rate = try await camctl(["set", "virtual-0", "--format", "YUYV:1920x1080", "--fps", "60"], socket: daemon.socketPath)

@@ -172,6 +172,18 @@ func withStreamingDaemon(_ body: (DaemonProcess) async throws -> Void) async thr
         }
     }
 
+    /// Without --stats or --json, stream is not silent: one progress line on stderr.
+    @Test func streamWithoutStatsEndsWithOneProgressLine() async throws {
+        try await withStreamingDaemon { daemon in
+            let result = try await camctl(["stream", "-d", "virtual-0", "--count", "10"], socket: daemon.socketPath)
+            #expect(result.status == 0)
+            #expect(result.standardOutput.isEmpty)
+            let lines = result.standardError.split(separator: "\n")
+            #expect(lines.count == 1 && lines[0].hasPrefix("virtual-0: 10 frames of ") && lines[0].contains(" fps, "),
+                    "\(result.standardError)")
+        }
+    }
+
     @Test func outputWritesTheRawFrames() async throws {
         try await withStreamingDaemon { daemon in
             try await withTemporaryDirectory { directory in

@@ -9,6 +9,8 @@ extension Camctl {
 
         @OptionGroup var global: GlobalOptions
 
+        @OptionGroup var deviceOption: DeviceOption
+
         @OptionGroup var target: DeviceSelection
 
         @Flag(help: "Print one JSON array.")
@@ -16,7 +18,7 @@ extension Camctl {
 
         func run() async throws {
             global.apply()
-            let camera = try await target.camera()
+            let camera = try await target.camera(deviceOption)
             if json {
                 Output.line(try JSON.encode(camera.controls.map(DeviceDetails.Control.init)))
             } else {
@@ -36,10 +38,21 @@ extension Camctl {
 
         @OptionGroup var global: GlobalOptions
 
-        @OptionGroup var target: DeviceSelection
+        @OptionGroup var deviceOption: DeviceOption
 
-        @Argument(help: "A control name or a setting name.")
-        var name: String
+        // Not DeviceSelection: an optional DEVICE before the NAME it needs would take
+        // the NAME of `camctl get -d 0 brightness`.
+
+        @Argument(help: ArgumentHelp(
+            "[DEVICE] NAME: the device (default: -d's, else the first) and a control or setting name.", valueName: "device-and-name"))
+        var words: [String] = []
+
+        func validate() throws {
+            guard (1...2).contains(words.count) else { throw ValidationError("give a NAME, after the DEVICE if you name one") }
+            _ = try DeviceSelection.name(words.count == 2 ? words[0] : nil, deviceOption)
+        }
+
+        private var name: String { words[words.count - 1] }
 
         enum Setting: String, CaseIterable {
             case activeFormat, activeVideoMinFrameDuration, activeVideoMaxFrameDuration, focusMode, lensPosition
@@ -49,7 +62,7 @@ extension Camctl {
 
         func run() async throws {
             global.apply()
-            let camera = try await target.camera()
+            let camera = try await CaptureDevice.matching(try DeviceSelection.name(words.count == 2 ? words[0] : nil, deviceOption))
             if let control = camera.control(named: name) {
                 Output.line("\(control.name): \(control.value)")
                 return
@@ -90,6 +103,8 @@ extension Camctl {
 
         @OptionGroup var global: GlobalOptions
 
+        @OptionGroup var deviceOption: DeviceOption
+
         @OptionGroup var target: DeviceSelection
 
         @Option(help: ArgumentHelp("Release the lock after this long (default: when interrupted).", valueName: "seconds"))
@@ -105,7 +120,7 @@ extension Camctl {
 
         func run() async throws {
             global.apply()
-            let camera = try await target.camera()
+            let camera = try await target.camera(deviceOption)
             try await camera.lockForConfiguration(waitingUpTo: .milliseconds(Int(wait * 1000)))
             // A signal before this kills camctl, which ends the lock with the connection.
             let interruption = Interruption()

@@ -9,6 +9,8 @@ extension Camctl {
 
         @OptionGroup var global: GlobalOptions
 
+        @OptionGroup var deviceOption: DeviceOption
+
         @OptionGroup var target: DeviceSelection
 
         @Flag(help: "Print one JSON object.")
@@ -16,7 +18,7 @@ extension Camctl {
 
         func run() async throws {
             global.apply()
-            let device = try await target.camera()
+            let device = try await target.camera(deviceOption)
             if json {
                 Output.line(try JSON.encode(DeviceDetails(device)))
             } else {

@@ -16,6 +16,8 @@ extension Camctl {
 
         @OptionGroup var global: GlobalOptions
 
+        @OptionGroup var deviceOption: DeviceOption
+
         @OptionGroup var target: DeviceSelection
 
         @Option(help: ArgumentHelp("The active format, as in 'camctl info': YUYV:640x480.", valueName: "fourcc:WxH"))
@@ -42,6 +44,23 @@ extension Camctl {
         @Option(help: ArgumentHelp("videoZoomFactor, from 1 to the device's maximum.", valueName: "x"))
         var zoom: Double?
 
+        @Option(help: ArgumentHelp("Lock focus at this lens position, 0 (near) to 1 (far).", valueName: "0-1"))
+        var lensPosition: Float?
+
+        @Option(help: ArgumentHelp(
+            "Custom exposure: this long, in seconds (0.01) or as a fraction (1/100); with --iso, or the ISO in force.",
+            valueName: "seconds"))
+        var exposureDuration: DurationArgument?
+
+        @Option(help: ArgumentHelp("Custom exposure: this ISO; with --exposure-duration, or the duration in force.", valueName: "n"))
+        var iso: Float?
+
+        @Option(help: ArgumentHelp("Lock white balance at this temperature, in kelvin.", valueName: "K"))
+        var whiteBalanceTemperature: Float?
+
+        @Option(help: ArgumentHelp("Turn the torch on at this level, above 0 to 1 (only while the device streams).", valueName: "0-1"))
+        var torchLevel: Float?
+
         @Option(name: [.customShort("c"), .customLong("control")], help: ArgumentHelp(
             "Controls by their names in 'camctl controls' and values (a menu's entry by its index or name), "
                 + "as v4l2-ctl -c takes them: name=value[,name=value...]; repeatable.",
@@ -58,9 +77,11 @@ extension Camctl {
 
         func validate() throws {
             guard format != nil || fps != nil || focus != nil || exposure != nil || whiteBalance != nil || torch != nil
-                || zoom != nil || !controls.isEmpty
+                || zoom != nil || !controls.isEmpty || lensPosition != nil || exposureDuration != nil || iso != nil
+                || whiteBalanceTemperature != nil || torchLevel != nil
             else {
-                throw ValidationError("nothing to set: give --format, --fps, --focus, --exposure, --white-balance, --torch, --zoom or --control")
+                throw ValidationError("nothing to set: give --format, --fps, --focus, --lens-position, --exposure, --exposure-duration, "
+                                      + "--iso, --white-balance, --white-balance-temperature, --torch, --torch-level, --zoom or --control")
             }
             if let fps, !(fps > 0 && fps <= 10_000) { throw ValidationError("--fps must be above 0, not \(fps)") }
             if wait < 0 || wait > 3600 { throw ValidationError("--wait must be 0 to 3600 seconds, not \(wait)") }
@@ -68,7 +89,7 @@ extension Camctl {
 
         func run() async throws {
             global.apply()
-            let camera = try await target.camera()
+            let camera = try await target.camera(deviceOption)
             var change = CaptureDevice.Configuration()
             if let format {
                 // Fourccs in any case, as v4l2-ctl takes them (yuyv is YUYV).
@@ -88,6 +109,14 @@ extension Camctl {
             change.whiteBalanceMode = whiteBalance?.mode
             change.torchMode = torch?.mode
             change.videoZoomFactor = zoom
+            change.lensPosition = lensPosition
+            if exposureDuration != nil || iso != nil {
+                // Custom exposure takes both: what is not given stays as it is.
+                change.exposureDuration = exposureDuration?.time ?? camera.exposureDuration
+                change.iso = iso ?? camera.iso
+            }
+            change.whiteBalanceTemperature = whiteBalanceTemperature
+            change.torchLevel = torchLevel
             change.controls = try controls.map { ($0.name, try $0.value(on: camera)) }
 
             try await camera.lockForConfiguration(waitingUpTo: .milliseconds(Int(wait * 1000)))
@@ -112,6 +141,12 @@ extension Camctl {
             if whiteBalance != nil { Output.line("white balance: \(camera.whiteBalanceMode.map { "\($0)" } ?? "none")") }
             if torch != nil { Output.line("torch: \(camera.torchMode)") }
             if zoom != nil { Output.line("zoom: \(String(format: "%g", camera.videoZoomFactor))") }
+            if lensPosition != nil { Output.line("lens position: \(camera.lensPosition.map { "\($0)" } ?? "none")") }
+            if exposureDuration != nil || iso != nil {
+                Output.line("exposure: \(String(format: "%g", camera.exposureDuration.seconds)) s at ISO \(String(format: "%g", camera.iso))")
+            }
+            if whiteBalanceTemperature != nil { Output.line("white balance temperature: \(String(format: "%g", camera.whiteBalanceTemperature)) K") }
+            if torchLevel != nil { Output.line("torch: \(camera.torchMode) at \(String(format: "%g", camera.torchLevel))") }
             for assignment in controls {
                 guard let control = camera.control(named: assignment.name) else { continue }
                 let entry = control.menuItems.first { $0.index == control.value }.map { " (\($0.name))" } ?? ""
@@ -149,6 +184,22 @@ struct FormatArgument: ExpressibleByArgument, CustomStringConvertible {
     }
 
     var description: String { "\(fourcc):\(dimensions)" }
+}
+
+/// A duration in seconds, `0.01` or `1/100`.
+struct DurationArgument: ExpressibleByArgument {
+    let time: CMTime
+
+    init?(argument: String) {
+        let parts = argument.split(separator: "/").map(String.init)
+        if parts.count == 2, let numerator = Int64(parts[0]), let denominator = Int32(parts[1]), numerator > 0, denominator > 0 {
+            time = CMTime(value: numerator, timescale: denominator)
+        } else if parts.count == 1, let seconds = Double(argument), seconds > 0, seconds < 3600 {
+            time = CMTime(value: Int64((seconds * 1_000_000).rounded()), timescale: 1_000_000)
+        } else {
+            return nil
+        }
+    }
 }
 
 /// An AVFoundation mode by its case name, or a short alias.

@@ -17,6 +17,8 @@ extension Camctl {
 
         @OptionGroup var global: GlobalOptions
 
+        @OptionGroup var deviceOption: DeviceOption
+
         @OptionGroup var target: DeviceSelection
 
         @Argument(help: "Where to write the photo.")
@@ -56,7 +58,7 @@ extension Camctl {
             if !force && FileManager.default.fileExists(atPath: file) {
                 throw CommandFailure("\(file) exists; pass --force to replace it")
             }
-            let camera = try await target.camera()
+            let camera = try await target.camera(deviceOption)
             let session = CaptureSession()
             let output = CapturePhotoOutput()
             session.addInput(try CaptureDeviceInput(device: camera))

@@ -15,6 +15,8 @@ extension Camctl {
 
         @OptionGroup var global: GlobalOptions
 
+        @OptionGroup var deviceOption: DeviceOption
+
         @OptionGroup var target: DeviceSelection
 
         @Flag(help: "Print one JSON object.")
@@ -22,7 +24,7 @@ extension Camctl {
 
         func run() async throws {
             global.apply()
-            let statistics = try await CaptureDaemon.statistics(for: try await target.camera())
+            let statistics = try await CaptureDaemon.statistics(for: try await target.camera(deviceOption))
             if json {
                 Output.line(try JSON.encode(statistics))
                 return

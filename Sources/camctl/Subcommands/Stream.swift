@@ -9,7 +9,9 @@ extension Camctl {
         static let configuration = CommandConfiguration(
             abstract: "Stream frames from a device, as a CaptureSession with a video data output would.",
             discussion: """
-                Without --count or --duration it streams until interrupted. --output appends the raw \
+                Without --count or --duration it streams until interrupted. Without --stats or \
+                --json it keeps one progress line on stderr (frames, rate, drops; on a terminal \
+                updated each second, else printed at the end). --output appends the raw \
                 frames to a file. --stats prints at the end the frames, their rate and the device's \
                 (both from the frames' capture timestamps), drops by reason, the accounting of every \
                 sequence number (each one a frame or in a drop report; --fps skips some on purpose) \
@@ -18,6 +20,8 @@ extension Camctl {
         )
 
         @OptionGroup var global: GlobalOptions
+
+        @OptionGroup var deviceOption: DeviceOption
 
         @OptionGroup var target: DeviceSelection
 
@@ -90,7 +94,7 @@ extension Camctl {
 
         func run() async throws {
             global.apply()
-            let camera = try await target.camera()
+            let camera = try await target.camera(deviceOption)
             let session = CaptureSession()
             let videoOutput = CaptureVideoDataOutput()
             session.beginConfiguration()
@@ -131,8 +135,9 @@ extension Camctl {
             // Frames are read where they arrive, on CaptureKit's connection
             // thread (no other thread wakes per frame) — unless they are written
             // to a file, which blocks.
+            let progress = stats || json ? nil : Progress(device: camera.uniqueID)
             let statistics = try await withTaskExecutorPreference(file == nil ? videoOutput.sampleBufferExecutor : nil) {
-                try await read(&frames, to: file)
+                try await read(&frames, to: file, progress: progress)
             }
             watchdog?.cancel()
             stopper.cancel()
@@ -150,16 +155,21 @@ extension Camctl {
                 Output.line(try JSON.encode(statistics.json, pretty: false))
             } else if stats {
                 Output.line("\(camera.uniqueID): " + statistics.text)
+            } else if let progress, failure == nil || progress.terminal {
+                // A failure's own line is the one line on stderr; a terminal's progress line still ends.
+                progress.finish(statistics)
             }
             if let failure { throw failure }
         }
 
         private func read(
-            _ frames: inout CaptureVideoDataOutput.SampleBufferSequence.AsyncIterator, to file: FileHandle?
+            _ frames: inout CaptureVideoDataOutput.SampleBufferSequence.AsyncIterator, to file: FileHandle?, progress: Progress?
         ) async throws -> StreamStatistics {
             var statistics = StreamStatistics()
             while let sample = await frames.next() {
-                statistics.record(sample, receivedAt: monotonicNanoseconds(), checking: check)
+                let now = monotonicNanoseconds()
+                statistics.record(sample, receivedAt: now, checking: check)
+                progress?.update(statistics, at: now)
                 if let file, let pixels = sample.imageBuffer {
                     try pixels.withUnsafeBytes { file.write(Data($0)) }
                 }
@@ -168,6 +178,31 @@ extension Camctl {
                 if let count, statistics.frames >= count { break }
             }
             return statistics
+        }
+
+        /// v4l2-ctl's running count: one line on stderr, rewritten each second on
+        /// a terminal; elsewhere (a log, a pipe) written once, at the end.
+        final class Progress {
+            let device: String
+            let terminal = isatty(2) != 0
+            private var shownAt: Int64 = 0
+
+            init(device: String) { self.device = device }
+
+            func update(_ statistics: StreamStatistics, at now: Int64) {
+                guard terminal, now - shownAt >= 1_000_000_000 else { return }
+                shownAt = now
+                FileHandle.standardError.write(Data("\r\(device): \(statistics.progress)\u{1B}[K".utf8))
+            }
+
+            func finish(_ statistics: StreamStatistics) {
+                let line = "\(device): \(statistics.progress)"
+                if terminal {
+                    FileHandle.standardError.write(Data("\r\(line)\u{1B}[K\n".utf8))
+                } else {
+                    Output.error(line)
+                }
+            }
         }
 
         private static func openOutput(_ path: String) throws -> FileHandle {
