@@ -26,15 +26,56 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
     /// device's own) and an output size (nil: the session preset's, else the
     /// device's). The size is before the connection's rotation: a portrait
     /// connection swaps it, as in AVFoundation.
-    public struct VideoSettings: Equatable, Sendable {
+    ///
+    /// AVFoundation's dictionary form works too: `output.videoSettings =
+    /// [kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_32BGRA]`.
+    public struct VideoSettings: Equatable, Sendable, ExpressibleByDictionaryLiteral {
         public var pixelFormatType: OSType?
         public var width: Int?
         public var height: Int?
+        /// Keys of the dictionary form CaptureKit does not take (or values of
+        /// the wrong type): the session refuses to run, naming them.
+        public private(set) var unsupportedKeys: [String] = []
+
+        /// The device's own format and size.
+        public init() {}
 
         public init(pixelFormatType: OSType? = nil, width: Int? = nil, height: Int? = nil) {
             self.pixelFormatType = pixelFormatType
             self.width = width
             self.height = height
+        }
+
+        /// The dictionary form: ``kCVPixelBufferPixelFormatTypeKey`` (an OSType or
+        /// any integer), ``kCVPixelBufferWidthKey`` and ``kCVPixelBufferHeightKey``.
+        public init(_ dictionary: [String: Any]) {
+            func integer(_ key: String) -> Int? {
+                guard let value = dictionary[key] else { return nil }
+                guard let number = value as? any BinaryInteger, let integer = Int(exactly: number) else {
+                    unsupportedKeys.append("\(key) (a \(type(of: value)), not an integer)")
+                    return nil
+                }
+                return integer
+            }
+            pixelFormatType = integer(kCVPixelBufferPixelFormatTypeKey).map { OSType(truncatingIfNeeded: $0) }
+            width = integer(kCVPixelBufferWidthKey)
+            height = integer(kCVPixelBufferHeightKey)
+            let known = [kCVPixelBufferPixelFormatTypeKey, kCVPixelBufferWidthKey, kCVPixelBufferHeightKey]
+            unsupportedKeys += dictionary.keys.filter { !known.contains($0) }.sorted()
+        }
+
+        public init(dictionaryLiteral elements: (String, Any)...) {
+            let dictionary: [String: Any] = Dictionary(elements, uniquingKeysWith: { _, last in last })
+            self.init(dictionary)
+        }
+
+        /// The dictionary form of these settings.
+        public var dictionary: [String: Any] {
+            var dictionary: [String: Any] = [:]
+            if let pixelFormatType { dictionary[kCVPixelBufferPixelFormatTypeKey] = pixelFormatType }
+            if let width { dictionary[kCVPixelBufferWidthKey] = width }
+            if let height { dictionary[kCVPixelBufferHeightKey] = height }
+            return dictionary
         }
     }
 
@@ -215,6 +256,11 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
     override func streamSettings(for connection: CaptureConnection) throws(CaptureError) -> Camerad_V1_OutputSettings? {
         guard connection.isEnabled else { return nil }
         let current = settings.withLock { $0 }
+        guard current.videoSettings.unsupportedKeys.isEmpty else {
+            throw CaptureError(.unsupportedFormat, "videoSettings has what CaptureKit does not take: "
+                + current.videoSettings.unsupportedKeys.joined(separator: ", ")
+                + "; use kCVPixelBufferPixelFormatTypeKey, kCVPixelBufferWidthKey and kCVPixelBufferHeightKey")
+        }
         guard let pixelFormat = PixelFormats.output(current.videoSettings.pixelFormatType) else {
             // AVFoundation raises at the setter; a Swift setter cannot throw, so the run refuses.
             let asked = current.videoSettings.pixelFormatType.map(PixelFormats.name) ?? "?"

@@ -681,6 +681,49 @@ extension CaptureKitEndToEnd {
         }
     }
 
+    /// Issue 16's seventh point: the CoreMedia and CoreVideo calls a seed's
+    /// delegate makes (the dictionary form of videoSettings, the image buffer,
+    /// lock, planes, times, the format description) read a real frame.
+    @Test func seedStyleCoreMediaCallsReadARealFrame() async throws {
+        try await withCamera { device, _ in
+            try await withStreamingSession(device, configure: { output, _ in
+                output.videoSettings = [kCVPixelBufferPixelFormatTypeKey as String: Int(kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange)]
+            }) { _, output, frames in
+                #expect(output.videoSettings.pixelFormatType == kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange)
+                let sampleBuffer: CMSampleBuffer = try await frames.nextFrame()
+                let imageBuffer = try #require(CMSampleBufferGetImageBuffer(sampleBuffer))
+                #expect(CVPixelBufferLockBaseAddress(imageBuffer, .readOnly) == kCVReturnSuccess)
+                #expect(CVPixelBufferIsPlanar(imageBuffer) && CVPixelBufferGetPlaneCount(imageBuffer) == 2)
+                #expect(CVPixelBufferGetPixelFormatType(imageBuffer) == kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange)
+                // The planes, row by row at their strides, are the frame the camera made.
+                var frame: [UInt8] = []
+                for plane in 0..<CVPixelBufferGetPlaneCount(imageBuffer) {
+                    let base = try #require(CVPixelBufferGetBaseAddressOfPlane(imageBuffer, plane))
+                    let stride = CVPixelBufferGetBytesPerRowOfPlane(imageBuffer, plane)
+                    let rowBytes = CVPixelBufferGetWidthOfPlane(imageBuffer, plane) * (plane == 0 ? 1 : 2)
+                    for row in 0..<CVPixelBufferGetHeightOfPlane(imageBuffer, plane) {
+                        frame += UnsafeRawBufferPointer(start: base + row * stride, count: rowBytes)
+                    }
+                }
+                #expect((CVPixelBufferGetWidth(imageBuffer), CVPixelBufferGetHeight(imageBuffer)) == (640, 480))
+                #expect(frame == sourceFrame(of: sampleBuffer))
+                #expect(CMSampleBufferInvalidate(sampleBuffer) == 0)
+                #expect(CVPixelBufferGetBaseAddress(imageBuffer) != nil, "a locked buffer stays readable after its release")
+                CVPixelBufferUnlockBaseAddress(imageBuffer, .readOnly)
+                #expect(CVPixelBufferGetBaseAddress(imageBuffer) == nil && !CMSampleBufferIsValid(sampleBuffer))
+                #expect(CVPixelBufferLockBaseAddress(imageBuffer, []) == kCVReturnInvalidArgument, "released: nothing to lock")
+
+                let pts = CMSampleBufferGetPresentationTimeStamp(sampleBuffer)
+                let next = CMTimeAdd(pts, CMSampleBufferGetDuration(sampleBuffer))
+                #expect(CMTimeCompare(pts, kCMTimeZero) == 1 && CMTimeCompare(next, pts) == 1 && CMTimeCompare(pts, pts) == 0)
+                #expect(abs(CMTimeGetSeconds(CMTimeSubtract(next, pts)) - 1.0 / 30) < 1e-6)
+                let description = try #require(CMSampleBufferGetFormatDescription(sampleBuffer))
+                #expect(CMVideoFormatDescriptionGetDimensions(description).width == 640)
+                #expect(CMFormatDescriptionGetMediaSubType(description) == kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange)
+            }
+        }
+    }
+
     /// Issue 16's first point: a pixel format CaptureKit cannot deliver ('420f',
     /// full-range NV12, the seeds' default) is refused, never swapped silently
     /// for the device's own — at the start, and when set while running.
@@ -695,13 +738,18 @@ extension CaptureKitEndToEnd {
             #expect(error?.message.contains("'420f'") == true && error?.message.contains("'420v'") == true, "\(String(describing: error))")
             #expect(!session.isRunning)
             #expect(try await CaptureDaemon.statistics(for: device).streams == 0, "nothing was opened")
+            // The dictionary form refuses what it does not know, naming it.
+            output.videoSettings = [kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_32BGRA, "AVVideoCodecKey": "jpeg"]
+            let unknownKey = await #expect(throws: CaptureError.self) { try await session.start() }
+            #expect(unknownKey?.code == .unsupportedFormat && unknownKey?.message.contains("AVVideoCodecKey") == true,
+                    "\(String(describing: unknownKey))")
 
             output.videoSettings = .init(pixelFormatType: kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange)
             try await session.start()
             let frames = FrameReader(output.sampleBuffers)
             #expect(try await frames.nextFrame().imageBuffer?.pixelFormatType == kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange)
             output.videoSettings = .init(pixelFormatType: fullRangeNV12)
-            #expect(await waitUntil { events.names.filter { $0 == "error unsupportedFormat" }.count == 2 }, "events: \(events.names)")
+            #expect(await waitUntil { events.names.filter { $0 == "error unsupportedFormat" }.count == 3 }, "events: \(events.names)")
             #expect(try await waitUntil { try await CaptureDaemon.statistics(for: device).streams == 0 }, "its stream closed")
             await session.stopRunning()
         }
