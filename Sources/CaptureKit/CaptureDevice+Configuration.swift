@@ -1,5 +1,6 @@
 import CameraProtocol
 import Foundation
+import Synchronization
 
 // MARK: - The configuration lock
 
@@ -32,9 +33,18 @@ extension CaptureDevice {
         LiveDevices.shared.update(response.device)
     }
 
-    /// AVCaptureDevice.unlockForConfiguration: undoes one ``lockForConfiguration(waitingUpTo:)``.
-    /// Like Apple's, it does not fail; unlocking a device this process does not hold does nothing.
+    /// AVCaptureDevice.unlockForConfiguration: undoes one ``lockForConfiguration(waitingUpTo:)``,
+    /// sending first the settings set as properties (``commitConfiguration()``).
+    /// Like Apple's, it does not fail: settings the daemon refuses are dropped
+    /// and the error posted as ``configurationDidFailNotification``. Unlocking a
+    /// device this process does not hold does nothing.
     public func unlockForConfiguration() async {
+        do {
+            try await commitConfiguration()
+        } catch {
+            NotificationCenter.default.post(name: Self.configurationDidFailNotification, object: self,
+                                            userInfo: [Self.configurationErrorKey: error])
+        }
         var request = Camerad_V1_UnlockForConfigurationRequest()
         request.uniqueID = uniqueID
         _ = try? await DaemonClient.shared.unary(CameraService.unlockForConfiguration, request)
@@ -223,20 +233,107 @@ extension CaptureDevice {
     }
 }
 
-// MARK: - Reading the settings
+// MARK: - Settings as properties
+
+/// Settings set as properties under the lock and not yet sent, per device
+/// (every object of a device sees them).
+final class StagedConfigurations: Sendable {
+    static let shared = StagedConfigurations()
+    private let staged = Mutex<[String: CaptureDevice.Configuration]>([:])
+
+    func change(_ uniqueID: String, _ body: (inout CaptureDevice.Configuration) -> Void) {
+        staged.withLock { body(&$0[uniqueID, default: CaptureDevice.Configuration()]) }
+    }
+
+    func read<T>(_ uniqueID: String, _ value: (CaptureDevice.Configuration) -> T?) -> T? {
+        staged.withLock { $0[uniqueID] }.flatMap(value)
+    }
+
+    func take(_ uniqueID: String) -> CaptureDevice.Configuration? {
+        staged.withLock { $0.removeValue(forKey: uniqueID) }
+    }
+}
 
 extension CaptureDevice {
-    public var focusMode: FocusMode? { FocusMode(read(\.settings.focusMode)) }
+    /// Posted when settings set as properties could not be applied at
+    /// ``unlockForConfiguration()``; `userInfo[configurationErrorKey]` is the
+    /// ``CaptureError``. Linux only: AVFoundation applies each at once.
+    public static let configurationDidFailNotification = Notification.Name("CaptureDeviceConfigurationDidFailNotification")
+    public static let configurationErrorKey = "CaptureDeviceConfigurationError"
+
+    /// Sends the settings set as properties since the lock (or the last commit)
+    /// as one change, all or none — what ``unlockForConfiguration()`` does first —
+    /// and throws what the daemon refused (the settings are then dropped).
+    /// Linux only.
+    public func commitConfiguration() async throws(CaptureError) {
+        guard let changes = StagedConfigurations.shared.take(uniqueID) else { return }
+        try await configure(changes)
+    }
+
+    /// A property set: kept for ``commitConfiguration()``, and read back at once.
+    ///
+    /// - Precondition: this process holds the configuration lock, as AVFoundation
+    ///   requires (it raises otherwise).
+    private func stage(_ name: String, _ change: (inout Configuration) -> Void) {
+        precondition(read { $0.hasLock && $0.lock.pid == getpid() },
+                     "set \(name) of \(uniqueID) between lockForConfiguration() and unlockForConfiguration(), as AVFoundation requires")
+        StagedConfigurations.shared.change(uniqueID, change)
+    }
+
+    private func staged<T>(_ value: (Configuration) -> T?) -> T? {
+        StagedConfigurations.shared.read(uniqueID, value)
+    }
+}
+
+// MARK: - Reading the settings
+
+/// Each setting AVFoundation has as a settable property reads back what was set
+/// at once; set it only between `lockForConfiguration()` and
+/// `unlockForConfiguration()`, which sends what was set as one change (see
+/// ``CaptureDevice/commitConfiguration()``). The `set…` methods send each
+/// change at once and throw its error.
+extension CaptureDevice {
+    public var activeFormat: Format? {
+        get { staged(\.activeFormat) ?? snapshotActiveFormat }
+        set { stage("activeFormat") { $0.activeFormat = newValue } }
+    }
+
+    public var activeVideoMinFrameDuration: CMTime {
+        get { staged(\.activeVideoMinFrameDuration) ?? CMTime(read(\.activeMinFrameDuration)) }
+        set { stage("activeVideoMinFrameDuration") { $0.activeVideoMinFrameDuration = newValue } }
+    }
+
+    public var activeVideoMaxFrameDuration: CMTime {
+        get { staged(\.activeVideoMaxFrameDuration) ?? CMTime(read(\.activeMaxFrameDuration)) }
+        set { stage("activeVideoMaxFrameDuration") { $0.activeVideoMaxFrameDuration = newValue } }
+    }
+
+    /// Nil when the device has no focus control; setting nil changes nothing.
+    public var focusMode: FocusMode? {
+        get { staged(\.focusMode) ?? FocusMode(read(\.settings.focusMode)) }
+        set { if let newValue { stage("focusMode") { $0.focusMode = newValue } } }
+    }
     /// 0 (near) to 1 (far); nil when the device has no lens position.
     public var lensPosition: Float? { read { $0.settings.lensPosition < 0 ? nil : $0.settings.lensPosition } }
-    public var focusPointOfInterest: CGPoint { read { CGPoint($0.settings.focusPointOfInterest, unset: !$0.settings.hasFocusPointOfInterest) } }
+    public var focusPointOfInterest: CGPoint {
+        get { staged(\.focusPointOfInterest) ?? read { CGPoint($0.settings.focusPointOfInterest, unset: !$0.settings.hasFocusPointOfInterest) } }
+        set { stage("focusPointOfInterest") { $0.focusPointOfInterest = newValue } }
+    }
     public var isAdjustingFocus: Bool { read(\.settings.adjustingFocus) }
 
-    public var exposureMode: ExposureMode? { ExposureMode(read(\.settings.exposureMode)) }
+    /// Nil when the device has no exposure control; setting nil changes nothing.
+    public var exposureMode: ExposureMode? {
+        get { staged(\.exposureMode) ?? ExposureMode(read(\.settings.exposureMode)) }
+        set { if let newValue { stage("exposureMode") { $0.exposureMode = newValue } } }
+    }
     public var exposureDuration: CMTime { CMTime(read(\.settings.exposureDuration)) }
     public var iso: Float { read(\.settings.iso) }
     public var exposurePointOfInterest: CGPoint {
-        read { CGPoint($0.settings.exposurePointOfInterest, unset: !$0.settings.hasExposurePointOfInterest) }
+        get {
+            staged(\.exposurePointOfInterest)
+                ?? read { CGPoint($0.settings.exposurePointOfInterest, unset: !$0.settings.hasExposurePointOfInterest) }
+        }
+        set { stage("exposurePointOfInterest") { $0.exposurePointOfInterest = newValue } }
     }
     public var isAdjustingExposure: Bool { read(\.settings.adjustingExposure) }
     /// Custom exposure's range (Apple has these on the active format).
@@ -245,16 +342,27 @@ extension CaptureDevice {
     public var minISO: Float { read(\.capabilities.minIso) }
     public var maxISO: Float { read(\.capabilities.maxIso) }
 
-    public var whiteBalanceMode: WhiteBalanceMode? { WhiteBalanceMode(read(\.settings.whiteBalanceMode)) }
+    /// Nil when the device has no white balance control; setting nil changes nothing.
+    public var whiteBalanceMode: WhiteBalanceMode? {
+        get { staged(\.whiteBalanceMode) ?? WhiteBalanceMode(read(\.settings.whiteBalanceMode)) }
+        set { if let newValue { stage("whiteBalanceMode") { $0.whiteBalanceMode = newValue } } }
+    }
     /// Kelvin; 0 when the device has no temperature control. Linux only.
     public var whiteBalanceTemperature: Float { read(\.settings.whiteBalanceTemperature) }
     public var isAdjustingWhiteBalance: Bool { read(\.settings.adjustingWhiteBalance) }
 
-    public var torchMode: TorchMode { TorchMode(read(\.settings.torchMode)) ?? .off }
+    /// `.on` only while a session runs on the device.
+    public var torchMode: TorchMode {
+        get { staged(\.torchMode) ?? TorchMode(read(\.settings.torchMode)) ?? .off }
+        set { stage("torchMode") { $0.torchMode = newValue } }
+    }
     public var torchLevel: Float { read(\.settings.torchLevel) }
     public var isTorchActive: Bool { torchMode == .on }
 
-    public var videoZoomFactor: Double { read { $0.settings.videoZoomFactor == 0 ? 1 : $0.settings.videoZoomFactor } }
+    public var videoZoomFactor: Double {
+        get { staged(\.videoZoomFactor) ?? read { $0.settings.videoZoomFactor == 0 ? 1 : $0.settings.videoZoomFactor } }
+        set { stage("videoZoomFactor") { $0.videoZoomFactor = newValue } }
+    }
 }
 
 extension CMTime {

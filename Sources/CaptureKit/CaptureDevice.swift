@@ -52,16 +52,14 @@ public final class CaptureDevice: Hashable, Sendable, CustomStringConvertible, I
     /// Every pixel format and size the device offers.
     public var formats: [Format] { read { $0.formats.map(Format.init) } }
 
-    /// The mode the device runs (or will run) in.
-    public var activeFormat: Format? {
+    /// The mode the device runs (or will run) in, as the daemon said.
+    var snapshotActiveFormat: Format? {
         read { device in
             guard device.optionalActiveFormatIndex != nil, Int(device.activeFormatIndex) < device.formats.count else { return nil }
             return Format(device.formats[Int(device.activeFormatIndex)])
         }
     }
 
-    public var activeVideoMinFrameDuration: CMTime { CMTime(read(\.activeMinFrameDuration)) }
-    public var activeVideoMaxFrameDuration: CMTime { CMTime(read(\.activeMaxFrameDuration)) }
 
     /// Every control of the device, like `v4l2-ctl --list-ctrls-menus`. Linux only.
     public var controls: [Control] { read { $0.controls.map(Control.init) } }

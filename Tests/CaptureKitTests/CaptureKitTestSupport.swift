@@ -17,7 +17,7 @@ func withCaptureKitDaemon<T>(
 /// Collects notifications of some names from NotificationCenter.default.
 final class NotificationRecorder: @unchecked Sendable {
     final class Log: Sendable {
-        let entries = Mutex<[(name: Notification.Name, uniqueID: String?)]>([])
+        let entries = Mutex<[(name: Notification.Name, uniqueID: String?, error: CaptureError?)]>([])
     }
 
     private let log = Log()
@@ -29,12 +29,13 @@ final class NotificationRecorder: @unchecked Sendable {
         observers = names.map { name in
             NotificationCenter.default.addObserver(forName: name, object: nil, queue: nil) { note in
                 let uniqueID = (note.object as? CaptureDevice)?.uniqueID
-                log.entries.withLock { $0.append((note.name, uniqueID)) }
+                let error = note.userInfo?[CaptureDevice.configurationErrorKey] as? CaptureError
+                log.entries.withLock { $0.append((note.name, uniqueID, error)) }
             }
         }
     }
 
-    var notifications: [(name: Notification.Name, uniqueID: String?)] { log.entries.withLock { $0 } }
+    var notifications: [(name: Notification.Name, uniqueID: String?, error: CaptureError?)] { log.entries.withLock { $0 } }
 
     func wait(for count: Int, timeout: Duration = .seconds(30)) async -> Bool {
         await waitUntil(timeout: timeout) { notifications.count >= count }

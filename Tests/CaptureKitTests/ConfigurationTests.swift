@@ -198,6 +198,49 @@ extension CaptureKitEndToEnd {
         }
     }
 
+    /// Issue 16's fifth point: configuration as the seeds write it — properties
+    /// set between lockForConfiguration() and unlockForConfiguration() read back
+    /// at once and reach the daemon, as one change, at the unlock; what the
+    /// daemon refuses is dropped and posted, and commitConfiguration() throws it.
+    @Test func settingsSetAsPropertiesUnderTheLockReachTheDaemonAtUnlock() async throws {
+        try await withCaptureKitDaemon(virtualCameras: 1) { daemon in
+            let device = try await CaptureDevice.matching("virtual-0")
+            try await device.lockForConfiguration()
+            device.focusMode = .locked
+            device.exposureMode = .locked
+            device.videoZoomFactor = 2
+            device.activeVideoMinFrameDuration = CMTime(value: 1, timescale: 15)
+            #expect(device.focusMode == .locked && device.videoZoomFactor == 2, "read back at once")
+            let another = try await CaptureDevice.matching("virtual-0")
+            #expect(another.videoZoomFactor == 2, "every object of the device reads it")
+            await device.unlockForConfiguration()
+
+            let seenElsewhere = try await camctl(["get", "virtual-0", "videoZoomFactor"], socket: daemon.socketPath)
+            #expect(seenElsewhere.lines == ["videoZoomFactor: 2.0"], "it reached the daemon")
+            try await device.refresh()
+            #expect(device.focusMode == .locked && device.exposureMode == .locked)
+            #expect(device.activeVideoMinFrameDuration == CMTime(value: 1, timescale: 15))
+
+            let recorder = NotificationRecorder([CaptureDevice.configurationDidFailNotification])
+            try await device.lockForConfiguration()
+            device.videoZoomFactor = 9
+            device.focusMode = .continuousAutoFocus
+            #expect(device.videoZoomFactor == 9)
+            await device.unlockForConfiguration()
+            #expect(await recorder.wait(for: 1))
+            let error = recorder.notifications.first?.error
+            #expect(error?.message.contains("9.0") == true, "\(String(describing: error))")
+            #expect(device.videoZoomFactor == 2 && device.focusMode == .locked, "all or none: both dropped")
+
+            try await device.lockForConfiguration()
+            device.videoZoomFactor = 9
+            let thrown = await #expect(throws: CaptureError.self) { try await device.commitConfiguration() }
+            #expect(thrown?.code == error?.code)
+            await device.unlockForConfiguration()
+            #expect(recorder.notifications.count == 1, "nothing left to send at the unlock")
+        }
+    }
+
     /// Exposure time and the torch show in the picture; the torch goes off with the session.
     @Test func exposureAndTorchChangeThePicturesBrightness() async throws {
         try await withCaptureKitDaemon(virtualCameras: 1) { _ in
