@@ -17,7 +17,7 @@ SWIFT_BUILD_FLAGS := -Xswiftc -warnings-as-errors
 SWIFT := scripts/swiftpm
 BIN = $(shell $(SWIFT) build --show-bin-path)
 
-.PHONY: build deps test demo bench protos clean
+.PHONY: build deps test demo bench protos docs clean
 
 deps:
 	@missing=$$(for p in $(APT_PACKAGES) $(EXTRA_APT_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
@@ -54,6 +54,15 @@ bench:
 
 protos: deps
 	scripts/generate-protos.sh
+
+# CaptureKit's reference and its articles (Sources/CaptureKit/CaptureKit.docc) as
+# static HTML in .build/docs/CaptureKit: serve that folder (python3 -m http.server)
+# and open /CaptureKit/documentation/capturekit/. A broken link or an undocumented
+# parameter fails it; make test runs it.
+docs: deps
+	@mkdir -p .build/docs
+	$(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation --target CaptureKit \
+		--output-path .build/docs/CaptureKit --transform-for-static-hosting --hosting-base-path CaptureKit --warnings-as-errors
 
 clean:
 	$(SWIFT) package clean

@@ -100,6 +100,8 @@ extension CaptureDaemon {
     /// - Parameters:
     ///   - index: makes the uniqueID "virtual-<index>" (0–63); nil takes the lowest free index.
     ///   - localizedName: empty for "Virtual Camera <index>".
+    ///   - position: the position it reports (`.front`, `.back`).
+    ///   - options: its pixel format, size and frame rate.
     /// - Throws: `permissionDenied`, `alreadyExists` for a taken index, `invalidArgument`,
     ///   `unsupportedFormat` for a mode virtual cameras do not have.
     public static func addVirtualCamera(

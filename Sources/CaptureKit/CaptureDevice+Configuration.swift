@@ -129,8 +129,10 @@ extension CaptureDevice {
     /// Applies several changes as one, all or none, and takes the device's new
     /// state. Needs the configuration lock, as every setter does.
     ///
-    /// - Parameter persist: also store them as the device's defaults, applied
-    ///   whenever it connects (the torch is never stored). Linux only.
+    /// - Parameters:
+    ///   - configuration: the changes; nil fields stay as they are.
+    ///   - persist: also store them as the device's defaults, applied
+    ///     whenever it connects (the torch is never stored). Linux only.
     /// - Throws: `notLocked` without the lock; `unsupportedFormat` for a format
     ///   or frame rate the device lacks; `unsupported` for a focus, exposure,
     ///   white-balance or torch mode or setting it lacks; `invalidArgument` naming the allowed values;
