@@ -20,9 +20,10 @@ extension CaptureDevice {
         public var devices: [CaptureDevice] {
             get async throws(CaptureError) {
                 if let mediaType, mediaType != .video { return [] }
-                guard !deviceTypes.isEmpty else { return [] }
+                let types = deviceTypes.compactMap(\.proto)
+                guard !types.isEmpty else { return [] }
                 var filter = Camerad_V1_DeviceFilter()
-                filter.deviceTypes = deviceTypes.map(\.proto)
+                filter.deviceTypes = types
                 filter.mediaType = .video
                 filter.position = position.proto
                 return try await CaptureDevice.list(filter)

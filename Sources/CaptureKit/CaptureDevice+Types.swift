@@ -35,10 +35,20 @@ extension CaptureDevice {
     /// AVCaptureDevice.DeviceType, for the cameras Linux has.
     ///
     /// camerad's virtual cameras are `.builtInWideAngleCamera` (they stand in for a
-    /// phone's cameras); USB cameras are `.external`, as on macOS.
+    /// phone's cameras); USB cameras are `.external`, as on macOS. The other
+    /// kinds of an iPhone's cameras are here so that code listing them compiles
+    /// unchanged; no Linux device is one of them, so they match nothing.
     public enum DeviceType: String, CaseIterable, Sendable, CustomStringConvertible {
         case builtInWideAngleCamera
         case external
+        case builtInTelephotoCamera
+        case builtInUltraWideCamera
+        case builtInDualCamera
+        case builtInDualWideCamera
+        case builtInTripleCamera
+        case builtInTrueDepthCamera
+        case builtInLiDARDepthCamera
+        case continuityCamera
 
         public var description: String { rawValue }
 
@@ -50,10 +60,12 @@ extension CaptureDevice {
             }
         }
 
-        var proto: Camerad_V1_DeviceType {
+        /// Nil for the kinds no Linux device is.
+        var proto: Camerad_V1_DeviceType? {
             switch self {
             case .builtInWideAngleCamera: .builtInWideAngleCamera
             case .external: .external
+            default: nil
             }
         }
     }

@@ -1,0 +1,223 @@
+import CameraTestSupport
+import CaptureKit
+import Foundation
+import Testing
+
+// Issue 16's porting test: four programs written as the seed articles write
+// them (../shared/seeds: 003's Swift, 000–002's Objective-C read as Swift),
+// compiled against CaptureKit and run against a real camerad. Every line that
+// had to change says so with `// Linux:` and why; everything else is the
+// seeds' own code with the `AV` prefix dropped. docs/ARCHITECTURE.md lists the
+// differences.
+
+extension CaptureKitEndToEnd {
+@Suite struct PortingTests {
+    /// Two virtual cameras as a phone's: the first in front, the second at the back.
+    func withPhoneCameras<T>(_ body: (DaemonProcess) async throws -> T) async throws -> T {
+        try await withCaptureKitDaemon(virtualCameras: 2) { daemon in try await body(daemon) }
+    }
+
+    // MARK: 1. Discover and configure a camera (seeds 000 and 001)
+
+    @Test func discoverAndConfigureACamera() async throws {
+        try await withPhoneCameras { daemon in
+            // The seed's selectFrontCaptureDevice, word for word but for the await.
+            let deviceTypes: [CaptureDevice.DeviceType] = [
+                .builtInWideAngleCamera,
+                .builtInTrueDepthCamera,
+                .builtInTelephotoCamera,
+                .builtInUltraWideCamera,
+                .builtInDualCamera,
+                .builtInDualWideCamera,
+                .builtInTripleCamera,
+            ]
+            let discoverySession = CaptureDevice.DiscoverySession(deviceTypes: deviceTypes, mediaType: .video, position: .front)
+            let front = try await discoverySession.devices.first  // Linux: `await` — the cameras live in camerad
+            #expect(front?.position == .front)
+
+            // selectBackCaptureDevice.
+            let back = try await CaptureDevice.default(.builtInWideAngleCamera, for: .video, position: .back)  // Linux: `try await`
+            let device = try #require(back)
+
+            // The seeds' configuration: lock, set, unlock.
+            try await device.lockForConfiguration()  // Linux: `await` (Apple's is `try` alone)
+            if device.isFocusModeSupported(.locked) {
+                device.focusMode = .locked
+            }
+            if device.isExposureModeSupported(.continuousAutoExposure) {
+                device.exposureMode = .continuousAutoExposure
+            }
+            if device.isWhiteBalanceModeSupported(.continuousAutoWhiteBalance) {
+                device.whiteBalanceMode = .continuousAutoWhiteBalance
+            }
+            device.videoZoomFactor = min(2, device.maxAvailableVideoZoomFactor)
+            let format = try #require(device.formats.first { $0.dimensions.width == 1280 && $0.dimensions.height == 720 })
+            device.activeFormat = format
+            device.activeVideoMinFrameDuration = CMTimeMake(value: 1, timescale: 15)
+            await device.unlockForConfiguration()  // Linux: `await` — the change goes to camerad here
+
+            // What camerad now runs, as another process sees it.
+            let other = try await camctl(["get", device.uniqueID, "videoZoomFactor"], socket: daemon.socketPath)
+            #expect(other.lines == ["videoZoomFactor: 2.0"], "\(other.standardError)")
+            try await device.refresh()  // Linux: properties are what CaptureKit last heard
+            #expect(device.focusMode == .locked && device.videoZoomFactor == 2)
+            #expect(device.activeFormat?.dimensions == format.dimensions)
+            #expect(device.activeVideoMinFrameDuration == CMTimeMake(value: 1, timescale: 15))
+        }
+    }
+
+    // MARK: 2. A video data output computing luma, portrait and mirrored (seed 003)
+
+    final class LumaViewController: CaptureVideoDataOutputSampleBufferDelegate, @unchecked Sendable {
+        let captureSession = CaptureSession()
+        private let frames = AsyncStream<(width: Int, height: Int, luma: Double, ok: Bool)>.makeStream()
+        var measured: AsyncStream<(width: Int, height: Int, luma: Double, ok: Bool)> { frames.stream }
+
+        func configureSession() async throws {
+            // 选择视频质量
+            captureSession.sessionPreset = .medium
+            // 选择前置摄像头
+            guard let captureDevice = try await selectFrontCaptureDevice() else { return }  // Linux: `try await`
+            guard let captureDeviceInput = try? CaptureDeviceInput(device: captureDevice) else { return }
+            guard captureSession.canAddInput(captureDeviceInput) else { return }
+            captureSession.addInput(captureDeviceInput)
+
+            // 视频帧输出
+            let videoOutput = CaptureVideoDataOutput()
+            videoOutput.videoSettings = [kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange]
+            videoOutput.setSampleBufferDelegate(self, queue: DispatchQueue(label: "sample buffer"))
+            guard captureSession.canAddOutput(videoOutput) else { return }
+            captureSession.addOutput(videoOutput)
+
+            guard let connection = videoOutput.connection(with: MediaType.video) else { return }
+            if connection.isVideoOrientationSupported {
+                connection.videoOrientation = .portrait
+            }
+            if connection.isVideoMirroringSupported {
+                // 设置像照镜子一样
+                connection.isVideoMirrored = true
+            }
+        }
+
+        private func selectFrontCaptureDevice() async throws -> CaptureDevice? {  // Linux: `async throws`
+            let discoverySession = CaptureDevice.DiscoverySession(deviceTypes: [.builtInWideAngleCamera], mediaType: .video, position: .front)
+            return try await discoverySession.devices.first
+        }
+
+        // 处理每一帧的数据
+        func captureOutput(_ output: CaptureOutput, didOutput sampleBuffer: CMSampleBuffer, from connection: CaptureConnection) {
+            guard let imageBuffer = CMSampleBufferGetImageBuffer(sampleBuffer) else { return }
+            CVPixelBufferLockBaseAddress(imageBuffer, .readOnly)
+            defer { CVPixelBufferUnlockBaseAddress(imageBuffer, .readOnly) }
+            let width = CVPixelBufferGetWidth(imageBuffer)
+            let height = CVPixelBufferGetHeight(imageBuffer)
+            let bytesPerRow = CVPixelBufferGetBytesPerRowOfPlane(imageBuffer, 0)
+            guard let base = CVPixelBufferGetBaseAddressOfPlane(imageBuffer, 0) else { return }
+            let luma = base.assumingMemoryBound(to: UInt8.self)
+            var sum = 0
+            for y in 0..<height {
+                for x in 0..<width { sum += Int(luma[y * bytesPerRow + x]) }
+            }
+            // The camera's frame, scaled to .medium's 480x360, turned and mirrored.
+            let ok = Self.isTurnedAndMirrored(luma, bytesPerRow, width, height, sampleBuffer)
+            frames.continuation.yield((width, height, Double(sum) / Double(width * height), ok))
+        }
+
+        /// Portrait then mirrored: output (u, v) shows (x, y) = (v, u) of the
+        /// landscape frame — checked against the camera's frame (640x480, redrawn
+        /// from the sample's stamp) scaled by libyuv to 480x360, within rounding.
+        static func isTurnedAndMirrored(
+            _ luma: UnsafePointer<UInt8>, _ bytesPerRow: Int, _ width: Int, _ height: Int, _ sample: SampleBuffer
+        ) -> Bool {
+            let scaled = Reference.scaled(sourceFrame(of: sample), 640, 480, to: height, width)
+            var difference = 0, count = 0
+            for v in stride(from: 0, to: height, by: 3) {
+                for u in stride(from: 0, to: width, by: 3) {
+                    difference += abs(Int(luma[v * bytesPerRow + u]) - Int(scaled[u * height + v]))
+                    count += 1
+                }
+            }
+            return Double(difference) / Double(count) < 1.5
+        }
+    }
+
+    @Test func aVideoDataOutputComputingLumaPortraitAndMirrored() async throws {
+        try await withPhoneCameras { _ in
+            let controller = LumaViewController()
+            try await controller.configureSession()
+            await controller.captureSession.startRunning()  // Linux: `await`
+            var frames = controller.measured.makeAsyncIterator()
+            for _ in 0..<5 {
+                let frame = try #require(await frames.next())
+                // .medium is 480x360 landscape; portrait turns it.
+                #expect((frame.width, frame.height) == (360, 480))
+                #expect(frame.luma > 16 && frame.luma < 235, "the bars' luma, not garbage")
+                #expect(frame.ok, "turned and mirrored as the connection says")
+            }
+            await controller.captureSession.stopRunning()  // Linux: `await`
+        }
+    }
+
+    // MARK: 3. A photo with flash (seed 000's still image output, as AVCapturePhotoOutput)
+
+    final class PhotoDelegate: CapturePhotoCaptureDelegate, @unchecked Sendable {
+        let done = AsyncStream<(CapturePhoto?, CaptureError?)>.makeStream()
+
+        func photoOutput(_ output: CapturePhotoOutput, didFinishProcessingPhoto photo: CapturePhoto?, error: CaptureError?) {
+            done.continuation.yield((photo, error))
+        }
+    }
+
+    @Test func aPhotoWithFlash() async throws {
+        try await withPhoneCameras { _ in
+            let session = CaptureSession()
+            let device = try #require(try await CaptureDevice.default(for: .video))  // Linux: `try await`
+            session.addInput(try CaptureDeviceInput(device: device))
+            let photoOutput = CapturePhotoOutput()
+            guard session.canAddOutput(photoOutput) else { Issue.record("cannot add the photo output"); return }
+            session.addOutput(photoOutput)
+
+            var settings = PhotoSettings()  // Linux: PhotoSettings, not AVCapturePhotoSettings
+            settings.flashMode = device.hasFlash ? .on : .off
+            let delegate = PhotoDelegate()
+            photoOutput.capturePhoto(with: settings, delegate: delegate)
+            var results = delegate.done.stream.makeAsyncIterator()
+            let (photo, error) = try #require(await results.next())
+            #expect(error == nil)
+            let data = try #require(photo?.fileDataRepresentation())
+            #expect(data.starts(with: [0xFF, 0xD8]), "a JPEG")
+            #expect(photo?.isFlashFired == device.hasFlash)
+        }
+    }
+
+    // MARK: 4. Device and session notifications while cameras come and go
+
+    @Test func deviceAndSessionNotificationsWhileCamerasComeAndGo() async throws {
+        try await withPhoneCameras { _ in
+            let recorder = NotificationRecorder([
+                .CaptureDeviceWasConnected, .CaptureDeviceWasDisconnected,
+                CaptureSession.didStartRunningNotification, CaptureSession.runtimeErrorNotification,
+                CaptureSession.didStopRunningNotification,
+            ])
+            try await CaptureDevice.beginGeneratingDeviceNotifications()  // Linux: asked for, as UIDevice's orientation is
+            defer { CaptureDevice.endGeneratingDeviceNotifications() }
+
+            let added = try await CaptureDaemon.addVirtualCamera(index: 5)  // Linux: plugging a camera in
+            let session = CaptureSession()
+            session.addInput(try CaptureDeviceInput(device: added))
+            session.addOutput(CaptureVideoDataOutput())
+            await session.startRunning()
+            try await CaptureDaemon.removeVirtualCamera(uniqueID: added.uniqueID)  // and pulling it out
+
+            #expect(await recorder.wait(for: 5), "\(recorder.notifications.map(\.name.rawValue))")
+            let names = recorder.notifications.map(\.name)
+            #expect(names.first == .CaptureDeviceWasConnected)
+            #expect(names.contains(CaptureSession.didStartRunningNotification))
+            #expect(names.contains(.CaptureDeviceWasDisconnected))
+            #expect(names.contains(CaptureSession.runtimeErrorNotification), "the session says why it stopped")
+            #expect(names.last == CaptureSession.didStopRunningNotification || names.contains(CaptureSession.didStopRunningNotification))
+            #expect(!added.isConnected && !session.isRunning && !session.isInterrupted)
+        }
+    }
+}
+}
