@@ -396,8 +396,23 @@ public final class CaptureSession: @unchecked Sendable {
         stopped.resumer?.cancel()
         for running in stopped.streams { running.stream.close() }
         for output in outputs { output.sessionDidStop(endedByItself: false) }
+        for device in Set(stopped.streams.map(\.connection.input.device)) { await Self.waitForTorchOff(device) }
         state.withLock { _ = Self.apply(.stopped, to: &$0) }
         post(.didStopRunning)
+    }
+
+    /// AVFoundation's stopRunning returns once the session has stopped, and the
+    /// torch, which shines only while its device runs, is off then. camerad
+    /// turns it off when the device stops, a moment after its last stream
+    /// closed: wait for that (a few milliseconds; at most five seconds), unless
+    /// another client keeps the device running and the torch with it.
+    private static func waitForTorchOff(_ device: CaptureDevice) async {
+        guard device.isTorchActive else { return }
+        for _ in 0..<500 {
+            guard (try? await device.refresh()) != nil, device.isTorchActive,
+                  (try? await CaptureDaemon.statistics(for: device).streams) == 0 else { return }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
     }
 
     /// Reopens every stream after an interruption.
