@@ -8,6 +8,11 @@ public enum Frame {
     /// means a broken or hostile peer, and the connection is closed.
     public static let maxPayloadLength = 16 * 1024 * 1024
 
+    /// Writes the length prefix of a `length`-byte payload into `bytes`' first four.
+    static func writeHeader(length: Int, into bytes: UnsafeMutableRawBufferPointer) {
+        bytes.storeBytes(of: UInt32(length).bigEndian, as: UInt32.self)
+    }
+
     /// `payload` with its length prefix, ready to write.
     public static func encode(_ payload: some Collection<UInt8>) -> [UInt8] {
         precondition(payload.count <= maxPayloadLength, "frame of \(payload.count) bytes exceeds the limit")

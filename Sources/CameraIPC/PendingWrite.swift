@@ -7,17 +7,17 @@ final class PendingWrite: @unchecked Sendable {
     /// Not yet handed to the kernel; empty once they were.
     var descriptors: [OwnedFD]
 
-    /// - Precondition: the payload fits a frame (``SocketConnection/send(_:descriptors:droppingAbove:)`` checks).
-    init(payload: some Collection<UInt8>, descriptors: [OwnedFD]) {
-        precondition(payload.count <= Frame.maxPayloadLength, "frame of \(payload.count) bytes exceeds the limit")
+    /// A frame whose payload is `head` and then `body`, both copied.
+    ///
+    /// - Precondition: the payload fits a frame (``SocketConnection/send(_:_:descriptors:droppingAbove:)`` checks).
+    init(head: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer, descriptors: [OwnedFD]) {
+        let length = head.count + body.count
+        precondition(length <= Frame.maxPayloadLength, "frame of \(length) bytes exceeds the limit")
         precondition(descriptors.count <= SCMRights.maxDescriptorsPerMessage, "too many descriptors for one message")
-        bytes = .allocate(byteCount: Frame.headerLength + payload.count, alignment: 1)
-        let length = UInt32(payload.count)
-        bytes[0] = UInt8(truncatingIfNeeded: length >> 24)
-        bytes[1] = UInt8(truncatingIfNeeded: length >> 16)
-        bytes[2] = UInt8(truncatingIfNeeded: length >> 8)
-        bytes[3] = UInt8(truncatingIfNeeded: length)
-        UnsafeMutableRawBufferPointer(rebasing: bytes[Frame.headerLength...]).copyBytes(from: payload)
+        bytes = .allocate(byteCount: Frame.headerLength + length, alignment: 1)
+        Frame.writeHeader(length: length, into: bytes)
+        UnsafeMutableRawBufferPointer(rebasing: bytes[Frame.headerLength...]).copyMemory(from: head)
+        UnsafeMutableRawBufferPointer(rebasing: bytes[(Frame.headerLength + head.count)...]).copyMemory(from: body)
         self.descriptors = descriptors
     }
 

@@ -64,42 +64,70 @@ enum SCMRights {
     ///
     /// - Returns: the bytes written.
     static func send(_ writes: ArraySlice<PendingWrite>, on socket: OwnedFD) throws(SystemError) -> Int {
-        var vectors: [iovec] = []
-        var descriptors: [Int32] = []
-        var carriers: [PendingWrite] = []
-        for write in writes.prefix(maxGather) {
-            if !write.descriptors.isEmpty {
-                guard vectors.isEmpty else { break }
-                descriptors = write.descriptors.map(\.rawValue)
-                carriers.append(write)
+        let gathered = min(writes.count, maxGather)
+        return try withTemporaryVectors(gathered) { vectors throws(SystemError) in
+            var count = 0
+            var carrier: PendingWrite?
+            for write in writes.prefix(gathered) {
+                if !write.descriptors.isEmpty {
+                    guard count == 0 else { break }
+                    carrier = write
+                }
+                let unwritten = write.unwritten
+                vectors[count] = iovec(iov_base: UnsafeMutableRawPointer(mutating: unwritten.baseAddress), iov_len: unwritten.count)
+                count += 1
             }
-            let unwritten = write.unwritten
-            vectors.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: unwritten.baseAddress), iov_len: unwritten.count))
+            let written = try send(UnsafeMutableBufferPointer(rebasing: vectors[..<count]),
+                                   descriptors: carrier?.descriptors ?? [], on: socket)
+            if written > 0 { carrier?.descriptors = [] }
+            return written
         }
-        let control = UnsafeMutableRawBufferPointer.allocate(
-            byteCount: descriptors.isEmpty ? 0 : controlSpace(for: descriptors.count), alignment: 8)
-        defer { control.deallocate() }
+    }
 
+    /// One sendmsg of `parts`, in order, `descriptors` riding on the first byte.
+    ///
+    /// - Returns: the bytes written.
+    static func send(_ parts: UnsafeRawBufferPointer..., descriptors: [OwnedFD], on socket: OwnedFD) throws(SystemError) -> Int {
+        try withTemporaryVectors(parts.count) { vectors throws(SystemError) in
+            for (index, part) in parts.enumerated() {
+                vectors[index] = iovec(iov_base: UnsafeMutableRawPointer(mutating: part.baseAddress), iov_len: part.count)
+            }
+            return try send(vectors, descriptors: descriptors, on: socket)
+        }
+    }
+
+    /// One sendmsg of `vectors`, never blocking, `descriptors` as SCM_RIGHTS.
+    private static func send(
+        _ vectors: UnsafeMutableBufferPointer<iovec>, descriptors: [OwnedFD], on socket: OwnedFD
+    ) throws(SystemError) -> Int {
         var message = msghdr()
-        if !descriptors.isEmpty {
-            control.initializeMemory(as: UInt8.self, repeating: 0)
-            message.msg_control = control.baseAddress
-            message.msg_controllen = control.count
-            let header = CCameraShims_CMSG_FIRSTHDR(&message)!
-            header.pointee.cmsg_level = SOL_SOCKET
-            header.pointee.cmsg_type = Int32(SCM_RIGHTS)
-            header.pointee.cmsg_len = CCameraShims_CMSG_LEN(descriptors.count * MemoryLayout<Int32>.size)
-            let data = UnsafeMutableRawPointer(CCameraShims_CMSG_DATA(header)!)
-            descriptors.withUnsafeBytes { data.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        message.msg_iov = vectors.baseAddress
+        message.msg_iovlen = vectors.count
+        let flags = Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)
+        guard !descriptors.isEmpty else { return try Syscall.sendmsg(socket.rawValue, &message, flags) }
+        let control = UnsafeMutableRawBufferPointer.allocate(byteCount: controlSpace(for: descriptors.count), alignment: 8)
+        defer { control.deallocate() }
+        control.initializeMemory(as: UInt8.self, repeating: 0)
+        message.msg_control = control.baseAddress
+        message.msg_controllen = control.count
+        let header = CCameraShims_CMSG_FIRSTHDR(&message)!
+        header.pointee.cmsg_level = SOL_SOCKET
+        header.pointee.cmsg_type = Int32(SCM_RIGHTS)
+        header.pointee.cmsg_len = CCameraShims_CMSG_LEN(descriptors.count * MemoryLayout<Int32>.size)
+        let data = UnsafeMutableRawPointer(CCameraShims_CMSG_DATA(header)!)
+        for (index, descriptor) in descriptors.enumerated() {
+            data.storeBytes(of: descriptor.rawValue, toByteOffset: index * MemoryLayout<Int32>.size, as: Int32.self)
         }
-        let written = try vectors.withUnsafeMutableBufferPointer { vectorBuffer throws(SystemError) in
-            message.msg_iov = vectorBuffer.baseAddress
-            message.msg_iovlen = vectorBuffer.count
-            return try Syscall.sendmsg(socket.rawValue, &message, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+        return try Syscall.sendmsg(socket.rawValue, &message, flags)
+    }
+
+    /// Room for `count` iovecs on the stack: no allocation per message.
+    private static func withTemporaryVectors<Result>(
+        _ count: Int, _ body: (UnsafeMutableBufferPointer<iovec>) throws(SystemError) -> Result
+    ) throws(SystemError) -> Result {
+        let result = withUnsafeTemporaryAllocation(of: iovec.self, capacity: max(count, 1)) { vectors in
+            Swift.Result { () throws(SystemError) in try body(vectors) }
         }
-        if written > 0 {
-            for carrier in carriers { carrier.descriptors = [] }
-        }
-        return written
+        return try result.get()
     }
 }

@@ -123,26 +123,63 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
     public func send(
         _ payload: some Collection<UInt8>, descriptors: [OwnedFD] = [], droppingAbove threshold: Int? = nil
     ) -> SendResult {
-        guard payload.count <= Frame.maxPayloadLength, descriptors.count <= SCMRights.maxDescriptorsPerMessage else {
+        if let result = payload.withContiguousStorageIfAvailable({ payload in
+            send(UnsafeRawBufferPointer(start: nil, count: 0), UnsafeRawBufferPointer(payload),
+                 descriptors: descriptors, droppingAbove: threshold)
+        }) {
+            return result
+        }
+        return Array(payload).withUnsafeBytes { send(UnsafeRawBufferPointer(start: nil, count: 0), $0, descriptors: descriptors,
+                                                     droppingAbove: threshold) }
+    }
+
+    /// Sends one frame whose payload is `head` and then `body` (an envelope's
+    /// prefix and a payload shared by many connections, say), with
+    /// `descriptors` riding on its first byte.
+    ///
+    /// With nothing queued before it, the frame goes straight from the caller's
+    /// bytes to the kernel, copied nowhere; only what the socket does not take
+    /// at once is copied, to wait for the socket to drain.
+    public func send(
+        _ head: UnsafeRawBufferPointer, _ body: UnsafeRawBufferPointer, descriptors: [OwnedFD] = [],
+        droppingAbove threshold: Int? = nil
+    ) -> SendResult {
+        let length = head.count + body.count
+        guard length <= Frame.maxPayloadLength, descriptors.count <= SCMRights.maxDescriptorsPerMessage else {
             return .tooLarge
         }
-        let write = PendingWrite(payload: payload, descriptors: descriptors)
         var overflow = false
         var failure: SystemError?
         let result = writeState.withLock { state -> SendResult in
             // Closing after a flush takes nothing new: only the loop drains the queue then.
             guard !state.closed, !state.closeWhenFlushed else { return .closed }
             if let threshold, state.queuedBytes > threshold { return .dropped }
-            if state.queuedBytes + write.count > backlogLimit {
+            if state.queuedBytes + Frame.headerLength + length > backlogLimit {
                 overflow = true
                 return .closed
             }
-            let wasIdle = state.head == state.pending.count
+            var written = 0
+            if state.head == state.pending.count, state.registration != nil {
+                let prefix = UInt32(length).bigEndian
+                let sent = withUnsafeBytes(of: prefix) { prefix in
+                    Result { () throws(SystemError) in try SCMRights.send(prefix, head, body, descriptors: descriptors, on: socket) }
+                }
+                switch sent {
+                case .success(let count): written = count
+                case .failure(let error) where error.wouldBlock: break
+                case .failure(let error):
+                    failure = error
+                    return .closed
+                }
+                if written == Frame.headerLength + length { return .written }
+            }
+            // The rest waits for the socket to drain; the descriptors went with the first byte.
+            let write = PendingWrite(head: head, body: body, descriptors: written > 0 ? [] : descriptors)
+            write.advance(by: written)
             state.pending.append(write)
-            state.queuedBytes += write.count
-            guard wasIdle, state.registration != nil else { return .queued }
-            failure = flushLocked(&state)
-            return state.head == state.pending.count ? .written : .queued
+            state.queuedBytes += write.remaining
+            watchWritability(&state)
+            return .queued
         }
         if overflow {
             close(error: BacklogExceeded(limit: backlogLimit))
@@ -296,12 +333,17 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
             state.pending.removeSubrange(0..<state.head)
             state.head = 0
         }
+        watchWritability(&state)
+        return nil
+    }
+
+    /// Asks the loop to say when the socket is writable while anything is queued, and not otherwise.
+    private func watchWritability(_ state: inout WriteState) {
         let wantWritable = state.head < state.pending.count
         if wantWritable != state.waitingForWritable, let registration = state.registration {
             state.waitingForWritable = wantWritable
             loop.modify(registration, events: wantWritable ? [.readable, .writable] : [.readable])
         }
-        return nil
     }
 }
 

@@ -55,27 +55,63 @@ public enum EnvelopeCodec {
     /// serializing that message around an already serialized payload. Frames and
     /// releases go this way, once per client per frame.
     public static func encodeMessage(callID: UInt64, payload: [UInt8], descriptorCount: Int = 0) -> [UInt8] {
-        var inner: [UInt8] = []
-        if !payload.isEmpty {
-            inner.reserveCapacity(payload.count + 6)
-            inner.append(0x0A)  // CallMessage.payload: field 1, length-delimited
-            WireWriter.varint(UInt64(payload.count), to: &inner)
-            inner.append(contentsOf: payload)
+        withMessagePrefix(callID: callID, payloadCount: payload.count, descriptorCount: descriptorCount) { prefix in
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(prefix.count + payload.count)
+            bytes.append(contentsOf: prefix)
+            bytes.append(contentsOf: payload)
+            return bytes
         }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(inner.count + 24)
-        if callID != 0 {
-            bytes.append(0x08)  // call_id: field 1, varint
-            WireWriter.varint(callID, to: &bytes)
+    }
+
+    /// What ``encodeMessage(callID:payload:descriptorCount:)`` writes before the
+    /// payload's own bytes, on the stack: a message envelope is this prefix and
+    /// then the payload, so a payload serialized once (a frame, for every client
+    /// of a variant) goes out as it is, behind each call's prefix, uncopied.
+    public static func withMessagePrefix<Result>(
+        callID: UInt64, payloadCount: Int, descriptorCount: Int, _ body: (UnsafeRawBufferPointer) throws -> Result
+    ) rethrows -> Result {
+        // Tags and varints: at most 1 + 10, 1 + 10, 1 + 5 and 1 + 5 bytes.
+        try withUnsafeTemporaryAllocation(byteCount: 48, alignment: 1) { buffer in
+            var count = 0
+            func byte(_ value: UInt8) {
+                buffer[count] = value
+                count += 1
+            }
+            func varint(_ value: UInt64) {
+                var value = value
+                while value >= 0x80 {
+                    byte(UInt8(truncatingIfNeeded: value) | 0x80)
+                    value >>= 7
+                }
+                byte(UInt8(value))
+            }
+            func varintLength(_ value: Int) -> Int {
+                var (value, length) = (UInt64(value), 1)
+                while value >= 0x80 {
+                    value >>= 7
+                    length += 1
+                }
+                return length
+            }
+            if callID != 0 {
+                byte(0x08)  // call_id: field 1, varint
+                varint(callID)
+            }
+            if descriptorCount > 0 {
+                byte(0x10)  // fd_count: field 2, varint
+                varint(UInt64(descriptorCount))
+            }
+            byte(0x22)  // message: field 4, length-delimited
+            guard payloadCount > 0 else {
+                byte(0)  // an empty CallMessage
+                return try body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            }
+            varint(UInt64(1 + varintLength(payloadCount) + payloadCount))
+            byte(0x0A)  // CallMessage.payload: field 1, length-delimited
+            varint(UInt64(payloadCount))
+            return try body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
         }
-        if descriptorCount > 0 {
-            bytes.append(0x10)  // fd_count: field 2, varint
-            WireWriter.varint(UInt64(descriptorCount), to: &bytes)
-        }
-        bytes.append(0x22)  // message: field 4, length-delimited
-        WireWriter.varint(UInt64(inner.count), to: &bytes)
-        bytes.append(contentsOf: inner)
-        return bytes
     }
 
     public static func start(callID: UInt64, method: String, request: [UInt8]) -> Camerad_V1_Envelope {

@@ -81,8 +81,14 @@ final class ServerCall: Sendable {
     func send(_ payload: [UInt8], descriptors: [OwnedFD], droppingAbove threshold: Int?) -> Bool {
         let result = state.withLock { state -> SocketConnection.SendResult in
             guard !state.ended else { return .closed }
-            let bytes = EnvelopeCodec.encodeMessage(callID: callID, payload: payload, descriptorCount: descriptors.count)
-            return connection.socket.send(bytes, descriptors: descriptors, droppingAbove: threshold)
+            // The payload as it is, behind this call's envelope prefix: nothing is
+            // copied or allocated per call (a frame goes to many).
+            return EnvelopeCodec.withMessagePrefix(callID: callID, payloadCount: payload.count,
+                                                   descriptorCount: descriptors.count) { prefix in
+                payload.withUnsafeBytes { payload in
+                    connection.socket.send(prefix, payload, descriptors: descriptors, droppingAbove: threshold)
+                }
+            }
         }
         switch result {
         case .written, .queued:

@@ -95,7 +95,7 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
         var maxFramesInFlight = 3
         var delegate: DelegateBox?
         /// The iterations of ``sampleBuffers`` under way, by number.
-        var readers: [UInt64: AsyncStream<SampleBuffer>.Continuation] = [:]
+        var readers: [UInt64: SampleBufferChannel] = [:]
         var nextReaderID: UInt64 = 1
         /// The last run ended by itself while nobody iterated its frames.
         var unseenRunEnded = false
@@ -184,22 +184,22 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
         let output: CaptureVideoDataOutput
 
         public func makeAsyncIterator() -> AsyncIterator {
-            let (frames, continuation) = AsyncStream.makeStream(of: SampleBuffer.self)
+            let channel = SampleBufferChannel()
             let id = output.settings.withLock { settings -> UInt64? in
                 if settings.unseenRunEnded {
                     settings.unseenRunEnded = false
                     return nil
                 }
                 defer { settings.nextReaderID += 1 }
-                settings.readers[settings.nextReaderID] = continuation
+                settings.readers[settings.nextReaderID] = channel
                 return settings.nextReaderID
             }
-            if id == nil { continuation.finish() }
-            return AsyncIterator(frames: frames.makeAsyncIterator(), reader: Reader(output: output, id: id))
+            if id == nil { channel.finish() }
+            return AsyncIterator(frames: channel, reader: Reader(output: output, id: id))
         }
 
         public struct AsyncIterator: AsyncIteratorProtocol {
-            var frames: AsyncStream<SampleBuffer>.AsyncIterator
+            let frames: SampleBufferChannel
             /// Ends the iteration's registration when the iterator goes.
             let reader: Reader
 

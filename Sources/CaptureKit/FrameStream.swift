@@ -58,7 +58,8 @@ final class FrameStream: Sendable {
     /// while an event is delivered under `state`'s lock releases its slot.
     private struct Releases {
         var call: StreamCall?
-        var slots: [UInt64: [UInt32]] = [:]
+        /// Slots due to go back, in the order they were let go of.
+        var due: [(poolID: UInt64, slot: UInt32)] = []
         var sending = false
     }
     private let releases = Mutex(Releases())
@@ -211,26 +212,37 @@ final class FrameStream: Sendable {
     }
 
     /// Gives a slot back to the daemon. Slots given back while another thread
-    /// sends go with its next message: one ReleaseFrames for all that are due.
+    /// sends go with its next message: one ReleaseFrames for all that are due
+    /// (one per pool, when a format change left slots of two).
     func release(poolID: UInt64, slot: UInt32) {
         let call = releases.withLock { releases -> StreamCall? in
-            releases.slots[poolID, default: []].append(slot)
+            releases.due.append((poolID, slot))
             guard !releases.sending, let call = releases.call else { return nil }
             releases.sending = true
             return call
         }
         guard let call else { return }
+        // Both arrays keep their capacity from one frame to the next: nothing allocated but the message.
+        var sending: [(poolID: UInt64, slot: UInt32)] = []
+        var slots: [UInt32] = []
         while true {
-            let due = releases.withLock { releases -> [UInt64: [UInt32]] in
-                defer { releases.slots = [:] }
-                if releases.slots.isEmpty { releases.sending = false }
-                return releases.slots
+            releases.withLock { releases in
+                swap(&sending, &releases.due)
+                if sending.isEmpty { releases.sending = false }
             }
-            if due.isEmpty { return }
-            for (poolID, slots) in due {
+            if sending.isEmpty { return }
+            var index = sending.startIndex
+            while index < sending.endIndex {
+                let poolID = sending[index].poolID
+                slots.removeAll(keepingCapacity: true)
+                while index < sending.endIndex, sending[index].poolID == poolID {
+                    slots.append(sending[index].slot)
+                    index += 1
+                }
                 // If the call is over the daemon has taken the slots back already.
                 try? call.send(serialized: StreamWire.releaseRequest(poolID: poolID, slots: slots))
             }
+            sending.removeAll(keepingCapacity: true)
         }
     }
 

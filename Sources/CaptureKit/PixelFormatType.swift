@@ -34,16 +34,15 @@ enum PixelFormats {
     }
 
     /// The CoreVideo code of a V4L2 fourcc; the fourcc itself when there is none.
-    static func type(fourcc: UInt32) -> OSType {
-        switch FourCharCode(rawValue: fourcc).description {
-        case "NV12": kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange
-        case "YU12": kCVPixelFormatType_420YpCbCr8Planar
-        case "YUYV": kCVPixelFormatType_422YpCbCr8_yuvs
-        case "AR24": kCVPixelFormatType_32BGRA
-        case "MJPG": kCMVideoCodecType_JPEG_OpenDML
-        default: fourcc
-        }
-    }
+    static func type(fourcc: UInt32) -> OSType { typeOfFourcc[fourcc] ?? fourcc }
+
+    private static let typeOfFourcc: [UInt32: OSType] = [
+        FourCharCode("NV12")!.rawValue: kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange,
+        FourCharCode("YU12")!.rawValue: kCVPixelFormatType_420YpCbCr8Planar,
+        FourCharCode("YUYV")!.rawValue: kCVPixelFormatType_422YpCbCr8_yuvs,
+        FourCharCode("AR24")!.rawValue: kCVPixelFormatType_32BGRA,
+        FourCharCode("MJPG")!.rawValue: kCMVideoCodecType_JPEG_OpenDML,
+    ]
 
     /// "420v", "BGRA": a code as its four characters, most significant first.
     static func name(_ type: OSType) -> String {

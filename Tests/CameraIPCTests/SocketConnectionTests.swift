@@ -137,6 +137,37 @@ struct ConnectionPair {
         await pair.close()
     }
 
+    /// A frame sent as a prefix and a shared body (an envelope and a frame
+    /// for many clients) arrives as one, whole, its descriptors with it —
+    /// also when the socket takes only part of it at once and the rest waits.
+    @Test func aFrameSentInTwoPartsArrivesAsOne() async throws {
+        let pair = try ConnectionPair(claim: { $0[0] == 1 ? 1 : 0 })
+        let memory = try SharedMemory(name: "two-parts", size: 4096)
+        memory.bytes.storeBytes(of: 0xFEED, as: UInt32.self)
+        var expected: [[UInt8]] = []
+        for index in 0..<12 {
+            let head: [UInt8] = [UInt8(index % 2), UInt8(index)]
+            // Larger than the socket's buffer every fourth time: written in pieces.
+            let body = [UInt8](repeating: UInt8(0x40 + index), count: index % 4 == 3 ? 600_000 : 100 + index)
+            let descriptors = index % 2 == 1 ? [memory.descriptor] : []
+            let result = head.withUnsafeBytes { head in
+                body.withUnsafeBytes { pair.a.send(head, $0, descriptors: descriptors) }
+            }
+            #expect(result == .written || result == .queued)
+            expected.append(head + body)
+        }
+        #expect(await pair.bDelegate.wait { $0.frames.count == expected.count })
+        #expect(pair.bDelegate.frames.map(\.payload) == expected)
+        for frame in pair.bDelegate.frames {
+            #expect(frame.descriptors.count == Int(frame.payload[0]), "frame \(frame.payload[1])'s descriptors")
+            if let descriptor = frame.descriptors.first {
+                let mapped = try SharedMemory(mapping: descriptor, size: 4096)
+                #expect(mapped.bytes.load(as: UInt32.self) == 0xFEED)
+            }
+        }
+        await pair.close()
+    }
+
     @Test func aPeerThatSendsMoreDescriptorsThanItsFramesClaimIsCutOff() async throws {
         let pair = try ConnectionPair()
         let memory = try SharedMemory(name: "flood", size: 4096)

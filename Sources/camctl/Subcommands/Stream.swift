@@ -166,6 +166,8 @@ extension Camctl {
             _ frames: inout CaptureVideoDataOutput.SampleBufferSequence.AsyncIterator, to file: FileHandle?, progress: Progress?
         ) async throws -> StreamStatistics {
             var statistics = StreamStatistics()
+            // Read once: an option's property wrapper costs a look-up on every read.
+            let (check, holdMilliseconds, count) = (check, holdMilliseconds, count)
             while let sample = await frames.next() {
                 let now = monotonicNanoseconds()
                 statistics.record(sample, receivedAt: now, checking: check)
