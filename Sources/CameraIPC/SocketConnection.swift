@@ -68,6 +68,9 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
         var closeWhenFlushed = false
     }
     private let writeState = Mutex(WriteState())
+    /// `WriteState.closed`, readable without the lock, which a sender holds
+    /// across its sendmsg: the reader checks it between every two frames.
+    private let closed = Atomic(false)
 
     /// Wraps a connected socket; reads nothing until ``start(delegate:)``.
     ///
@@ -110,7 +113,7 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
     }
 
     /// Whether the connection has closed.
-    public var isClosed: Bool { writeState.withLock { $0.closed } }
+    public var isClosed: Bool { closed.load(ordering: .acquiring) }
 
     /// Bytes given to ``send(_:descriptors:droppingAbove:)`` and not yet written.
     public var queuedByteCount: Int { writeState.withLock { $0.queuedBytes } }
@@ -210,6 +213,7 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
         let registration = writeState.withLock { state -> EventLoop.Registration?? in
             guard !state.closed else { return .none }
             state.closed = true
+            closed.store(true, ordering: .releasing)
             state.pending.removeAll()
             state.head = 0
             state.queuedBytes = 0

@@ -40,6 +40,11 @@ final class ServerCall: Sendable {
         var waiting: CheckedContinuation<Void, any Error>?
     }
     private let state = Mutex(State())
+    /// Whether the call's end went out. A lock of its own, held across each
+    /// response's sendmsg (which orders them, and the end after them): a
+    /// sendmsg wakes the client, whose next request (a ReleaseFrames, say)
+    /// is then read on the loop, which must not wait for the sender.
+    private let output = Mutex(false)
 
     init(callID: UInt64, method: String, connection: RPCServerConnection) {
         self.callID = callID
@@ -79,8 +84,8 @@ final class ServerCall: Sendable {
     ///   client is more than this many bytes behind.
     /// - Returns: whether it was sent or queued.
     func send(_ payload: [UInt8], descriptors: [OwnedFD], droppingAbove threshold: Int?) -> Bool {
-        let result = state.withLock { state -> SocketConnection.SendResult in
-            guard !state.ended else { return .closed }
+        let result = output.withLock { ended -> SocketConnection.SendResult in
+            guard !ended else { return .closed }
             // The payload as it is, behind this call's envelope prefix: nothing is
             // copied or allocated per call (a frame goes to many).
             return EnvelopeCodec.withMessagePrefix(callID: callID, payloadCount: payload.count,
@@ -204,13 +209,15 @@ final class ServerCall: Sendable {
         let first = state.withLock { state -> Bool in
             guard !state.ended else { return false }
             state.ended = true
-            if notify {
-                let status = error?.status ?? Camerad_V1_Status()
-                _ = connection.socket.send(EnvelopeCodec.encode(EnvelopeCodec.end(callID: callID, status: status)))
-            }
             return true
         }
         guard first else { return }
+        output.withLock { ended in
+            ended = true
+            guard notify else { return }
+            let status = error?.status ?? Camerad_V1_Status()
+            _ = connection.socket.send(EnvelopeCodec.encode(EnvelopeCodec.end(callID: callID, status: status)))
+        }
         requestSink.finish()
         connection.callDidEnd(callID)
     }

@@ -36,7 +36,7 @@ extension DeviceStreamer {
     /// - Throws: why it could not start, or ended before it ran.
     func waitUntilRunning() async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let result = state.withLock { state -> Result<Void, CameraError>? in
+            let result = locked { state -> Result<Void, CameraError>? in
                 switch state.lifecycle.state {
                 case .running: return .success(())
                 case .starting(_, _, stopWhenStarted: false):
@@ -60,9 +60,8 @@ extension DeviceStreamer {
                 self?.captureFailed(error, generation: generation)
             })
         }
-        var ended: [(Stream, CameraError)] = []
         typealias Settled = (waiters: [CheckedContinuation<Void, any Error>], outcome: Result<Void, CameraError>?, jobs: [CaptureLifecycle.Job])
-        let (waiters, outcome, jobs) = state.withLock { state -> Settled in
+        let (waiters, outcome, jobs) = locked { state -> Settled in
             switch result {
             case .success(let capture):
                 state.captures[generation] = capture
@@ -79,7 +78,7 @@ extension DeviceStreamer {
                 state.lastSequence = nil
                 state.previousMode = mode
                 state.deviceBuffers = capture.buffers
-                rebuildPools(&state, ended: &ended)
+                rebuildPools(&state)
                 logger.info("\(device.uniqueID): capturing \(mode)")
                 if let reason = capture.unsharedBecause {
                     logger.notice("\(device.uniqueID): its buffers cannot be shared with clients (\(reason)); frames of its own format are copied")
@@ -94,7 +93,6 @@ extension DeviceStreamer {
                 return (state.startWaiters, .failure(failure), jobs)
             }
         }
-        for (stream, error) in ended { stream.sink.end(with: error) }
         if let outcome {
             for waiter in waiters { waiter.resume(with: outcome) }
         }
@@ -105,13 +103,13 @@ extension DeviceStreamer {
     /// then, unless another start is queued, turns off the torch, which may
     /// shine only while the device runs.
     private func runStop(_ generation: UInt64) {
-        let capture = state.withLock { state in
+        let capture = locked { state in
             let capture = state.captures.removeValue(forKey: generation)
             if let buffers = capture?.buffers, buffers === state.deviceBuffers { state.deviceBuffers = nil }
             return capture
         }
         capture?.stop()
-        let idle = state.withLock { state -> Bool in
+        let idle = locked { state -> Bool in
             _ = planned(state.lifecycle.handle(.stopped(generation: generation)))
             return state.lifecycle.state == .idle
         }
@@ -131,7 +129,7 @@ extension DeviceStreamer {
     /// The device failed under a capture: gone (the registry removes it and ends
     /// the streams as disconnected), or failed in place (the streams end as failed).
     func captureFailed(_ error: CameraError, generation: UInt64) {
-        let (current, jobs) = state.withLock { state in
+        let (current, jobs) = locked { state in
             (state.lifecycle.currentGeneration == generation, planned(state.lifecycle.handle(.failed(generation: generation))))
         }
         perform(jobs)
@@ -155,7 +153,7 @@ extension DeviceStreamer {
     /// - Throws: ``CameraError`` when the device will not start in `mode` (it is
     ///   started again in the mode it ran; if that fails too, its streams end).
     func switchMode(to mode: CaptureMode) async throws {
-        let (previous, jobs) = state.withLock { state -> (CaptureMode?, [CaptureLifecycle.Job]) in
+        let (previous, jobs) = locked { state -> (CaptureMode?, [CaptureLifecycle.Job]) in
             guard let running = state.lifecycle.mode, running != mode else { return (nil, []) }
             return (running, planned(state.lifecycle.handle(.restart(mode))))
         }
@@ -166,7 +164,7 @@ extension DeviceStreamer {
         } catch {
             let failure = error as? CameraError ?? CameraError(.deviceBusy, "\(device.uniqueID) cannot start in \(mode): \(error)")
             // Back to what ran, so the streams go on.
-            let jobs = state.withLock { state in
+            let jobs = locked { state in
                 state.isUsed ? planned(state.lifecycle.handle(.start(previous))) : []
             }
             perform(jobs)

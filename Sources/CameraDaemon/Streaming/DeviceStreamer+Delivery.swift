@@ -64,7 +64,7 @@ extension DeviceStreamer {
         let zoom = device.settingsState.digitalZoom
         var events: [(worker: VariantWorker, event: VariantEvent)] = []
         var sharedHere: [VariantEvent] = []
-        state.withLock { state in
+        locked { state in
             guard state.lifecycle.currentGeneration == generation, state.lifecycle.mode != nil else { return }
             state.framesCaptured += 1
             var gap: Gap?
@@ -142,7 +142,7 @@ extension DeviceStreamer {
         } else {
             skip(event)
         }
-        state.withLock { state in
+        locked { state in
             if event.frame != nil { worker.framesHeld -= 1 }
             worker.pending -= 1
             forgetIdleWorkers(&state)
@@ -163,7 +163,7 @@ extension DeviceStreamer {
     /// that wants it.
     private func convert(_ frame: CapturedFrame, _ event: VariantEvent) {
         let zoom = device.settingsState.digitalZoom
-        let target = state.withLock { state -> (pool: VariantPool, slot: Int, shared: Bool, streams: [UInt64])? in
+        let target = locked { state -> (pool: VariantPool, slot: Int, shared: Bool, streams: [UInt64])? in
             guard let pool = currentPool(of: event.variant, generation: event.generation, &state) else { return nil }
             record(event, &state)
             let wanting = event.streams.filter { id in
@@ -207,7 +207,7 @@ extension DeviceStreamer {
             }
         }
 
-        state.withLock { state in
+        locked { state in
             if !shared { pool.writing = nil }
             guard let written, state.pools[pool.id] === pool else {
                 // Lost to a failed conversion or a pool replaced meanwhile: still told.
@@ -244,7 +244,7 @@ extension DeviceStreamer {
     /// A frame that came while the variant's worker held as many as it may:
     /// late for each of the streams that wanted it.
     private func skip(_ event: VariantEvent) {
-        state.withLock { state in
+        locked { state in
             guard currentPool(of: event.variant, generation: event.generation, &state) != nil else { return }
             record(event, &state)
             for id in event.streams where state.streams[id].map({ wants($0, event.numbers) }) ?? false {
@@ -286,7 +286,7 @@ extension DeviceStreamer {
             // A copy goes: nothing held.
             send(stream.drops, to: stream)
             stream.drops = DropTally()
-            if !stream.sink.frame(frame) {
+            if !stream.outbox.post(.frame(frame)) {
                 stream.drops.add(.frameWasLate, count: 1, sequence: frame.sequence)
             }
             return
@@ -297,7 +297,7 @@ extension DeviceStreamer {
             stream.held.insert(reference)
             send(stream.drops, to: stream)
             stream.drops = DropTally()
-            if !stream.sink.frame(frame) {
+            if !stream.outbox.post(.frame(frame)) {
                 // The sink is gone; close() follows.
                 frame.pool.unreference(frame.slot)
                 stream.held.remove(reference)
@@ -323,9 +323,9 @@ extension DeviceStreamer {
         stream.drops = DropTally()
     }
 
-    /// Reports a tally to a stream's sink, if it has drops.
+    /// Posts a tally to a stream, if it has drops.
     func send(_ drops: DropTally, to stream: Stream) {
-        if !drops.isEmpty { stream.sink.dropped(drops) }
+        if !drops.isEmpty { stream.outbox.post(.dropped(drops)) }
     }
 }
 

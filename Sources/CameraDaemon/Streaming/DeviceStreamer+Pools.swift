@@ -43,8 +43,8 @@ extension DeviceStreamer {
                 pool.streamIDs.insert(id)
                 // An opening stream learns its pool from its StreamStarted.
                 if let stream = state.streams[id], stream.lifecycle.receivesFrames {
-                    stream.sink.formatChanged(StreamNews(pool: pool, mode: state.lifecycle.mode,
-                                                         note: "a larger pool for a new stream of the same variant", device: nil))
+                    stream.outbox.post(.formatChanged(StreamNews(pool: pool, mode: state.lifecycle.mode,
+                                                                 note: "a larger pool for a new stream of the same variant", device: nil)))
                 }
             }
             current.streamIDs = []
@@ -72,7 +72,7 @@ extension DeviceStreamer {
     /// from another capture's buffers it shares, a new pool, moves its streams
     /// there and tells those streaming. The device is described for them only
     /// when the mode changed, not on every start.
-    func rebuildPools(_ state: inout State, ended: inout [(Stream, CameraError)]) {
+    func rebuildPools(_ state: inout State) {
         guard let mode = state.lifecycle.mode else { return }
         var description: DeviceDescription?
         for (variant, poolID) in state.currentPool {
@@ -95,10 +95,7 @@ extension DeviceStreamer {
             } catch {
                 let failure = error as? CameraError ?? CameraError(.unsupportedFormat,
                     "\(device.uniqueID) now runs \(mode), from which \(variant) cannot be made: \((error as? ConversionError)?.message ?? "\(error)"); open the stream again")
-                for id in ids {
-                    guard let stream = remove(id, &state) else { continue }
-                    ended.append((stream, failure))
-                }
+                for id in ids { remove(id, &state)?.outbox.post(.end(failure)) }
                 continue
             }
             state.pools[pool.id] = pool
@@ -110,7 +107,7 @@ extension DeviceStreamer {
                 guard stream.lifecycle.receivesFrames else { continue }
                 let note = modeChanged ? "the device now runs \(mode); you still get \(variant)"
                     : "the device's capture restarted; its frames come in its new buffers"
-                stream.sink.formatChanged(StreamNews(pool: pool, mode: mode, note: note, device: modeChanged ? description : nil))
+                stream.outbox.post(.formatChanged(StreamNews(pool: pool, mode: mode, note: note, device: modeChanged ? description : nil)))
             }
         }
         dropUnusedPools(&state)

@@ -34,7 +34,10 @@ import Synchronization
 final class DeviceStreamer: @unchecked Sendable {
     let device: any CameraBackend
     let logger: Logger
+    /// Used through ``locked(_:)``, which sends what was posted to streams once it is let go.
     let state = Mutex(State())
+    /// Streams' outboxes with messages posted under the lock (``StreamOutbox``).
+    let unsent = UnsentOutboxes()
     /// What streams and pools may take, shared with every device's streamer.
     let budget: StreamBudget
     /// Called when a capture finds the device gone: the registry removes it,
@@ -59,7 +62,8 @@ final class DeviceStreamer: @unchecked Sendable {
         /// The connection the stream is charged to (``StreamBudget``).
         let connectionID: UInt64
         let options: StreamOptions
-        let sink: any FrameSink
+        /// Where its messages are posted, for its sink.
+        let outbox: StreamOutbox
         var poolID: UInt64
         var lifecycle = StreamLifecycle()
         var held: Set<SlotReference> = []
@@ -121,7 +125,7 @@ final class DeviceStreamer: @unchecked Sendable {
     }
 
     /// The mode the device captures in, or is starting in; nil when idle.
-    var runningMode: CaptureMode? { state.withLock { $0.lifecycle.mode } }
+    var runningMode: CaptureMode? { locked { $0.lifecycle.mode } }
 
     // MARK: - Streams
 
@@ -139,7 +143,7 @@ final class DeviceStreamer: @unchecked Sendable {
         // Reading the node's own mode opens it: the device's work, on its executor.
         let active = await device.executor.run { [device] in device.activeMode }
         let wanted = device.configuredMode ?? ModeSelection.mode(for: request.preset, formats: device.formats, active: active)
-        let (id, jobs) = try state.withLock { state throws -> (UInt64, [CaptureLifecycle.Job]) in
+        let (id, jobs) = try locked { state throws -> (UInt64, [CaptureLifecycle.Job]) in
             let mode = state.lifecycle.mode ?? wanted
             guard mode.format.isStreamable else {
                 throw CameraError(.unsupportedFormat,
@@ -156,21 +160,22 @@ final class DeviceStreamer: @unchecked Sendable {
                 budget.refundStream(connection: connectionID, bytes: options.bytesHeld)
                 throw error
             }
-            state.streams[id] = Stream(id: id, connectionID: connectionID, options: options, sink: sink, poolID: pool.id)
+            state.streams[id] = Stream(id: id, connectionID: connectionID, options: options,
+                                       outbox: StreamOutbox(sink: sink, immediate: options.inline, unsent: unsent), poolID: pool.id)
             return (id, planned(state.lifecycle.handle(.start(mode))))
         }
         perform(jobs)
         do {
             try await waitUntilRunning()
         } catch {
-            let jobs = state.withLock { state -> [CaptureLifecycle.Job] in
+            let jobs = locked { state -> [CaptureLifecycle.Job] in
                 remove(id, &state)
                 return stopIfUnused(&state)
             }
             perform(jobs)
             throw error
         }
-        state.withLock { state in
+        locked { state in
             guard var stream = state.streams[id], let mode = state.lifecycle.mode,
                   let pool = state.pools[stream.poolID] else { return }  // ended meanwhile: the call says why
             var note: String?
@@ -181,7 +186,7 @@ final class DeviceStreamer: @unchecked Sendable {
                 note = "the device runs \(mode) for another client; you get \(stream.options.variant)"
             }
             description.activeMode = mode
-            stream.sink.started(StreamNews(pool: pool, mode: mode, note: note, device: description))
+            stream.outbox.post(.started(StreamNews(pool: pool, mode: mode, note: note, device: description)))
             transition(&stream, .started)
             state.streams[id] = stream
         }
@@ -192,7 +197,7 @@ final class DeviceStreamer: @unchecked Sendable {
     ///
     /// - Throws: `INVALID_ARGUMENT` for a slot this stream does not hold.
     func release(_ streamID: UInt64, poolID: UInt64, slots: [Int]) throws {
-        try state.withLock { state in
+        try locked { state in
             guard var stream = state.streams[streamID] else { return }
             let references = slots.map { SlotReference(poolID: poolID, slot: $0) }
             var named = Set<SlotReference>()
@@ -210,7 +215,7 @@ final class DeviceStreamer: @unchecked Sendable {
                 let next = stream.queue.removeFirst()
                 stream.held.insert(next.reference)
                 send(next.dropsBefore, to: stream)
-                if !stream.sink.frame(next.frame) {
+                if !stream.outbox.post(.frame(next.frame)) {
                     // The sink is gone; close() follows.
                     stream.held.remove(next.reference)
                     state.pools[next.reference.poolID]?.unreference(next.reference.slot)
@@ -231,7 +236,7 @@ final class DeviceStreamer: @unchecked Sendable {
 
     /// Closes a stream: its slots return, and the device stops if nothing else needs it.
     func close(_ streamID: UInt64) {
-        let jobs = state.withLock { state -> [CaptureLifecycle.Job] in
+        let jobs = locked { state -> [CaptureLifecycle.Job] in
             guard remove(streamID, &state) != nil else { return [] }
             return stopIfUnused(&state)
         }
@@ -256,20 +261,19 @@ final class DeviceStreamer: @unchecked Sendable {
     /// Ends every stream (photos' too) with `reason` (the device went, the
     /// daemon stops), and the capture.
     func interrupt(_ reason: StreamInterruption, _ error: CameraError) {
-        let (streams, waiters, jobs) = state.withLock { state in
-            let streams = state.streams.keys.compactMap { remove($0, &state) }
+        let (waiters, jobs) = locked { state in
+            for stream in state.streams.keys.compactMap({ remove($0, &state) }) {
+                stream.outbox.post(.interrupted(reason, error))
+                stream.outbox.post(.end(error))
+            }
             state.pools.removeAll()
             state.currentPool.removeAll()
             forgetIdleWorkers(&state)
             let waiters = state.startWaiters
             state.startWaiters.removeAll()
-            return (streams, waiters, planned(state.lifecycle.handle(.stop)))
+            return (waiters, planned(state.lifecycle.handle(.stop)))
         }
         for waiter in waiters { waiter.resume(throwing: error) }
-        for stream in streams {
-            stream.sink.interrupted(reason, error)
-            stream.sink.end(with: error)
-        }
         perform(jobs)
     }
 
@@ -295,7 +299,7 @@ final class DeviceStreamer: @unchecked Sendable {
     }
 
     func statistics() -> Statistics {
-        state.withLock { state in
+        locked { state in
             Statistics(
                 isCapturing: state.lifecycle.isRunning, framesCaptured: state.framesCaptured, streams: state.streams.count,
                 variants: state.currentPool.values.compactMap { state.pools[$0] }.sorted { $0.id < $1.id }.map { pool in
