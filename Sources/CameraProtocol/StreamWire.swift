@@ -3,6 +3,7 @@ import Foundation
 /// Protobuf's wire format read and written by hand for the messages that cross
 /// the socket once per frame per client: a frame (an Envelope's CallMessage
 /// holding a StreamResponse's FrameReady) and its release (ReleaseFrames).
+/// The writers write what SwiftProtobuf writes, byte for byte.
 /// SwiftProtobuf's generic decoding costs a client more than the rest of a
 /// frame's handling together.
 ///
@@ -74,6 +75,41 @@ public enum StreamWire {
             }
             return frame
         }
+    }
+
+    /// A StreamResponse carrying `frame` (without inline data): what
+    /// SwiftProtobuf writes for it, byte for byte. camerad writes each frame
+    /// once per output this way, for every client of the output.
+    public static func frameResponse(_ frame: Camerad_V1_FrameReady) -> [UInt8] {
+        precondition(frame.data.isEmpty, "inline frames are serialized by SwiftProtobuf")
+        func scalar(_ tag: UInt8, _ value: UInt64, to bytes: inout [UInt8]) {
+            guard value != 0 else { return }  // proto3 leaves out zeros
+            bytes.append(tag)
+            WireWriter.varint(value, to: &bytes)
+        }
+        var body: [UInt8] = []
+        body.reserveCapacity(48 + frame.planes.count * 12)
+        scalar(0x08, frame.poolID, to: &body)  // field 1, varint
+        scalar(0x10, UInt64(frame.slot), to: &body)
+        scalar(0x18, frame.sequence, to: &body)
+        scalar(0x20, UInt64(bitPattern: frame.presentationTimeNs), to: &body)
+        scalar(0x28, UInt64(bitPattern: frame.durationNs), to: &body)
+        scalar(0x30, frame.bytesUsed, to: &body)
+        var plane: [UInt8] = []
+        for info in frame.planes {
+            plane.removeAll(keepingCapacity: true)
+            scalar(0x08, info.offset, to: &plane)
+            scalar(0x10, UInt64(info.bytesPerRow), to: &plane)
+            scalar(0x18, UInt64(info.height), to: &plane)
+            body.append(0x3A)  // planes: field 7, length-delimited
+            WireWriter.varint(UInt64(plane.count), to: &body)
+            body.append(contentsOf: plane)
+        }
+        var response: [UInt8] = [0x12]  // StreamResponse.frame: field 2, length-delimited
+        response.reserveCapacity(body.count + 4)
+        WireWriter.varint(UInt64(body.count), to: &response)
+        response.append(contentsOf: body)
+        return response
     }
 
     private static func planeInfo(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> Camerad_V1_PlaneInfo? {

@@ -29,9 +29,7 @@ struct ClientStreamSink: FrameSink {
         // Serialized once for every client of the variant.
         let serialized = frame.encoded.withLock { encoded in
             if let encoded { return encoded }
-            var response = Camerad_V1_StreamResponse()
-            response.frame = Self.message(frame)
-            let bytes: [UInt8] = try! response.serializedBytes()
+            let bytes = StreamWire.frameResponse(Self.message(frame))
             encoded = bytes
             return bytes
         }
