@@ -38,6 +38,9 @@ public final class FrameConverter {
                     "MJPEG is passed through only unchanged; ask for nv12, i420, yuyv or bgra to scale, turn or convert")
             }
         }
+        if target.fullRange && target.format != .nv12 {
+            throw ConversionError(message: "full-range frames are made as NV12 only, not \(target.format.code)")
+        }
         let fourByTwo = [PixelFormat.nv12, .i420, .yuyv]
         if fourByTwo.contains(target.format) && (target.width % 2 != 0 || target.height % 2 != 0) {
             throw ConversionError(message: "\(target.format.code) needs an even width and height, not \(target.width)x\(target.height)")
@@ -52,7 +55,7 @@ public final class FrameConverter {
     /// frame can be used as it is instead of converted.
     public func passesThrough(zoom: Double = 1) -> Bool {
         source.format == target.format && source.width == target.width && source.height == target.height
-            && target.rotation == .none && !target.mirrored && (zoom <= 1 || source.format == .mjpeg)
+            && target.rotation == .none && !target.mirrored && !target.fullRange && (zoom <= 1 || source.format == .mjpeg)
     }
 
     /// Converts one frame.
@@ -66,6 +69,22 @@ public final class FrameConverter {
     /// - Returns: the bytes written (for MJPEG, the JPEG's size).
     public func convert(
         _ frame: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer, zoom: Double = 1
+    ) throws -> Int {
+        let written = try convertInVideoRange(frame, into: destination, zoom: zoom)
+        if target.fullRange {
+            // Camera frames are video range: stretched once made.
+            let planes = targetLayout.planes
+            YUVRange.toFullRange(luma: destination.baseAddress!, rows: target.height, width: target.width,
+                                 bytesPerRow: planes[0].bytesPerRow)
+            YUVRange.toFullRange(chroma: destination.baseAddress! + planes[1].offset, rows: (target.height + 1) / 2,
+                                 width: (target.width + 1) / 2 * 2, bytesPerRow: planes[1].bytesPerRow)
+        }
+        return written
+    }
+
+    /// ``convert(_:into:zoom:)`` but for the range: the values as the source has them.
+    private func convertInVideoRange(
+        _ frame: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer, zoom: Double
     ) throws -> Int {
         precondition(destination.count >= targetLayout.capacity, "destination too small for \(targetLayout)")
         let out = destination.baseAddress!.assumingMemoryBound(to: UInt8.self)

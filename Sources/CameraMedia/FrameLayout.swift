@@ -51,13 +51,18 @@ public struct FrameVariant: Hashable, Sendable, CustomStringConvertible {
     public let rotation: Rotation
     /// Flipped left to right, in the output's own frame (after rotation).
     public let mirrored: Bool
+    /// YUV values stretched to 0–255 (NV12 only: CoreVideo's '420f'); else
+    /// video range, as cameras give them.
+    public let fullRange: Bool
 
-    public init(format: PixelFormat, width: Int, height: Int, rotation: Rotation = .none, mirrored: Bool = false) {
+    public init(format: PixelFormat, width: Int, height: Int, rotation: Rotation = .none, mirrored: Bool = false,
+                fullRange: Bool = false) {
         self.format = format
         self.width = width
         self.height = height
         self.rotation = rotation
         self.mirrored = mirrored
+        self.fullRange = fullRange
     }
 
     /// The variant that is the source itself.
@@ -69,6 +74,6 @@ public struct FrameVariant: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         "\(format.code) \(width)x\(height)" + (rotation == .none ? "" : " rotated \(rotation.rawValue)°")
-            + (mirrored ? " mirrored" : "")
+            + (mirrored ? " mirrored" : "") + (fullRange ? " full range" : "")
     }
 }

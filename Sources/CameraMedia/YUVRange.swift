@@ -16,22 +16,32 @@ enum YUVRange {
         apply(lumaToFull, chromaToFull, image)
     }
 
-    private static func apply(_ luma: [UInt8], _ chroma: [UInt8], _ image: I420Image) {
-        let chromaWidth = Int((image.width + 1) / 2)
-        let chromaHeight = Int((image.height + 1) / 2)
-        luma.withUnsafeBufferPointer { table in
-            for row in 0..<Int(image.height) {
-                let line = image.y + row * Int(image.strideY)
-                for x in 0..<Int(image.width) { line[x] = table[Int(line[x])] }
+    /// Video range → full range, in place, for `rows` rows of `width` luma bytes.
+    static func toFullRange(luma plane: UnsafeMutableRawPointer, rows: Int, width: Int, bytesPerRow: Int) {
+        apply(lumaToFull, plane, rows: rows, width: width, bytesPerRow: bytesPerRow)
+    }
+
+    /// Video range → full range, in place, for `rows` rows of `width` chroma
+    /// bytes (Cb and Cr alike: interleaved, as NV12 has them, or not).
+    static func toFullRange(chroma plane: UnsafeMutableRawPointer, rows: Int, width: Int, bytesPerRow: Int) {
+        apply(chromaToFull, plane, rows: rows, width: width, bytesPerRow: bytesPerRow)
+    }
+
+    private static func apply(_ table: [UInt8], _ plane: UnsafeMutableRawPointer, rows: Int, width: Int, bytesPerRow: Int) {
+        table.withUnsafeBufferPointer { table in
+            for row in 0..<rows {
+                let line = (plane + row * bytesPerRow).assumingMemoryBound(to: UInt8.self)
+                for x in 0..<width { line[x] = table[Int(line[x])] }
             }
         }
-        chroma.withUnsafeBufferPointer { table in
-            for plane in [image.u, image.v] {
-                for row in 0..<chromaHeight {
-                    let line = plane + row * Int(image.strideUV)
-                    for x in 0..<chromaWidth { line[x] = table[Int(line[x])] }
-                }
-            }
+    }
+
+    private static func apply(_ luma: [UInt8], _ chroma: [UInt8], _ image: I420Image) {
+        apply(luma, UnsafeMutableRawPointer(image.y), rows: Int(image.height), width: Int(image.width),
+              bytesPerRow: Int(image.strideY))
+        for plane in [image.u, image.v] {
+            apply(chroma, UnsafeMutableRawPointer(plane), rows: Int((image.height + 1) / 2), width: Int((image.width + 1) / 2),
+                  bytesPerRow: Int(image.strideUV))
         }
     }
 

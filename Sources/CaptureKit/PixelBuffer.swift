@@ -47,7 +47,7 @@ public final class PixelBuffer: @unchecked Sendable, CustomStringConvertible {
         let description = pool === MappedFramePool.inline ? nil : pool.description
         width = Int(description?.width ?? 0)
         height = Int(description?.height ?? 0)
-        pixelFormatType = PixelFormats.type(fourcc: description?.fourcc ?? 0)
+        pixelFormatType = PixelFormats.type(fourcc: description?.fourcc ?? 0, fullRange: description?.fullRange ?? false)
         dataSize = Int(frame.bytesUsed)
         planes = frame.planes
         if frame.data.isEmpty {

@@ -7,6 +7,9 @@ public typealias OSType = UInt32
 public let kCVPixelFormatType_32BGRA: OSType = 0x4247_5241  // 'BGRA'
 /// NV12: a Y plane and an interleaved CbCr plane, video range (V4L2 `NV12`).
 public let kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange: OSType = 0x3432_3076  // '420v'
+/// NV12 with full-range values (Y and CbCr 0–255, as JPEG has them), made by
+/// camerad from the camera's video-range frames (V4L2 `NV12`, full-range quantization).
+public let kCVPixelFormatType_420YpCbCr8BiPlanarFullRange: OSType = 0x3432_3066  // '420f'
 /// I420: Y, Cb and Cr planes (V4L2 `YU12`).
 public let kCVPixelFormatType_420YpCbCr8Planar: OSType = 0x7934_3230  // 'y420'
 /// YUYV: packed Y0 Cb Y1 Cr (V4L2 `YUYV`).
@@ -18,7 +21,8 @@ public let kCMVideoCodecType_JPEG_OpenDML: OSType = 0x646D_6231  // 'dmb1'
 enum PixelFormats {
     /// Every format a video data output can ask for, besides the device's own.
     static let convertible: [OSType] = [
-        kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange, kCVPixelFormatType_420YpCbCr8Planar,
+        kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange, kCVPixelFormatType_420YpCbCr8BiPlanarFullRange,
+        kCVPixelFormatType_420YpCbCr8Planar,
         kCVPixelFormatType_422YpCbCr8_yuvs, kCVPixelFormatType_32BGRA,
     ]
 
@@ -26,6 +30,7 @@ enum PixelFormats {
         switch type {
         case nil: .native
         case kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange: .nv12
+        case kCVPixelFormatType_420YpCbCr8BiPlanarFullRange: .nv12FullRange
         case kCVPixelFormatType_420YpCbCr8Planar: .i420
         case kCVPixelFormatType_422YpCbCr8_yuvs: .yuyv
         case kCVPixelFormatType_32BGRA: .bgra
@@ -34,8 +39,12 @@ enum PixelFormats {
     }
 
     /// The CoreVideo code of a V4L2 fourcc; the fourcc itself when there is none.
-    static func type(fourcc: UInt32) -> OSType { typeOfFourcc[fourcc] ?? fourcc }
+    static func type(fourcc: UInt32, fullRange: Bool = false) -> OSType {
+        if fullRange && fourcc == nv12 { return kCVPixelFormatType_420YpCbCr8BiPlanarFullRange }
+        return typeOfFourcc[fourcc] ?? fourcc
+    }
 
+    private static let nv12 = FourCharCode("NV12")!.rawValue
     private static let typeOfFourcc: [UInt32: OSType] = [
         FourCharCode("NV12")!.rawValue: kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange,
         FourCharCode("YU12")!.rawValue: kCVPixelFormatType_420YpCbCr8Planar,

@@ -184,6 +184,20 @@ func withStreamingDaemon(_ body: (DaemonProcess) async throws -> Void) async thr
         }
     }
 
+    /// Pixel formats by camctl's names in any case, or by CoreVideo's codes:
+    /// '420f' is full-range NV12, and its stamps still read (--check).
+    @Test func pixelFormatsByNameOrCoreVideoCode() async throws {
+        try await withStreamingDaemon { daemon in
+            for (argument, shown) in [("NV12-full", "420f"), ("420f", "420f"), ("BGRA", "BGRA"), ("y420", "y420"), ("Yuyv", "yuvs")] {
+                let result = try await camctl(["stream", "virtual-0", "--count", "3", "--pixel-format", argument, "--check"],
+                                              socket: daemon.socketPath)
+                #expect(result.status == 0 && result.standardError.contains("3 frames of \(shown) "), "\(argument): \(result.standardError)")
+            }
+            let unknown = try await camctl(["stream", "virtual-0", "--count", "1", "--pixel-format", "x420"], socket: daemon.socketPath)
+            #expect(unknown.status != 0 && unknown.standardError.contains("nv12-full"), "\(unknown.standardError)")
+        }
+    }
+
     @Test func outputWritesTheRawFrames() async throws {
         try await withStreamingDaemon { daemon in
             try await withTemporaryDirectory { directory in

@@ -181,6 +181,28 @@ let converterStamp = FrameStamp(sequence: 31_337, timestampNanoseconds: 9_876_54
         #expect(meanAbsoluteDifference(Array(output[lumaCount...]), Array(original[lumaCount...])) < 3)
     }
 
+    /// '420f': the same frame as video-range NV12, every value stretched to
+    /// 0–255 — whichever path made it (one libyuv call, or scaled and turned).
+    @Test(arguments: [PixelFormat.yuyv, .nv12], [Rotation.none, .clockwise90])
+    func fullRangeNV12IsVideoRangeStretched(source: PixelFormat, rotation: Rotation) throws {
+        let (width, height) = (320, 240)
+        let frame = try sourceFrame(source, width: width, height: height, stamp: FrameStamp(sequence: 5, timestampMicroseconds: 77))
+        let layout = FrameLayout(format: source, width: width, height: height)
+        let (w, h) = rotation.swapsDimensions ? (height, width) : (width, height)
+        let video = try convert(frame, from: layout, to: FrameVariant(format: .nv12, width: w, height: h, rotation: rotation))
+        let full = try convert(frame, from: layout, to: FrameVariant(format: .nv12, width: w, height: h, rotation: rotation,
+                                                                     fullRange: true))
+        let expected = video.enumerated().map { index, value in
+            let v = Double(value)
+            return UInt8(clamping: Int((index < w * h ? (v - 16) * 255 / 219 : 128 + (v - 128) * 255 / 224).rounded()))
+        }
+        #expect(full == expected)
+        #expect(full.prefix(w * h).min() == 0 && full.prefix(w * h).max() == 255, "the pattern's black and white reach the ends")
+        #expect(try !FrameConverter(source: FrameLayout(format: .nv12, width: w, height: h),
+                                    target: FrameVariant(format: .nv12, width: w, height: h, fullRange: true)).passesThrough(),
+                "the camera's own NV12 is video range: never passed through as full range")
+    }
+
     @Test func impossibleVariantsAreRefusedUpFront() {
         let yuyv = FrameLayout(format: .yuyv, width: 640, height: 480)
         let mjpeg = FrameLayout(format: .mjpeg, width: 640, height: 480)
@@ -188,6 +210,9 @@ let converterStamp = FrameStamp(sequence: 31_337, timestampNanoseconds: 9_876_54
         #expect(throws: ConversionError.self) { try FrameConverter(source: mjpeg, target: FrameVariant(format: .mjpeg, width: 320, height: 240)) }
         #expect(throws: ConversionError.self) { try FrameConverter(source: yuyv, target: FrameVariant(format: .nv12, width: 321, height: 240)) }
         #expect((try? FrameConverter(source: yuyv, target: FrameVariant(format: .bgra, width: 321, height: 241))) != nil, "BGRA takes any size")
+        #expect(throws: ConversionError.self, "full range is NV12's alone ('420f')") {
+            try FrameConverter(source: yuyv, target: FrameVariant(format: .i420, width: 640, height: 480, fullRange: true))
+        }
     }
 
     /// A digital zoom of the plain pattern looks like the pattern drawn zoomed

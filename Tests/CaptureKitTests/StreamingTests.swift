@@ -60,6 +60,15 @@ func sessionWithVideoOutput(_ device: CaptureDevice) throws -> (CaptureSession, 
 
 /// libyuv's own conversions of an NV12 640x480 frame, to compare with what the daemon sent.
 enum Reference {
+    /// Video range (Y 16–235, Cb/Cr 16–240) stretched to 0–255, as CoreVideo's '420f' has NV12.
+    static func fullRange(_ nv12: [UInt8], _ w: Int, _ h: Int) -> [UInt8] {
+        nv12.enumerated().map { index, value in
+            let v = Double(value)
+            let full = index < w * h ? (v - 16) * 255 / 219 : 128 + (v - 128) * 255 / 224
+            return UInt8(clamping: Int(full.rounded()))
+        }
+    }
+
     static func i420(_ nv12: [UInt8], _ w: Int, _ h: Int) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: w * h * 3 / 2)
         nv12.withUnsafeBufferPointer { s in
@@ -131,6 +140,9 @@ extension CaptureKitEndToEnd {
             let cases: [(OSType?, Int?, Int?, ([UInt8]) -> [UInt8], exact: Bool)] = [
                 (nil, nil, nil, { $0 }, true),
                 (kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange, nil, nil, { $0 }, true),
+                (kCVPixelFormatType_420YpCbCr8BiPlanarFullRange, nil, nil, { Reference.fullRange($0, 640, 480) }, true),
+                (kCVPixelFormatType_420YpCbCr8BiPlanarFullRange, 320, 240,
+                 { Reference.fullRange(Reference.scaled($0, 640, 480, to: 320, 240), 320, 240) }, true),
                 (kCVPixelFormatType_420YpCbCr8Planar, nil, nil, { Reference.i420($0, 640, 480) }, true),
                 (kCVPixelFormatType_422YpCbCr8_yuvs, nil, nil, { Reference.yuyv($0, 640, 480) }, true),
                 (kCVPixelFormatType_32BGRA, nil, nil, { Reference.bgra($0, 640, 480) }, true),
@@ -145,6 +157,7 @@ extension CaptureKitEndToEnd {
                         let sample = try await frames.nextFrame()
                         let pixels = try #require(sample.imageBuffer)
                         #expect(pixels.width == (width ?? 640) && pixels.height == (height ?? 480))
+                        #expect(pixels.pixelFormatType == type ?? kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange)
                         let received = try bytes(of: sample)
                         let expected = reference(sourceFrame(of: sample))
                         if exact {
@@ -724,18 +737,19 @@ extension CaptureKitEndToEnd {
         }
     }
 
-    /// Issue 16's first point: a pixel format CaptureKit cannot deliver ('420f',
-    /// full-range NV12, the seeds' default) is refused, never swapped silently
-    /// for the device's own — at the start, and when set while running.
+    /// Issue 16's first point: a pixel format CaptureKit cannot deliver ('x420',
+    /// 10-bit NV12, which a seed names: camerad's sources are 8-bit) is refused,
+    /// never swapped silently for the device's own — at the start, and when set
+    /// while running.
     @Test func aPixelFormatCaptureKitCannotDeliverIsRefusedNotIgnored() async throws {
-        let fullRangeNV12: OSType = 0x3432_3066  // '420f'
+        let tenBitNV12: OSType = 0x7834_3230  // 'x420', kCVPixelFormatType_420YpCbCr10BiPlanarVideoRange
         try await withCamera { device, _ in
             let (session, output) = try sessionWithVideoOutput(device)
             let events = EventLog(session)
-            output.videoSettings = .init(pixelFormatType: fullRangeNV12)
+            output.videoSettings = .init(pixelFormatType: tenBitNV12)
             let error = await #expect(throws: CaptureError.self) { try await session.start() }
             #expect(error?.code == .unsupportedFormat)
-            #expect(error?.message.contains("'420f'") == true && error?.message.contains("'420v'") == true, "\(String(describing: error))")
+            #expect(error?.message.contains("'x420'") == true && error?.message.contains("'420v'") == true, "\(String(describing: error))")
             #expect(!session.isRunning)
             #expect(try await CaptureDaemon.statistics(for: device).streams == 0, "nothing was opened")
             // The dictionary form refuses what it does not know, naming it.
@@ -748,7 +762,7 @@ extension CaptureKitEndToEnd {
             try await session.start()
             let frames = FrameReader(output.sampleBuffers)
             #expect(try await frames.nextFrame().imageBuffer?.pixelFormatType == kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange)
-            output.videoSettings = .init(pixelFormatType: fullRangeNV12)
+            output.videoSettings = .init(pixelFormatType: tenBitNV12)
             #expect(await waitUntil { events.names.filter { $0 == "error unsupportedFormat" }.count == 3 }, "events: \(events.names)")
             #expect(try await waitUntil { try await CaptureDaemon.statistics(for: device).streams == 0 }, "its stream closed")
             await session.stopRunning()

@@ -3,7 +3,7 @@
  * number (as `camctl stream --stats`: frames, drops by reason, the accounting,
  * and with --check the frame stamps of camerad's virtual cameras).
  *
- *   camerad-stream DEVICE [--count N] [--pixel-format native|nv12|i420|yuyv|bgra]
+ *   camerad-stream DEVICE [--count N] [--pixel-format native|nv12|nv12-full|i420|yuyv|bgra]
  *                  [--size WxH] [--check] [--json] [--socket PATH]
  *
  * --count 0 streams until SIGINT or SIGTERM, then prints the statistics.
@@ -212,8 +212,9 @@ static void print_text(const statistics *s) {
 }
 
 static int pixel_format(const char *name) {
-    const char *names[] = {"native", "nv12", "i420", "yuyv", "bgra"};
-    for (int i = 0; i < 5; i++) {
+    /* In OutputPixelFormat's order: the index is the value. */
+    const char *names[] = {"native", "nv12", "i420", "yuyv", "bgra", "nv12-full"};
+    for (int i = 0; i < (int)(sizeof names / sizeof *names); i++) {
         if (strcmp(name, names[i]) == 0) return i;
     }
     return -1;
@@ -283,7 +284,7 @@ int main(int argc, char **argv) {
     return 0;
 
 usage:
-    fprintf(stderr, "usage: camerad-stream DEVICE [--count N] [--pixel-format native|nv12|i420|yuyv|bgra] "
+    fprintf(stderr, "usage: camerad-stream DEVICE [--count N] [--pixel-format native|nv12|nv12-full|i420|yuyv|bgra] "
                     "[--size WxH] [--check] [--json] [--socket PATH]\n");
     return 2;
 }

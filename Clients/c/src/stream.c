@@ -122,6 +122,7 @@ static format_record *format_from(Camerad__V1__StreamResponse *message, const Ca
     format->height = pool->height;
     format->compressed = pool->compressed;
     format->shared = pool->shared;
+    format->full_range = pool->full_range;
     copy_planes(format->planes, &format->n_planes, pool->planes, pool->n_planes);
     if (duration) {
         format->frame_duration_numerator = duration->numerator;
@@ -252,6 +253,7 @@ static void receive_frame(camerad_stream *stream, Camerad__V1__StreamResponse *r
         out->fourcc = stream->format->format.fourcc;
         out->width = stream->format->format.width;
         out->height = stream->format->format.height;
+        out->full_range = stream->format->format.full_range;
     }
     memcpy(out->dropped_before, stream->pending_drops, sizeof out->dropped_before);
     memset(stream->pending_drops, 0, sizeof stream->pending_drops);

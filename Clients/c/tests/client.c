@@ -109,6 +109,35 @@ static void inline_frames_carry_their_bytes(void **state) {
     camerad_client_destroy(client);
 }
 
+/* '420f': NV12 stretched to full range, said so by the format and each frame;
+ * the pattern's black and white reach 0 and 255, where video range stops at 16 and 235. */
+static void full_range_nv12_spans_0_to_255(void **state) {
+    camerad_client *client = test_connect(&test_shared, "full-range");
+    Camerad__V1__OutputSettings settings = CAMERAD__V1__OUTPUT_SETTINGS__INIT;
+    settings.width = 160;
+    settings.height = 120;
+    for (int full = 0; full <= 1; full++) {
+        settings.pixel_format = full ? CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_NV12_FULL_RANGE
+                                     : CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_NV12;
+        camerad_stream *stream = camerad_stream_new(client, "virtual-1", &settings, 0, NULL, NULL, NULL);
+        assert_non_null(stream);
+        assert_int_equal(camerad_stream_get_format(stream)->full_range, full);
+        camerad_frame *frame = test_next_frame(client, stream);
+        assert_non_null(frame);
+        assert_int_equal(frame->full_range, full);
+        uint8_t lowest = 255, highest = 0;
+        for (size_t i = 0; i < 160 * 120; i++) {
+            if (frame->data[i] < lowest) lowest = frame->data[i];
+            if (frame->data[i] > highest) highest = frame->data[i];
+        }
+        assert_int_equal(lowest, full ? 0 : 16);
+        assert_int_equal(highest, full ? 255 : 235);
+        assert_int_equal(camerad_stream_release_frame(stream, frame, NULL), CAMERAD_OK);
+        camerad_stream_destroy(stream);
+    }
+    camerad_client_destroy(client);
+}
+
 typedef struct events_seen {
     int connected, subscribed, locked, unlocked;
     bool ended;
@@ -310,6 +339,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(the_descriptor_polls_readable_for_frames, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(a_frame_is_released_once, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(inline_frames_carry_their_bytes, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(full_range_nv12_spans_0_to_255, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(device_events_follow_the_lock, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(a_growing_pool_is_a_format_change, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(a_callback_may_destroy_its_stream, test_count_fds, test_check_fds),

@@ -63,7 +63,7 @@ class Statistics:
         if self.last_sequence is None:
             self.accounting["reportedOutside"] += sum(count for _, count, _ in frame.drop_reports)
         if not self.format:
-            name = COREVIDEO_NAMES.get(frame.pixel_format, frame.pixel_format)
+            name = "420f" if frame.full_range else COREVIDEO_NAMES.get(frame.pixel_format, frame.pixel_format)
             self.format = f"{name} {frame.width}x{frame.height}"
         self.frames += 1
         self.bytes += frame.size

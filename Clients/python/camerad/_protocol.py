@@ -304,6 +304,8 @@ class StreamFormat:
         self.height = pool.height
         self.compressed = pool.compressed
         self.shared = pool.shared
+        #: YUV values span 0-255 ("nv12-full", CoreVideo's '420f'); False: video range (Y 16-235).
+        self.full_range = pool.full_range
         self.planes = [(p.offset, p.bytes_per_row, p.height) for p in pool.planes]
         #: The device as it runs (a camerad.v1 Device message), or None.
         self.device = device

@@ -226,6 +226,8 @@ class Frame:
         self.duration_ns: int = raw.duration_ns
         self.format: wire.StreamFormat = raw.format
         self.pixel_format: str = raw.format.pixel_format
+        #: YUV values span 0-255 (requested as "nv12-full"); False: video range.
+        self.full_range: bool = raw.format.full_range
         self.width: int = raw.format.width
         self.height: int = raw.format.height
         #: (offset, bytes per row, height) of each plane, from the frame's start.

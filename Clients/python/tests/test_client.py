@@ -59,6 +59,17 @@ def test_planes_and_formats_read_as_their_layout(client):
         assert stamp.check(frame) == "intact"
 
 
+def test_full_range_nv12_spans_0_to_255(client):
+    for name, low, high in ((stream_pb2.OUTPUT_PIXEL_FORMAT_NV12, 16, 235),
+                            (stream_pb2.OUTPUT_PIXEL_FORMAT_NV12_FULL_RANGE, 0, 255)):
+        settings = stream_pb2.OutputSettings(pixel_format=name, width=160, height=120)
+        with client.stream("virtual-0", settings) as stream, stream.frame(timeout=60) as frame:
+            assert frame.full_range == (low == 0)
+            luma = frame.plane(0)
+            assert (int(luma.min()), int(luma.max())) == (low, high)
+            assert stamp.check(frame) == "intact"
+
+
 def test_the_default_camera_is_the_back_one_as_on_an_iphone(client):
     assert camerad.CaptureDevice.default(client=client).unique_id == "virtual-1"
     assert camerad.CaptureDevice.default(position="front", client=client).unique_id == "virtual-0"

@@ -507,6 +507,7 @@ extension Camerad_V1_FramePool {
         height = UInt32(pool.layout.height)
         planes = pool.layout.planeInfos
         compressed = pool.layout.format.isCompressed
+        fullRange = pool.variant.fullRange
     }
 }
 
@@ -565,12 +566,15 @@ extension StreamRequest {
         let settings = open.settings
         switch settings.pixelFormat {
         case .nv12: pixelFormat = .nv12
+        case .nv12FullRange:
+            pixelFormat = .nv12
+            fullRange = true
         case .i420: pixelFormat = .i420
         case .yuyv: pixelFormat = .yuyv
         case .bgra: pixelFormat = .bgra
         case .native: pixelFormat = nil
         case .UNRECOGNIZED(let value):
-            throw CameraError(.unsupportedFormat, "unknown pixel format \(value); use native, nv12, i420, yuyv or bgra")
+            throw CameraError(.unsupportedFormat, "unknown pixel format \(value); use native, nv12, nv12 full range, i420, yuyv or bgra")
         }
         width = Int(settings.width)
         height = Int(settings.height)

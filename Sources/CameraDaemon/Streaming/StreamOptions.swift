@@ -6,6 +6,8 @@ import CameraMedia
 struct StreamRequest: Sendable {
     /// Nil: the device's own.
     var pixelFormat: PixelFormat?
+    /// NV12 with full-range values ('420f').
+    var fullRange = false
     /// Before the connection turns it; 0 each way: the preset's or the mode's, one
     /// side: the other from the mode's aspect ratio.
     var width = 0
@@ -65,7 +67,8 @@ struct StreamOptions: Sendable {
         guard (2...8192).contains(width), (2...8192).contains(height) else {
             throw CameraError(.invalidArgument, "output size \(width)x\(height) is out of range; use 2 to 8192 each way")
         }
-        variant = FrameVariant(format: format, width: width, height: height, rotation: rotation, mirrored: request.mirrored)
+        variant = FrameVariant(format: format, width: width, height: height, rotation: rotation, mirrored: request.mirrored,
+                               fullRange: request.fullRange)
         do {
             layout = try FrameConverter(source: mode.layout, target: variant).targetLayout
         } catch let error as ConversionError {

@@ -52,6 +52,11 @@ public nonisolated enum Camerad_V1_OutputPixelFormat: SwiftProtobuf.Enum, Swift.
 
   /// 4 bytes per pixel, B G R A in memory (kCVPixelFormatType_32BGRA).
   case bgra // = 4
+
+  /// NV12 with full-range values: Y and Cb/Cr 0–255, as JPEG has them
+  /// (kCVPixelFormatType_420YpCbCr8BiPlanarFullRange, '420f'); the pool says
+  /// full_range. The others are video range (Y 16–235, Cb/Cr 16–240).
+  case nv12FullRange // = 5
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -65,6 +70,7 @@ public nonisolated enum Camerad_V1_OutputPixelFormat: SwiftProtobuf.Enum, Swift.
     case 2: self = .i420
     case 3: self = .yuyv
     case 4: self = .bgra
+    case 5: self = .nv12FullRange
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -76,6 +82,7 @@ public nonisolated enum Camerad_V1_OutputPixelFormat: SwiftProtobuf.Enum, Swift.
     case .i420: return 2
     case .yuyv: return 3
     case .bgra: return 4
+    case .nv12FullRange: return 5
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -87,6 +94,7 @@ public nonisolated enum Camerad_V1_OutputPixelFormat: SwiftProtobuf.Enum, Swift.
     .i420,
     .yuyv,
     .bgra,
+    .nv12FullRange,
   ]
 
 }
@@ -554,6 +562,10 @@ public nonisolated struct Camerad_V1_FramePool: Sendable {
   /// Where each slot lies, when not at k × slot_size in descriptor fd_index.
   public var slots: [Camerad_V1_SlotLocation] = []
 
+  /// The YUV values span 0–255 (V4L2_QUANTIZATION_FULL_RANGE); false: video
+  /// range, Y 16–235 and Cb/Cr 16–240, as cameras send NV12, YU12 and YUYV.
+  public var fullRange: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -805,7 +817,7 @@ public nonisolated struct Camerad_V1_VariantStatistics: Sendable {
 fileprivate nonisolated let _protobuf_package = "camerad.v1"
 
 nonisolated extension Camerad_V1_OutputPixelFormat: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0OUTPUT_PIXEL_FORMAT_NATIVE\0\u{1}OUTPUT_PIXEL_FORMAT_NV12\0\u{1}OUTPUT_PIXEL_FORMAT_I420\0\u{1}OUTPUT_PIXEL_FORMAT_YUYV\0\u{1}OUTPUT_PIXEL_FORMAT_BGRA\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0OUTPUT_PIXEL_FORMAT_NATIVE\0\u{1}OUTPUT_PIXEL_FORMAT_NV12\0\u{1}OUTPUT_PIXEL_FORMAT_I420\0\u{1}OUTPUT_PIXEL_FORMAT_YUYV\0\u{1}OUTPUT_PIXEL_FORMAT_BGRA\0\u{1}OUTPUT_PIXEL_FORMAT_NV12_FULL_RANGE\0")
 }
 
 nonisolated extension Camerad_V1_VideoOrientation: SwiftProtobuf._ProtoNameProviding {
@@ -1246,7 +1258,7 @@ nonisolated extension Camerad_V1_SlotLocation: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Camerad_V1_FramePool: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".FramePool"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}pool_id\0\u{3}fd_index\0\u{3}slot_size\0\u{3}slot_count\0\u{1}fourcc\0\u{1}width\0\u{1}height\0\u{1}planes\0\u{1}compressed\0\u{1}shared\0\u{1}slots\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}pool_id\0\u{3}fd_index\0\u{3}slot_size\0\u{3}slot_count\0\u{1}fourcc\0\u{1}width\0\u{1}height\0\u{1}planes\0\u{1}compressed\0\u{1}shared\0\u{1}slots\0\u{3}full_range\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1265,6 +1277,7 @@ nonisolated extension Camerad_V1_FramePool: SwiftProtobuf.Message, SwiftProtobuf
       case 9: try { try decoder.decodeSingularBoolField(value: &self.compressed) }()
       case 10: try { try decoder.decodeSingularBoolField(value: &self.shared) }()
       case 11: try { try decoder.decodeRepeatedMessageField(value: &self.slots) }()
+      case 12: try { try decoder.decodeSingularBoolField(value: &self.fullRange) }()
       default: break
       }
     }
@@ -1304,6 +1317,9 @@ nonisolated extension Camerad_V1_FramePool: SwiftProtobuf.Message, SwiftProtobuf
     if !self.slots.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.slots, fieldNumber: 11)
     }
+    if self.fullRange != false {
+      try visitor.visitSingularBoolField(value: self.fullRange, fieldNumber: 12)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1319,6 +1335,7 @@ nonisolated extension Camerad_V1_FramePool: SwiftProtobuf.Message, SwiftProtobuf
     if lhs.compressed != rhs.compressed {return false}
     if lhs.shared != rhs.shared {return false}
     if lhs.slots != rhs.slots {return false}
+    if lhs.fullRange != rhs.fullRange {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -25,7 +25,7 @@ extension Camctl {
 
         @OptionGroup var target: DeviceSelection
 
-        @Option(help: "The frames' pixel format (native: the device's own).")
+        @Option(help: "The frames' pixel format (native: the device's own; nv12-full: full-range values). CoreVideo's codes work too: 420v, 420f, y420, yuvs, BGRA.")
         var pixelFormat: PixelFormatArgument = .native
 
         @Option(help: ArgumentHelp("The output size, WxH (default: the device's).", valueName: "WxH"))
@@ -223,12 +223,28 @@ extension Camctl {
 }
 
 enum PixelFormatArgument: String, CaseIterable, ExpressibleByArgument {
-    case native, nv12, i420, yuyv, bgra
+    case native, nv12
+    /// NV12 with full-range values (CoreVideo's '420f').
+    case nv12Full = "nv12-full"
+    case i420, yuyv, bgra
+
+    /// Also CoreVideo's codes ('420v', '420f', 'y420', 'yuvs', 'BGRA'), as AVFoundation code names them.
+    init?(argument: String) {
+        guard let format = Self(rawValue: argument.lowercased())
+                ?? Self.allCases.first(where: { $0.type.map(Self.code) == argument }) else { return nil }
+        self = format
+    }
+
+    /// "420v": a CoreVideo code's four characters.
+    static func code(_ type: OSType) -> String {
+        String(decoding: (0..<4).reversed().map { UInt8(truncatingIfNeeded: type >> (8 * $0)) }, as: UTF8.self)
+    }
 
     var type: OSType? {
         switch self {
         case .native: nil
         case .nv12: kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange
+        case .nv12Full: kCVPixelFormatType_420YpCbCr8BiPlanarFullRange
         case .i420: kCVPixelFormatType_420YpCbCr8Planar
         case .yuyv: kCVPixelFormatType_422YpCbCr8_yuvs
         case .bgra: kCVPixelFormatType_32BGRA

@@ -238,6 +238,9 @@ typedef struct camerad_stream_format {
     const Camerad__V1__Device *device;
     /* Set when the stream is not exactly what was asked, saying how; else "". */
     const char *note;
+    /* YUV values span 0-255 (CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_NV12_FULL_RANGE,
+     * CoreVideo's '420f'); false: video range, Y 16-235 and Cb/Cr 16-240. */
+    bool full_range;
 } camerad_stream_format;
 
 /* AVCaptureVideoDataOutput's drop reasons (Camerad__V1__DropReason). */
@@ -263,6 +266,8 @@ typedef struct camerad_frame {
     camerad_plane planes[CAMERAD_MAX_PLANES];
     /* Frames reported dropped, by reason, between the stream's previous frame and this one. */
     uint32_t dropped_before[CAMERAD_DROP_REASON_COUNT];
+    /* As the stream's format says (camerad_stream_format.full_range). */
+    bool full_range;
 } camerad_frame;
 
 /* camerad's interruption reasons (Camerad__V1__InterruptionReason). */

@@ -20,6 +20,7 @@ OUTPUT_PIXEL_FORMAT_BGRA: OutputPixelFormat
 OUTPUT_PIXEL_FORMAT_I420: OutputPixelFormat
 OUTPUT_PIXEL_FORMAT_NATIVE: OutputPixelFormat
 OUTPUT_PIXEL_FORMAT_NV12: OutputPixelFormat
+OUTPUT_PIXEL_FORMAT_NV12_FULL_RANGE: OutputPixelFormat
 OUTPUT_PIXEL_FORMAT_YUYV: OutputPixelFormat
 VIDEO_ORIENTATION_LANDSCAPE_LEFT: VideoOrientation
 VIDEO_ORIENTATION_LANDSCAPE_RIGHT: VideoOrientation
@@ -54,10 +55,11 @@ class FormatChanged(_message.Message):
     def __init__(self, pool: _Optional[_Union[FramePool, _Mapping]] = ..., device: _Optional[_Union[_device_pb2.Device, _Mapping]] = ..., frame_duration: _Optional[_Union[_device_pb2.Fraction, _Mapping]] = ..., note: _Optional[str] = ...) -> None: ...
 
 class FramePool(_message.Message):
-    __slots__ = ["compressed", "fd_index", "fourcc", "height", "planes", "pool_id", "shared", "slot_count", "slot_size", "slots", "width"]
+    __slots__ = ["compressed", "fd_index", "fourcc", "full_range", "height", "planes", "pool_id", "shared", "slot_count", "slot_size", "slots", "width"]
     COMPRESSED_FIELD_NUMBER: _ClassVar[int]
     FD_INDEX_FIELD_NUMBER: _ClassVar[int]
     FOURCC_FIELD_NUMBER: _ClassVar[int]
+    FULL_RANGE_FIELD_NUMBER: _ClassVar[int]
     HEIGHT_FIELD_NUMBER: _ClassVar[int]
     PLANES_FIELD_NUMBER: _ClassVar[int]
     POOL_ID_FIELD_NUMBER: _ClassVar[int]
@@ -69,6 +71,7 @@ class FramePool(_message.Message):
     compressed: bool
     fd_index: int
     fourcc: int
+    full_range: bool
     height: int
     planes: _containers.RepeatedCompositeFieldContainer[PlaneInfo]
     pool_id: int
@@ -77,7 +80,7 @@ class FramePool(_message.Message):
     slot_size: int
     slots: _containers.RepeatedCompositeFieldContainer[SlotLocation]
     width: int
-    def __init__(self, pool_id: _Optional[int] = ..., fd_index: _Optional[int] = ..., slot_size: _Optional[int] = ..., slot_count: _Optional[int] = ..., fourcc: _Optional[int] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., planes: _Optional[_Iterable[_Union[PlaneInfo, _Mapping]]] = ..., compressed: bool = ..., shared: bool = ..., slots: _Optional[_Iterable[_Union[SlotLocation, _Mapping]]] = ...) -> None: ...
+    def __init__(self, pool_id: _Optional[int] = ..., fd_index: _Optional[int] = ..., slot_size: _Optional[int] = ..., slot_count: _Optional[int] = ..., fourcc: _Optional[int] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., planes: _Optional[_Iterable[_Union[PlaneInfo, _Mapping]]] = ..., compressed: bool = ..., shared: bool = ..., slots: _Optional[_Iterable[_Union[SlotLocation, _Mapping]]] = ..., full_range: bool = ...) -> None: ...
 
 class FrameReady(_message.Message):
     __slots__ = ["bytes_used", "data", "duration_ns", "planes", "pool_id", "presentation_time_ns", "sequence", "slot"]

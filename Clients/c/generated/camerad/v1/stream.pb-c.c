@@ -1240,7 +1240,7 @@ const ProtobufCMessageDescriptor camerad__v1__slot_location__descriptor =
   (ProtobufCMessageInit) camerad__v1__slot_location__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor camerad__v1__frame_pool__field_descriptors[11] =
+static const ProtobufCFieldDescriptor camerad__v1__frame_pool__field_descriptors[12] =
 {
   {
     "pool_id",
@@ -1374,11 +1374,24 @@ static const ProtobufCFieldDescriptor camerad__v1__frame_pool__field_descriptors
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "full_range",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__FramePool, full_range),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned camerad__v1__frame_pool__field_indices_by_name[] = {
   8,   /* field[8] = compressed */
   1,   /* field[1] = fd_index */
   4,   /* field[4] = fourcc */
+  11,   /* field[11] = full_range */
   6,   /* field[6] = height */
   7,   /* field[7] = planes */
   0,   /* field[0] = pool_id */
@@ -1391,7 +1404,7 @@ static const unsigned camerad__v1__frame_pool__field_indices_by_name[] = {
 static const ProtobufCIntRange camerad__v1__frame_pool__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 11 }
+  { 0, 12 }
 };
 const ProtobufCMessageDescriptor camerad__v1__frame_pool__descriptor =
 {
@@ -1401,7 +1414,7 @@ const ProtobufCMessageDescriptor camerad__v1__frame_pool__descriptor =
   "Camerad__V1__FramePool",
   "camerad.v1",
   sizeof(Camerad__V1__FramePool),
-  11,
+  12,
   camerad__v1__frame_pool__field_descriptors,
   camerad__v1__frame_pool__field_indices_by_name,
   1,  camerad__v1__frame_pool__number_ranges,
@@ -2128,23 +2141,25 @@ const ProtobufCMessageDescriptor camerad__v1__variant_statistics__descriptor =
   (ProtobufCMessageInit) camerad__v1__variant_statistics__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCEnumValue camerad__v1__output_pixel_format__enum_values_by_number[5] =
+static const ProtobufCEnumValue camerad__v1__output_pixel_format__enum_values_by_number[6] =
 {
   { "OUTPUT_PIXEL_FORMAT_NATIVE", "CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_NATIVE", 0 },
   { "OUTPUT_PIXEL_FORMAT_NV12", "CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_NV12", 1 },
   { "OUTPUT_PIXEL_FORMAT_I420", "CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_I420", 2 },
   { "OUTPUT_PIXEL_FORMAT_YUYV", "CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_YUYV", 3 },
   { "OUTPUT_PIXEL_FORMAT_BGRA", "CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_BGRA", 4 },
+  { "OUTPUT_PIXEL_FORMAT_NV12_FULL_RANGE", "CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_NV12_FULL_RANGE", 5 },
 };
 static const ProtobufCIntRange camerad__v1__output_pixel_format__value_ranges[] = {
-{0, 0},{0, 5}
+{0, 0},{0, 6}
 };
-static const ProtobufCEnumValueIndex camerad__v1__output_pixel_format__enum_values_by_name[5] =
+static const ProtobufCEnumValueIndex camerad__v1__output_pixel_format__enum_values_by_name[6] =
 {
   { "OUTPUT_PIXEL_FORMAT_BGRA", 4 },
   { "OUTPUT_PIXEL_FORMAT_I420", 2 },
   { "OUTPUT_PIXEL_FORMAT_NATIVE", 0 },
   { "OUTPUT_PIXEL_FORMAT_NV12", 1 },
+  { "OUTPUT_PIXEL_FORMAT_NV12_FULL_RANGE", 5 },
   { "OUTPUT_PIXEL_FORMAT_YUYV", 3 },
 };
 const ProtobufCEnumDescriptor camerad__v1__output_pixel_format__descriptor =
@@ -2154,9 +2169,9 @@ const ProtobufCEnumDescriptor camerad__v1__output_pixel_format__descriptor =
   "OutputPixelFormat",
   "Camerad__V1__OutputPixelFormat",
   "camerad.v1",
-  5,
+  6,
   camerad__v1__output_pixel_format__enum_values_by_number,
-  5,
+  6,
   camerad__v1__output_pixel_format__enum_values_by_name,
   1,
   camerad__v1__output_pixel_format__value_ranges,

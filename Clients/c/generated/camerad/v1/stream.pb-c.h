@@ -59,7 +59,13 @@ typedef enum _Camerad__V1__OutputPixelFormat {
   /*
    * 4 bytes per pixel, B G R A in memory (kCVPixelFormatType_32BGRA).
    */
-  CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_BGRA = 4
+  CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_BGRA = 4,
+  /*
+   * NV12 with full-range values: Y and Cb/Cr 0–255, as JPEG has them
+   * (kCVPixelFormatType_420YpCbCr8BiPlanarFullRange, '420f'); the pool says
+   * full_range. The others are video range (Y 16–235, Cb/Cr 16–240).
+   */
+  CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_NV12_FULL_RANGE = 5
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CAMERAD__V1__OUTPUT_PIXEL_FORMAT)
 } Camerad__V1__OutputPixelFormat;
 /*
@@ -322,10 +328,15 @@ struct  Camerad__V1__FramePool
    */
   size_t n_slots;
   Camerad__V1__SlotLocation **slots;
+  /*
+   * The YUV values span 0–255 (V4L2_QUANTIZATION_FULL_RANGE); false: video
+   * range, Y 16–235 and Cb/Cr 16–240, as cameras send NV12, YU12 and YUYV.
+   */
+  protobuf_c_boolean full_range;
 };
 #define CAMERAD__V1__FRAME_POOL__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__frame_pool__descriptor) \
-    , 0, 0, 0, 0, 0, 0, 0, 0,NULL, 0, 0, 0,NULL }
+    , 0, 0, 0, 0, 0, 0, 0, 0,NULL, 0, 0, 0,NULL, 0 }
 
 
 struct  Camerad__V1__StreamStarted
