@@ -94,7 +94,7 @@ extension CaptureDevice {
         var proto: Camerad_V1_DeviceConfiguration {
             var message = Camerad_V1_DeviceConfiguration()
             if let format = activeFormat {
-                message.activeFormat.fourcc = format.mediaSubType.rawValue
+                message.activeFormat.fourcc = format.v4l2PixelFormat.rawValue
                 message.activeFormat.width = UInt32(clamping: format.dimensions.width)
                 message.activeFormat.height = UInt32(clamping: format.dimensions.height)
             }

@@ -80,8 +80,14 @@ extension CaptureDevice {
     /// AVCaptureDevice.Format: one pixel format at one size, with its frame rates.
     public struct Format: Hashable, Sendable, CustomStringConvertible {
         public var mediaType: MediaType { .video }
-        /// The pixel format, as CoreMedia's media subtype ("YUYV", "NV12", "MJPG").
-        public let mediaSubType: FourCharCode
+        /// The pixel format, as CoreMedia's media subtype: a CoreVideo code,
+        /// the spelling of every pixel format in CaptureKit — '420v' for the
+        /// camera's NV12, 'yuvs' for YUYV, 'y420' for YU12, 'BGRA', 'dmb1' for
+        /// MJPEG; a format CoreVideo has no code for keeps its four characters.
+        public let mediaSubType: OSType
+        /// The pixel format as V4L2 names it ("NV12", "YUYV", "MJPG"), which
+        /// `v4l2-ctl` and camctl print (Linux only).
+        public let v4l2PixelFormat: FourCharCode
         /// V4L2's name for the pixel format ("YUYV 4:2:2").
         public let pixelFormatDescription: String
         public let dimensions: CMVideoDimensions
@@ -89,12 +95,18 @@ extension CaptureDevice {
         /// Whether frames are compressed (MJPEG).
         public let isCompressed: Bool
 
+        /// The format's CMFormatDescription: its subtype and dimensions.
+        public var formatDescription: CMFormatDescription {
+            FormatDescription(mediaSubType: mediaSubType, dimensions: dimensions)
+        }
+
         public var description: String {
-            "'\(mediaSubType)' \(dimensions) " + videoSupportedFrameRateRanges.map(\.description).joined(separator: ", ")
+            "'\(PixelFormats.name(mediaSubType))' \(dimensions) " + videoSupportedFrameRateRanges.map(\.description).joined(separator: ", ")
         }
 
         init(_ format: Camerad_V1_Format) {
-            mediaSubType = FourCharCode(rawValue: format.fourcc)
+            v4l2PixelFormat = FourCharCode(rawValue: format.fourcc)
+            mediaSubType = PixelFormats.type(fourcc: format.fourcc)
             pixelFormatDescription = format.description_p
             dimensions = CMVideoDimensions(width: Int32(clamping: format.width), height: Int32(clamping: format.height))
             videoSupportedFrameRateRanges = format.frameRateRanges.map(FrameRateRange.init)

@@ -38,10 +38,12 @@ enum PixelFormats {
         }
     }
 
-    /// The CoreVideo code of a V4L2 fourcc; the fourcc itself when there is none.
+    /// The CoreVideo code of a V4L2 fourcc; when there is none, the fourcc's
+    /// own four characters as a code ("GREY" stays 'GREY').
     static func type(fourcc: UInt32, fullRange: Bool = false) -> OSType {
         if fullRange && fourcc == nv12 { return kCVPixelFormatType_420YpCbCr8BiPlanarFullRange }
-        return typeOfFourcc[fourcc] ?? fourcc
+        // V4L2 puts the first character in the low byte, a CoreVideo code in the high one.
+        return typeOfFourcc[fourcc] ?? (fourcc & 0x7fff_ffff).byteSwapped
     }
 
     private static let nv12 = FourCharCode("NV12")!.rawValue

@@ -175,7 +175,7 @@ struct DeviceDetails: Encodable {
         activeVideoMaxFrameDuration = fraction(device.activeVideoMaxFrameDuration)
         formats = allFormats.map { format in
             Format(
-                pixelFormat: format.mediaSubType.description,
+                pixelFormat: format.v4l2PixelFormat.description,
                 pixelFormatDescription: format.pixelFormatDescription,
                 width: format.dimensions.width, height: format.dimensions.height,
                 isCompressed: format.isCompressed,

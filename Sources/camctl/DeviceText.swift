@@ -31,7 +31,7 @@ enum DeviceText {
         if let active = device.activeFormat {
             let duration = device.activeVideoMinFrameDuration
             let rate = duration.isValid ? " at \(fixed(1 / duration.seconds)) fps" : ""
-            lines.append("\tActive format  : '\(active.mediaSubType)' \(active.dimensions)\(rate)")
+            lines.append("\tActive format  : '\(active.v4l2PixelFormat)' \(active.dimensions)\(rate)")
         }
         lines.append("")
         lines.append(formats(device.formats))
@@ -46,8 +46,8 @@ enum DeviceText {
         var order: [FourCharCode] = []
         var sizes: [FourCharCode: [CaptureDevice.Format]] = [:]
         for format in formats {
-            if sizes[format.mediaSubType] == nil { order.append(format.mediaSubType) }
-            sizes[format.mediaSubType, default: []].append(format)
+            if sizes[format.v4l2PixelFormat] == nil { order.append(format.v4l2PixelFormat) }
+            sizes[format.v4l2PixelFormat, default: []].append(format)
         }
         for (index, code) in order.enumerated() {
             let entries = sizes[code]!

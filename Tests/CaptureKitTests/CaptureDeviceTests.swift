@@ -82,13 +82,17 @@ extension CaptureKitEndToEnd {
             let device = try #require(found)
             #expect(device.formats.count == 9)
             let active = try #require(device.activeFormat)
-            #expect(active.mediaSubType.description == "YUYV")
+            #expect(active.mediaSubType == kCVPixelFormatType_422YpCbCr8_yuvs && active.v4l2PixelFormat.description == "YUYV")
             #expect(active.dimensions == CMVideoDimensions(width: 640, height: 480))
+            // One spelling, CoreVideo's, as the seeds read a format.
+            #expect(CMFormatDescriptionGetMediaSubType(active.formatDescription) == kCVPixelFormatType_422YpCbCr8_yuvs)
+            #expect(CMVideoFormatDescriptionGetDimensions(active.formatDescription) == active.dimensions)
+            #expect(active.description.hasPrefix("'yuvs' 640x480"), "\(active)")
             #expect(device.activeVideoMinFrameDuration == CMTime(value: 1, timescale: 30))
-            let fullHD = try #require(device.formats.first { $0.dimensions.height == 1080 && $0.mediaSubType.description == "NV12" })
+            let fullHD = try #require(device.formats.first { $0.dimensions.height == 1080 && $0.mediaSubType == kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange })
             #expect(fullHD.videoSupportedFrameRateRanges.first?.maxFrameRate == 30)
             #expect(fullHD.videoSupportedFrameRateRanges.first?.minFrameRate == 1)
-            #expect(device.formats.filter(\.isCompressed).allSatisfy { $0.mediaSubType == FourCharCode("MJPG") })
+            #expect(device.formats.filter(\.isCompressed).allSatisfy { $0.mediaSubType == kCMVideoCodecType_JPEG_OpenDML && $0.v4l2PixelFormat == FourCharCode("MJPG") })
         }
     }
 

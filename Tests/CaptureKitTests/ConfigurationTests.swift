@@ -280,7 +280,7 @@ extension CaptureKitEndToEnd {
             session.addInput(try CaptureDeviceInput(device: device))
             #expect(session.sessionPreset == .high)
             let hd = try #require(device.formats.first {
-                $0.mediaSubType == FourCharCode("NV12") && $0.dimensions == CMVideoDimensions(width: 1280, height: 720)
+                $0.mediaSubType == kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange && $0.dimensions == CMVideoDimensions(width: 1280, height: 720)
             })
             try await device.lockForConfiguration()
             try await device.setActiveFormat(hd)

@@ -74,4 +74,11 @@ import Testing
         buffer.release()
         #expect(givenBack.value == 1)
     }
+
+    /// A format CoreVideo has no code for keeps its four characters, in
+    /// CoreVideo's byte order ('GREY', not 'YERG').
+    @Test func aFourccWithoutACoreVideoCodeKeepsItsCharacters() {
+        #expect(PixelFormats.name(PixelFormats.type(fourcc: FourCharCode("GREY")!.rawValue)) == "GREY")
+        #expect(PixelFormats.type(fourcc: FourCharCode("NV12")!.rawValue, fullRange: true) == kCVPixelFormatType_420YpCbCr8BiPlanarFullRange)
+    }
 }

@@ -579,7 +579,7 @@ extension CaptureKitEndToEnd {
             try await session.start()
             _ = try await convertedFrames.nextFrame()
             try await device.lockForConfiguration()
-            let yuyv = try #require(device.formats.first { $0.mediaSubType == FourCharCode("YUYV") && $0.dimensions.width == 640 })
+            let yuyv = try #require(device.formats.first { $0.mediaSubType == kCVPixelFormatType_422YpCbCr8_yuvs && $0.dimensions.width == 640 })
             try await device.setActiveFormat(yuyv)
             #expect(await events.wait(for: ["error unsupportedFormat", "stopped"]), "events: \(events.names)")
             #expect(!session.isRunning && !session.isInterrupted)

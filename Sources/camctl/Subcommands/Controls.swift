@@ -72,7 +72,7 @@ extension Camctl {
             }
             func time(_ time: CMTime) -> String { "\(time.value)/\(time.timescale)" }
             let value: String = switch setting {
-            case .activeFormat: camera.activeFormat.map { "\($0.mediaSubType):\($0.dimensions)" } ?? "none"
+            case .activeFormat: camera.activeFormat.map { "\($0.v4l2PixelFormat):\($0.dimensions)" } ?? "none"
             case .activeVideoMinFrameDuration: time(camera.activeVideoMinFrameDuration)
             case .activeVideoMaxFrameDuration: time(camera.activeVideoMaxFrameDuration)
             case .focusMode: camera.focusMode.map { "\($0)" } ?? "none"

@@ -94,7 +94,7 @@ extension Camctl {
             if let format {
                 // Fourccs in any case, as v4l2-ctl takes them (yuyv is YUYV).
                 guard let found = camera.formats.first(where: {
-                    $0.mediaSubType.description.lowercased() == format.fourcc.description.lowercased() && $0.dimensions == format.dimensions
+                    $0.v4l2PixelFormat.description.lowercased() == format.fourcc.description.lowercased() && $0.dimensions == format.dimensions
                 }) else {
                     throw CommandFailure("\(camera.uniqueID) has no format \(format); 'camctl info \(camera.uniqueID)' lists its formats")
                 }
@@ -134,7 +134,7 @@ extension Camctl {
         private func report(_ camera: CaptureDevice) {
             if format != nil || fps != nil, let active = camera.activeFormat {
                 let rate = 1 / camera.activeVideoMinFrameDuration.seconds
-                Output.line("format: \(active.mediaSubType):\(active.dimensions) at \(String(format: "%g", rate)) fps")
+                Output.line("format: \(active.v4l2PixelFormat):\(active.dimensions) at \(String(format: "%g", rate)) fps")
             }
             if focus != nil { Output.line("focus: \(camera.focusMode.map { "\($0)" } ?? "none")") }
             if exposure != nil { Output.line("exposure: \(camera.exposureMode.map { "\($0)" } ?? "none")") }
