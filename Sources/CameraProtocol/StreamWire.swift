@@ -82,33 +82,25 @@ public enum StreamWire {
     /// once per output this way, for every client of the output.
     public static func frameResponse(_ frame: Camerad_V1_FrameReady) -> [UInt8] {
         precondition(frame.data.isEmpty, "inline frames are serialized by SwiftProtobuf")
-        func scalar(_ tag: UInt8, _ value: UInt64, to bytes: inout [UInt8]) {
-            guard value != 0 else { return }  // proto3 leaves out zeros
-            bytes.append(tag)
-            WireWriter.varint(value, to: &bytes)
-        }
         var body: [UInt8] = []
         body.reserveCapacity(48 + frame.planes.count * 12)
-        scalar(0x08, frame.poolID, to: &body)  // field 1, varint
-        scalar(0x10, UInt64(frame.slot), to: &body)
-        scalar(0x18, frame.sequence, to: &body)
-        scalar(0x20, UInt64(bitPattern: frame.presentationTimeNs), to: &body)
-        scalar(0x28, UInt64(bitPattern: frame.durationNs), to: &body)
-        scalar(0x30, frame.bytesUsed, to: &body)
+        WireWriter.scalar(0x08, frame.poolID, to: &body)  // field 1, varint
+        WireWriter.scalar(0x10, UInt64(frame.slot), to: &body)
+        WireWriter.scalar(0x18, frame.sequence, to: &body)
+        WireWriter.scalar(0x20, UInt64(bitPattern: frame.presentationTimeNs), to: &body)
+        WireWriter.scalar(0x28, UInt64(bitPattern: frame.durationNs), to: &body)
+        WireWriter.scalar(0x30, frame.bytesUsed, to: &body)
         var plane: [UInt8] = []
         for info in frame.planes {
             plane.removeAll(keepingCapacity: true)
-            scalar(0x08, info.offset, to: &plane)
-            scalar(0x10, UInt64(info.bytesPerRow), to: &plane)
-            scalar(0x18, UInt64(info.height), to: &plane)
-            body.append(0x3A)  // planes: field 7, length-delimited
-            WireWriter.varint(UInt64(plane.count), to: &body)
-            body.append(contentsOf: plane)
+            WireWriter.scalar(0x08, info.offset, to: &plane)
+            WireWriter.scalar(0x10, UInt64(info.bytesPerRow), to: &plane)
+            WireWriter.scalar(0x18, UInt64(info.height), to: &plane)
+            WireWriter.lengthDelimited(0x3A, plane, to: &body)  // planes: field 7
         }
-        var response: [UInt8] = [0x12]  // StreamResponse.frame: field 2, length-delimited
+        var response: [UInt8] = []
         response.reserveCapacity(body.count + 4)
-        WireWriter.varint(UInt64(body.count), to: &response)
-        response.append(contentsOf: body)
+        WireWriter.lengthDelimited(0x12, body, to: &response)  // StreamResponse.frame: field 2
         return response
     }
 
@@ -138,19 +130,11 @@ public enum StreamWire {
         for slot in slots { WireWriter.varint(UInt64(slot), to: &packed) }
         var release: [UInt8] = []
         release.reserveCapacity(packed.count + 16)
-        if poolID != 0 {
-            release.append(0x08)  // pool_id: field 1, varint
-            WireWriter.varint(poolID, to: &release)
-        }
-        if !packed.isEmpty {
-            release.append(0x12)  // slots: field 2, packed
-            WireWriter.varint(UInt64(packed.count), to: &release)
-            release.append(contentsOf: packed)
-        }
-        var request: [UInt8] = [0x12]  // StreamRequest.release: field 2, length-delimited
+        WireWriter.scalar(0x08, poolID, to: &release)  // pool_id: field 1, varint
+        if !packed.isEmpty { WireWriter.lengthDelimited(0x12, packed, to: &release) }  // slots: field 2, packed
+        var request: [UInt8] = []
         request.reserveCapacity(release.count + 6)
-        WireWriter.varint(UInt64(release.count), to: &request)
-        request.append(contentsOf: release)
+        WireWriter.lengthDelimited(0x12, release, to: &request)  // StreamRequest.release: field 2
         return request
     }
 
@@ -255,6 +239,20 @@ struct WireReader {
 
 /// Writes protobuf's wire format.
 enum WireWriter {
+    /// A varint field, left out when zero, as proto3 writes scalars.
+    static func scalar(_ tag: UInt8, _ value: UInt64, to bytes: inout [UInt8]) {
+        guard value != 0 else { return }
+        bytes.append(tag)
+        varint(value, to: &bytes)
+    }
+
+    /// A length-delimited field (a message, bytes, packed numbers).
+    static func lengthDelimited(_ tag: UInt8, _ field: [UInt8], to bytes: inout [UInt8]) {
+        bytes.append(tag)
+        varint(UInt64(field.count), to: &bytes)
+        bytes.append(contentsOf: field)
+    }
+
     static func varint(_ value: UInt64, to bytes: inout [UInt8]) {
         var value = value
         while value >= 0x80 {
