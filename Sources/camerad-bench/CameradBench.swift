@@ -39,10 +39,16 @@ enum CameradBench {
         print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores\n")
         print(Row.header)
         var camerad: [Int: Row] = [:]
+        // GStreamer's row for the same clients right after each of camerad's:
+        // this shared machine's load drifts over a run, and a pair measured
+        // minutes apart would carry that drift into the ratio.
+        let launcher = Bench.which("gst-launch-1.0")
+        var gstreamer: [Int: Row] = [:]
         for clients in clientCounts {
             let row = try bench.camerad(clients: clients)
             camerad[clients] = row
             print(row.line)
+            if let launcher { gstreamer[clients] = try bench.gstreamer(clients: clients, launcher: launcher) }
         }
         let perSourceFrame = clientCounts.compactMap { clients in
             camerad[clients]?.serverCPUPerSourceFrame.map { (clients, $0) }
@@ -83,15 +89,11 @@ enum CameradBench {
             print("  not measured: \(vividVM) not found; run make bench from the repository, or pass --vivid-vm PATH")
         }
 
-        var gstreamer: [Int: Row] = [:]
-        if let launcher = Bench.which("gst-launch-1.0") {
-            print("\nGStreamer shmsink → shmsrc (one producer process, N consumer processes), same frames, measured the same way:")
+        if launcher != nil {
+            print("\nGStreamer shmsink → shmsrc (one producer process, N consumer processes), same frames, measured the same way,")
+            print("each row right after camerad's with as many clients:")
             print(Row.header)
-            for clients in clientCounts {
-                let row = try bench.gstreamer(clients: clients, launcher: launcher)
-                gstreamer[clients] = row
-                print(row.line)
-            }
+            for clients in clientCounts { gstreamer[clients].map { print($0.line) } }
             let ratios = clientCounts.compactMap { clients -> String? in
                 guard let ours = camerad[clients], let theirs = gstreamer[clients], theirs.totalCPUPerFrame > 0 else { return nil }
                 return String(format: "%d clients: %.2f", clients, ours.totalCPUPerFrame / theirs.totalCPUPerFrame)
