@@ -74,3 +74,11 @@ int CCameraShims_peer_credentials(int socket, pid_t *pid, uid_t *uid, gid_t *gid
     *gid = credentials.gid;
     return 0;
 }
+
+uint64_t CCameraShims_load_acquire_u64(const void *address) {
+    return __atomic_load_n((const uint64_t *)address, __ATOMIC_ACQUIRE);
+}
+
+void CCameraShims_store_release_u64(void *address, uint64_t value) {
+    __atomic_store_n((uint64_t *)address, value, __ATOMIC_RELEASE);
+}

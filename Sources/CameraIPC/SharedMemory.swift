@@ -18,10 +18,10 @@ public final class SharedMemory: @unchecked Sendable {
     public let baseAddress: UnsafeMutableRawPointer
 
     /// Creates a memfd of `size` bytes, maps it read-write here, and seals its
-    /// size and any writing but through this mapping.
+    /// size and — unless `othersMayWrite` — any writing but through this mapping.
     ///
     /// The call is `memfd_create(MFD_CLOEXEC | MFD_ALLOW_SEALING)`.
-    public init(name: String, size: Int) throws(SystemError) {
+    public init(name: String, size: Int, othersMayWrite: Bool = false) throws(SystemError) {
         precondition(size > 0, "SharedMemory of \(size) bytes")
         let fd = OwnedFD(adopting: try Syscall.memfdCreate(
             name, CCameraShims_MFD_CLOEXEC | CCameraShims_MFD_ALLOW_SEALING))
@@ -29,8 +29,8 @@ public final class SharedMemory: @unchecked Sendable {
         let address = try Syscall.mmap(size, PROT_READ | PROT_WRITE, fd.rawValue)
         do throws(SystemError) {
             _ = try Syscall.fcntl(fd.rawValue, CCameraShims_F_ADD_SEALS,
-                                  CCameraShims_F_SEAL_SHRINK | CCameraShims_F_SEAL_GROW | CCameraShims_F_SEAL_FUTURE_WRITE
-                                      | CCameraShims_F_SEAL_SEAL)
+                                  CCameraShims_F_SEAL_SHRINK | CCameraShims_F_SEAL_GROW | CCameraShims_F_SEAL_SEAL
+                                      | (othersMayWrite ? 0 : CCameraShims_F_SEAL_FUTURE_WRITE))
         } catch {
             Syscall.munmap(address, size)
             throw error

@@ -32,11 +32,18 @@ public final class PoolReader: @unchecked Sendable {
     private let call: BidirectionalCall<Camerad_V1_StreamRequest, Camerad_V1_StreamResponse>
     private var responses: ResponseStream<Camerad_V1_StreamResponse>.WithDescriptors.AsyncIterator
     private var pools: [UInt64: MappedFramePool] = [:]
+    /// Where frames go back when the stream asked for a release ring.
+    public private(set) var ring: ReleaseRing?
+    /// Frames given back through the ring, and by ReleaseFrames.
+    public private(set) var releasedThroughRing = 0
+    public private(set) var releasedByMessage = 0
     /// The pool of the last frame read.
     public private(set) var pool: Camerad_V1_FramePool
+    /// The slot of the last frame read.
+    public private(set) var lastSlot: UInt32?
 
     /// Opens a stream of `device` in its own format; `framesInFlight` 0 is the daemon's default.
-    public init(_ daemon: DaemonProcess, device: String, name: String, framesInFlight: UInt32 = 0,
+    public init(_ daemon: DaemonProcess, device: String, name: String, framesInFlight: UInt32 = 0, releaseRing: Bool = false,
                 check: @escaping Check = PoolReader.stampsMatch) async throws {
         self.device = device
         self.check = check
@@ -46,6 +53,7 @@ public final class PoolReader: @unchecked Sendable {
         var open = Camerad_V1_StreamRequest()
         open.open.uniqueID = device
         open.open.settings.maxFramesInFlight = framesInFlight
+        open.open.settings.releaseRing = releaseRing
         try call.send(open)
         responses = call.responses.withDescriptors.makeAsyncIterator()
         guard let started = try await responses.next(), case .started(let news) = started.message.kind else {
@@ -53,6 +61,9 @@ public final class PoolReader: @unchecked Sendable {
         }
         pools[news.pool.poolID] = try MappedFramePool(news.pool, descriptors: started.descriptors)
         pool = news.pool
+        if news.hasReleaseRing {
+            ring = try ReleaseRing(mapping: started.descriptors[Int(news.releaseRing.fdIndex)], capacity: Int(news.releaseRing.capacity))
+        }
     }
 
     /// The next `count` frames, each checked and, if `releasing`, given back.
@@ -66,14 +77,20 @@ public final class PoolReader: @unchecked Sendable {
                     throw DaemonFailure("\(device): frame \(frame.sequence) lies outside its pool")
                 }
                 pool = mapped.description
+                lastSlot = frame.slot
                 let slots = mapped.description.slots
                 frames.append(Frame(sequence: frame.sequence, intact: check(bytes, frame.sequence, mapped.description),
                                     inDeviceBuffer: !slots.isEmpty && slots[Int(frame.slot)].fdIndex != 0))
                 if releasing {
-                    var release = Camerad_V1_StreamRequest()
-                    release.release.poolID = frame.poolID
-                    release.release.slots = [frame.slot]
-                    try call.send(release)
+                    if let ring, ring.push(poolID: frame.poolID, slot: frame.slot) {
+                        releasedThroughRing += 1
+                    } else {
+                        var release = Camerad_V1_StreamRequest()
+                        release.release.poolID = frame.poolID
+                        release.release.slots = [frame.slot]
+                        try call.send(release)
+                        releasedByMessage += 1
+                    }
                 }
             case .formatChanged(let changed):
                 pools[changed.pool.poolID] = try MappedFramePool(changed.pool, descriptors: received.descriptors)

@@ -280,6 +280,8 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
         request.mirrored = connection.isVideoMirrored
         request.alwaysDiscardsLateVideoFrames = current.alwaysDiscardsLateVideoFrames
         request.delivery = current.delivery == .inline ? .inline : .sharedMemory
+        // Frames go back through shared memory: no message, and no wake-up in camerad.
+        request.releaseRing = current.delivery != .inline
         request.maxFramesInFlight = UInt32(current.maxFramesInFlight)
         return request
     }

@@ -58,6 +58,9 @@ final class FrameStream: Sendable {
     /// while an event is delivered under `state`'s lock releases its slot.
     private struct Releases {
         var call: StreamCall?
+        /// Where releases are written when camerad gave the stream one; a full
+        /// ring (camerad reads it as each frame comes) falls back to messages.
+        var ring: ReleaseRing?
         /// Slots due to go back, in the order they were let go of.
         var due: [(poolID: UInt64, slot: UInt32)] = []
         var sending = false
@@ -167,6 +170,14 @@ final class FrameStream: Sendable {
             switch response {
             case .started(let started):
                 let pool = try MappedFramePool(started.pool, descriptors: descriptors)
+                if started.hasReleaseRing {
+                    let index = Int(started.releaseRing.fdIndex)
+                    guard index < descriptors.count else {
+                        throw CaptureError(.internalError, "camerad's release ring names descriptor \(index) of \(descriptors.count)")
+                    }
+                    let ring = try ReleaseRing(mapping: descriptors[index], capacity: Int(started.releaseRing.capacity))
+                    releases.withLock { $0.ring = ring }
+                }
                 let opening = state.withLock { state -> Opening? in
                     guard case .opening(let continuation) = state.phase else { return nil }
                     state.pools[pool.id] = pool
@@ -216,6 +227,8 @@ final class FrameStream: Sendable {
     /// (one per pool, when a format change left slots of two).
     func release(poolID: UInt64, slot: UInt32) {
         let call = releases.withLock { releases -> StreamCall? in
+            // The ring first (one writer: under this lock); a message when it is full.
+            if let ring = releases.ring, ring.push(poolID: poolID, slot: slot) { return nil }
             releases.due.append((poolID, slot))
             guard !releases.sending, let call = releases.call else { return nil }
             releases.sending = true

@@ -26,6 +26,10 @@ int CCameraShims_set_thread_idle(void);
 // _GNU_SOURCE too. 0 or an errno.
 int CCameraShims_set_thread_name(const char *name);
 
+/* 64-bit loads and stores another process sees in order (shared memory). */
+uint64_t CCameraShims_load_acquire_u64(const void *address);
+void CCameraShims_store_release_u64(void *address, uint64_t value);
+
 extern const unsigned int CCameraShims_MFD_CLOEXEC;
 extern const unsigned int CCameraShims_MFD_ALLOW_SEALING;
 

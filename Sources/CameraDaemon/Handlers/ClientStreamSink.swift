@@ -14,7 +14,13 @@ struct ClientStreamSink: FrameSink {
     func started(_ news: StreamNews) {
         var response = Camerad_V1_StreamResponse()
         response.started = message(news)
-        writer.send(response, descriptors: inline ? [] : news.pool.descriptors)
+        var descriptors = inline ? [] : news.pool.descriptors
+        if let ring = news.releaseRing {
+            response.started.releaseRing.fdIndex = UInt32(descriptors.count)
+            response.started.releaseRing.capacity = UInt32(ring.capacity)
+            descriptors.append(ring.memory.descriptor)
+        }
+        writer.send(response, descriptors: descriptors)
     }
 
     func frame(_ frame: PooledFrame) -> Bool {

@@ -588,6 +588,7 @@ extension StreamRequest {
         }
         alwaysDiscardsLateFrames = settings.optionalAlwaysDiscardsLateVideoFrames != nil ? settings.alwaysDiscardsLateVideoFrames : true
         inline = settings.delivery == .inline
+        releaseRing = settings.releaseRing && !inline
         maxFramesInFlight = Int(settings.maxFramesInFlight)
         preset = SessionPreset(open.preset)
     }

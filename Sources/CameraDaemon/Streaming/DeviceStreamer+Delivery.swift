@@ -66,6 +66,8 @@ extension DeviceStreamer {
         var sharedHere: [VariantEvent] = []
         locked { state in
             guard state.lifecycle.currentGeneration == generation, state.lifecycle.mode != nil else { return }
+            // What clients gave back through their rings since the last frame: room for this one.
+            readReleaseRings(&state)
             state.framesCaptured += 1
             var gap: Gap?
             if let last = state.lastSequence, frame.sequence > last + 1 {

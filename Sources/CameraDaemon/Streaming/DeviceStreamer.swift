@@ -64,6 +64,8 @@ final class DeviceStreamer: @unchecked Sendable {
         let options: StreamOptions
         /// Where its messages are posted, for its sink.
         let outbox: StreamOutbox
+        /// Where its client writes releases, read as each frame comes; nil: messages only.
+        let releaseRing: ReleaseRing?
         var poolID: UInt64
         var lifecycle = StreamLifecycle()
         var held: Set<SlotReference> = []
@@ -143,6 +145,12 @@ final class DeviceStreamer: @unchecked Sendable {
         // Reading the node's own mode opens it: the device's work, on its executor.
         let active = await device.executor.run { [device] in device.activeMode }
         let wanted = device.configuredMode ?? ModeSelection.mode(for: request.preset, formats: device.formats, active: active)
+        let ring: ReleaseRing?
+        do {
+            ring = request.releaseRing ? try ReleaseRing() : nil
+        } catch {
+            throw CameraError(.resourceExhausted, "cannot make a release ring: \(error); open the stream without one")
+        }
         let (id, jobs) = try locked { state throws -> (UInt64, [CaptureLifecycle.Job]) in
             let mode = state.lifecycle.mode ?? wanted
             guard mode.format.isStreamable else {
@@ -161,7 +169,8 @@ final class DeviceStreamer: @unchecked Sendable {
                 throw error
             }
             state.streams[id] = Stream(id: id, connectionID: connectionID, options: options,
-                                       outbox: StreamOutbox(sink: sink, immediate: options.inline, unsent: unsent), poolID: pool.id)
+                                       outbox: StreamOutbox(sink: sink, immediate: options.inline, unsent: unsent),
+                                       releaseRing: ring, poolID: pool.id)
             return (id, planned(state.lifecycle.handle(.start(mode))))
         }
         perform(jobs)
@@ -186,7 +195,8 @@ final class DeviceStreamer: @unchecked Sendable {
                 note = "the device runs \(mode) for another client; you get \(stream.options.variant)"
             }
             description.activeMode = mode
-            stream.outbox.post(.started(StreamNews(pool: pool, mode: mode, note: note, device: description)))
+            stream.outbox.post(.started(StreamNews(pool: pool, mode: mode, note: note, device: description,
+                                                   releaseRing: stream.releaseRing)))
             transition(&stream, .started)
             state.streams[id] = stream
         }
@@ -197,32 +207,66 @@ final class DeviceStreamer: @unchecked Sendable {
     ///
     /// - Throws: `INVALID_ARGUMENT` for a slot this stream does not hold.
     func release(_ streamID: UInt64, poolID: UInt64, slots: [Int]) throws {
-        try locked { state in
-            guard var stream = state.streams[streamID] else { return }
-            let references = slots.map { SlotReference(poolID: poolID, slot: $0) }
-            var named = Set<SlotReference>()
-            // A slot not held, or named twice (which would give it back twice
-            // and let camerad rewrite it under another stream).
-            for reference in references where !stream.held.contains(reference) || !named.insert(reference).inserted {
+        try locked { state throws(CameraError) in try release(streamID, poolID: poolID, slots: slots, &state) }
+    }
+
+    /// ``release(_:poolID:slots:)`` under the lock: from a ReleaseFrames, or
+    /// read from the stream's ring.
+    func release(_ streamID: UInt64, poolID: UInt64, slots: [Int], _ state: inout State) throws(CameraError) {
+        guard var stream = state.streams[streamID] else { return }
+        var named = Set<SlotReference>()
+        // A slot not held, or named twice (which would give it back twice
+        // and let camerad rewrite it under another stream).
+        for slot in slots {
+            let reference = SlotReference(poolID: poolID, slot: slot)
+            guard stream.held.contains(reference), named.insert(reference).inserted else {
                 throw CameraError(.invalidArgument,
-                                  "slot \(reference.slot) of pool \(reference.poolID) is not held by this stream; release each frame once")
+                                  "slot \(slot) of pool \(poolID) is not held by this stream; release each frame once")
             }
-            for reference in references {
-                stream.held.remove(reference)
-                state.pools[reference.poolID]?.unreference(reference.slot)
+        }
+        for reference in named {
+            stream.held.remove(reference)
+            state.pools[reference.poolID]?.unreference(reference.slot)
+        }
+        while stream.held.count < stream.options.maxFramesInFlight, !stream.queue.isEmpty {
+            let next = stream.queue.removeFirst()
+            stream.held.insert(next.reference)
+            send(next.dropsBefore, to: stream)
+            if !stream.outbox.post(.frame(next.frame)) {
+                // The sink is gone; close() follows.
+                stream.held.remove(next.reference)
+                state.pools[next.reference.poolID]?.unreference(next.reference.slot)
             }
-            while stream.held.count < stream.options.maxFramesInFlight, !stream.queue.isEmpty {
-                let next = stream.queue.removeFirst()
-                stream.held.insert(next.reference)
-                send(next.dropsBefore, to: stream)
-                if !stream.outbox.post(.frame(next.frame)) {
-                    // The sink is gone; close() follows.
-                    stream.held.remove(next.reference)
-                    state.pools[next.reference.poolID]?.unreference(next.reference.slot)
+        }
+        state.streams[streamID] = stream
+        dropUnusedPools(&state)
+    }
+
+    /// Reads every stream's release ring (as each frame comes, under the
+    /// lock). A ring that makes no sense, or names a slot its stream does not
+    /// hold, ends that stream alone with INVALID_ARGUMENT.
+    func readReleaseRings(_ state: inout State) {
+        let rings = state.streams.compactMap { id, stream in stream.releaseRing.map { (id, $0) } }
+        for (id, ring) in rings {
+            do throws(CameraError) {
+                guard let releases = ring.take() else {
+                    throw CameraError(.invalidArgument,
+                                      "the release ring's head is behind its tail or more than \(ring.capacity) ahead; write each release once, then its head")
                 }
+                var index = 0
+                while index < releases.count {
+                    let poolID = releases[index].poolID
+                    var slots: [Int] = []
+                    while index < releases.count, releases[index].poolID == poolID {
+                        slots.append(Int(releases[index].slot))
+                        index += 1
+                    }
+                    try release(id, poolID: poolID, slots: slots, &state)
+                }
+            } catch {
+                logger.notice("\(device.uniqueID): stream \(id) ended: \(error.message)")
+                remove(id, &state)?.outbox.post(.end(error))
             }
-            state.streams[streamID] = stream
-            dropUnusedPools(&state)
         }
     }
 

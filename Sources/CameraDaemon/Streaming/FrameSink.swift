@@ -1,3 +1,4 @@
+import CameraIPC
 import Synchronization
 
 /// Where one stream's frames and news go: a client's Stream call
@@ -40,6 +41,8 @@ struct StreamNews: Sendable {
     let note: String?
     /// The device as clients see it, when it is news.
     let device: DeviceDescription?
+    /// Where the stream's releases are written, with its start (when asked for).
+    var releaseRing: ReleaseRing? = nil
 }
 
 /// Why a stream ended by itself (AVCaptureSession.InterruptionReason).

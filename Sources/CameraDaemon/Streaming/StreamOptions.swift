@@ -19,6 +19,8 @@ struct StreamRequest: Sendable {
     var alwaysDiscardsLateFrames = true
     /// Frames copied into messages instead of shared memory.
     var inline = false
+    /// Releases written to a ``ReleaseRing`` in shared memory (not for inline frames).
+    var releaseRing = false
     /// 0: ``StreamOptions/defaultFramesInFlight``.
     var maxFramesInFlight = 0
     var preset = SessionPreset.inputPriority

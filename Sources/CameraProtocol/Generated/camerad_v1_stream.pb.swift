@@ -338,6 +338,12 @@ public nonisolated struct Camerad_V1_OutputSettings: Sendable {
   /// Frames the client may hold unreleased: 1 to 8; 0 means 3.
   public var maxFramesInFlight: UInt32 = 0
 
+  /// Give frames back through a ring in shared memory (StreamStarted.release_ring)
+  /// rather than ReleaseFrames messages: camerad reads it as each frame comes, so a
+  /// release costs no message and wakes no thread. ReleaseFrames still works (when
+  /// the ring is full, say). Ignored for inline delivery.
+  public var releaseRing: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   /// AVCaptureVideoDataOutput.alwaysDiscardsLateVideoFrames. Unset: true. True: a
@@ -571,51 +577,83 @@ public nonisolated struct Camerad_V1_FramePool: Sendable {
   public init() {}
 }
 
-public nonisolated struct Camerad_V1_StreamStarted: Sendable {
+public nonisolated struct Camerad_V1_StreamStarted: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   public var pool: Camerad_V1_FramePool {
-    get {_pool ?? Camerad_V1_FramePool()}
-    set {_pool = newValue}
+    get {_storage._pool ?? Camerad_V1_FramePool()}
+    set {_uniqueStorage()._pool = newValue}
   }
   /// Returns true if `pool` has been explicitly set.
-  public var hasPool: Bool {self._pool != nil}
+  public var hasPool: Bool {_storage._pool != nil}
   /// Clears the value of `pool`. Subsequent reads from it will return its default value.
-  public mutating func clearPool() {self._pool = nil}
+  public mutating func clearPool() {_uniqueStorage()._pool = nil}
 
   /// The device as it runs.
   public var device: Camerad_V1_Device {
-    get {_device ?? Camerad_V1_Device()}
-    set {_device = newValue}
+    get {_storage._device ?? Camerad_V1_Device()}
+    set {_uniqueStorage()._device = newValue}
   }
   /// Returns true if `device` has been explicitly set.
-  public var hasDevice: Bool {self._device != nil}
+  public var hasDevice: Bool {_storage._device != nil}
   /// Clears the value of `device`. Subsequent reads from it will return its default value.
-  public mutating func clearDevice() {self._device = nil}
+  public mutating func clearDevice() {_uniqueStorage()._device = nil}
 
   /// How often the device makes a frame.
   public var frameDuration: Camerad_V1_Fraction {
-    get {_frameDuration ?? Camerad_V1_Fraction()}
-    set {_frameDuration = newValue}
+    get {_storage._frameDuration ?? Camerad_V1_Fraction()}
+    set {_uniqueStorage()._frameDuration = newValue}
   }
   /// Returns true if `frameDuration` has been explicitly set.
-  public var hasFrameDuration: Bool {self._frameDuration != nil}
+  public var hasFrameDuration: Bool {_storage._frameDuration != nil}
   /// Clears the value of `frameDuration`. Subsequent reads from it will return its default value.
-  public mutating func clearFrameDuration() {self._frameDuration = nil}
+  public mutating func clearFrameDuration() {_uniqueStorage()._frameDuration = nil}
 
   /// Set when the stream is not exactly what was asked, saying how
   /// ("the device runs 1280x720 for another client; frames are scaled to 640x480").
-  public var note: String = String()
+  public var note: String {
+    get {_storage._note}
+    set {_uniqueStorage()._note = newValue}
+  }
+
+  /// Where to write releases, when OutputSettings.release_ring asked for it.
+  public var releaseRing: Camerad_V1_ReleaseRing {
+    get {_storage._releaseRing ?? Camerad_V1_ReleaseRing()}
+    set {_uniqueStorage()._releaseRing = newValue}
+  }
+  /// Returns true if `releaseRing` has been explicitly set.
+  public var hasReleaseRing: Bool {_storage._releaseRing != nil}
+  /// Clears the value of `releaseRing`. Subsequent reads from it will return its default value.
+  public mutating func clearReleaseRing() {_uniqueStorage()._releaseRing = nil}
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _pool: Camerad_V1_FramePool? = nil
-  fileprivate var _device: Camerad_V1_Device? = nil
-  fileprivate var _frameDuration: Camerad_V1_Fraction? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// A memfd of 128 + 16 × capacity bytes, descriptor fd_index of StreamStarted's
+/// envelope, mapped read-write. At offset 0 the client's head (u64: entries
+/// written), at 64 camerad's tail (u64: entries read), from 128 the entries:
+/// pool_id u64, slot u32, 4 zero bytes; entry n at 128 + (n mod capacity) × 16.
+/// Write the entry, then store head + 1 (release order); with head − tail equal to
+/// the capacity, send ReleaseFrames instead. A head behind the tail or more than
+/// the capacity ahead ends the stream with INVALID_ARGUMENT, as does a slot not held.
+public nonisolated struct Camerad_V1_ReleaseRing: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var fdIndex: UInt32 = 0
+
+  public var capacity: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 public nonisolated struct Camerad_V1_FrameReady: Sendable {
@@ -838,7 +876,7 @@ nonisolated extension Camerad_V1_InterruptionReason: SwiftProtobuf._ProtoNamePro
 
 nonisolated extension Camerad_V1_OutputSettings: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".OutputSettings"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}pixel_format\0\u{1}width\0\u{1}height\0\u{3}min_frame_duration\0\u{1}orientation\0\u{1}mirrored\0\u{3}always_discards_late_video_frames\0\u{1}delivery\0\u{3}max_frames_in_flight\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}pixel_format\0\u{1}width\0\u{1}height\0\u{3}min_frame_duration\0\u{1}orientation\0\u{1}mirrored\0\u{3}always_discards_late_video_frames\0\u{1}delivery\0\u{3}max_frames_in_flight\0\u{3}release_ring\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -862,6 +900,7 @@ nonisolated extension Camerad_V1_OutputSettings: SwiftProtobuf.Message, SwiftPro
       }()
       case 8: try { try decoder.decodeSingularEnumField(value: &self.delivery) }()
       case 9: try { try decoder.decodeSingularUInt32Field(value: &self.maxFramesInFlight) }()
+      case 10: try { try decoder.decodeSingularBoolField(value: &self.releaseRing) }()
       default: break
       }
     }
@@ -899,6 +938,9 @@ nonisolated extension Camerad_V1_OutputSettings: SwiftProtobuf.Message, SwiftPro
     if self.maxFramesInFlight != 0 {
       try visitor.visitSingularUInt32Field(value: self.maxFramesInFlight, fieldNumber: 9)
     }
+    if self.releaseRing != false {
+      try visitor.visitSingularBoolField(value: self.releaseRing, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -912,6 +954,7 @@ nonisolated extension Camerad_V1_OutputSettings: SwiftProtobuf.Message, SwiftPro
     if lhs.optionalAlwaysDiscardsLateVideoFrames != rhs.optionalAlwaysDiscardsLateVideoFrames {return false}
     if lhs.delivery != rhs.delivery {return false}
     if lhs.maxFramesInFlight != rhs.maxFramesInFlight {return false}
+    if lhs.releaseRing != rhs.releaseRing {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1343,7 +1386,105 @@ nonisolated extension Camerad_V1_FramePool: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Camerad_V1_StreamStarted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StreamStarted"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}pool\0\u{1}device\0\u{3}frame_duration\0\u{1}note\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}pool\0\u{1}device\0\u{3}frame_duration\0\u{1}note\0\u{3}release_ring\0")
+
+  fileprivate class _StorageClass {
+    var _pool: Camerad_V1_FramePool? = nil
+    var _device: Camerad_V1_Device? = nil
+    var _frameDuration: Camerad_V1_Fraction? = nil
+    var _note: String = String()
+    var _releaseRing: Camerad_V1_ReleaseRing? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _pool = source._pool
+      _device = source._device
+      _frameDuration = source._frameDuration
+      _note = source._note
+      _releaseRing = source._releaseRing
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularMessageField(value: &_storage._pool) }()
+        case 2: try { try decoder.decodeSingularMessageField(value: &_storage._device) }()
+        case 3: try { try decoder.decodeSingularMessageField(value: &_storage._frameDuration) }()
+        case 4: try { try decoder.decodeSingularStringField(value: &_storage._note) }()
+        case 5: try { try decoder.decodeSingularMessageField(value: &_storage._releaseRing) }()
+        default: break
+        }
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      try { if let v = _storage._pool {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+      } }()
+      try { if let v = _storage._device {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+      } }()
+      try { if let v = _storage._frameDuration {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+      } }()
+      if !_storage._note.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._note, fieldNumber: 4)
+      }
+      try { if let v = _storage._releaseRing {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+      } }()
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Camerad_V1_StreamStarted, rhs: Camerad_V1_StreamStarted) -> Bool {
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._pool != rhs_storage._pool {return false}
+        if _storage._device != rhs_storage._device {return false}
+        if _storage._frameDuration != rhs_storage._frameDuration {return false}
+        if _storage._note != rhs_storage._note {return false}
+        if _storage._releaseRing != rhs_storage._releaseRing {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Camerad_V1_ReleaseRing: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReleaseRing"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}fd_index\0\u{1}capacity\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1351,40 +1492,26 @@ nonisolated extension Camerad_V1_StreamStarted: SwiftProtobuf.Message, SwiftProt
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularMessageField(value: &self._pool) }()
-      case 2: try { try decoder.decodeSingularMessageField(value: &self._device) }()
-      case 3: try { try decoder.decodeSingularMessageField(value: &self._frameDuration) }()
-      case 4: try { try decoder.decodeSingularStringField(value: &self.note) }()
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.fdIndex) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.capacity) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    try { if let v = self._pool {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
-    } }()
-    try { if let v = self._device {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
-    } }()
-    try { if let v = self._frameDuration {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
-    } }()
-    if !self.note.isEmpty {
-      try visitor.visitSingularStringField(value: self.note, fieldNumber: 4)
+    if self.fdIndex != 0 {
+      try visitor.visitSingularUInt32Field(value: self.fdIndex, fieldNumber: 1)
+    }
+    if self.capacity != 0 {
+      try visitor.visitSingularUInt32Field(value: self.capacity, fieldNumber: 2)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Camerad_V1_StreamStarted, rhs: Camerad_V1_StreamStarted) -> Bool {
-    if lhs._pool != rhs._pool {return false}
-    if lhs._device != rhs._device {return false}
-    if lhs._frameDuration != rhs._frameDuration {return false}
-    if lhs.note != rhs.note {return false}
+  public static func ==(lhs: Camerad_V1_ReleaseRing, rhs: Camerad_V1_ReleaseRing) -> Bool {
+    if lhs.fdIndex != rhs.fdIndex {return false}
+    if lhs.capacity != rhs.capacity {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

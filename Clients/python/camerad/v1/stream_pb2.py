@@ -14,53 +14,55 @@ _sym_db = _symbol_database.Default()
 from camerad.v1 import device_pb2 as camerad_dot_v1_dot_device__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x63\x61merad/v1/stream.proto\x12\ncamerad.v1\x1a\x17\x63\x61merad/v1/device.proto\"\xfc\x02\n\x0eOutputSettings\x12\x33\n\x0cpixel_format\x18\x01 \x01(\x0e\x32\x1d.camerad.v1.OutputPixelFormat\x12\r\n\x05width\x18\x02 \x01(\r\x12\x0e\n\x06height\x18\x03 \x01(\r\x12\x30\n\x12min_frame_duration\x18\x04 \x01(\x0b\x32\x14.camerad.v1.Fraction\x12\x31\n\x0borientation\x18\x05 \x01(\x0e\x32\x1c.camerad.v1.VideoOrientation\x12\x10\n\x08mirrored\x18\x06 \x01(\x08\x12+\n!always_discards_late_video_frames\x18\x07 \x01(\x08H\x00\x12&\n\x08\x64\x65livery\x18\x08 \x01(\x0e\x32\x14.camerad.v1.Delivery\x12\x1c\n\x14max_frames_in_flight\x18\t \x01(\rB,\n*optional_always_discards_late_video_frames\"m\n\rStreamRequest\x12&\n\x04open\x18\x01 \x01(\x0b\x32\x16.camerad.v1.OpenStreamH\x00\x12,\n\x07release\x18\x02 \x01(\x0b\x32\x19.camerad.v1.ReleaseFramesH\x00\x42\x06\n\x04kind\"x\n\nOpenStream\x12\x11\n\tunique_id\x18\x01 \x01(\t\x12,\n\x08settings\x18\x02 \x01(\x0b\x32\x1a.camerad.v1.OutputSettings\x12)\n\x06preset\x18\x03 \x01(\x0e\x32\x19.camerad.v1.SessionPreset\"/\n\rReleaseFrames\x12\x0f\n\x07pool_id\x18\x01 \x01(\x04\x12\r\n\x05slots\x18\x02 \x03(\r\"\x88\x02\n\x0eStreamResponse\x12,\n\x07started\x18\x01 \x01(\x0b\x32\x19.camerad.v1.StreamStartedH\x00\x12\'\n\x05\x66rame\x18\x02 \x01(\x0b\x32\x16.camerad.v1.FrameReadyH\x00\x12,\n\x07\x64ropped\x18\x03 \x01(\x0b\x32\x19.camerad.v1.FramesDroppedH\x00\x12\x33\n\x0e\x66ormat_changed\x18\x04 \x01(\x0b\x32\x19.camerad.v1.FormatChangedH\x00\x12\x34\n\x0binterrupted\x18\x05 \x01(\x0b\x32\x1d.camerad.v1.StreamInterruptedH\x00\x42\x06\n\x04kind\"B\n\tPlaneInfo\x12\x0e\n\x06offset\x18\x01 \x01(\x04\x12\x15\n\rbytes_per_row\x18\x02 \x01(\r\x12\x0e\n\x06height\x18\x03 \x01(\r\"0\n\x0cSlotLocation\x12\x10\n\x08\x66\x64_index\x18\x01 \x01(\r\x12\x0e\n\x06offset\x18\x02 \x01(\x04\"\x8c\x02\n\tFramePool\x12\x0f\n\x07pool_id\x18\x01 \x01(\x04\x12\x10\n\x08\x66\x64_index\x18\x02 \x01(\r\x12\x11\n\tslot_size\x18\x03 \x01(\x04\x12\x12\n\nslot_count\x18\x04 \x01(\r\x12\x0e\n\x06\x66ourcc\x18\x05 \x01(\r\x12\r\n\x05width\x18\x06 \x01(\r\x12\x0e\n\x06height\x18\x07 \x01(\r\x12%\n\x06planes\x18\x08 \x03(\x0b\x32\x15.camerad.v1.PlaneInfo\x12\x12\n\ncompressed\x18\t \x01(\x08\x12\x0e\n\x06shared\x18\n \x01(\x08\x12\'\n\x05slots\x18\x0b \x03(\x0b\x32\x18.camerad.v1.SlotLocation\x12\x12\n\nfull_range\x18\x0c \x01(\x08\"\x94\x01\n\rStreamStarted\x12#\n\x04pool\x18\x01 \x01(\x0b\x32\x15.camerad.v1.FramePool\x12\"\n\x06\x64\x65vice\x18\x02 \x01(\x0b\x32\x12.camerad.v1.Device\x12,\n\x0e\x66rame_duration\x18\x03 \x01(\x0b\x32\x14.camerad.v1.Fraction\x12\x0c\n\x04note\x18\x04 \x01(\t\"\xb9\x01\n\nFrameReady\x12\x0f\n\x07pool_id\x18\x01 \x01(\x04\x12\x0c\n\x04slot\x18\x02 \x01(\r\x12\x10\n\x08sequence\x18\x03 \x01(\x04\x12\x1c\n\x14presentation_time_ns\x18\x04 \x01(\x03\x12\x13\n\x0b\x64uration_ns\x18\x05 \x01(\x03\x12\x12\n\nbytes_used\x18\x06 \x01(\x04\x12%\n\x06planes\x18\x07 \x03(\x0b\x32\x15.camerad.v1.PlaneInfo\x12\x0c\n\x04\x64\x61ta\x18\x08 \x01(\x0c\"]\n\rFramesDropped\x12&\n\x06reason\x18\x01 \x01(\x0e\x32\x16.camerad.v1.DropReason\x12\r\n\x05\x63ount\x18\x02 \x01(\r\x12\x15\n\rlast_sequence\x18\x03 \x01(\x04\"\x94\x01\n\rFormatChanged\x12#\n\x04pool\x18\x01 \x01(\x0b\x32\x15.camerad.v1.FramePool\x12\"\n\x06\x64\x65vice\x18\x02 \x01(\x0b\x32\x12.camerad.v1.Device\x12,\n\x0e\x66rame_duration\x18\x03 \x01(\x0b\x32\x14.camerad.v1.Fraction\x12\x0c\n\x04note\x18\x04 \x01(\t\"T\n\x11StreamInterrupted\x12.\n\x06reason\x18\x01 \x01(\x0e\x32\x1e.camerad.v1.InterruptionReason\x12\x0f\n\x07message\x18\x02 \x01(\t\"/\n\x1aGetDeviceStatisticsRequest\x12\x11\n\tunique_id\x18\x01 \x01(\t\"\x93\x01\n\x10\x44\x65viceStatistics\x12\x11\n\tunique_id\x18\x01 \x01(\t\x12\x11\n\tcapturing\x18\x02 \x01(\x08\x12\x17\n\x0f\x66rames_captured\x18\x03 \x01(\x04\x12\x0f\n\x07streams\x18\x04 \x01(\r\x12/\n\x08variants\x18\x05 \x03(\x0b\x32\x1d.camerad.v1.VariantStatistics\"\x95\x02\n\x11VariantStatistics\x12\x0f\n\x07pool_id\x18\x01 \x01(\x04\x12\x0e\n\x06\x66ourcc\x18\x02 \x01(\r\x12\r\n\x05width\x18\x03 \x01(\r\x12\x0e\n\x06height\x18\x04 \x01(\r\x12\x18\n\x10rotation_degrees\x18\x05 \x01(\r\x12\x10\n\x08mirrored\x18\x06 \x01(\x08\x12\x0f\n\x07streams\x18\x07 \x01(\r\x12\x12\n\nslot_count\x18\x08 \x01(\r\x12\x14\n\x0cslots_in_use\x18\t \x01(\r\x12\x13\n\x0b\x63onversions\x18\n \x01(\x04\x12\x16\n\x0e\x66rames_skipped\x18\x0b \x01(\x04\x12\x15\n\rframes_shared\x18\x0c \x01(\x04\x12\x15\n\rframes_copied\x18\r \x01(\x04*\xd4\x01\n\x11OutputPixelFormat\x12\x1e\n\x1aOUTPUT_PIXEL_FORMAT_NATIVE\x10\x00\x12\x1c\n\x18OUTPUT_PIXEL_FORMAT_NV12\x10\x01\x12\x1c\n\x18OUTPUT_PIXEL_FORMAT_I420\x10\x02\x12\x1c\n\x18OUTPUT_PIXEL_FORMAT_YUYV\x10\x03\x12\x1c\n\x18OUTPUT_PIXEL_FORMAT_BGRA\x10\x04\x12\'\n#OUTPUT_PIXEL_FORMAT_NV12_FULL_RANGE\x10\x05*\xce\x01\n\x10VideoOrientation\x12!\n\x1dVIDEO_ORIENTATION_UNSPECIFIED\x10\x00\x12\x1e\n\x1aVIDEO_ORIENTATION_PORTRAIT\x10\x01\x12*\n&VIDEO_ORIENTATION_PORTRAIT_UPSIDE_DOWN\x10\x02\x12%\n!VIDEO_ORIENTATION_LANDSCAPE_RIGHT\x10\x03\x12$\n VIDEO_ORIENTATION_LANDSCAPE_LEFT\x10\x04*;\n\x08\x44\x65livery\x12\x1a\n\x16\x44\x45LIVERY_SHARED_MEMORY\x10\x00\x12\x13\n\x0f\x44\x45LIVERY_INLINE\x10\x01*\x88\x01\n\nDropReason\x12\x1b\n\x17\x44ROP_REASON_UNSPECIFIED\x10\x00\x12\x1e\n\x1a\x44ROP_REASON_FRAME_WAS_LATE\x10\x01\x12\x1e\n\x1a\x44ROP_REASON_OUT_OF_BUFFERS\x10\x02\x12\x1d\n\x19\x44ROP_REASON_DISCONTINUITY\x10\x03*\xb4\x01\n\x12InterruptionReason\x12#\n\x1fINTERRUPTION_REASON_UNSPECIFIED\x10\x00\x12+\n\'INTERRUPTION_REASON_DEVICE_DISCONNECTED\x10\x01\x12%\n!INTERRUPTION_REASON_SHUTTING_DOWN\x10\x02\x12%\n!INTERRUPTION_REASON_DEVICE_FAILED\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x63\x61merad/v1/stream.proto\x12\ncamerad.v1\x1a\x17\x63\x61merad/v1/device.proto\"\x92\x03\n\x0eOutputSettings\x12\x33\n\x0cpixel_format\x18\x01 \x01(\x0e\x32\x1d.camerad.v1.OutputPixelFormat\x12\r\n\x05width\x18\x02 \x01(\r\x12\x0e\n\x06height\x18\x03 \x01(\r\x12\x30\n\x12min_frame_duration\x18\x04 \x01(\x0b\x32\x14.camerad.v1.Fraction\x12\x31\n\x0borientation\x18\x05 \x01(\x0e\x32\x1c.camerad.v1.VideoOrientation\x12\x10\n\x08mirrored\x18\x06 \x01(\x08\x12+\n!always_discards_late_video_frames\x18\x07 \x01(\x08H\x00\x12&\n\x08\x64\x65livery\x18\x08 \x01(\x0e\x32\x14.camerad.v1.Delivery\x12\x1c\n\x14max_frames_in_flight\x18\t \x01(\r\x12\x14\n\x0crelease_ring\x18\n \x01(\x08\x42,\n*optional_always_discards_late_video_frames\"m\n\rStreamRequest\x12&\n\x04open\x18\x01 \x01(\x0b\x32\x16.camerad.v1.OpenStreamH\x00\x12,\n\x07release\x18\x02 \x01(\x0b\x32\x19.camerad.v1.ReleaseFramesH\x00\x42\x06\n\x04kind\"x\n\nOpenStream\x12\x11\n\tunique_id\x18\x01 \x01(\t\x12,\n\x08settings\x18\x02 \x01(\x0b\x32\x1a.camerad.v1.OutputSettings\x12)\n\x06preset\x18\x03 \x01(\x0e\x32\x19.camerad.v1.SessionPreset\"/\n\rReleaseFrames\x12\x0f\n\x07pool_id\x18\x01 \x01(\x04\x12\r\n\x05slots\x18\x02 \x03(\r\"\x88\x02\n\x0eStreamResponse\x12,\n\x07started\x18\x01 \x01(\x0b\x32\x19.camerad.v1.StreamStartedH\x00\x12\'\n\x05\x66rame\x18\x02 \x01(\x0b\x32\x16.camerad.v1.FrameReadyH\x00\x12,\n\x07\x64ropped\x18\x03 \x01(\x0b\x32\x19.camerad.v1.FramesDroppedH\x00\x12\x33\n\x0e\x66ormat_changed\x18\x04 \x01(\x0b\x32\x19.camerad.v1.FormatChangedH\x00\x12\x34\n\x0binterrupted\x18\x05 \x01(\x0b\x32\x1d.camerad.v1.StreamInterruptedH\x00\x42\x06\n\x04kind\"B\n\tPlaneInfo\x12\x0e\n\x06offset\x18\x01 \x01(\x04\x12\x15\n\rbytes_per_row\x18\x02 \x01(\r\x12\x0e\n\x06height\x18\x03 \x01(\r\"0\n\x0cSlotLocation\x12\x10\n\x08\x66\x64_index\x18\x01 \x01(\r\x12\x0e\n\x06offset\x18\x02 \x01(\x04\"\x8c\x02\n\tFramePool\x12\x0f\n\x07pool_id\x18\x01 \x01(\x04\x12\x10\n\x08\x66\x64_index\x18\x02 \x01(\r\x12\x11\n\tslot_size\x18\x03 \x01(\x04\x12\x12\n\nslot_count\x18\x04 \x01(\r\x12\x0e\n\x06\x66ourcc\x18\x05 \x01(\r\x12\r\n\x05width\x18\x06 \x01(\r\x12\x0e\n\x06height\x18\x07 \x01(\r\x12%\n\x06planes\x18\x08 \x03(\x0b\x32\x15.camerad.v1.PlaneInfo\x12\x12\n\ncompressed\x18\t \x01(\x08\x12\x0e\n\x06shared\x18\n \x01(\x08\x12\'\n\x05slots\x18\x0b \x03(\x0b\x32\x18.camerad.v1.SlotLocation\x12\x12\n\nfull_range\x18\x0c \x01(\x08\"\xc3\x01\n\rStreamStarted\x12#\n\x04pool\x18\x01 \x01(\x0b\x32\x15.camerad.v1.FramePool\x12\"\n\x06\x64\x65vice\x18\x02 \x01(\x0b\x32\x12.camerad.v1.Device\x12,\n\x0e\x66rame_duration\x18\x03 \x01(\x0b\x32\x14.camerad.v1.Fraction\x12\x0c\n\x04note\x18\x04 \x01(\t\x12-\n\x0crelease_ring\x18\x05 \x01(\x0b\x32\x17.camerad.v1.ReleaseRing\"1\n\x0bReleaseRing\x12\x10\n\x08\x66\x64_index\x18\x01 \x01(\r\x12\x10\n\x08\x63\x61pacity\x18\x02 \x01(\r\"\xb9\x01\n\nFrameReady\x12\x0f\n\x07pool_id\x18\x01 \x01(\x04\x12\x0c\n\x04slot\x18\x02 \x01(\r\x12\x10\n\x08sequence\x18\x03 \x01(\x04\x12\x1c\n\x14presentation_time_ns\x18\x04 \x01(\x03\x12\x13\n\x0b\x64uration_ns\x18\x05 \x01(\x03\x12\x12\n\nbytes_used\x18\x06 \x01(\x04\x12%\n\x06planes\x18\x07 \x03(\x0b\x32\x15.camerad.v1.PlaneInfo\x12\x0c\n\x04\x64\x61ta\x18\x08 \x01(\x0c\"]\n\rFramesDropped\x12&\n\x06reason\x18\x01 \x01(\x0e\x32\x16.camerad.v1.DropReason\x12\r\n\x05\x63ount\x18\x02 \x01(\r\x12\x15\n\rlast_sequence\x18\x03 \x01(\x04\"\x94\x01\n\rFormatChanged\x12#\n\x04pool\x18\x01 \x01(\x0b\x32\x15.camerad.v1.FramePool\x12\"\n\x06\x64\x65vice\x18\x02 \x01(\x0b\x32\x12.camerad.v1.Device\x12,\n\x0e\x66rame_duration\x18\x03 \x01(\x0b\x32\x14.camerad.v1.Fraction\x12\x0c\n\x04note\x18\x04 \x01(\t\"T\n\x11StreamInterrupted\x12.\n\x06reason\x18\x01 \x01(\x0e\x32\x1e.camerad.v1.InterruptionReason\x12\x0f\n\x07message\x18\x02 \x01(\t\"/\n\x1aGetDeviceStatisticsRequest\x12\x11\n\tunique_id\x18\x01 \x01(\t\"\x93\x01\n\x10\x44\x65viceStatistics\x12\x11\n\tunique_id\x18\x01 \x01(\t\x12\x11\n\tcapturing\x18\x02 \x01(\x08\x12\x17\n\x0f\x66rames_captured\x18\x03 \x01(\x04\x12\x0f\n\x07streams\x18\x04 \x01(\r\x12/\n\x08variants\x18\x05 \x03(\x0b\x32\x1d.camerad.v1.VariantStatistics\"\x95\x02\n\x11VariantStatistics\x12\x0f\n\x07pool_id\x18\x01 \x01(\x04\x12\x0e\n\x06\x66ourcc\x18\x02 \x01(\r\x12\r\n\x05width\x18\x03 \x01(\r\x12\x0e\n\x06height\x18\x04 \x01(\r\x12\x18\n\x10rotation_degrees\x18\x05 \x01(\r\x12\x10\n\x08mirrored\x18\x06 \x01(\x08\x12\x0f\n\x07streams\x18\x07 \x01(\r\x12\x12\n\nslot_count\x18\x08 \x01(\r\x12\x14\n\x0cslots_in_use\x18\t \x01(\r\x12\x13\n\x0b\x63onversions\x18\n \x01(\x04\x12\x16\n\x0e\x66rames_skipped\x18\x0b \x01(\x04\x12\x15\n\rframes_shared\x18\x0c \x01(\x04\x12\x15\n\rframes_copied\x18\r \x01(\x04*\xd4\x01\n\x11OutputPixelFormat\x12\x1e\n\x1aOUTPUT_PIXEL_FORMAT_NATIVE\x10\x00\x12\x1c\n\x18OUTPUT_PIXEL_FORMAT_NV12\x10\x01\x12\x1c\n\x18OUTPUT_PIXEL_FORMAT_I420\x10\x02\x12\x1c\n\x18OUTPUT_PIXEL_FORMAT_YUYV\x10\x03\x12\x1c\n\x18OUTPUT_PIXEL_FORMAT_BGRA\x10\x04\x12\'\n#OUTPUT_PIXEL_FORMAT_NV12_FULL_RANGE\x10\x05*\xce\x01\n\x10VideoOrientation\x12!\n\x1dVIDEO_ORIENTATION_UNSPECIFIED\x10\x00\x12\x1e\n\x1aVIDEO_ORIENTATION_PORTRAIT\x10\x01\x12*\n&VIDEO_ORIENTATION_PORTRAIT_UPSIDE_DOWN\x10\x02\x12%\n!VIDEO_ORIENTATION_LANDSCAPE_RIGHT\x10\x03\x12$\n VIDEO_ORIENTATION_LANDSCAPE_LEFT\x10\x04*;\n\x08\x44\x65livery\x12\x1a\n\x16\x44\x45LIVERY_SHARED_MEMORY\x10\x00\x12\x13\n\x0f\x44\x45LIVERY_INLINE\x10\x01*\x88\x01\n\nDropReason\x12\x1b\n\x17\x44ROP_REASON_UNSPECIFIED\x10\x00\x12\x1e\n\x1a\x44ROP_REASON_FRAME_WAS_LATE\x10\x01\x12\x1e\n\x1a\x44ROP_REASON_OUT_OF_BUFFERS\x10\x02\x12\x1d\n\x19\x44ROP_REASON_DISCONTINUITY\x10\x03*\xb4\x01\n\x12InterruptionReason\x12#\n\x1fINTERRUPTION_REASON_UNSPECIFIED\x10\x00\x12+\n\'INTERRUPTION_REASON_DEVICE_DISCONNECTED\x10\x01\x12%\n!INTERRUPTION_REASON_SHUTTING_DOWN\x10\x02\x12%\n!INTERRUPTION_REASON_DEVICE_FAILED\x10\x03\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'camerad.v1.stream_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _OUTPUTPIXELFORMAT._serialized_start=2536
-  _OUTPUTPIXELFORMAT._serialized_end=2748
-  _VIDEOORIENTATION._serialized_start=2751
-  _VIDEOORIENTATION._serialized_end=2957
-  _DELIVERY._serialized_start=2959
-  _DELIVERY._serialized_end=3018
-  _DROPREASON._serialized_start=3021
-  _DROPREASON._serialized_end=3157
-  _INTERRUPTIONREASON._serialized_start=3160
-  _INTERRUPTIONREASON._serialized_end=3340
+  _OUTPUTPIXELFORMAT._serialized_start=2656
+  _OUTPUTPIXELFORMAT._serialized_end=2868
+  _VIDEOORIENTATION._serialized_start=2871
+  _VIDEOORIENTATION._serialized_end=3077
+  _DELIVERY._serialized_start=3079
+  _DELIVERY._serialized_end=3138
+  _DROPREASON._serialized_start=3141
+  _DROPREASON._serialized_end=3277
+  _INTERRUPTIONREASON._serialized_start=3280
+  _INTERRUPTIONREASON._serialized_end=3460
   _OUTPUTSETTINGS._serialized_start=65
-  _OUTPUTSETTINGS._serialized_end=445
-  _STREAMREQUEST._serialized_start=447
-  _STREAMREQUEST._serialized_end=556
-  _OPENSTREAM._serialized_start=558
-  _OPENSTREAM._serialized_end=678
-  _RELEASEFRAMES._serialized_start=680
-  _RELEASEFRAMES._serialized_end=727
-  _STREAMRESPONSE._serialized_start=730
-  _STREAMRESPONSE._serialized_end=994
-  _PLANEINFO._serialized_start=996
-  _PLANEINFO._serialized_end=1062
-  _SLOTLOCATION._serialized_start=1064
-  _SLOTLOCATION._serialized_end=1112
-  _FRAMEPOOL._serialized_start=1115
-  _FRAMEPOOL._serialized_end=1383
-  _STREAMSTARTED._serialized_start=1386
-  _STREAMSTARTED._serialized_end=1534
-  _FRAMEREADY._serialized_start=1537
-  _FRAMEREADY._serialized_end=1722
-  _FRAMESDROPPED._serialized_start=1724
-  _FRAMESDROPPED._serialized_end=1817
-  _FORMATCHANGED._serialized_start=1820
-  _FORMATCHANGED._serialized_end=1968
-  _STREAMINTERRUPTED._serialized_start=1970
-  _STREAMINTERRUPTED._serialized_end=2054
-  _GETDEVICESTATISTICSREQUEST._serialized_start=2056
-  _GETDEVICESTATISTICSREQUEST._serialized_end=2103
-  _DEVICESTATISTICS._serialized_start=2106
-  _DEVICESTATISTICS._serialized_end=2253
-  _VARIANTSTATISTICS._serialized_start=2256
-  _VARIANTSTATISTICS._serialized_end=2533
+  _OUTPUTSETTINGS._serialized_end=467
+  _STREAMREQUEST._serialized_start=469
+  _STREAMREQUEST._serialized_end=578
+  _OPENSTREAM._serialized_start=580
+  _OPENSTREAM._serialized_end=700
+  _RELEASEFRAMES._serialized_start=702
+  _RELEASEFRAMES._serialized_end=749
+  _STREAMRESPONSE._serialized_start=752
+  _STREAMRESPONSE._serialized_end=1016
+  _PLANEINFO._serialized_start=1018
+  _PLANEINFO._serialized_end=1084
+  _SLOTLOCATION._serialized_start=1086
+  _SLOTLOCATION._serialized_end=1134
+  _FRAMEPOOL._serialized_start=1137
+  _FRAMEPOOL._serialized_end=1405
+  _STREAMSTARTED._serialized_start=1408
+  _STREAMSTARTED._serialized_end=1603
+  _RELEASERING._serialized_start=1605
+  _RELEASERING._serialized_end=1654
+  _FRAMEREADY._serialized_start=1657
+  _FRAMEREADY._serialized_end=1842
+  _FRAMESDROPPED._serialized_start=1844
+  _FRAMESDROPPED._serialized_end=1937
+  _FORMATCHANGED._serialized_start=1940
+  _FORMATCHANGED._serialized_end=2088
+  _STREAMINTERRUPTED._serialized_start=2090
+  _STREAMINTERRUPTED._serialized_end=2174
+  _GETDEVICESTATISTICSREQUEST._serialized_start=2176
+  _GETDEVICESTATISTICSREQUEST._serialized_end=2223
+  _DEVICESTATISTICS._serialized_start=2226
+  _DEVICESTATISTICS._serialized_end=2373
+  _VARIANTSTATISTICS._serialized_start=2376
+  _VARIANTSTATISTICS._serialized_end=2653
 # @@protoc_insertion_point(module_scope)

@@ -129,7 +129,7 @@ class OpenStream(_message.Message):
     def __init__(self, unique_id: _Optional[str] = ..., settings: _Optional[_Union[OutputSettings, _Mapping]] = ..., preset: _Optional[_Union[_device_pb2.SessionPreset, str]] = ...) -> None: ...
 
 class OutputSettings(_message.Message):
-    __slots__ = ["always_discards_late_video_frames", "delivery", "height", "max_frames_in_flight", "min_frame_duration", "mirrored", "orientation", "pixel_format", "width"]
+    __slots__ = ["always_discards_late_video_frames", "delivery", "height", "max_frames_in_flight", "min_frame_duration", "mirrored", "orientation", "pixel_format", "release_ring", "width"]
     ALWAYS_DISCARDS_LATE_VIDEO_FRAMES_FIELD_NUMBER: _ClassVar[int]
     DELIVERY_FIELD_NUMBER: _ClassVar[int]
     HEIGHT_FIELD_NUMBER: _ClassVar[int]
@@ -138,6 +138,7 @@ class OutputSettings(_message.Message):
     MIRRORED_FIELD_NUMBER: _ClassVar[int]
     ORIENTATION_FIELD_NUMBER: _ClassVar[int]
     PIXEL_FORMAT_FIELD_NUMBER: _ClassVar[int]
+    RELEASE_RING_FIELD_NUMBER: _ClassVar[int]
     WIDTH_FIELD_NUMBER: _ClassVar[int]
     always_discards_late_video_frames: bool
     delivery: Delivery
@@ -147,8 +148,9 @@ class OutputSettings(_message.Message):
     mirrored: bool
     orientation: VideoOrientation
     pixel_format: OutputPixelFormat
+    release_ring: bool
     width: int
-    def __init__(self, pixel_format: _Optional[_Union[OutputPixelFormat, str]] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., min_frame_duration: _Optional[_Union[_device_pb2.Fraction, _Mapping]] = ..., orientation: _Optional[_Union[VideoOrientation, str]] = ..., mirrored: bool = ..., always_discards_late_video_frames: bool = ..., delivery: _Optional[_Union[Delivery, str]] = ..., max_frames_in_flight: _Optional[int] = ...) -> None: ...
+    def __init__(self, pixel_format: _Optional[_Union[OutputPixelFormat, str]] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., min_frame_duration: _Optional[_Union[_device_pb2.Fraction, _Mapping]] = ..., orientation: _Optional[_Union[VideoOrientation, str]] = ..., mirrored: bool = ..., always_discards_late_video_frames: bool = ..., delivery: _Optional[_Union[Delivery, str]] = ..., max_frames_in_flight: _Optional[int] = ..., release_ring: bool = ...) -> None: ...
 
 class PlaneInfo(_message.Message):
     __slots__ = ["bytes_per_row", "height", "offset"]
@@ -167,6 +169,14 @@ class ReleaseFrames(_message.Message):
     pool_id: int
     slots: _containers.RepeatedScalarFieldContainer[int]
     def __init__(self, pool_id: _Optional[int] = ..., slots: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class ReleaseRing(_message.Message):
+    __slots__ = ["capacity", "fd_index"]
+    CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    FD_INDEX_FIELD_NUMBER: _ClassVar[int]
+    capacity: int
+    fd_index: int
+    def __init__(self, fd_index: _Optional[int] = ..., capacity: _Optional[int] = ...) -> None: ...
 
 class SlotLocation(_message.Message):
     __slots__ = ["fd_index", "offset"]
@@ -207,16 +217,18 @@ class StreamResponse(_message.Message):
     def __init__(self, started: _Optional[_Union[StreamStarted, _Mapping]] = ..., frame: _Optional[_Union[FrameReady, _Mapping]] = ..., dropped: _Optional[_Union[FramesDropped, _Mapping]] = ..., format_changed: _Optional[_Union[FormatChanged, _Mapping]] = ..., interrupted: _Optional[_Union[StreamInterrupted, _Mapping]] = ...) -> None: ...
 
 class StreamStarted(_message.Message):
-    __slots__ = ["device", "frame_duration", "note", "pool"]
+    __slots__ = ["device", "frame_duration", "note", "pool", "release_ring"]
     DEVICE_FIELD_NUMBER: _ClassVar[int]
     FRAME_DURATION_FIELD_NUMBER: _ClassVar[int]
     NOTE_FIELD_NUMBER: _ClassVar[int]
     POOL_FIELD_NUMBER: _ClassVar[int]
+    RELEASE_RING_FIELD_NUMBER: _ClassVar[int]
     device: _device_pb2.Device
     frame_duration: _device_pb2.Fraction
     note: str
     pool: FramePool
-    def __init__(self, pool: _Optional[_Union[FramePool, _Mapping]] = ..., device: _Optional[_Union[_device_pb2.Device, _Mapping]] = ..., frame_duration: _Optional[_Union[_device_pb2.Fraction, _Mapping]] = ..., note: _Optional[str] = ...) -> None: ...
+    release_ring: ReleaseRing
+    def __init__(self, pool: _Optional[_Union[FramePool, _Mapping]] = ..., device: _Optional[_Union[_device_pb2.Device, _Mapping]] = ..., frame_duration: _Optional[_Union[_device_pb2.Fraction, _Mapping]] = ..., note: _Optional[str] = ..., release_ring: _Optional[_Union[ReleaseRing, _Mapping]] = ...) -> None: ...
 
 class VariantStatistics(_message.Message):
     __slots__ = ["conversions", "fourcc", "frames_copied", "frames_shared", "frames_skipped", "height", "mirrored", "pool_id", "rotation_degrees", "slot_count", "slots_in_use", "streams", "width"]

@@ -412,6 +412,51 @@ void   camerad__v1__stream_started__free_unpacked
   assert(message->base.descriptor == &camerad__v1__stream_started__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   camerad__v1__release_ring__init
+                     (Camerad__V1__ReleaseRing         *message)
+{
+  static const Camerad__V1__ReleaseRing init_value = CAMERAD__V1__RELEASE_RING__INIT;
+  *message = init_value;
+}
+size_t camerad__v1__release_ring__get_packed_size
+                     (const Camerad__V1__ReleaseRing *message)
+{
+  assert(message->base.descriptor == &camerad__v1__release_ring__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t camerad__v1__release_ring__pack
+                     (const Camerad__V1__ReleaseRing *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &camerad__v1__release_ring__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t camerad__v1__release_ring__pack_to_buffer
+                     (const Camerad__V1__ReleaseRing *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &camerad__v1__release_ring__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Camerad__V1__ReleaseRing *
+       camerad__v1__release_ring__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Camerad__V1__ReleaseRing *)
+     protobuf_c_message_unpack (&camerad__v1__release_ring__descriptor,
+                                allocator, len, data);
+}
+void   camerad__v1__release_ring__free_unpacked
+                     (Camerad__V1__ReleaseRing *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &camerad__v1__release_ring__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   camerad__v1__frame_ready__init
                      (Camerad__V1__FrameReady         *message)
 {
@@ -727,7 +772,7 @@ void   camerad__v1__variant_statistics__free_unpacked
   assert(message->base.descriptor == &camerad__v1__variant_statistics__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor camerad__v1__output_settings__field_descriptors[9] =
+static const ProtobufCFieldDescriptor camerad__v1__output_settings__field_descriptors[10] =
 {
   {
     "pixel_format",
@@ -837,6 +882,18 @@ static const ProtobufCFieldDescriptor camerad__v1__output_settings__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "release_ring",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__OutputSettings, release_ring),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned camerad__v1__output_settings__field_indices_by_name[] = {
   6,   /* field[6] = always_discards_late_video_frames */
@@ -847,12 +904,13 @@ static const unsigned camerad__v1__output_settings__field_indices_by_name[] = {
   5,   /* field[5] = mirrored */
   4,   /* field[4] = orientation */
   0,   /* field[0] = pixel_format */
+  9,   /* field[9] = release_ring */
   1,   /* field[1] = width */
 };
 static const ProtobufCIntRange camerad__v1__output_settings__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 9 }
+  { 0, 10 }
 };
 const ProtobufCMessageDescriptor camerad__v1__output_settings__descriptor =
 {
@@ -862,7 +920,7 @@ const ProtobufCMessageDescriptor camerad__v1__output_settings__descriptor =
   "Camerad__V1__OutputSettings",
   "camerad.v1",
   sizeof(Camerad__V1__OutputSettings),
-  9,
+  10,
   camerad__v1__output_settings__field_descriptors,
   camerad__v1__output_settings__field_indices_by_name,
   1,  camerad__v1__output_settings__number_ranges,
@@ -1421,7 +1479,7 @@ const ProtobufCMessageDescriptor camerad__v1__frame_pool__descriptor =
   (ProtobufCMessageInit) camerad__v1__frame_pool__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor camerad__v1__stream_started__field_descriptors[4] =
+static const ProtobufCFieldDescriptor camerad__v1__stream_started__field_descriptors[5] =
 {
   {
     "pool",
@@ -1471,17 +1529,30 @@ static const ProtobufCFieldDescriptor camerad__v1__stream_started__field_descrip
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "release_ring",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__StreamStarted, release_ring),
+    &camerad__v1__release_ring__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned camerad__v1__stream_started__field_indices_by_name[] = {
   1,   /* field[1] = device */
   2,   /* field[2] = frame_duration */
   3,   /* field[3] = note */
   0,   /* field[0] = pool */
+  4,   /* field[4] = release_ring */
 };
 static const ProtobufCIntRange camerad__v1__stream_started__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 5 }
 };
 const ProtobufCMessageDescriptor camerad__v1__stream_started__descriptor =
 {
@@ -1491,11 +1562,62 @@ const ProtobufCMessageDescriptor camerad__v1__stream_started__descriptor =
   "Camerad__V1__StreamStarted",
   "camerad.v1",
   sizeof(Camerad__V1__StreamStarted),
-  4,
+  5,
   camerad__v1__stream_started__field_descriptors,
   camerad__v1__stream_started__field_indices_by_name,
   1,  camerad__v1__stream_started__number_ranges,
   (ProtobufCMessageInit) camerad__v1__stream_started__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor camerad__v1__release_ring__field_descriptors[2] =
+{
+  {
+    "fd_index",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__ReleaseRing, fd_index),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "capacity",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__ReleaseRing, capacity),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned camerad__v1__release_ring__field_indices_by_name[] = {
+  1,   /* field[1] = capacity */
+  0,   /* field[0] = fd_index */
+};
+static const ProtobufCIntRange camerad__v1__release_ring__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor camerad__v1__release_ring__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "camerad.v1.ReleaseRing",
+  "ReleaseRing",
+  "Camerad__V1__ReleaseRing",
+  "camerad.v1",
+  sizeof(Camerad__V1__ReleaseRing),
+  2,
+  camerad__v1__release_ring__field_descriptors,
+  camerad__v1__release_ring__field_indices_by_name,
+  1,  camerad__v1__release_ring__number_ranges,
+  (ProtobufCMessageInit) camerad__v1__release_ring__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor camerad__v1__frame_ready__field_descriptors[8] =

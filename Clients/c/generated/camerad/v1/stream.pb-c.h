@@ -25,6 +25,7 @@ typedef struct Camerad__V1__PlaneInfo Camerad__V1__PlaneInfo;
 typedef struct Camerad__V1__SlotLocation Camerad__V1__SlotLocation;
 typedef struct Camerad__V1__FramePool Camerad__V1__FramePool;
 typedef struct Camerad__V1__StreamStarted Camerad__V1__StreamStarted;
+typedef struct Camerad__V1__ReleaseRing Camerad__V1__ReleaseRing;
 typedef struct Camerad__V1__FrameReady Camerad__V1__FrameReady;
 typedef struct Camerad__V1__FramesDropped Camerad__V1__FramesDropped;
 typedef struct Camerad__V1__FormatChanged Camerad__V1__FormatChanged;
@@ -172,6 +173,13 @@ struct  Camerad__V1__OutputSettings
    * Frames the client may hold unreleased: 1 to 8; 0 means 3.
    */
   uint32_t max_frames_in_flight;
+  /*
+   * Give frames back through a ring in shared memory (StreamStarted.release_ring)
+   * rather than ReleaseFrames messages: camerad reads it as each frame comes, so a
+   * release costs no message and wakes no thread. ReleaseFrames still works (when
+   * the ring is full, say). Ignored for inline delivery.
+   */
+  protobuf_c_boolean release_ring;
   Camerad__V1__OutputSettings__OptionalAlwaysDiscardsLateVideoFramesCase optional_always_discards_late_video_frames_case;
   union {
     protobuf_c_boolean always_discards_late_video_frames;
@@ -179,7 +187,7 @@ struct  Camerad__V1__OutputSettings
 };
 #define CAMERAD__V1__OUTPUT_SETTINGS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__output_settings__descriptor) \
-    , CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_NATIVE, 0, 0, NULL, CAMERAD__V1__VIDEO_ORIENTATION__VIDEO_ORIENTATION_UNSPECIFIED, 0, CAMERAD__V1__DELIVERY__DELIVERY_SHARED_MEMORY, 0, CAMERAD__V1__OUTPUT_SETTINGS__OPTIONAL_ALWAYS_DISCARDS_LATE_VIDEO_FRAMES__NOT_SET, {0} }
+    , CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_NATIVE, 0, 0, NULL, CAMERAD__V1__VIDEO_ORIENTATION__VIDEO_ORIENTATION_UNSPECIFIED, 0, CAMERAD__V1__DELIVERY__DELIVERY_SHARED_MEMORY, 0, 0, CAMERAD__V1__OUTPUT_SETTINGS__OPTIONAL_ALWAYS_DISCARDS_LATE_VIDEO_FRAMES__NOT_SET, {0} }
 
 
 typedef enum {
@@ -356,10 +364,34 @@ struct  Camerad__V1__StreamStarted
    * ("the device runs 1280x720 for another client; frames are scaled to 640x480").
    */
   char *note;
+  /*
+   * Where to write releases, when OutputSettings.release_ring asked for it.
+   */
+  Camerad__V1__ReleaseRing *release_ring;
 };
 #define CAMERAD__V1__STREAM_STARTED__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__stream_started__descriptor) \
-    , NULL, NULL, NULL, (char *)protobuf_c_empty_string }
+    , NULL, NULL, NULL, (char *)protobuf_c_empty_string, NULL }
+
+
+/*
+ * A memfd of 128 + 16 × capacity bytes, descriptor fd_index of StreamStarted's
+ * envelope, mapped read-write. At offset 0 the client's head (u64: entries
+ * written), at 64 camerad's tail (u64: entries read), from 128 the entries:
+ * pool_id u64, slot u32, 4 zero bytes; entry n at 128 + (n mod capacity) × 16.
+ * Write the entry, then store head + 1 (release order); with head − tail equal to
+ * the capacity, send ReleaseFrames instead. A head behind the tail or more than
+ * the capacity ahead ends the stream with INVALID_ARGUMENT, as does a slot not held.
+ */
+struct  Camerad__V1__ReleaseRing
+{
+  ProtobufCMessage base;
+  uint32_t fd_index;
+  uint32_t capacity;
+};
+#define CAMERAD__V1__RELEASE_RING__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__release_ring__descriptor) \
+    , 0, 0 }
 
 
 struct  Camerad__V1__FrameReady
@@ -689,6 +721,25 @@ Camerad__V1__StreamStarted *
 void   camerad__v1__stream_started__free_unpacked
                      (Camerad__V1__StreamStarted *message,
                       ProtobufCAllocator *allocator);
+/* Camerad__V1__ReleaseRing methods */
+void   camerad__v1__release_ring__init
+                     (Camerad__V1__ReleaseRing         *message);
+size_t camerad__v1__release_ring__get_packed_size
+                     (const Camerad__V1__ReleaseRing   *message);
+size_t camerad__v1__release_ring__pack
+                     (const Camerad__V1__ReleaseRing   *message,
+                      uint8_t             *out);
+size_t camerad__v1__release_ring__pack_to_buffer
+                     (const Camerad__V1__ReleaseRing   *message,
+                      ProtobufCBuffer     *buffer);
+Camerad__V1__ReleaseRing *
+       camerad__v1__release_ring__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   camerad__v1__release_ring__free_unpacked
+                     (Camerad__V1__ReleaseRing *message,
+                      ProtobufCAllocator *allocator);
 /* Camerad__V1__FrameReady methods */
 void   camerad__v1__frame_ready__init
                      (Camerad__V1__FrameReady         *message);
@@ -851,6 +902,9 @@ typedef void (*Camerad__V1__FramePool_Closure)
 typedef void (*Camerad__V1__StreamStarted_Closure)
                  (const Camerad__V1__StreamStarted *message,
                   void *closure_data);
+typedef void (*Camerad__V1__ReleaseRing_Closure)
+                 (const Camerad__V1__ReleaseRing *message,
+                  void *closure_data);
 typedef void (*Camerad__V1__FrameReady_Closure)
                  (const Camerad__V1__FrameReady *message,
                   void *closure_data);
@@ -892,6 +946,7 @@ extern const ProtobufCMessageDescriptor camerad__v1__plane_info__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__slot_location__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__frame_pool__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__stream_started__descriptor;
+extern const ProtobufCMessageDescriptor camerad__v1__release_ring__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__frame_ready__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__frames_dropped__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__format_changed__descriptor;

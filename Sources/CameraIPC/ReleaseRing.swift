@@ -1,0 +1,84 @@
+import Glibc
+internal import CCameraShims
+
+/// A stream's frames given back through shared memory instead of messages: the
+/// client writes which slots it is done with, and camerad reads them as its next
+/// frame comes — no message, no thread woken in camerad for a release.
+///
+/// One memfd per stream, made by camerad (its size sealed, writable by the
+/// client), single writer (the client) and single reader (camerad):
+///
+/// ```
+/// offset   0: head, u64 — entries written so far (the client stores it, release order)
+/// offset  64: tail, u64 — entries read so far (camerad stores it, release order)
+/// offset 128: capacity entries of 16 bytes: pool_id u64, slot u32, 4 bytes zero;
+///             entry n lies at 128 + (n mod capacity) × 16
+/// ```
+///
+/// A client writes an entry at `head`, then stores `head + 1`; when `head −
+/// tail` reaches the capacity it sends ReleaseFrames instead. camerad trusts
+/// nothing it reads: a head behind the tail or more than the capacity ahead ends
+/// the stream, and every entry is checked as a ReleaseFrames slot is.
+public final class ReleaseRing: @unchecked Sendable {
+    public static let headerBytes = 128
+    public static let entryBytes = 16
+    public static let defaultCapacity = 64
+
+    public let memory: SharedMemory
+    public let capacity: Int
+    /// The reader's count of entries read (camerad), or the writer's written (a
+    /// client): each side keeps its own and trusts only that.
+    private var count: UInt64 = 0
+
+    public static func size(capacity: Int) -> Int { headerBytes + capacity * entryBytes }
+
+    /// Makes a ring for a stream (camerad).
+    public init(capacity: Int = ReleaseRing.defaultCapacity) throws(SystemError) {
+        self.capacity = capacity
+        memory = try SharedMemory(name: "camerad-release-ring", size: Self.size(capacity: capacity), othersMayWrite: true)
+    }
+
+    /// Maps a ring camerad made (a client).
+    public init(mapping descriptor: OwnedFD, capacity: Int) throws {
+        guard (1...4096).contains(capacity) else { throw SystemError("a release ring of \(capacity) entries", errno: EINVAL) }
+        self.capacity = capacity
+        memory = try SharedMemory(mapping: descriptor, size: Self.size(capacity: capacity), writable: true)
+    }
+
+    private var head: UnsafeMutableRawPointer { memory.baseAddress }
+    private var tail: UnsafeMutableRawPointer { memory.baseAddress + 64 }
+    private func entry(_ index: UInt64) -> UnsafeMutableRawPointer {
+        memory.baseAddress + Self.headerBytes + Int(index % UInt64(capacity)) * Self.entryBytes
+    }
+
+    /// Writes one release (a client; one thread at a time). False when the
+    /// ring is full: send ReleaseFrames instead.
+    public func push(poolID: UInt64, slot: UInt32) -> Bool {
+        let read = CCameraShims_load_acquire_u64(tail)
+        guard count &- read < UInt64(capacity) else { return false }
+        let place = entry(count)
+        place.storeBytes(of: poolID, as: UInt64.self)
+        place.storeBytes(of: slot, toByteOffset: 8, as: UInt32.self)
+        place.storeBytes(of: 0, toByteOffset: 12, as: UInt32.self)
+        count &+= 1
+        CCameraShims_store_release_u64(head, count)
+        return true
+    }
+
+    /// The releases written since the last call, oldest first (camerad); nil
+    /// when the head makes no sense, which only a broken or hostile client writes.
+    public func take() -> [(poolID: UInt64, slot: UInt32)]? {
+        let written = CCameraShims_load_acquire_u64(head)
+        guard written >= count, written - count <= UInt64(capacity) else { return nil }
+        guard written > count else { return [] }
+        var releases: [(poolID: UInt64, slot: UInt32)] = []
+        releases.reserveCapacity(Int(written - count))
+        while count < written {
+            let place = entry(count)
+            releases.append((place.load(as: UInt64.self), place.load(fromByteOffset: 8, as: UInt32.self)))
+            count += 1
+        }
+        CCameraShims_store_release_u64(tail, count)
+        return releases
+    }
+}
