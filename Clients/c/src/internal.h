@@ -130,6 +130,12 @@ struct camerad_stream {
     stream_frame *ready_head, *ready_tail;
     stream_frame *held;
     uint32_t pending_drops[CAMERAD_DROP_REASON_COUNT];
+    /* Where frames go back without a message (StreamStarted.release_ring): NULL when
+     * camerad gave none; `ring_head` counts the entries written. */
+    uint8_t *ring;
+    size_t ring_length;
+    uint32_t ring_capacity;
+    uint64_t ring_head;
     camerad_stream_stats stats;
     /* Inside one of its callbacks; destroyed there: freed once it returns. */
     int busy;

@@ -36,6 +36,43 @@ static size_t descriptor_size(int fd) {
     return fstat(fd, &status) == 0 && status.st_size > 0 ? (size_t)status.st_size : 0;
 }
 
+/* The release ring's layout (stream.proto's ReleaseRing). */
+#define RING_HEADER 128
+#define RING_ENTRY 16
+#define RING_TAIL 64
+
+/* Maps the release ring camerad gave the stream (closing `fd`); false with `why` set when it does not add up. */
+static bool ring_map(camerad_stream *stream, int fd, uint32_t capacity, char *why, size_t why_size) {
+    size_t length = RING_HEADER + (size_t)capacity * RING_ENTRY;
+    size_t size = descriptor_size(fd);
+    void *address = capacity && capacity <= 4096 && size >= length
+                        ? mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+    close(fd);
+    if (address == MAP_FAILED) {
+        snprintf(why, why_size, "a release ring of %u entries in %zu bytes it cannot map", capacity, size);
+        return false;
+    }
+    stream->ring = address;
+    stream->ring_length = length;
+    stream->ring_capacity = capacity;
+    return true;
+}
+
+/* Writes one release into the ring; false when there is none or it is full (send ReleaseFrames). */
+static bool ring_push(camerad_stream *stream, uint64_t pool_id, uint32_t slot) {
+    if (!stream->ring) return false;
+    uint64_t tail = __atomic_load_n((const uint64_t *)(stream->ring + RING_TAIL), __ATOMIC_ACQUIRE);
+    if (stream->ring_head - tail >= stream->ring_capacity) return false;
+    uint8_t *entry = stream->ring + RING_HEADER + (stream->ring_head % stream->ring_capacity) * RING_ENTRY;
+    uint32_t zero = 0;
+    memcpy(entry, &pool_id, 8);
+    memcpy(entry + 8, &slot, 4);
+    memcpy(entry + 12, &zero, 4);
+    stream->ring_head++;
+    __atomic_store_n((uint64_t *)stream->ring, stream->ring_head, __ATOMIC_RELEASE);
+    return true;
+}
+
 /* Maps `fds` (closing them) as `description` says; NULL with `why` set when it does not add up. */
 static frame_pool *pool_map(const Camerad__V1__FramePool *description, int *fds, size_t n_fds, char *why,
                             size_t why_size) {
@@ -308,6 +345,23 @@ void camerad_stream_receive(camerad_stream *stream, const Camerad__V1__Envelope 
             fail(stream, started ? "a second start" : "a format before its start");
             return;
         }
+        const Camerad__V1__ReleaseRing *ring = started ? response->started->release_ring : NULL;
+        if (ring) {
+            /* camerad puts the ring's memfd after the pool's descriptors. */
+            if (n_fds == 0 || ring->fd_index != n_fds - 1) {
+                camerad_close_fds(fds, n_fds);
+                camerad_message_free(response);
+                fail(stream, "a release ring not after the pool's descriptors");
+                return;
+            }
+            n_fds--;
+            if (!ring_map(stream, fds[n_fds], ring->capacity, why, sizeof why)) {
+                camerad_close_fds(fds, n_fds);
+                camerad_message_free(response);
+                fail(stream, "%s", why);
+                return;
+            }
+        }
         frame_pool *pool = pool_map(description, fds, n_fds, why, sizeof why);
         if (!pool) {
             camerad_message_free(response);
@@ -442,10 +496,13 @@ camerad_stream *camerad_stream_new(camerad_client *client, const char *unique_id
         camerad_set_error(error, CAMERAD_ERROR_RESOURCE_EXHAUSTED, "out of memory");
         return NULL;
     }
-    Camerad__V1__OutputSettings defaults = CAMERAD__V1__OUTPUT_SETTINGS__INIT;
+    Camerad__V1__OutputSettings asked = CAMERAD__V1__OUTPUT_SETTINGS__INIT;
+    if (settings) asked = *settings;
+    /* Frames go back through shared memory: no message, and no wake-up in camerad. */
+    asked.release_ring = asked.delivery != CAMERAD__V1__DELIVERY__DELIVERY_INLINE;
     Camerad__V1__OpenStream open = CAMERAD__V1__OPEN_STREAM__INIT;
     open.unique_id = (char *)unique_id;
-    open.settings = (Camerad__V1__OutputSettings *)(settings ? settings : &defaults);
+    open.settings = &asked;
     open.preset = preset;
     Camerad__V1__StreamRequest request = CAMERAD__V1__STREAM_REQUEST__INIT;
     request.kind_case = CAMERAD__V1__STREAM_REQUEST__KIND_OPEN;
@@ -492,6 +549,7 @@ void camerad_stream_free(camerad_stream *stream) {
     }
     replace_pools(stream, NULL);
     format_free(stream->format);
+    if (stream->ring) munmap(stream->ring, stream->ring_length);
     free(stream);
 }
 
@@ -539,7 +597,11 @@ int camerad_stream_release_frame(camerad_stream *stream, camerad_frame *frame, c
     stream_frame *held = *link;
     *link = held->next;
     int result = CAMERAD_OK;
-    if (held->pool && stream->call && !stream->call->ended) {
+    bool owed = held->pool && stream->call && !stream->call->ended;
+    if (owed && ring_push(stream, held->pool->id, held->slot)) {
+        stream->stats.released_through_ring++;
+    } else if (owed) {
+        stream->stats.released_by_message++;
         uint32_t slot = held->slot;
         Camerad__V1__ReleaseFrames release = CAMERAD__V1__RELEASE_FRAMES__INIT;
         release.pool_id = held->pool->id;

@@ -88,6 +88,28 @@ static void a_frame_is_released_once(void **state) {
     camerad_client_destroy(client);
 }
 
+/* Frames go back through the stream's release ring, which camerad reads as each frame
+ * comes: with two frames in flight and no ReleaseFrames ever sent, frames keep coming. */
+static void frames_go_back_through_the_release_ring(void **state) {
+    camerad_client *client = test_connect(&test_shared, "ring");
+    Camerad__V1__OutputSettings settings = CAMERAD__V1__OUTPUT_SETTINGS__INIT;
+    settings.max_frames_in_flight = 2;
+    camerad_stream *stream = camerad_stream_new(client, "virtual-0", &settings, 0, NULL, NULL, NULL);
+    assert_non_null(stream);
+    for (int i = 0; i < 20; i++) {
+        camerad_frame *frame = test_next_frame(client, stream);
+        assert_non_null(frame);
+        assert_true(intact(frame));
+        assert_int_equal(camerad_stream_release_frame(stream, frame, NULL), CAMERAD_OK);
+    }
+    camerad_stream_stats stats;
+    camerad_stream_get_stats(stream, &stats);
+    assert_int_equal(stats.released_through_ring, 20);
+    assert_int_equal(stats.released_by_message, 0);
+    camerad_stream_destroy(stream);
+    camerad_client_destroy(client);
+}
+
 static void inline_frames_carry_their_bytes(void **state) {
     camerad_client *client = test_connect(&test_shared, "inline");
     Camerad__V1__OutputSettings settings = CAMERAD__V1__OUTPUT_SETTINGS__INIT;
@@ -338,6 +360,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(hello_tells_who_is_who, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(the_descriptor_polls_readable_for_frames, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(a_frame_is_released_once, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(frames_go_back_through_the_release_ring, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(inline_frames_carry_their_bytes, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(full_range_nv12_spans_0_to_255, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(device_events_follow_the_lock, test_count_fds, test_check_fds),

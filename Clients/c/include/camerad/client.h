@@ -330,6 +330,9 @@ typedef struct camerad_stream_stats {
     uint64_t frames;
     /* Frames reported dropped, by reason. */
     uint64_t dropped[CAMERAD_DROP_REASON_COUNT];
+    /* Frames given back through the stream's release ring (no message), and by a
+     * ReleaseFrames message (the ring full, or inline delivery, which has none). */
+    uint64_t released_through_ring, released_by_message;
 } camerad_stream_stats;
 CAMERAD_API void camerad_stream_get_stats(const camerad_stream *stream, camerad_stream_stats *stats);
 
