@@ -222,8 +222,10 @@ final class FrameStream: Sendable {
         opening?.resume(throwing: error)
     }
 
-    /// Gives a slot back to the daemon. Slots given back while another thread
-    /// sends go with its next message: one ReleaseFrames for all that are due
+    /// Gives a slot back to the daemon: written to the stream's release ring,
+    /// which camerad reads as its next frame comes (no message). When the ring
+    /// is full, or there is none, a ReleaseFrames; slots given back while
+    /// another thread sends go with its next message: one for all that are due
     /// (one per pool, when a format change left slots of two).
     func release(poolID: UInt64, slot: UInt32) {
         let call = releases.withLock { releases -> StreamCall? in
