@@ -74,7 +74,7 @@ let package = Package(
         .executableTarget(
             name: "camctl",
             dependencies: [
-                "CaptureKit", "CameraMedia",
+                "CaptureKit", "CameraIPC", "CameraMedia",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -1,3 +1,4 @@
+import CameraIPC
 import Foundation
 import Synchronization
 

@@ -1,3 +1,4 @@
+import CameraIPC
 import Glibc
 import Logging
 import Synchronization
@@ -166,11 +167,4 @@ final class DeviceRegistry: Sendable {
     private static func event(_ kind: Event.Kind, _ device: DeviceDescription?) -> Event {
         Event(kind: kind, device: device, timestampNanoseconds: monotonicNanoseconds())
     }
-}
-
-/// CLOCK_MONOTONIC in nanoseconds: the clock of every timestamp camerad sends.
-func monotonicNanoseconds() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
 }

@@ -1,6 +1,6 @@
+import CameraIPC
 import Logging
 import Synchronization
-internal import Glibc
 
 /// Logs a recurring condition at most once per interval, saying how many
 /// more times it came meanwhile: a flood of refusals costs a line a second,
@@ -14,9 +14,7 @@ final class RateLimitedLog: Sendable {
     }
 
     func log(_ logger: Logger, _ level: Logger.Level, _ message: @autoclosure () -> String) {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let nanoseconds = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+        let nanoseconds = monotonicNanoseconds()
         let suppressed = state.withLock { state -> Int? in
             if let last = state.last, nanoseconds - last < intervalNanoseconds {
                 state.suppressed += 1

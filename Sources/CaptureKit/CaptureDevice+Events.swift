@@ -1,3 +1,4 @@
+import CameraIPC
 import CameraProtocol
 import Foundation
 import Synchronization
@@ -132,9 +133,7 @@ enum DeviceWatch {
         event.kind = .disconnected
         event.device = device
         event.device.isConnected = false
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        event.timestampNs = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+        event.timestampNs = monotonicNanoseconds()
         return event
     }
 }

@@ -1,3 +1,4 @@
+import CameraIPC
 import CameraMedia
 import CaptureKit
 import Foundation
@@ -224,11 +225,4 @@ struct StreamStatistics {
              latencyMilliseconds: ["p50": latency(percentile: 0.5), "p99": latency(percentile: 0.99), "max": latency(percentile: 1)],
              check: check)
     }
-}
-
-/// CLOCK_MONOTONIC now, in nanoseconds: the clock of frame timestamps.
-func monotonicNanoseconds() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
 }

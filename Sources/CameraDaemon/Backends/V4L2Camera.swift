@@ -1,3 +1,4 @@
+import CameraIPC
 import CameraMedia
 import Foundation
 import Glibc

@@ -1,3 +1,4 @@
+import CameraIPC
 
 extension VirtualCamera {
     /// Takes the values as they are: ``ControlChange`` checked them. Buttons keep

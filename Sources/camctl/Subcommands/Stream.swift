@@ -1,4 +1,5 @@
 import ArgumentParser
+import CameraIPC
 import CaptureKit
 import Dispatch
 import Foundation
