@@ -78,22 +78,7 @@ public enum EnvelopeCodec {
                 buffer[count] = value
                 count += 1
             }
-            func varint(_ value: UInt64) {
-                var value = value
-                while value >= 0x80 {
-                    byte(UInt8(truncatingIfNeeded: value) | 0x80)
-                    value >>= 7
-                }
-                byte(UInt8(value))
-            }
-            func varintLength(_ value: Int) -> Int {
-                var (value, length) = (UInt64(value), 1)
-                while value >= 0x80 {
-                    value >>= 7
-                    length += 1
-                }
-                return length
-            }
+            func varint(_ value: UInt64) { WireWriter.varint(value, byte) }
             if callID != 0 {
                 byte(0x08)  // call_id: field 1, varint
                 varint(callID)
@@ -107,7 +92,7 @@ public enum EnvelopeCodec {
                 byte(0)  // an empty CallMessage
                 return try body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
             }
-            varint(UInt64(1 + varintLength(payloadCount) + payloadCount))
+            varint(UInt64(1 + WireWriter.varintLength(UInt64(payloadCount)) + payloadCount))
             byte(0x0A)  // CallMessage.payload: field 1, length-delimited
             varint(UInt64(payloadCount))
             return try body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))

@@ -254,11 +254,27 @@ enum WireWriter {
     }
 
     static func varint(_ value: UInt64, to bytes: inout [UInt8]) {
+        varint(value) { bytes.append($0) }
+    }
+
+    /// A varint's bytes, each handed to `byte` (a buffer on the stack, say).
+    @inline(__always)
+    static func varint(_ value: UInt64, _ byte: (UInt8) -> Void) {
         var value = value
         while value >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            byte(UInt8(truncatingIfNeeded: value) | 0x80)
             value >>= 7
         }
-        bytes.append(UInt8(value))
+        byte(UInt8(value))
+    }
+
+    /// How many bytes ``varint(_:to:)`` writes for `value`.
+    static func varintLength(_ value: UInt64) -> Int {
+        var (value, length) = (value, 1)
+        while value >= 0x80 {
+            value >>= 7
+            length += 1
+        }
+        return length
     }
 }
