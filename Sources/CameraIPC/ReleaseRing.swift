@@ -65,6 +65,20 @@ public final class ReleaseRing: @unchecked Sendable {
         return true
     }
 
+    /// Releases in order, as one list of slots for each run of the same pool:
+    /// what one ReleaseFrames carries (two pools only around a format change).
+    public static func byPool(_ releases: [(poolID: UInt64, slot: UInt32)]) -> [(poolID: UInt64, slots: [UInt32])] {
+        var runs: [(poolID: UInt64, slots: [UInt32])] = []
+        for release in releases {
+            if runs.last?.poolID == release.poolID {
+                runs[runs.count - 1].slots.append(release.slot)
+            } else {
+                runs.append((release.poolID, [release.slot]))
+            }
+        }
+        return runs
+    }
+
     /// The releases written since the last call, oldest first (camerad); nil
     /// when the head makes no sense, which only a broken or hostile client writes.
     public func take() -> [(poolID: UInt64, slot: UInt32)]? {

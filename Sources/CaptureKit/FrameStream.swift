@@ -237,27 +237,17 @@ final class FrameStream: Sendable {
             return call
         }
         guard let call else { return }
-        // Both arrays keep their capacity from one frame to the next: nothing allocated but the message.
-        var sending: [(poolID: UInt64, slot: UInt32)] = []
-        var slots: [UInt32] = []
         while true {
-            releases.withLock { releases in
-                swap(&sending, &releases.due)
-                if sending.isEmpty { releases.sending = false }
+            let due = releases.withLock { releases -> [(poolID: UInt64, slot: UInt32)] in
+                defer { releases.due = [] }
+                if releases.due.isEmpty { releases.sending = false }
+                return releases.due
             }
-            if sending.isEmpty { return }
-            var index = sending.startIndex
-            while index < sending.endIndex {
-                let poolID = sending[index].poolID
-                slots.removeAll(keepingCapacity: true)
-                while index < sending.endIndex, sending[index].poolID == poolID {
-                    slots.append(sending[index].slot)
-                    index += 1
-                }
+            if due.isEmpty { return }
+            for (poolID, slots) in ReleaseRing.byPool(due) {
                 // If the call is over the daemon has taken the slots back already.
                 try? call.send(serialized: StreamWire.releaseRequest(poolID: poolID, slots: slots))
             }
-            sending.removeAll(keepingCapacity: true)
         }
     }
 

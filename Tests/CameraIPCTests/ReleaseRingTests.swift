@@ -47,4 +47,11 @@ import Testing
         client.memory.baseAddress.storeBytes(of: UInt64(0), as: UInt64.self)
         #expect(daemon.take() == nil)
     }
+
+    @Test func releasesGroupIntoOneListPerRunOfAPool() {
+        let runs = ReleaseRing.byPool([(1, 0), (1, 2), (2, 5), (2, 1), (1, 3)])
+        #expect(runs.map(\.poolID) == [1, 2, 1])
+        #expect(runs.map(\.slots) == [[0, 2], [5, 1], [3]])
+        #expect(ReleaseRing.byPool([]).isEmpty)
+    }
 }

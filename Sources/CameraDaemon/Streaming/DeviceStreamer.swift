@@ -253,15 +253,8 @@ final class DeviceStreamer: @unchecked Sendable {
                     throw CameraError(.invalidArgument,
                                       "the release ring's head is behind its tail or more than \(ring.capacity) ahead; write each release once, then its head")
                 }
-                var index = 0
-                while index < releases.count {
-                    let poolID = releases[index].poolID
-                    var slots: [Int] = []
-                    while index < releases.count, releases[index].poolID == poolID {
-                        slots.append(Int(releases[index].slot))
-                        index += 1
-                    }
-                    try release(id, poolID: poolID, slots: slots, &state)
+                for (poolID, slots) in ReleaseRing.byPool(releases) {
+                    try release(id, poolID: poolID, slots: slots.map(Int.init), &state)
                 }
             } catch {
                 logger.notice("\(device.uniqueID): stream \(id) ended: \(error.message)")

@@ -231,14 +231,11 @@ enum PixelFormatArgument: String, CaseIterable, ExpressibleByArgument {
 
     /// Also CoreVideo's codes ('420v', '420f', 'y420', 'yuvs', 'BGRA'), as AVFoundation code names them.
     init?(argument: String) {
-        guard let format = Self(rawValue: argument.lowercased())
-                ?? Self.allCases.first(where: { $0.type.map(Self.code) == argument }) else { return nil }
+        // A CoreVideo code is its four characters, the first in the high byte: FourCharCode's reversed.
+        let code = FourCharCode(argument).map { $0.rawValue.byteSwapped }
+        guard let format = Self(rawValue: argument.lowercased()) ?? Self.allCases.first(where: { code != nil && $0.type == code })
+        else { return nil }
         self = format
-    }
-
-    /// "420v": a CoreVideo code's four characters.
-    static func code(_ type: OSType) -> String {
-        String(decoding: (0..<4).reversed().map { UInt8(truncatingIfNeeded: type >> (8 * $0)) }, as: UTF8.self)
     }
 
     var type: OSType? {
