@@ -28,6 +28,9 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         public static let writable = Events(rawValue: EPOLLOUT.rawValue)
         public static let hangup = Events(rawValue: EPOLLHUP.rawValue | EPOLLRDHUP.rawValue)
         public static let error = Events(rawValue: EPOLLERR.rawValue)
+        /// Told once per change, not while it lasts (EPOLLET): for a descriptor
+        /// that is never read, as a frame ring's signal.
+        public static let edgeTriggered = Events(rawValue: EPOLLET.rawValue)
     }
 
     /// A registered descriptor, for ``modify(_:events:)`` and ``deregister(_:)``.

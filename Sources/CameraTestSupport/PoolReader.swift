@@ -5,8 +5,15 @@ import Foundation
 
 /// A client of the raw protocol streaming one device in its own format with
 /// the pool mapped as a C or Python client would: it checks each frame where
-/// the pool says it lies, and can hold frames or die holding them.
+/// the pool says it lies, and can hold frames or die holding them. With a
+/// frame ring it reads frames there, waiting on the ring's signal with poll(2).
 public final class PoolReader: @unchecked Sendable {
+    /// A frame or a drop report, in the order the stream told them.
+    public enum Told: Sendable, Equatable {
+        case frame(sequence: UInt64)
+        case dropped(reason: Camerad_V1_DropReason, count: Int, lastSequence: UInt64)
+    }
+
     public struct Frame: Sendable {
         public let sequence: UInt64
         /// The check said its bytes are as the device made them.
@@ -41,10 +48,19 @@ public final class PoolReader: @unchecked Sendable {
     public private(set) var pool: Camerad_V1_FramePool
     /// The slot of the last frame read.
     public private(set) var lastSlot: UInt32?
+    /// Where frames are announced when the stream asked for a frame ring, and its signal.
+    public private(set) var frameRing: FrameRing?
+    private var signal: OwnedFD?
+    /// Socket messages that came for news records not yet reached.
+    private var news: [Camerad_V1_StreamResponse.OneOf_Kind?] = []
+    /// Every frame and drop report read, in order.
+    public private(set) var told: [Told] = []
+    /// FormatChanged messages read.
+    public private(set) var formatChanges = 0
 
     /// Opens a stream of `device` in its own format; `framesInFlight` 0 is the daemon's default.
     public init(_ daemon: DaemonProcess, device: String, name: String, framesInFlight: UInt32 = 0, releaseRing: Bool = false,
-                check: @escaping Check = PoolReader.stampsMatch) async throws {
+                frameRing: Bool = false, check: @escaping Check = PoolReader.stampsMatch) async throws {
         self.device = device
         self.check = check
         loop = try EventLoop(name: name)
@@ -54,6 +70,7 @@ public final class PoolReader: @unchecked Sendable {
         open.open.uniqueID = device
         open.open.settings.maxFramesInFlight = framesInFlight
         open.open.settings.releaseRing = releaseRing
+        open.open.settings.frameRing = frameRing
         try call.send(open)
         responses = call.responses.withDescriptors.makeAsyncIterator()
         guard let started = try await responses.next(), case .started(let news) = started.message.kind else {
@@ -64,42 +81,125 @@ public final class PoolReader: @unchecked Sendable {
         if news.hasReleaseRing {
             ring = try ReleaseRing(mapping: started.descriptors[Int(news.releaseRing.fdIndex)], capacity: Int(news.releaseRing.capacity))
         }
+        if news.hasFrameRing {
+            self.frameRing = try FrameRing(mapping: started.descriptors[Int(news.frameRing.fdIndex)],
+                                           capacity: Int(news.frameRing.capacity))
+            signal = started.descriptors[Int(news.frameRing.signalFdIndex)]
+        }
     }
 
-    /// The next `count` frames, each checked and, if `releasing`, given back.
+    /// The next `count` frames (or a few more, read from a frame ring), each
+    /// checked and, if `releasing`, given back.
     public func read(_ count: Int, releasing: Bool = true) async throws -> [Frame] {
         var frames: [Frame] = []
+        if frameRing != nil {
+            try await readRing(count, releasing: releasing, into: &frames)
+            return frames
+        }
         while frames.count < count {
             guard let received = try await responses.next() else { throw DaemonFailure("\(device): the stream ended") }
-            switch received.message.kind {
-            case .frame(let frame):
-                guard let mapped = pools[frame.poolID], let bytes = mapped.slot(frame.slot, bytes: Int(frame.bytesUsed)) else {
-                    throw DaemonFailure("\(device): frame \(frame.sequence) lies outside its pool")
-                }
-                pool = mapped.description
-                lastSlot = frame.slot
-                let slots = mapped.description.slots
-                frames.append(Frame(sequence: frame.sequence, intact: check(bytes, frame.sequence, mapped.description),
-                                    inDeviceBuffer: !slots.isEmpty && slots[Int(frame.slot)].fdIndex != 0))
-                if releasing {
-                    if let ring, ring.push(poolID: frame.poolID, slot: frame.slot) {
-                        releasedThroughRing += 1
-                    } else {
-                        var release = Camerad_V1_StreamRequest()
-                        release.release.poolID = frame.poolID
-                        release.release.slots = [frame.slot]
-                        try call.send(release)
-                        releasedByMessage += 1
-                    }
-                }
-            case .formatChanged(let changed):
-                pools[changed.pool.poolID] = try MappedFramePool(changed.pool, descriptors: received.descriptors)
-            default:
-                continue
-            }
+            try handle(received.message.kind, descriptors: received.descriptors, releasing: releasing, into: &frames)
         }
         return frames
     }
+
+    /// The next message on the socket (with a frame ring, nothing but news
+    /// comes there): nil when the stream ended as asked; its error, thrown, else.
+    public func nextMessage() async throws -> Camerad_V1_StreamResponse.OneOf_Kind? {
+        try await responses.next()?.message.kind
+    }
+
+    /// Frames read from the frame ring, news taken from the socket in its
+    /// place, waiting on the ring's signal (up to a generous deadline).
+    private func readRing(_ count: Int, releasing: Bool, into frames: inout [Frame]) async throws {
+        let ring = frameRing!, signal = signal!.rawValue
+        let deadline = ContinuousClock.now + .seconds(60)
+        var newsDescriptors: [[OwnedFD]] = []
+        while frames.count < count {
+            // Read the counter back first: a record written after this wakes the poll below.
+            var counter: UInt64 = 0
+            _ = Glibc.read(signal, &counter, 8)
+            var waitsForNews = false
+            var failure: (any Error)?
+            try ring.read { record in
+                switch record {
+                case let .frame(poolID, slot, sequence, _, _, bytesUsed):
+                    var frame = Camerad_V1_FrameReady()
+                    (frame.poolID, frame.slot, frame.sequence, frame.bytesUsed) = (poolID, slot, sequence, bytesUsed)
+                    do { try handle(.frame(frame), descriptors: [], releasing: releasing, into: &frames) } catch {
+                        failure = error
+                        return false
+                    }
+                case let .dropped(reason, count, lastSequence):
+                    told.append(.dropped(reason: Camerad_V1_DropReason(rawValue: Int(reason)) ?? .unspecified,
+                                         count: Int(count), lastSequence: lastSequence))
+                case .news:
+                    guard !news.isEmpty else {
+                        waitsForNews = true
+                        return false
+                    }
+                    do { try handle(news.removeFirst(), descriptors: newsDescriptors.removeFirst(), releasing: releasing, into: &frames) } catch {
+                        failure = error
+                        return false
+                    }
+                }
+                return true
+            }
+            if let failure { throw failure }
+            if frames.count >= count { return }
+            if waitsForNews {
+                guard let received = try await responses.next() else { throw DaemonFailure("\(device): the stream ended") }
+                news.append(received.message.kind)
+                newsDescriptors.append(received.descriptors)
+                continue
+            }
+            guard ContinuousClock.now < deadline else { throw DaemonFailure("\(device): no frame in the ring for 60 s") }
+            var wait = pollfd(fd: signal, events: Int16(POLLIN), revents: 0)
+            _ = poll(&wait, 1, 100)
+            await Task.yield()
+        }
+    }
+
+    /// One message (or ring record, as its message) as this reader takes it.
+    private func handle(_ kind: Camerad_V1_StreamResponse.OneOf_Kind?, descriptors: [OwnedFD], releasing: Bool,
+                        into frames: inout [Frame]) throws {
+        switch kind {
+        case .frame(let frame):
+            guard let mapped = pools[frame.poolID], let bytes = mapped.slot(frame.slot, bytes: Int(frame.bytesUsed)) else {
+                throw DaemonFailure("\(device): frame \(frame.sequence) lies outside its pool")
+            }
+            pool = mapped.description
+            lastSlot = frame.slot
+            let slots = mapped.description.slots
+            frames.append(Frame(sequence: frame.sequence, intact: check(bytes, frame.sequence, mapped.description),
+                                inDeviceBuffer: !slots.isEmpty && slots[Int(frame.slot)].fdIndex != 0))
+            told.append(.frame(sequence: frame.sequence))
+            if releasing {
+                if let ring, ring.push(poolID: frame.poolID, slot: frame.slot) {
+                    releasedThroughRing += 1
+                } else {
+                    var release = Camerad_V1_StreamRequest()
+                    release.release.poolID = frame.poolID
+                    release.release.slots = [frame.slot]
+                    try call.send(release)
+                    releasedByMessage += 1
+                }
+            }
+        case .dropped(let dropped):
+            told.append(.dropped(reason: dropped.reason, count: Int(dropped.count), lastSequence: dropped.lastSequence))
+        case .formatChanged(let changed):
+            pools[changed.pool.poolID] = try MappedFramePool(changed.pool, descriptors: descriptors)
+            formatChanges += 1
+        default:
+            break
+        }
+    }
+
+    /// Sends a request on the stream (a test's own ReleaseFrames, or a second open).
+    public func send(_ request: Camerad_V1_StreamRequest) throws { try call.send(request) }
+
+    /// Ends the stream as a client that is done: the half-close.
+    public func finish() { call.finishSending() }
 
     /// The device's statistics now: its first variant (the one streamed, when it is the only one).
     public func variant() async throws -> Camerad_V1_VariantStatistics {

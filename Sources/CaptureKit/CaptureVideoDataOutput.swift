@@ -280,8 +280,10 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
         request.mirrored = connection.isVideoMirrored
         request.alwaysDiscardsLateVideoFrames = current.alwaysDiscardsLateVideoFrames
         request.delivery = current.delivery == .inline ? .inline : .sharedMemory
-        // Frames go back through shared memory: no message, and no wake-up in camerad.
+        // Frames come and go back through shared memory: no message per frame
+        // either way, and no wake-up in camerad for a release.
         request.releaseRing = current.delivery != .inline
+        request.frameRing = current.delivery != .inline
         request.maxFramesInFlight = UInt32(current.maxFramesInFlight)
         return request
     }

@@ -17,6 +17,11 @@ import Synchronization
 /// ```
 /// Events that come between the open and ``consume(_:)`` wait, in order; once
 /// ended (or closed) nothing more is delivered.
+///
+/// Frames and drops come through the stream's frame ring in shared memory
+/// (``FrameRing``), read on the same thread when its signal fires: camerad
+/// sends no message per frame. Other news still comes on the socket and waits
+/// for its place in the ring (``AnnouncedFrames``).
 final class FrameStream: Sendable {
     /// What arrives on a stream.
     enum Event: Sendable {
@@ -67,7 +72,12 @@ final class FrameStream: Sendable {
     }
     private let releases = Mutex(Releases())
 
+    /// The frame ring's reader, once StreamStarted brought one.
+    private let announced = AnnouncedFrames()
+
     private init() {}
+
+    deinit { announced.stopWaking() }
 
     /// What the daemon said when it started the stream.
     var started: Camerad_V1_StreamStarted { state.withLock { $0.started } }
@@ -127,20 +137,19 @@ final class FrameStream: Sendable {
             } else {
                 response = try Camerad_V1_StreamResponse(serializedBytes: payload).kind
             }
-            guard let event = self.event(from: response, descriptors: descriptors) else { return }
-            // Delivered under the lock, so that nothing is delivered once close() returns.
-            state.withLock { state in
-                switch state.phase {
-                case .buffering(var events, let ended):
-                    events.append(event)
-                    state.phase = .buffering(events, ended: ended)
-                case .consuming(let consumer):
-                    consumer.event(event)
-                case .opening, .ended:
-                    break
-                }
+            if announced.hasRing {
+                // Its place is a news record in the ring.
+                announced.news.append((response, descriptors))
+                readRing()
+                return
             }
+            guard let event = self.event(from: response, descriptors: descriptors) else { return }
+            deliver(event)
+            if case .started = response { readRing() }
         case .end(let error):
+            // What the ring announced before the end, then news that found no room there.
+            readRing(toTheEnd: true)
+            announced.stopWaking()
             let reason = error.map { CaptureError(converting: $0) }
             let (opening, consumer) = state.withLock { state -> (Opening?, Consumer?) in
                 switch state.phase {
@@ -162,6 +171,69 @@ final class FrameStream: Sendable {
         }
     }
 
+    /// An event to the consumer, or to wait for one. Under the lock, so that
+    /// nothing is delivered once close() returns.
+    private func deliver(_ event: Event) {
+        state.withLock { state in
+            switch state.phase {
+            case .buffering(var events, let ended):
+                events.append(event)
+                state.phase = .buffering(events, ended: ended)
+            case .consuming(let consumer):
+                consumer.event(event)
+            case .opening, .ended:
+                break
+            }
+        }
+    }
+
+    /// Reads the frame ring, on the event loop's thread: when its signal fires,
+    /// when a message comes, and to the end as the call ends (`toTheEnd`: news
+    /// whose message never came is passed over, and messages with no record
+    /// follow the ring's records). A ring that makes no sense ends the stream.
+    fileprivate func readRing(toTheEnd: Bool = false) {
+        guard let ring = announced.ring, !announced.reading else { return }
+        announced.reading = true
+        defer { announced.reading = false }
+        do {
+            try ring.read { record in
+                switch record {
+                case let .frame(poolID, slot, sequence, presentationTimeNs, durationNs, bytesUsed):
+                    guard let pool = state.withLock({ $0.pools[poolID] }) else {
+                        throw CaptureError(.internalError, "camerad announced a frame of unknown pool \(poolID)")
+                    }
+                    var frame = Camerad_V1_FrameReady()
+                    frame.poolID = poolID
+                    frame.slot = slot
+                    frame.sequence = sequence
+                    frame.presentationTimeNs = presentationTimeNs
+                    frame.durationNs = durationNs
+                    frame.bytesUsed = bytesUsed
+                    frame.planes = pool.description.planes
+                    deliver(.frame(SampleBuffer(frame, pool: pool, stream: self)))
+                case let .dropped(reason, count, lastSequence):
+                    deliver(.dropped(SampleBuffer.DroppedFrameReason(Camerad_V1_DropReason(rawValue: Int(reason)) ?? .unspecified),
+                                     count: Int(clamping: count), lastSequence: lastSequence))
+                case .news:
+                    guard !announced.news.isEmpty else { return toTheEnd }
+                    let (response, descriptors) = announced.news.removeFirst()
+                    if let event = event(from: response, descriptors: descriptors) { deliver(event) }
+                }
+                return true
+            }
+        } catch {
+            failOpening(error)
+            releases.withLock { $0.call }?.cancel()
+            return
+        }
+        guard toTheEnd else { return }
+        let news = announced.news
+        announced.news = []
+        for (response, descriptors) in news {
+            if let event = event(from: response, descriptors: descriptors) { deliver(event) }
+        }
+    }
+
     /// A response as the consumer gets it; nil for what it never sees
     /// (StreamStarted, which ends the opening, and StreamInterrupted, whose
     /// call's end follows and says why).
@@ -177,6 +249,15 @@ final class FrameStream: Sendable {
                     }
                     let ring = try ReleaseRing(mapping: descriptors[index], capacity: Int(started.releaseRing.capacity))
                     releases.withLock { $0.ring = ring }
+                }
+                if started.hasFrameRing {
+                    let (index, signal) = (Int(started.frameRing.fdIndex), Int(started.frameRing.signalFdIndex))
+                    guard index < descriptors.count, signal < descriptors.count else {
+                        throw CaptureError(.internalError,
+                                           "camerad's frame ring names descriptors \(index) and \(signal) of \(descriptors.count)")
+                    }
+                    try announced.start(FrameRing(mapping: descriptors[index], capacity: Int(started.frameRing.capacity)),
+                                        signal: descriptors[signal], for: self)
                 }
                 let opening = state.withLock { state -> Opening? in
                     guard case .opening(let continuation) = state.phase else { return nil }
@@ -255,8 +336,47 @@ final class FrameStream: Sendable {
     /// it returns, and the consumer's `end` is not called.
     func close() {
         state.withLock { $0.phase = .ended }
+        announced.stopWaking()
         let call = releases.withLock { $0.call }
         call?.finishSending()
         call?.cancel()
+    }
+}
+
+/// A stream's frame ring as CaptureKit reads it: the ring, its signal
+/// registered edge-triggered on the connection's event loop, and the messages
+/// that came on the socket waiting for their news records. Everything but the
+/// registration is touched on the event loop's thread only.
+private final class AnnouncedFrames: EventHandler, @unchecked Sendable {
+    private(set) var ring: FrameRing?
+    /// Stream messages that came on the socket, each waiting for its news record.
+    var news: [(response: Camerad_V1_StreamResponse.OneOf_Kind?, descriptors: [OwnedFD])] = []
+    /// Set while the ring is read: an end that comes meanwhile does not read it again.
+    var reading = false
+    private weak var stream: FrameStream?
+    private var signal: OwnedFD?
+    private let registration = Mutex<EventLoop.Registration?>(nil)
+
+    /// Whether the stream's frames come through a ring.
+    var hasRing: Bool { ring != nil }
+
+    /// Starts reading `ring` whenever `signal` fires.
+    func start(_ ring: FrameRing, signal: OwnedFD, for stream: FrameStream) throws {
+        self.stream = stream
+        self.signal = signal
+        let registered = try DaemonClient.shared.loop.register(signal.rawValue, events: [.readable, .edgeTriggered], handler: self)
+        registration.withLock { $0 = registered }
+        self.ring = ring
+    }
+
+    func handleEvents(_ events: EventLoop.Events) { stream?.readRing() }
+
+    /// No more wake-ups (the stream ended or closed); from any thread.
+    func stopWaking() {
+        guard let registered = registration.withLock({ registration in
+            defer { registration = nil }
+            return registration
+        }) else { return }
+        DaemonClient.shared.loop.deregister(registered)
     }
 }

@@ -27,7 +27,7 @@ import Testing
                             var drops = DropTally()
                             drops.add(.frameWasLate, count: 1, sequence: next)
                             outbox.post(.dropped(drops))
-                            return unsent.take()
+                            return unsent.take().outboxes
                         }
                         for outbox in posted { outbox.send() }
                     }
@@ -44,6 +44,6 @@ import Testing
         let outbox = StreamOutbox(sink: sink, immediate: true, unsent: unsent)
         outbox.post(.end(nil))
         #expect(sink.events == ["ended"])
-        #expect(unsent.take().isEmpty)
+        #expect(unsent.take().outboxes.isEmpty)
     }
 }

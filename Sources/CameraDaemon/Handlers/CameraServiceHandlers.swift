@@ -166,7 +166,7 @@ struct CameraServiceHandlers: Sendable {
             throw RPCError(.invalidArgument, "a stream's first request must open it (OpenStream)")
         }
         let streamer = try self.streamer(open.uniqueID)
-        let id = try await streamer.open(open, for: context.connectionID, writer: writer)
+        let id = try await streamer.open(open, for: context.connectionID, user: context.peer.uid, writer: writer)
         defer { streamer.close(id) }
         // Releases come as often as frames: handled as they arrive, with no hop to this task.
         try await iterator.forEachOnLoop(reading: Camerad_V1_StreamRequest.release(wire:)) { request in

@@ -447,6 +447,11 @@ extension Camerad_V1_DropReason {
     }
 }
 
+extension DropReason {
+    /// Its number in stream.proto's DropReason, as a frame ring's drop record carries it.
+    var wireValue: UInt32 { UInt32(Camerad_V1_DropReason(self).rawValue) }
+}
+
 extension Camerad_V1_InterruptionReason {
     init(_ reason: StreamInterruption) {
         self = switch reason {
@@ -589,6 +594,7 @@ extension StreamRequest {
         alwaysDiscardsLateFrames = settings.optionalAlwaysDiscardsLateVideoFrames != nil ? settings.alwaysDiscardsLateVideoFrames : true
         inline = settings.delivery == .inline
         releaseRing = settings.releaseRing && !inline
+        frameRing = settings.frameRing && !inline
         maxFramesInFlight = Int(settings.maxFramesInFlight)
         preset = SessionPreset(open.preset)
     }

@@ -67,7 +67,7 @@ extension DeviceStreamer {
         locked { state in
             guard state.lifecycle.currentGeneration == generation, state.lifecycle.mode != nil else { return }
             // What clients gave back through their rings since the last frame: room for this one.
-            readReleaseRings(&state)
+            readClientRings(&state)
             state.framesCaptured += 1
             var gap: Gap?
             if let last = state.lastSequence, frame.sequence > last + 1 {
@@ -300,9 +300,10 @@ extension DeviceStreamer {
             send(stream.drops, to: stream)
             stream.drops = DropTally()
             if !stream.outbox.post(.frame(frame)) {
-                // The sink is gone; close() follows.
+                // Its frame ring is full (or the sink is gone, and close() follows).
                 frame.pool.unreference(frame.slot)
                 stream.held.remove(reference)
+                stream.drops.add(.frameWasLate, count: 1, sequence: frame.sequence)
             }
         } else if let reason = stream.dropReason {
             dropHeld(frame.sequence, reason, &stream)

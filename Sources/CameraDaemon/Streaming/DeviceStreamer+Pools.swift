@@ -43,8 +43,8 @@ extension DeviceStreamer {
                 pool.streamIDs.insert(id)
                 // An opening stream learns its pool from its StreamStarted.
                 if let stream = state.streams[id], stream.lifecycle.receivesFrames {
-                    stream.outbox.post(.formatChanged(StreamNews(pool: pool, mode: state.lifecycle.mode,
-                                                                 note: "a larger pool for a new stream of the same variant", device: nil)))
+                    tell(id, StreamNews(pool: pool, mode: state.lifecycle.mode,
+                                        note: "a larger pool for a new stream of the same variant", device: nil), &state)
                 }
             }
             current.streamIDs = []
@@ -107,9 +107,18 @@ extension DeviceStreamer {
                 guard stream.lifecycle.receivesFrames else { continue }
                 let note = modeChanged ? "the device now runs \(mode); you still get \(variant)"
                     : "the device's capture restarted; its frames come in its new buffers"
-                stream.outbox.post(.formatChanged(StreamNews(pool: pool, mode: mode, note: note, device: modeChanged ? description : nil)))
+                tell(id, StreamNews(pool: pool, mode: mode, note: note, device: modeChanged ? description : nil), &state)
             }
         }
         dropUnusedPools(&state)
+    }
+
+    /// Tells a streaming stream its frames come from another pool (FormatChanged).
+    /// A client that stopped reading its frame ring has no room for the news:
+    /// its stream ends.
+    private func tell(_ id: UInt64, _ news: StreamNews, _ state: inout State) {
+        guard let stream = state.streams[id], !stream.outbox.post(.formatChanged(news)) else { return }
+        remove(id, &state)?.outbox.post(.end(CameraError(.resourceExhausted,
+            "stream \(id)'s frame ring is full: its client stopped reading it; read the ring each time its signal fires")))
     }
 }

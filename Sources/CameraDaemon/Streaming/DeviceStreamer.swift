@@ -110,6 +110,8 @@ final class DeviceStreamer: @unchecked Sendable {
         /// Each variant's worker, while it makes frames or has events to finish.
         var workers: [FrameVariant: VariantWorker] = [:]
         var streams: [UInt64: Stream] = [:]
+        /// Each user's frame signal, while a stream of theirs has a frame ring.
+        var frameSignals: [UInt32: FrameSignal] = [:]
         var nextStreamID: UInt64 = 1
         /// Photos waiting for a frame.
 
@@ -133,23 +135,26 @@ final class DeviceStreamer: @unchecked Sendable {
 
     /// Opens a stream for a connection, waits for the capture to run (starting
     /// the device if it is idle, in the mode its preset picks), and tells its
-    /// sink it started, with its pool.
+    /// sink it started, with its pool. `user` (the client's uid) picks the
+    /// frame signal its frame ring shares, when it asked for one.
     ///
     /// - Returns: the stream's id, for ``release(_:poolID:slots:)`` and ``close(_:)``.
     /// - Throws: ``CameraError`` for settings the device cannot serve, a device that
     ///   cannot start, or RESOURCE_EXHAUSTED past the ``StreamBudget``.
     func open(
-        _ request: StreamRequest, for connectionID: UInt64, sink: any FrameSink
+        _ request: StreamRequest, for connectionID: UInt64, user: UInt32? = nil, sink: any FrameSink
     ) async throws -> UInt64 {
         var description = device.describe()
         // Reading the node's own mode opens it: the device's work, on its executor.
         let active = await device.executor.run { [device] in device.activeMode }
         let wanted = device.configuredMode ?? ModeSelection.mode(for: request.preset, formats: device.formats, active: active)
         let ring: ReleaseRing?
+        let frameRing: FrameRing?
         do {
             ring = request.releaseRing ? try ReleaseRing() : nil
+            frameRing = request.frameRing && user != nil ? try FrameRing() : nil
         } catch {
-            throw CameraError(.resourceExhausted, "cannot make a release ring: \(error); open the stream without one")
+            throw CameraError(.resourceExhausted, "cannot make a release or frame ring: \(error); open the stream without one")
         }
         let (id, jobs) = try locked { state throws -> (UInt64, [CaptureLifecycle.Job]) in
             let mode = state.lifecycle.mode ?? wanted
@@ -168,8 +173,18 @@ final class DeviceStreamer: @unchecked Sendable {
                 budget.refundStream(connection: connectionID, bytes: options.bytesHeld)
                 throw error
             }
+            var announcer: FrameAnnouncer?
+            if let frameRing, let user {
+                guard let signal = try? state.frameSignals[user] ?? FrameSignal() else {
+                    budget.refundStream(connection: connectionID, bytes: options.bytesHeld)
+                    throw CameraError(.resourceExhausted, "cannot make an eventfd for a frame ring; open the stream without one")
+                }
+                state.frameSignals[user] = signal
+                announcer = FrameAnnouncer(ring: frameRing, signal: signal)
+            }
             state.streams[id] = Stream(id: id, connectionID: connectionID, options: options,
-                                       outbox: StreamOutbox(sink: sink, immediate: options.inline, unsent: unsent),
+                                       outbox: StreamOutbox(sink: sink, immediate: options.inline, unsent: unsent,
+                                                            announcer: announcer),
                                        releaseRing: ring, poolID: pool.id)
             return (id, planned(state.lifecycle.handle(.start(mode))))
         }
@@ -196,7 +211,7 @@ final class DeviceStreamer: @unchecked Sendable {
             }
             description.activeMode = mode
             stream.outbox.post(.started(StreamNews(pool: pool, mode: mode, note: note, device: description,
-                                                   releaseRing: stream.releaseRing)))
+                                                   releaseRing: stream.releaseRing, frameRing: stream.outbox.announcer)))
             transition(&stream, .started)
             state.streams[id] = stream
         }
@@ -233,22 +248,31 @@ final class DeviceStreamer: @unchecked Sendable {
             stream.held.insert(next.reference)
             send(next.dropsBefore, to: stream)
             if !stream.outbox.post(.frame(next.frame)) {
-                // The sink is gone; close() follows.
+                // Its frame ring is full (or the sink is gone, and close() follows).
                 stream.held.remove(next.reference)
                 state.pools[next.reference.poolID]?.unreference(next.reference.slot)
+                stream.drops.add(.frameWasLate, count: 1, sequence: next.frame.sequence)
             }
         }
         state.streams[streamID] = stream
         dropUnusedPools(&state)
     }
 
-    /// Reads every stream's release ring (as each frame comes, under the
-    /// lock). A ring that makes no sense, or names a slot its stream does not
-    /// hold, ends that stream alone with INVALID_ARGUMENT.
-    func readReleaseRings(_ state: inout State) {
-        let rings = state.streams.compactMap { id, stream in stream.releaseRing.map { (id, $0) } }
-        for (id, ring) in rings {
+    /// Reads what clients wrote to their streams' rings (as each frame comes,
+    /// under the lock): releases, and how far they read their frame rings. A
+    /// ring that makes no sense, or names a slot its stream does not hold, ends
+    /// that stream alone with INVALID_ARGUMENT.
+    func readClientRings(_ state: inout State) {
+        let rings = state.streams.compactMap { id, stream in
+            stream.releaseRing != nil || stream.outbox.announcer != nil ? (id, stream.releaseRing, stream.outbox.announcer?.ring) : nil
+        }
+        for (id, ring, frameRing) in rings {
             do throws(CameraError) {
+                if let frameRing, frameRing.room == nil {
+                    throw CameraError(.invalidArgument,
+                                      "the frame ring's tail is behind an earlier one or ahead of its head; store the count of records read")
+                }
+                guard let ring else { continue }
                 guard let releases = ring.take() else {
                     throw CameraError(.invalidArgument,
                                       "the release ring's head is behind its tail or more than \(ring.capacity) ahead; write each release once, then its head")
@@ -290,6 +314,10 @@ final class DeviceStreamer: @unchecked Sendable {
             state.pools[reference.poolID]?.unreference(reference.slot)
         }
         state.pools[stream.poolID]?.streamIDs.remove(stream.id)
+        if let signal = stream.outbox.announcer?.signal,
+           !state.streams.values.contains(where: { $0.outbox.announcer?.signal === signal }) {
+            state.frameSignals = state.frameSignals.filter { $0.value !== signal }
+        }
         dropUnusedPools(&state)
         budget.refundStream(connection: stream.connectionID, bytes: stream.options.bytesHeld)
         return stream

@@ -43,6 +43,11 @@ struct DropTally: Sendable {
         counts[index].lastSequence = max(counts[index].lastSequence, sequence)
     }
 
+    /// Counts another tally's drops too.
+    mutating func add(_ other: DropTally) {
+        for report in other.reports { add(report.reason, count: report.count, sequence: report.lastSequence) }
+    }
+
     /// One report per reason with drops, in order.
     var reports: [Report] {
         zip(DropReason.allCases, counts).compactMap { reason, tally in

@@ -43,6 +43,8 @@ struct StreamNews: Sendable {
     let device: DeviceDescription?
     /// Where the stream's releases are written, with its start (when asked for).
     var releaseRing: ReleaseRing? = nil
+    /// Where its frames are announced, with its start (when asked for).
+    var frameRing: FrameAnnouncer? = nil
 }
 
 /// Why a stream ended by itself (AVCaptureSession.InterruptionReason).

@@ -1,3 +1,4 @@
+import CameraIPC
 import Synchronization
 
 /// A stream's messages in the order the streamer decided them under its lock,
@@ -17,6 +18,11 @@ import Synchronization
 /// A copying stream's messages go at once, under the lock (``immediate``): its
 /// sink may refuse a frame (its client too far behind to take another copy),
 /// which the streamer counts as a drop there and then.
+///
+/// A stream with a frame ring (``FrameAnnouncer``) gets its frames and drops
+/// written there, under the lock, and its news both there (a news record) and
+/// here; its client's signal is raised once the lock is let go, once for all
+/// the streams of that user.
 final class StreamOutbox: @unchecked Sendable {
     enum Message: Sendable {
         case started(StreamNews)
@@ -29,6 +35,8 @@ final class StreamOutbox: @unchecked Sendable {
 
     let sink: any FrameSink
     let immediate: Bool
+    /// Where frames are announced instead of sent, when the client asked for a frame ring.
+    let announcer: FrameAnnouncer?
     /// The streamer's list of outboxes with messages to send.
     private let unsent: UnsentOutboxes
     /// Whether this outbox is in `unsent`. Guarded by the streamer's lock.
@@ -40,23 +48,54 @@ final class StreamOutbox: @unchecked Sendable {
     }
     private let queue = Mutex(Queue())
 
-    init(sink: any FrameSink, immediate: Bool, unsent: UnsentOutboxes) {
+    init(sink: any FrameSink, immediate: Bool, unsent: UnsentOutboxes, announcer: FrameAnnouncer? = nil) {
         self.sink = sink
         self.immediate = immediate
         self.unsent = unsent
+        self.announcer = announcer
     }
 
-    /// Posts a message, under the streamer's lock. False only when an
-    /// immediate frame was refused by the sink.
+    /// Posts a message, under the streamer's lock. False when a frame was not
+    /// taken (an immediate one refused by the sink, or no room in the frame
+    /// ring: either way late), or when news found no room in the frame ring
+    /// (its client stopped reading: the stream should end).
     @discardableResult
     func post(_ message: Message) -> Bool {
         if immediate { return hand(message) }
+        if let announcer {
+            switch message {
+            case .frame(let frame):
+                guard announcer.frame(frame) else { return false }
+                unsent.raise(announcer.signal)
+                return true
+            case .dropped(let drops):
+                if announcer.dropped(drops) { unsent.raise(announcer.signal) }
+                return true
+            case .formatChanged:
+                guard announcer.news() else { return false }
+                unsent.raise(announcer.signal)
+            case .interrupted:
+                // The end follows: the client reads the message then if the ring had no room.
+                if announcer.news() { unsent.raise(announcer.signal) }
+            case .end:
+                // Drops that never found room go ahead of the end, as messages.
+                let drops = announcer.takeWaiting()
+                if !drops.isEmpty { enqueue(.dropped(drops)) }
+            case .started:
+                break
+            }
+        }
+        enqueue(message)
+        return true
+    }
+
+    /// Queues a message for ``send()``, under the streamer's lock.
+    private func enqueue(_ message: Message) {
         queue.withLock { $0.messages.append(message) }
         if !listed {
             listed = true
             unsent.outboxes.append(self)
         }
-        return true
     }
 
     /// Sends what was posted, in order, with no lock of the streamer's held.
@@ -93,28 +132,41 @@ final class StreamOutbox: @unchecked Sendable {
     }
 }
 
-/// The outboxes a streamer posted to since it last sent. Guarded by the
-/// streamer's lock.
+/// The outboxes a streamer posted to since it last sent, and the frame
+/// signals of rings it wrote to. Guarded by the streamer's lock.
 final class UnsentOutboxes: @unchecked Sendable {
     fileprivate(set) var outboxes: [StreamOutbox] = []
+    fileprivate(set) var signals: [FrameSignal] = []
 
-    /// Takes the list, under the streamer's lock.
-    func take() -> [StreamOutbox] {
-        guard !outboxes.isEmpty else { return [] }
+    /// A signal to raise once the lock is let go (once, however many rings it wakes).
+    func raise(_ signal: FrameSignal) {
+        if !signals.contains(where: { $0 === signal }) { signals.append(signal) }
+    }
+
+    /// Takes the lists, under the streamer's lock.
+    func take() -> (outboxes: [StreamOutbox], signals: [FrameSignal]) {
+        guard !outboxes.isEmpty || !signals.isEmpty else { return ([], []) }
         for outbox in outboxes { outbox.listed = false }
-        defer { outboxes.removeAll(keepingCapacity: true) }
-        return outboxes
+        defer {
+            outboxes.removeAll(keepingCapacity: true)
+            signals.removeAll(keepingCapacity: true)
+        }
+        return (outboxes, signals)
     }
 }
 
 extension DeviceStreamer {
-    /// Runs `body` under the streamer's lock, then sends the messages it
-    /// posted to streams, the lock free. Every use of the lock goes through it.
+    /// Runs `body` under the streamer's lock, then raises the frame signals of
+    /// the rings it wrote to and sends the messages it posted to streams, the
+    /// lock free. Every use of the lock goes through it.
     func locked<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
-        var outboxes: [StreamOutbox] = []
-        defer { for outbox in outboxes { outbox.send() } }
+        var unsent: (outboxes: [StreamOutbox], signals: [FrameSignal]) = ([], [])
+        defer {
+            for signal in unsent.signals { signal.raise() }
+            for outbox in unsent.outboxes { outbox.send() }
+        }
         return try state.withLock { (state) throws(Failure) -> Result in
-            defer { outboxes = unsent.take() }
+            defer { unsent = self.unsent.take() }
             return try body(&state)
         }
     }

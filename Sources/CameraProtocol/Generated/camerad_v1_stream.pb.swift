@@ -344,6 +344,13 @@ public nonisolated struct Camerad_V1_OutputSettings: Sendable {
   /// the ring is full, say). Ignored for inline delivery.
   public var releaseRing: Bool = false
 
+  /// Hear of frames and drops through a ring in shared memory
+  /// (StreamStarted.frame_ring) rather than FrameReady and FramesDropped
+  /// messages: camerad writes a record per frame and wakes all of one user's
+  /// streams on the device with one eventfd write, so a frame costs camerad no
+  /// message per client. Ignored for inline delivery.
+  public var frameRing: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   /// AVCaptureVideoDataOutput.alwaysDiscardsLateVideoFrames. Unset: true. True: a
@@ -628,6 +635,16 @@ public nonisolated struct Camerad_V1_StreamStarted: @unchecked Sendable {
   /// Clears the value of `releaseRing`. Subsequent reads from it will return its default value.
   public mutating func clearReleaseRing() {_uniqueStorage()._releaseRing = nil}
 
+  /// Where frames are announced, when OutputSettings.frame_ring asked for it.
+  public var frameRing: Camerad_V1_FrameRing {
+    get {_storage._frameRing ?? Camerad_V1_FrameRing()}
+    set {_uniqueStorage()._frameRing = newValue}
+  }
+  /// Returns true if `frameRing` has been explicitly set.
+  public var hasFrameRing: Bool {_storage._frameRing != nil}
+  /// Clears the value of `frameRing`. Subsequent reads from it will return its default value.
+  public mutating func clearFrameRing() {_uniqueStorage()._frameRing = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -650,6 +667,41 @@ public nonisolated struct Camerad_V1_ReleaseRing: Sendable {
   public var fdIndex: UInt32 = 0
 
   public var capacity: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A memfd of 128 + 64 × capacity bytes, descriptor fd_index of StreamStarted's
+/// envelope, mapped read-write; and an eventfd, descriptor signal_fd_index, that
+/// camerad writes when it wrote records (shared by the user's streams on the
+/// device: wait on it edge-triggered, EPOLLIN | EPOLLET, and never read it).
+/// At offset 0 camerad's head (u64: records written), at 64 the client's tail
+/// (u64: records read; store it, release order, as you read), from 128 the
+/// records; record n at 128 + (n mod capacity) × 64, its first u32 its kind:
+///   1 frame:   slot u32 at 4, pool_id u64 at 8, sequence u64 at 16,
+///              presentation_time_ns i64 at 24, duration_ns i64 at 32,
+///              bytes_used u64 at 40 (a FrameReady; its planes are the pool's)
+///   2 dropped: reason u32 at 4, count u64 at 8, last_sequence u64 at 16
+///   3 news:    the next StreamResponse on the socket goes here: handle it
+///              (waiting for it if it has not come), then read on.
+/// With a frame ring no FrameReady or FramesDropped comes on the socket, and
+/// every other StreamResponse after StreamStarted waits for its news record;
+/// when the call ends, read the ring to its head, then the messages still
+/// waiting. A full ring costs the stream its frames (FRAME_WAS_LATE) and, when
+/// news finds no room, the stream (RESOURCE_EXHAUSTED); a tail behind an earlier
+/// one or ahead of the head ends it with INVALID_ARGUMENT.
+public nonisolated struct Camerad_V1_FrameRing: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var fdIndex: UInt32 = 0
+
+  public var capacity: UInt32 = 0
+
+  public var signalFdIndex: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -876,7 +928,7 @@ nonisolated extension Camerad_V1_InterruptionReason: SwiftProtobuf._ProtoNamePro
 
 nonisolated extension Camerad_V1_OutputSettings: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".OutputSettings"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}pixel_format\0\u{1}width\0\u{1}height\0\u{3}min_frame_duration\0\u{1}orientation\0\u{1}mirrored\0\u{3}always_discards_late_video_frames\0\u{1}delivery\0\u{3}max_frames_in_flight\0\u{3}release_ring\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}pixel_format\0\u{1}width\0\u{1}height\0\u{3}min_frame_duration\0\u{1}orientation\0\u{1}mirrored\0\u{3}always_discards_late_video_frames\0\u{1}delivery\0\u{3}max_frames_in_flight\0\u{3}release_ring\0\u{3}frame_ring\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -901,6 +953,7 @@ nonisolated extension Camerad_V1_OutputSettings: SwiftProtobuf.Message, SwiftPro
       case 8: try { try decoder.decodeSingularEnumField(value: &self.delivery) }()
       case 9: try { try decoder.decodeSingularUInt32Field(value: &self.maxFramesInFlight) }()
       case 10: try { try decoder.decodeSingularBoolField(value: &self.releaseRing) }()
+      case 11: try { try decoder.decodeSingularBoolField(value: &self.frameRing) }()
       default: break
       }
     }
@@ -941,6 +994,9 @@ nonisolated extension Camerad_V1_OutputSettings: SwiftProtobuf.Message, SwiftPro
     if self.releaseRing != false {
       try visitor.visitSingularBoolField(value: self.releaseRing, fieldNumber: 10)
     }
+    if self.frameRing != false {
+      try visitor.visitSingularBoolField(value: self.frameRing, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -955,6 +1011,7 @@ nonisolated extension Camerad_V1_OutputSettings: SwiftProtobuf.Message, SwiftPro
     if lhs.delivery != rhs.delivery {return false}
     if lhs.maxFramesInFlight != rhs.maxFramesInFlight {return false}
     if lhs.releaseRing != rhs.releaseRing {return false}
+    if lhs.frameRing != rhs.frameRing {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1386,7 +1443,7 @@ nonisolated extension Camerad_V1_FramePool: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Camerad_V1_StreamStarted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StreamStarted"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}pool\0\u{1}device\0\u{3}frame_duration\0\u{1}note\0\u{3}release_ring\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}pool\0\u{1}device\0\u{3}frame_duration\0\u{1}note\0\u{3}release_ring\0\u{3}frame_ring\0")
 
   fileprivate class _StorageClass {
     var _pool: Camerad_V1_FramePool? = nil
@@ -1394,6 +1451,7 @@ nonisolated extension Camerad_V1_StreamStarted: SwiftProtobuf.Message, SwiftProt
     var _frameDuration: Camerad_V1_Fraction? = nil
     var _note: String = String()
     var _releaseRing: Camerad_V1_ReleaseRing? = nil
+    var _frameRing: Camerad_V1_FrameRing? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -1409,6 +1467,7 @@ nonisolated extension Camerad_V1_StreamStarted: SwiftProtobuf.Message, SwiftProt
       _frameDuration = source._frameDuration
       _note = source._note
       _releaseRing = source._releaseRing
+      _frameRing = source._frameRing
     }
   }
 
@@ -1432,6 +1491,7 @@ nonisolated extension Camerad_V1_StreamStarted: SwiftProtobuf.Message, SwiftProt
         case 3: try { try decoder.decodeSingularMessageField(value: &_storage._frameDuration) }()
         case 4: try { try decoder.decodeSingularStringField(value: &_storage._note) }()
         case 5: try { try decoder.decodeSingularMessageField(value: &_storage._releaseRing) }()
+        case 6: try { try decoder.decodeSingularMessageField(value: &_storage._frameRing) }()
         default: break
         }
       }
@@ -1459,6 +1519,9 @@ nonisolated extension Camerad_V1_StreamStarted: SwiftProtobuf.Message, SwiftProt
       try { if let v = _storage._releaseRing {
         try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
       } }()
+      try { if let v = _storage._frameRing {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -1473,6 +1536,7 @@ nonisolated extension Camerad_V1_StreamStarted: SwiftProtobuf.Message, SwiftProt
         if _storage._frameDuration != rhs_storage._frameDuration {return false}
         if _storage._note != rhs_storage._note {return false}
         if _storage._releaseRing != rhs_storage._releaseRing {return false}
+        if _storage._frameRing != rhs_storage._frameRing {return false}
         return true
       }
       if !storagesAreEqual {return false}
@@ -1512,6 +1576,46 @@ nonisolated extension Camerad_V1_ReleaseRing: SwiftProtobuf.Message, SwiftProtob
   public static func ==(lhs: Camerad_V1_ReleaseRing, rhs: Camerad_V1_ReleaseRing) -> Bool {
     if lhs.fdIndex != rhs.fdIndex {return false}
     if lhs.capacity != rhs.capacity {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Camerad_V1_FrameRing: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".FrameRing"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}fd_index\0\u{1}capacity\0\u{3}signal_fd_index\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.fdIndex) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.capacity) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.signalFdIndex) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.fdIndex != 0 {
+      try visitor.visitSingularUInt32Field(value: self.fdIndex, fieldNumber: 1)
+    }
+    if self.capacity != 0 {
+      try visitor.visitSingularUInt32Field(value: self.capacity, fieldNumber: 2)
+    }
+    if self.signalFdIndex != 0 {
+      try visitor.visitSingularUInt32Field(value: self.signalFdIndex, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Camerad_V1_FrameRing, rhs: Camerad_V1_FrameRing) -> Bool {
+    if lhs.fdIndex != rhs.fdIndex {return false}
+    if lhs.capacity != rhs.capacity {return false}
+    if lhs.signalFdIndex != rhs.signalFdIndex {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

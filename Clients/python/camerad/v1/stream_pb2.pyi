@@ -102,6 +102,16 @@ class FrameReady(_message.Message):
     slot: int
     def __init__(self, pool_id: _Optional[int] = ..., slot: _Optional[int] = ..., sequence: _Optional[int] = ..., presentation_time_ns: _Optional[int] = ..., duration_ns: _Optional[int] = ..., bytes_used: _Optional[int] = ..., planes: _Optional[_Iterable[_Union[PlaneInfo, _Mapping]]] = ..., data: _Optional[bytes] = ...) -> None: ...
 
+class FrameRing(_message.Message):
+    __slots__ = ["capacity", "fd_index", "signal_fd_index"]
+    CAPACITY_FIELD_NUMBER: _ClassVar[int]
+    FD_INDEX_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_FD_INDEX_FIELD_NUMBER: _ClassVar[int]
+    capacity: int
+    fd_index: int
+    signal_fd_index: int
+    def __init__(self, fd_index: _Optional[int] = ..., capacity: _Optional[int] = ..., signal_fd_index: _Optional[int] = ...) -> None: ...
+
 class FramesDropped(_message.Message):
     __slots__ = ["count", "last_sequence", "reason"]
     COUNT_FIELD_NUMBER: _ClassVar[int]
@@ -129,9 +139,10 @@ class OpenStream(_message.Message):
     def __init__(self, unique_id: _Optional[str] = ..., settings: _Optional[_Union[OutputSettings, _Mapping]] = ..., preset: _Optional[_Union[_device_pb2.SessionPreset, str]] = ...) -> None: ...
 
 class OutputSettings(_message.Message):
-    __slots__ = ["always_discards_late_video_frames", "delivery", "height", "max_frames_in_flight", "min_frame_duration", "mirrored", "orientation", "pixel_format", "release_ring", "width"]
+    __slots__ = ["always_discards_late_video_frames", "delivery", "frame_ring", "height", "max_frames_in_flight", "min_frame_duration", "mirrored", "orientation", "pixel_format", "release_ring", "width"]
     ALWAYS_DISCARDS_LATE_VIDEO_FRAMES_FIELD_NUMBER: _ClassVar[int]
     DELIVERY_FIELD_NUMBER: _ClassVar[int]
+    FRAME_RING_FIELD_NUMBER: _ClassVar[int]
     HEIGHT_FIELD_NUMBER: _ClassVar[int]
     MAX_FRAMES_IN_FLIGHT_FIELD_NUMBER: _ClassVar[int]
     MIN_FRAME_DURATION_FIELD_NUMBER: _ClassVar[int]
@@ -142,6 +153,7 @@ class OutputSettings(_message.Message):
     WIDTH_FIELD_NUMBER: _ClassVar[int]
     always_discards_late_video_frames: bool
     delivery: Delivery
+    frame_ring: bool
     height: int
     max_frames_in_flight: int
     min_frame_duration: _device_pb2.Fraction
@@ -150,7 +162,7 @@ class OutputSettings(_message.Message):
     pixel_format: OutputPixelFormat
     release_ring: bool
     width: int
-    def __init__(self, pixel_format: _Optional[_Union[OutputPixelFormat, str]] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., min_frame_duration: _Optional[_Union[_device_pb2.Fraction, _Mapping]] = ..., orientation: _Optional[_Union[VideoOrientation, str]] = ..., mirrored: bool = ..., always_discards_late_video_frames: bool = ..., delivery: _Optional[_Union[Delivery, str]] = ..., max_frames_in_flight: _Optional[int] = ..., release_ring: bool = ...) -> None: ...
+    def __init__(self, pixel_format: _Optional[_Union[OutputPixelFormat, str]] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., min_frame_duration: _Optional[_Union[_device_pb2.Fraction, _Mapping]] = ..., orientation: _Optional[_Union[VideoOrientation, str]] = ..., mirrored: bool = ..., always_discards_late_video_frames: bool = ..., delivery: _Optional[_Union[Delivery, str]] = ..., max_frames_in_flight: _Optional[int] = ..., release_ring: bool = ..., frame_ring: bool = ...) -> None: ...
 
 class PlaneInfo(_message.Message):
     __slots__ = ["bytes_per_row", "height", "offset"]
@@ -217,18 +229,20 @@ class StreamResponse(_message.Message):
     def __init__(self, started: _Optional[_Union[StreamStarted, _Mapping]] = ..., frame: _Optional[_Union[FrameReady, _Mapping]] = ..., dropped: _Optional[_Union[FramesDropped, _Mapping]] = ..., format_changed: _Optional[_Union[FormatChanged, _Mapping]] = ..., interrupted: _Optional[_Union[StreamInterrupted, _Mapping]] = ...) -> None: ...
 
 class StreamStarted(_message.Message):
-    __slots__ = ["device", "frame_duration", "note", "pool", "release_ring"]
+    __slots__ = ["device", "frame_duration", "frame_ring", "note", "pool", "release_ring"]
     DEVICE_FIELD_NUMBER: _ClassVar[int]
     FRAME_DURATION_FIELD_NUMBER: _ClassVar[int]
+    FRAME_RING_FIELD_NUMBER: _ClassVar[int]
     NOTE_FIELD_NUMBER: _ClassVar[int]
     POOL_FIELD_NUMBER: _ClassVar[int]
     RELEASE_RING_FIELD_NUMBER: _ClassVar[int]
     device: _device_pb2.Device
     frame_duration: _device_pb2.Fraction
+    frame_ring: FrameRing
     note: str
     pool: FramePool
     release_ring: ReleaseRing
-    def __init__(self, pool: _Optional[_Union[FramePool, _Mapping]] = ..., device: _Optional[_Union[_device_pb2.Device, _Mapping]] = ..., frame_duration: _Optional[_Union[_device_pb2.Fraction, _Mapping]] = ..., note: _Optional[str] = ..., release_ring: _Optional[_Union[ReleaseRing, _Mapping]] = ...) -> None: ...
+    def __init__(self, pool: _Optional[_Union[FramePool, _Mapping]] = ..., device: _Optional[_Union[_device_pb2.Device, _Mapping]] = ..., frame_duration: _Optional[_Union[_device_pb2.Fraction, _Mapping]] = ..., note: _Optional[str] = ..., release_ring: _Optional[_Union[ReleaseRing, _Mapping]] = ..., frame_ring: _Optional[_Union[FrameRing, _Mapping]] = ...) -> None: ...
 
 class VariantStatistics(_message.Message):
     __slots__ = ["conversions", "fourcc", "frames_copied", "frames_shared", "frames_skipped", "height", "mirrored", "pool_id", "rotation_degrees", "slot_count", "slots_in_use", "streams", "width"]

@@ -457,6 +457,51 @@ void   camerad__v1__release_ring__free_unpacked
   assert(message->base.descriptor == &camerad__v1__release_ring__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   camerad__v1__frame_ring__init
+                     (Camerad__V1__FrameRing         *message)
+{
+  static const Camerad__V1__FrameRing init_value = CAMERAD__V1__FRAME_RING__INIT;
+  *message = init_value;
+}
+size_t camerad__v1__frame_ring__get_packed_size
+                     (const Camerad__V1__FrameRing *message)
+{
+  assert(message->base.descriptor == &camerad__v1__frame_ring__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t camerad__v1__frame_ring__pack
+                     (const Camerad__V1__FrameRing *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &camerad__v1__frame_ring__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t camerad__v1__frame_ring__pack_to_buffer
+                     (const Camerad__V1__FrameRing *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &camerad__v1__frame_ring__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Camerad__V1__FrameRing *
+       camerad__v1__frame_ring__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Camerad__V1__FrameRing *)
+     protobuf_c_message_unpack (&camerad__v1__frame_ring__descriptor,
+                                allocator, len, data);
+}
+void   camerad__v1__frame_ring__free_unpacked
+                     (Camerad__V1__FrameRing *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &camerad__v1__frame_ring__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   camerad__v1__frame_ready__init
                      (Camerad__V1__FrameReady         *message)
 {
@@ -772,7 +817,7 @@ void   camerad__v1__variant_statistics__free_unpacked
   assert(message->base.descriptor == &camerad__v1__variant_statistics__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor camerad__v1__output_settings__field_descriptors[10] =
+static const ProtobufCFieldDescriptor camerad__v1__output_settings__field_descriptors[11] =
 {
   {
     "pixel_format",
@@ -894,10 +939,23 @@ static const ProtobufCFieldDescriptor camerad__v1__output_settings__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "frame_ring",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__OutputSettings, frame_ring),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned camerad__v1__output_settings__field_indices_by_name[] = {
   6,   /* field[6] = always_discards_late_video_frames */
   7,   /* field[7] = delivery */
+  10,   /* field[10] = frame_ring */
   2,   /* field[2] = height */
   8,   /* field[8] = max_frames_in_flight */
   3,   /* field[3] = min_frame_duration */
@@ -910,7 +968,7 @@ static const unsigned camerad__v1__output_settings__field_indices_by_name[] = {
 static const ProtobufCIntRange camerad__v1__output_settings__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 10 }
+  { 0, 11 }
 };
 const ProtobufCMessageDescriptor camerad__v1__output_settings__descriptor =
 {
@@ -920,7 +978,7 @@ const ProtobufCMessageDescriptor camerad__v1__output_settings__descriptor =
   "Camerad__V1__OutputSettings",
   "camerad.v1",
   sizeof(Camerad__V1__OutputSettings),
-  10,
+  11,
   camerad__v1__output_settings__field_descriptors,
   camerad__v1__output_settings__field_indices_by_name,
   1,  camerad__v1__output_settings__number_ranges,
@@ -1479,7 +1537,7 @@ const ProtobufCMessageDescriptor camerad__v1__frame_pool__descriptor =
   (ProtobufCMessageInit) camerad__v1__frame_pool__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor camerad__v1__stream_started__field_descriptors[5] =
+static const ProtobufCFieldDescriptor camerad__v1__stream_started__field_descriptors[6] =
 {
   {
     "pool",
@@ -1541,10 +1599,23 @@ static const ProtobufCFieldDescriptor camerad__v1__stream_started__field_descrip
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "frame_ring",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__StreamStarted, frame_ring),
+    &camerad__v1__frame_ring__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned camerad__v1__stream_started__field_indices_by_name[] = {
   1,   /* field[1] = device */
   2,   /* field[2] = frame_duration */
+  5,   /* field[5] = frame_ring */
   3,   /* field[3] = note */
   0,   /* field[0] = pool */
   4,   /* field[4] = release_ring */
@@ -1552,7 +1623,7 @@ static const unsigned camerad__v1__stream_started__field_indices_by_name[] = {
 static const ProtobufCIntRange camerad__v1__stream_started__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor camerad__v1__stream_started__descriptor =
 {
@@ -1562,7 +1633,7 @@ const ProtobufCMessageDescriptor camerad__v1__stream_started__descriptor =
   "Camerad__V1__StreamStarted",
   "camerad.v1",
   sizeof(Camerad__V1__StreamStarted),
-  5,
+  6,
   camerad__v1__stream_started__field_descriptors,
   camerad__v1__stream_started__field_indices_by_name,
   1,  camerad__v1__stream_started__number_ranges,
@@ -1618,6 +1689,70 @@ const ProtobufCMessageDescriptor camerad__v1__release_ring__descriptor =
   camerad__v1__release_ring__field_indices_by_name,
   1,  camerad__v1__release_ring__number_ranges,
   (ProtobufCMessageInit) camerad__v1__release_ring__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor camerad__v1__frame_ring__field_descriptors[3] =
+{
+  {
+    "fd_index",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__FrameRing, fd_index),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "capacity",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__FrameRing, capacity),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "signal_fd_index",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__FrameRing, signal_fd_index),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned camerad__v1__frame_ring__field_indices_by_name[] = {
+  1,   /* field[1] = capacity */
+  0,   /* field[0] = fd_index */
+  2,   /* field[2] = signal_fd_index */
+};
+static const ProtobufCIntRange camerad__v1__frame_ring__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor camerad__v1__frame_ring__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "camerad.v1.FrameRing",
+  "FrameRing",
+  "Camerad__V1__FrameRing",
+  "camerad.v1",
+  sizeof(Camerad__V1__FrameRing),
+  3,
+  camerad__v1__frame_ring__field_descriptors,
+  camerad__v1__frame_ring__field_indices_by_name,
+  1,  camerad__v1__frame_ring__number_ranges,
+  (ProtobufCMessageInit) camerad__v1__frame_ring__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor camerad__v1__frame_ready__field_descriptors[8] =

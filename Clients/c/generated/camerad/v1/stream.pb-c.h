@@ -26,6 +26,7 @@ typedef struct Camerad__V1__SlotLocation Camerad__V1__SlotLocation;
 typedef struct Camerad__V1__FramePool Camerad__V1__FramePool;
 typedef struct Camerad__V1__StreamStarted Camerad__V1__StreamStarted;
 typedef struct Camerad__V1__ReleaseRing Camerad__V1__ReleaseRing;
+typedef struct Camerad__V1__FrameRing Camerad__V1__FrameRing;
 typedef struct Camerad__V1__FrameReady Camerad__V1__FrameReady;
 typedef struct Camerad__V1__FramesDropped Camerad__V1__FramesDropped;
 typedef struct Camerad__V1__FormatChanged Camerad__V1__FormatChanged;
@@ -180,6 +181,14 @@ struct  Camerad__V1__OutputSettings
    * the ring is full, say). Ignored for inline delivery.
    */
   protobuf_c_boolean release_ring;
+  /*
+   * Hear of frames and drops through a ring in shared memory
+   * (StreamStarted.frame_ring) rather than FrameReady and FramesDropped
+   * messages: camerad writes a record per frame and wakes all of one user's
+   * streams on the device with one eventfd write, so a frame costs camerad no
+   * message per client. Ignored for inline delivery.
+   */
+  protobuf_c_boolean frame_ring;
   Camerad__V1__OutputSettings__OptionalAlwaysDiscardsLateVideoFramesCase optional_always_discards_late_video_frames_case;
   union {
     protobuf_c_boolean always_discards_late_video_frames;
@@ -187,7 +196,7 @@ struct  Camerad__V1__OutputSettings
 };
 #define CAMERAD__V1__OUTPUT_SETTINGS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__output_settings__descriptor) \
-    , CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_NATIVE, 0, 0, NULL, CAMERAD__V1__VIDEO_ORIENTATION__VIDEO_ORIENTATION_UNSPECIFIED, 0, CAMERAD__V1__DELIVERY__DELIVERY_SHARED_MEMORY, 0, 0, CAMERAD__V1__OUTPUT_SETTINGS__OPTIONAL_ALWAYS_DISCARDS_LATE_VIDEO_FRAMES__NOT_SET, {0} }
+    , CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_NATIVE, 0, 0, NULL, CAMERAD__V1__VIDEO_ORIENTATION__VIDEO_ORIENTATION_UNSPECIFIED, 0, CAMERAD__V1__DELIVERY__DELIVERY_SHARED_MEMORY, 0, 0, 0, CAMERAD__V1__OUTPUT_SETTINGS__OPTIONAL_ALWAYS_DISCARDS_LATE_VIDEO_FRAMES__NOT_SET, {0} }
 
 
 typedef enum {
@@ -368,10 +377,14 @@ struct  Camerad__V1__StreamStarted
    * Where to write releases, when OutputSettings.release_ring asked for it.
    */
   Camerad__V1__ReleaseRing *release_ring;
+  /*
+   * Where frames are announced, when OutputSettings.frame_ring asked for it.
+   */
+  Camerad__V1__FrameRing *frame_ring;
 };
 #define CAMERAD__V1__STREAM_STARTED__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__stream_started__descriptor) \
-    , NULL, NULL, NULL, (char *)protobuf_c_empty_string, NULL }
+    , NULL, NULL, NULL, (char *)protobuf_c_empty_string, NULL, NULL }
 
 
 /*
@@ -392,6 +405,39 @@ struct  Camerad__V1__ReleaseRing
 #define CAMERAD__V1__RELEASE_RING__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__release_ring__descriptor) \
     , 0, 0 }
+
+
+/*
+ * A memfd of 128 + 64 × capacity bytes, descriptor fd_index of StreamStarted's
+ * envelope, mapped read-write; and an eventfd, descriptor signal_fd_index, that
+ * camerad writes when it wrote records (shared by the user's streams on the
+ * device: wait on it edge-triggered, EPOLLIN | EPOLLET, and never read it).
+ * At offset 0 camerad's head (u64: records written), at 64 the client's tail
+ * (u64: records read; store it, release order, as you read), from 128 the
+ * records; record n at 128 + (n mod capacity) × 64, its first u32 its kind:
+ *   1 frame:   slot u32 at 4, pool_id u64 at 8, sequence u64 at 16,
+ *              presentation_time_ns i64 at 24, duration_ns i64 at 32,
+ *              bytes_used u64 at 40 (a FrameReady; its planes are the pool's)
+ *   2 dropped: reason u32 at 4, count u64 at 8, last_sequence u64 at 16
+ *   3 news:    the next StreamResponse on the socket goes here: handle it
+ *              (waiting for it if it has not come), then read on.
+ * With a frame ring no FrameReady or FramesDropped comes on the socket, and
+ * every other StreamResponse after StreamStarted waits for its news record;
+ * when the call ends, read the ring to its head, then the messages still
+ * waiting. A full ring costs the stream its frames (FRAME_WAS_LATE) and, when
+ * news finds no room, the stream (RESOURCE_EXHAUSTED); a tail behind an earlier
+ * one or ahead of the head ends it with INVALID_ARGUMENT.
+ */
+struct  Camerad__V1__FrameRing
+{
+  ProtobufCMessage base;
+  uint32_t fd_index;
+  uint32_t capacity;
+  uint32_t signal_fd_index;
+};
+#define CAMERAD__V1__FRAME_RING__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__frame_ring__descriptor) \
+    , 0, 0, 0 }
 
 
 struct  Camerad__V1__FrameReady
@@ -740,6 +786,25 @@ Camerad__V1__ReleaseRing *
 void   camerad__v1__release_ring__free_unpacked
                      (Camerad__V1__ReleaseRing *message,
                       ProtobufCAllocator *allocator);
+/* Camerad__V1__FrameRing methods */
+void   camerad__v1__frame_ring__init
+                     (Camerad__V1__FrameRing         *message);
+size_t camerad__v1__frame_ring__get_packed_size
+                     (const Camerad__V1__FrameRing   *message);
+size_t camerad__v1__frame_ring__pack
+                     (const Camerad__V1__FrameRing   *message,
+                      uint8_t             *out);
+size_t camerad__v1__frame_ring__pack_to_buffer
+                     (const Camerad__V1__FrameRing   *message,
+                      ProtobufCBuffer     *buffer);
+Camerad__V1__FrameRing *
+       camerad__v1__frame_ring__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   camerad__v1__frame_ring__free_unpacked
+                     (Camerad__V1__FrameRing *message,
+                      ProtobufCAllocator *allocator);
 /* Camerad__V1__FrameReady methods */
 void   camerad__v1__frame_ready__init
                      (Camerad__V1__FrameReady         *message);
@@ -905,6 +970,9 @@ typedef void (*Camerad__V1__StreamStarted_Closure)
 typedef void (*Camerad__V1__ReleaseRing_Closure)
                  (const Camerad__V1__ReleaseRing *message,
                   void *closure_data);
+typedef void (*Camerad__V1__FrameRing_Closure)
+                 (const Camerad__V1__FrameRing *message,
+                  void *closure_data);
 typedef void (*Camerad__V1__FrameReady_Closure)
                  (const Camerad__V1__FrameReady *message,
                   void *closure_data);
@@ -947,6 +1015,7 @@ extern const ProtobufCMessageDescriptor camerad__v1__slot_location__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__frame_pool__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__stream_started__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__release_ring__descriptor;
+extern const ProtobufCMessageDescriptor camerad__v1__frame_ring__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__frame_ready__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__frames_dropped__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__format_changed__descriptor;
