@@ -79,20 +79,26 @@ public final class ReleaseRing: @unchecked Sendable {
         return runs
     }
 
-    /// The releases written since the last call, oldest first (camerad); nil
-    /// when the head makes no sense, which only a broken or hostile client writes.
-    public func take() -> [(poolID: UInt64, slot: UInt32)]? {
+    /// Hands `body` each release written since the last call, oldest first
+    /// (camerad), with no allocation; false when the head makes no sense, which
+    /// only a broken or hostile client writes. What `body` threw for stays read.
+    public func read<Failure: Error>(_ body: (_ poolID: UInt64, _ slot: UInt32) throws(Failure) -> Void) throws(Failure) -> Bool {
         let written = CCameraShims_load_acquire_u64(head)
-        guard written >= count, written - count <= UInt64(capacity) else { return nil }
-        guard written > count else { return [] }
-        var releases: [(poolID: UInt64, slot: UInt32)] = []
-        releases.reserveCapacity(Int(written - count))
+        guard written >= count, written - count <= UInt64(capacity) else { return false }
+        guard written > count else { return true }
+        defer { CCameraShims_store_release_u64(tail, count) }
         while count < written {
             let place = entry(count)
-            releases.append((place.load(as: UInt64.self), place.load(fromByteOffset: 8, as: UInt32.self)))
             count += 1
+            try body(place.load(as: UInt64.self), place.load(fromByteOffset: 8, as: UInt32.self))
         }
-        CCameraShims_store_release_u64(tail, count)
-        return releases
+        return true
+    }
+
+    /// The releases written since the last call, oldest first (camerad); nil
+    /// when the head makes no sense.
+    public func take() -> [(poolID: UInt64, slot: UInt32)]? {
+        var releases: [(poolID: UInt64, slot: UInt32)] = []
+        return read { releases.append(($0, $1)) } ? releases : nil
     }
 }

@@ -227,21 +227,22 @@ final class DeviceStreamer: @unchecked Sendable {
 
     /// ``release(_:poolID:slots:)`` under the lock: from a ReleaseFrames, or
     /// read from the stream's ring.
-    func release(_ streamID: UInt64, poolID: UInt64, slots: [Int], _ state: inout State) throws(CameraError) {
-        guard var stream = state.streams[streamID] else { return }
-        var named = Set<SlotReference>()
-        // A slot not held, or named twice (which would give it back twice
-        // and let camerad rewrite it under another stream).
-        for slot in slots {
-            let reference = SlotReference(poolID: poolID, slot: slot)
-            guard stream.held.contains(reference), named.insert(reference).inserted else {
+    func release(_ streamID: UInt64, poolID: UInt64, slots: some Collection<Int>, _ state: inout State) throws(CameraError) {
+        // Out of the dictionary while it changes: a copy would copy its sets on write.
+        guard var stream = state.streams.removeValue(forKey: streamID) else { return }
+        defer { state.streams[streamID] = stream }
+        // A slot not held, or named twice (which would give it back twice and
+        // let camerad rewrite it under another stream). A stream holds at most
+        // 8: whatever a list names, this stops within 9.
+        for (index, slot) in slots.enumerated() {
+            guard stream.held.contains(SlotReference(poolID: poolID, slot: slot)), !slots.prefix(index).contains(slot) else {
                 throw CameraError(.invalidArgument,
                                   "slot \(slot) of pool \(poolID) is not held by this stream; release each frame once")
             }
         }
-        for reference in named {
-            stream.held.remove(reference)
-            state.pools[reference.poolID]?.unreference(reference.slot)
+        for slot in slots {
+            stream.held.remove(SlotReference(poolID: poolID, slot: slot))
+            state.pools[poolID]?.unreference(slot)
         }
         while stream.held.count < stream.options.maxFramesInFlight, !stream.queue.isEmpty {
             let next = stream.queue.removeFirst()
@@ -254,7 +255,6 @@ final class DeviceStreamer: @unchecked Sendable {
                 stream.drops.add(.frameWasLate, count: 1, sequence: next.frame.sequence)
             }
         }
-        state.streams[streamID] = stream
         dropUnusedPools(&state)
     }
 
@@ -273,12 +273,12 @@ final class DeviceStreamer: @unchecked Sendable {
                                       "the frame ring's tail is behind an earlier one or ahead of its head; store the count of records read")
                 }
                 guard let ring else { continue }
-                guard let releases = ring.take() else {
+                let sane = try ring.read { (poolID, slot) throws(CameraError) in
+                    try release(id, poolID: poolID, slots: CollectionOfOne(Int(slot)), &state)
+                }
+                guard sane else {
                     throw CameraError(.invalidArgument,
                                       "the release ring's head is behind its tail or more than \(ring.capacity) ahead; write each release once, then its head")
-                }
-                for (poolID, slots) in ReleaseRing.byPool(releases) {
-                    try release(id, poolID: poolID, slots: slots.map(Int.init), &state)
                 }
             } catch {
                 logger.notice("\(device.uniqueID): stream \(id) ended: \(error.message)")

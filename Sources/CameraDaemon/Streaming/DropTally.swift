@@ -31,14 +31,24 @@ struct DropTally: Sendable {
         let lastSequence: UInt64
     }
 
-    /// Reported in ``DropReason``'s order; each reason's count and last sequence number.
-    private var counts: [(count: Int, lastSequence: UInt64)] = Array(repeating: (0, 0), count: DropReason.allCases.count)
+    /// Each reason's count and last sequence number, in ``DropReason``'s
+    /// order: inline, as a stream makes a new tally with every frame.
+    private var counts: InlineArray<3, (count: Int, lastSequence: UInt64)> = .init(repeating: (0, 0))
 
-    var isEmpty: Bool { counts.allSatisfy { $0.count == 0 } }
+    private static func index(_ reason: DropReason) -> Int {
+        switch reason {
+        case .discontinuity: 0
+        case .frameWasLate: 1
+        case .outOfBuffers: 2
+        }
+    }
+
+    var isEmpty: Bool { counts[0].count == 0 && counts[1].count == 0 && counts[2].count == 0 }
 
     /// Counts `count` frames dropped for `reason`, the last of them `sequence`.
     mutating func add(_ reason: DropReason, count: Int, sequence: UInt64) {
-        guard count > 0, let index = DropReason.allCases.firstIndex(of: reason) else { return }
+        guard count > 0 else { return }
+        let index = Self.index(reason)
         counts[index].count += count
         counts[index].lastSequence = max(counts[index].lastSequence, sequence)
     }
@@ -50,8 +60,9 @@ struct DropTally: Sendable {
 
     /// One report per reason with drops, in order.
     var reports: [Report] {
-        zip(DropReason.allCases, counts).compactMap { reason, tally in
-            tally.count > 0 ? Report(reason: reason, count: tally.count, lastSequence: tally.lastSequence) : nil
+        DropReason.allCases.compactMap { reason in
+            let tally = counts[Self.index(reason)]
+            return tally.count > 0 ? Report(reason: reason, count: tally.count, lastSequence: tally.lastSequence) : nil
         }
     }
 }
