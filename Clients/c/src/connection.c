@@ -415,7 +415,20 @@ int camerad_wait(camerad_client *client, bool (*done)(void *), void *argument, c
 
 int camerad_client_dispatch(camerad_client *client, camerad_error *error) {
     flush(client);
-    read_available(client);
+    /* What is ready: the socket is read only if it is (no recvmsg for nothing),
+       and the frame signals' edges are taken, so the descriptor goes quiet (a
+       signal is never read, and stays readable); then what their rings announced. */
+    struct epoll_event ready[16];
+    bool readable = false;
+    int found;
+    do {
+        found = epoll_wait(client->epoll, ready, 16, 0);
+        for (int i = 0; i < found; i++) readable |= ready[i].data.fd == client->socket;
+    } while (found == 16);
+    if (readable || found < 0) read_available(client);
+    for (camerad_stream *stream = client->streams; stream; stream = stream->next) {
+        if (!stream->destroyed) camerad_stream_read_ring(stream);
+    }
     client->dispatching++;
     /* One event at a time, round the streams and watches, until none is left:
        a callback may destroy its stream or make blocking calls that queue more. */

@@ -81,6 +81,9 @@ typedef struct frame_pool {
     /* Slot k starts at slots[k] and has slot_room[k] bytes of its mapping after it. */
     const uint8_t **slots;
     size_t *slot_room;
+    /* Where each plane of a frame lies (a frame ring's records do not say). */
+    camerad_plane planes[CAMERAD_MAX_PLANES];
+    uint32_t n_planes;
     struct frame_pool *next;
 } frame_pool;
 
@@ -100,6 +103,14 @@ typedef struct format_record {
 } format_record;
 
 typedef enum stream_event_kind { EVENT_FRAME, EVENT_DROPPED, EVENT_FORMAT, EVENT_ENDED } stream_event_kind;
+
+/* A message that came on the socket for a news record of the frame ring not yet read. */
+typedef struct pending_news {
+    Camerad__V1__StreamResponse *response;
+    int *fds;
+    size_t n_fds;
+    struct pending_news *next;
+} pending_news;
 
 /* What arrived for a stream, in order, until dispatched. */
 typedef struct stream_event {
@@ -136,6 +147,16 @@ struct camerad_stream {
     size_t ring_length;
     uint32_t ring_capacity;
     uint64_t ring_head;
+    /* Where frames are announced (StreamStarted.frame_ring): NULL when camerad gave
+     * none; `frame_ring_read` counts the records read. Its eventfd, `frame_signal`,
+     * is in the client's epoll, edge-triggered, never read (-1: none). */
+    uint8_t *frame_ring;
+    size_t frame_ring_length;
+    uint32_t frame_ring_capacity;
+    uint64_t frame_ring_read;
+    int frame_signal;
+    /* Messages that came for news records not yet read, in order. */
+    pending_news *news_head, *news_tail;
     camerad_stream_stats stats;
     /* Inside one of its callbacks; destroyed there: freed once it returns. */
     int busy;
@@ -181,6 +202,8 @@ void camerad_signal_events(camerad_client *client);
 void camerad_stream_receive(camerad_stream *stream, const Camerad__V1__Envelope *envelope, int *fds, size_t n_fds);
 void camerad_stream_connection_ended(camerad_stream *stream, const camerad_error *status);
 bool camerad_stream_dispatch_one(camerad_stream *stream);
+/* Reads what the stream's frame ring announced since the last call (nothing without a ring). */
+void camerad_stream_read_ring(camerad_stream *stream);
 void camerad_stream_free(camerad_stream *stream);
 void camerad_watch_receive(camerad_watch *watch, const Camerad__V1__Envelope *envelope);
 void camerad_watch_connection_ended(camerad_watch *watch, const camerad_error *status);

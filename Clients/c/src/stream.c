@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,6 +19,8 @@
 #define MAX_SLOTS 4096
 
 /* ---- Pools -------------------------------------------------------------- */
+
+static void copy_planes(camerad_plane *out, uint32_t *n_out, Camerad__V1__PlaneInfo **planes, size_t n_planes);
 
 static void pool_unref(frame_pool *pool) {
     if (!pool || --pool->refs > 0) return;
@@ -83,6 +86,7 @@ static frame_pool *pool_map(const Camerad__V1__FramePool *description, int *fds,
         return NULL;
     }
     pool->refs = 1;
+    copy_planes(pool->planes, &pool->n_planes, description->planes, description->n_planes);
     pool->id = description->pool_id;
     pool->slot_size = description->slot_size;
     pool->slot_count = description->slot_count;
@@ -135,6 +139,35 @@ static frame_pool *pool_map(const Camerad__V1__FramePool *description, int *fds,
         pool->slot_room[k] = pool->maps[index].length - offset;
     }
     return pool;
+}
+
+/* The frame ring's layout (stream.proto's FrameRing). */
+#define FRAME_RING_HEADER 128
+#define FRAME_RING_TAIL 64
+#define FRAME_RING_RECORD 64
+enum { RECORD_FRAME = 1, RECORD_DROPPED = 2, RECORD_NEWS = 3 };
+
+/* Maps the frame ring camerad gave the stream (closing `fd`) and waits on its
+ * signal in the client's epoll, edge-triggered (keeping `signal`); false with `why` set. */
+static bool frame_ring_map(camerad_stream *stream, int fd, int signal, uint32_t capacity, char *why, size_t why_size) {
+    size_t length = FRAME_RING_HEADER + (size_t)capacity * FRAME_RING_RECORD;
+    size_t size = descriptor_size(fd);
+    void *address = capacity && capacity <= 65536 && size >= length
+                        ? mmap(NULL, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                        : MAP_FAILED;
+    close(fd);
+    struct epoll_event event = {.events = EPOLLIN | EPOLLET, .data.fd = signal};
+    if (address == MAP_FAILED || epoll_ctl(stream->client->epoll, EPOLL_CTL_ADD, signal, &event) != 0) {
+        snprintf(why, why_size, "a frame ring of %u records in %zu bytes it cannot map or wait on", capacity, size);
+        if (address != MAP_FAILED) munmap(address, length);
+        close(signal);
+        return false;
+    }
+    stream->frame_ring = address;
+    stream->frame_ring_length = length;
+    stream->frame_ring_capacity = capacity;
+    stream->frame_signal = signal;
+    return true;
 }
 
 /* ---- Formats ------------------------------------------------------------ */
@@ -250,8 +283,9 @@ static void replace_pools(camerad_stream *stream, frame_pool *pool) {
     stream->pools = pool;
 }
 
-static void receive_frame(camerad_stream *stream, Camerad__V1__StreamResponse *response) {
-    const Camerad__V1__FrameReady *ready = response->frame;
+/* A frame: from a FrameReady message (`response`, which this takes) or a frame ring's record (NULL). */
+static void receive_frame(camerad_stream *stream, const Camerad__V1__FrameReady *ready,
+                          Camerad__V1__StreamResponse *response) {
     stream_frame *frame = calloc(1, sizeof *frame);
     if (!frame) {
         camerad_message_free(response);
@@ -284,6 +318,10 @@ static void receive_frame(camerad_stream *stream, Camerad__V1__StreamResponse *r
     out->duration_ns = ready->duration_ns;
     out->size = ready->bytes_used ? ready->bytes_used : room;
     copy_planes(out->planes, &out->n_planes, ready->planes, ready->n_planes);
+    if (!response && frame->pool) { /* a ring's record: the planes are the pool's */
+        out->n_planes = frame->pool->n_planes;
+        memcpy(out->planes, frame->pool->planes, sizeof out->planes);
+    }
     bool fits = out->size <= room;
     for (uint32_t i = 0; i < out->n_planes; i++) fits &= out->planes[i].offset < out->size;
     if (stream->format) {
@@ -310,6 +348,106 @@ static void receive_frame(camerad_stream *stream, Camerad__V1__StreamResponse *r
     event->frame = frame;
 }
 
+/* Drops camerad reported, from a FramesDropped message or a frame ring's record. */
+static void receive_drops(camerad_stream *stream, uint32_t wire_reason, uint32_t count, uint64_t last_sequence) {
+    camerad_drop_reason reason =
+        wire_reason < CAMERAD_DROP_REASON_COUNT ? (camerad_drop_reason)wire_reason : CAMERAD_DROP_UNSPECIFIED;
+    stream->pending_drops[reason] += count;
+    stream->stats.dropped[reason] += count;
+    stream_event *event = queue(stream, EVENT_DROPPED);
+    if (event) {
+        event->reason = reason;
+        event->count = count;
+        event->last_sequence = last_sequence;
+    }
+}
+
+static void handle_response(camerad_stream *stream, Camerad__V1__StreamResponse *response, int *fds, size_t n_fds);
+
+/* Reads the frame ring's records up to its head, in order: frames and drops
+ * queued, each news record letting the next waiting message through. At a news
+ * record whose message has not come, stops there — unless `to_the_end` (the
+ * call ended: it never will), which then lets the messages still waiting through. */
+static void read_frame_ring(camerad_stream *stream, bool to_the_end) {
+    if (!stream->frame_ring || stream->ended) return;
+    uint64_t head = __atomic_load_n((const uint64_t *)stream->frame_ring, __ATOMIC_ACQUIRE);
+    if (head < stream->frame_ring_read || head - stream->frame_ring_read > stream->frame_ring_capacity) {
+        fail(stream, "a frame ring whose head %llu is behind %llu or more than %u ahead", (unsigned long long)head,
+             (unsigned long long)stream->frame_ring_read, stream->frame_ring_capacity);
+        return;
+    }
+    while (stream->frame_ring_read < head && !stream->ended) {
+        const uint8_t *record = stream->frame_ring + FRAME_RING_HEADER +
+                                (stream->frame_ring_read % stream->frame_ring_capacity) * FRAME_RING_RECORD;
+        uint32_t kind, small;
+        uint64_t fields[5];
+        memcpy(&kind, record, sizeof kind);
+        memcpy(&small, record + 4, sizeof small);
+        memcpy(fields, record + 8, sizeof fields);
+        if (kind == RECORD_FRAME) {
+            Camerad__V1__FrameReady ready = CAMERAD__V1__FRAME_READY__INIT;
+            ready.slot = small;
+            ready.pool_id = fields[0];
+            ready.sequence = fields[1];
+            ready.presentation_time_ns = (int64_t)fields[2];
+            ready.duration_ns = (int64_t)fields[3];
+            ready.bytes_used = fields[4];
+            stream->stats.announced_through_ring++;
+            receive_frame(stream, &ready, NULL);
+        } else if (kind == RECORD_DROPPED) {
+            receive_drops(stream, small, fields[0] > UINT32_MAX ? UINT32_MAX : (uint32_t)fields[0], fields[1]);
+        } else if (kind == RECORD_NEWS) {
+            pending_news *news = stream->news_head;
+            if (!news && !to_the_end) break;
+            if (news) {
+                stream->news_head = news->next;
+                if (!stream->news_head) stream->news_tail = NULL;
+                handle_response(stream, news->response, news->fds, news->n_fds);
+                free(news->fds);
+                free(news);
+            }
+        } else {
+            fail(stream, "a frame ring record of unknown kind %u", kind);
+            break;
+        }
+        stream->frame_ring_read++;
+    }
+    __atomic_store_n((uint64_t *)(stream->frame_ring + FRAME_RING_TAIL), stream->frame_ring_read, __ATOMIC_RELEASE);
+    while (to_the_end && stream->news_head) {
+        pending_news *news = stream->news_head;
+        stream->news_head = news->next;
+        handle_response(stream, news->response, news->fds, news->n_fds);
+        free(news->fds);
+        free(news);
+    }
+    stream->news_tail = stream->news_head ? stream->news_tail : NULL;
+}
+
+void camerad_stream_read_ring(camerad_stream *stream) { read_frame_ring(stream, false); }
+
+/* A message for a stream with a frame ring waits for its news record. */
+static void wait_for_news(camerad_stream *stream, Camerad__V1__StreamResponse *response, int *fds, size_t n_fds) {
+    pending_news *news = calloc(1, sizeof *news);
+    int *kept = n_fds ? malloc(n_fds * sizeof *kept) : NULL;
+    if (!news || (n_fds && !kept)) {
+        free(news);
+        free(kept);
+        camerad_close_fds(fds, n_fds);
+        camerad_message_free(response);
+        fail(stream, "news this client has no memory for");
+        return;
+    }
+    if (n_fds) memcpy(kept, fds, n_fds * sizeof *kept);
+    *news = (pending_news){.response = response, .fds = kept, .n_fds = n_fds};
+    if (stream->news_tail) {
+        stream->news_tail->next = news;
+    } else {
+        stream->news_head = news;
+    }
+    stream->news_tail = news;
+    read_frame_ring(stream, false);
+}
+
 void camerad_stream_receive(camerad_stream *stream, const Camerad__V1__Envelope *envelope, int *fds, size_t n_fds) {
     if (envelope->kind_case == CAMERAD__V1__ENVELOPE__KIND_END) {
         camerad_close_fds(fds, n_fds);
@@ -319,6 +457,8 @@ void camerad_stream_receive(camerad_stream *stream, const Camerad__V1__Envelope 
             status.code = CAMERAD_ERROR_CANCELLED;
             snprintf(status.message, sizeof status.message, "the stream ended");
         }
+        /* What the ring announced before the end, then messages that found no room there. */
+        read_frame_ring(stream, true);
         finish(stream, &status);
         return;
     }
@@ -333,6 +473,17 @@ void camerad_stream_receive(camerad_stream *stream, const Camerad__V1__Envelope 
         fail(stream, "a message that is not a StreamResponse");
         return;
     }
+    if (stream->frame_ring && response->kind_case != CAMERAD__V1__STREAM_RESPONSE__KIND_STARTED) {
+        wait_for_news(stream, response, fds, n_fds);
+        return;
+    }
+    handle_response(stream, response, fds, n_fds);
+    /* Records written before the start was read. */
+    read_frame_ring(stream, false);
+}
+
+/* One StreamResponse (it and `fds` become the stream's). */
+static void handle_response(camerad_stream *stream, Camerad__V1__StreamResponse *response, int *fds, size_t n_fds) {
     char why[256] = "";
     switch (response->kind_case) {
     case CAMERAD__V1__STREAM_RESPONSE__KIND_STARTED:
@@ -344,6 +495,23 @@ void camerad_stream_receive(camerad_stream *stream, const Camerad__V1__Envelope 
             camerad_message_free(response);
             fail(stream, started ? "a second start" : "a format before its start");
             return;
+        }
+        const Camerad__V1__FrameRing *frame_ring = started ? response->started->frame_ring : NULL;
+        if (frame_ring) {
+            /* camerad puts the frame ring's memfd and signal last. */
+            if (n_fds < 2 || frame_ring->fd_index != n_fds - 2 || frame_ring->signal_fd_index != n_fds - 1) {
+                camerad_close_fds(fds, n_fds);
+                camerad_message_free(response);
+                fail(stream, "a frame ring not after the pool's descriptors");
+                return;
+            }
+            n_fds -= 2;
+            if (!frame_ring_map(stream, fds[n_fds], fds[n_fds + 1], frame_ring->capacity, why, sizeof why)) {
+                camerad_close_fds(fds, n_fds);
+                camerad_message_free(response);
+                fail(stream, "%s", why);
+                return;
+            }
         }
         const Camerad__V1__ReleaseRing *ring = started ? response->started->release_ring : NULL;
         if (ring) {
@@ -401,24 +569,14 @@ void camerad_stream_receive(camerad_stream *stream, const Camerad__V1__Envelope 
             fail(stream, "a frame before its start");
             return;
         }
-        receive_frame(stream, response);
+        receive_frame(stream, response->frame, response);
         return;
-    case CAMERAD__V1__STREAM_RESPONSE__KIND_DROPPED: {
+    case CAMERAD__V1__STREAM_RESPONSE__KIND_DROPPED:
         camerad_close_fds(fds, n_fds);
-        const Camerad__V1__FramesDropped *dropped = response->dropped;
-        camerad_drop_reason reason =
-            dropped->reason < CAMERAD_DROP_REASON_COUNT ? (camerad_drop_reason)dropped->reason : CAMERAD_DROP_UNSPECIFIED;
-        stream->pending_drops[reason] += dropped->count;
-        stream->stats.dropped[reason] += dropped->count;
-        stream_event *event = queue(stream, EVENT_DROPPED);
-        if (event) {
-            event->reason = reason;
-            event->count = dropped->count;
-            event->last_sequence = dropped->last_sequence;
-        }
+        receive_drops(stream, (uint32_t)response->dropped->reason, response->dropped->count,
+                      response->dropped->last_sequence);
         camerad_message_free(response);
         return;
-    }
     case CAMERAD__V1__STREAM_RESPONSE__KIND_INTERRUPTED:
         camerad_close_fds(fds, n_fds);
         stream->interruption = (camerad_interruption_reason)response->interrupted->reason;
@@ -488,6 +646,7 @@ camerad_stream *camerad_stream_new(camerad_client *client, const char *unique_id
         return NULL;
     }
     stream->client = client;
+    stream->frame_signal = -1;
     stream->events = events;
     stream->data = data;
     stream->call = camerad_call_open(client, CALL_STREAM, "Stream", stream);
@@ -498,8 +657,10 @@ camerad_stream *camerad_stream_new(camerad_client *client, const char *unique_id
     }
     Camerad__V1__OutputSettings asked = CAMERAD__V1__OUTPUT_SETTINGS__INIT;
     if (settings) asked = *settings;
-    /* Frames go back through shared memory: no message, and no wake-up in camerad. */
+    /* Frames come and go back through shared memory: no message per frame
+       either way, and no wake-up in camerad for a release. */
     asked.release_ring = asked.delivery != CAMERAD__V1__DELIVERY__DELIVERY_INLINE;
+    asked.frame_ring = asked.release_ring;
     Camerad__V1__OpenStream open = CAMERAD__V1__OPEN_STREAM__INIT;
     open.unique_id = (char *)unique_id;
     open.settings = &asked;
@@ -550,6 +711,19 @@ void camerad_stream_free(camerad_stream *stream) {
     replace_pools(stream, NULL);
     format_free(stream->format);
     if (stream->ring) munmap(stream->ring, stream->ring_length);
+    if (stream->frame_ring) munmap(stream->frame_ring, stream->frame_ring_length);
+    if (stream->frame_signal >= 0) {
+        epoll_ctl(stream->client->epoll, EPOLL_CTL_DEL, stream->frame_signal, NULL);
+        close(stream->frame_signal);
+    }
+    while (stream->news_head) {
+        pending_news *news = stream->news_head;
+        stream->news_head = news->next;
+        camerad_close_fds(news->fds, news->n_fds);
+        camerad_message_free(news->response);
+        free(news->fds);
+        free(news);
+    }
     free(stream);
 }
 

@@ -106,6 +106,8 @@ static void frames_go_back_through_the_release_ring(void **state) {
     camerad_stream_get_stats(stream, &stats);
     assert_int_equal(stats.released_through_ring, 20);
     assert_int_equal(stats.released_by_message, 0);
+    /* And came through its frame ring: no message per frame either way. */
+    assert_true(stats.announced_through_ring >= 20);
     camerad_stream_destroy(stream);
     camerad_client_destroy(client);
 }

@@ -333,6 +333,9 @@ typedef struct camerad_stream_stats {
     /* Frames given back through the stream's release ring (no message), and by a
      * ReleaseFrames message (the ring full, or inline delivery, which has none). */
     uint64_t released_through_ring, released_by_message;
+    /* Frames read from the stream's frame ring (camerad sent no message for them),
+     * of `frames` and those still queued. */
+    uint64_t announced_through_ring;
 } camerad_stream_stats;
 CAMERAD_API void camerad_stream_get_stats(const camerad_stream *stream, camerad_stream_stats *stats);
 
