@@ -31,8 +31,7 @@ internal import CCameraShims
 /// report waits for room, and news that finds no room ends the stream — only a
 /// client that stopped reading fills a ring. A tail that makes no sense
 /// (behind what camerad read before, or ahead of its head) ends the stream too.
-public final class FrameRing: @unchecked Sendable {
-    public static let headerBytes = 128
+public final class FrameRing: SharedRing, @unchecked Sendable {
     public static let recordBytes = 64
     /// Room for every frame a client may hold (8) many times over, and the drop
     /// reports between them: only a client that stopped reading fills it.
@@ -45,32 +44,20 @@ public final class FrameRing: @unchecked Sendable {
         case news
     }
 
-    public let memory: SharedMemory
-    public let capacity: Int
-    /// Records written (camerad) or read (a client): each side keeps its own
-    /// count and trusts only that.
-    private var count: UInt64 = 0
-
-    public static func size(capacity: Int) -> Int { headerBytes + capacity * recordBytes }
-
     /// Makes a ring for a stream (camerad).
     public init(capacity: Int = FrameRing.defaultCapacity) throws(SystemError) {
-        self.capacity = capacity
-        memory = try SharedMemory(name: "camerad-frame-ring", size: Self.size(capacity: capacity), othersMayWrite: true)
+        try super.init(name: "camerad-frame-ring", capacity: capacity, entryBytes: Self.recordBytes)
     }
 
     /// Maps a ring camerad made (a client).
     public init(mapping descriptor: OwnedFD, capacity: Int) throws {
-        guard (1...65536).contains(capacity) else { throw SystemError("a frame ring of \(capacity) records", errno: EINVAL) }
-        self.capacity = capacity
-        memory = try SharedMemory(mapping: descriptor, size: Self.size(capacity: capacity), writable: true)
+        try super.init(mapping: descriptor, capacity: capacity, entryBytes: Self.recordBytes, largest: 65536, what: "frame ring")
     }
 
-    private var head: UnsafeMutableRawPointer { memory.baseAddress }
-    private var tail: UnsafeMutableRawPointer { memory.baseAddress + 64 }
-    private func record(_ index: UInt64) -> UnsafeMutableRawPointer {
-        memory.baseAddress + Self.headerBytes + Int(index % UInt64(capacity)) * Self.recordBytes
-    }
+    /// camerad's count of records written, and the client's read.
+    private var head: UnsafeMutableRawPointer { writtenCounter }
+    private var tail: UnsafeMutableRawPointer { readCounter }
+    private func record(_ index: UInt64) -> UnsafeMutableRawPointer { entry(index) }
 
     // MARK: camerad's side
 

@@ -19,37 +19,23 @@ internal import CCameraShims
 /// tail` reaches the capacity it sends ReleaseFrames instead. camerad trusts
 /// nothing it reads: a head behind the tail or more than the capacity ahead ends
 /// the stream, and every entry is checked as a ReleaseFrames slot is.
-public final class ReleaseRing: @unchecked Sendable {
-    public static let headerBytes = 128
+public final class ReleaseRing: SharedRing, @unchecked Sendable {
     public static let entryBytes = 16
     public static let defaultCapacity = 64
 
-    public let memory: SharedMemory
-    public let capacity: Int
-    /// The reader's count of entries read (camerad), or the writer's written (a
-    /// client): each side keeps its own and trusts only that.
-    private var count: UInt64 = 0
-
-    public static func size(capacity: Int) -> Int { headerBytes + capacity * entryBytes }
-
     /// Makes a ring for a stream (camerad).
     public init(capacity: Int = ReleaseRing.defaultCapacity) throws(SystemError) {
-        self.capacity = capacity
-        memory = try SharedMemory(name: "camerad-release-ring", size: Self.size(capacity: capacity), othersMayWrite: true)
+        try super.init(name: "camerad-release-ring", capacity: capacity, entryBytes: Self.entryBytes)
     }
 
     /// Maps a ring camerad made (a client).
     public init(mapping descriptor: OwnedFD, capacity: Int) throws {
-        guard (1...4096).contains(capacity) else { throw SystemError("a release ring of \(capacity) entries", errno: EINVAL) }
-        self.capacity = capacity
-        memory = try SharedMemory(mapping: descriptor, size: Self.size(capacity: capacity), writable: true)
+        try super.init(mapping: descriptor, capacity: capacity, entryBytes: Self.entryBytes, largest: 4096, what: "release ring")
     }
 
-    private var head: UnsafeMutableRawPointer { memory.baseAddress }
-    private var tail: UnsafeMutableRawPointer { memory.baseAddress + 64 }
-    private func entry(_ index: UInt64) -> UnsafeMutableRawPointer {
-        memory.baseAddress + Self.headerBytes + Int(index % UInt64(capacity)) * Self.entryBytes
-    }
+    /// The client's count of releases written, and camerad's read.
+    private var head: UnsafeMutableRawPointer { writtenCounter }
+    private var tail: UnsafeMutableRawPointer { readCounter }
 
     /// Writes one release (a client; one thread at a time). False when the
     /// ring is full: send ReleaseFrames instead.
