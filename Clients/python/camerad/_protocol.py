@@ -9,6 +9,7 @@ from __future__ import annotations
 import collections
 import mmap
 import os
+import platform
 import struct
 from typing import Callable, Deque, Dict, List, Optional, Tuple
 
@@ -21,6 +22,10 @@ MAX_INCOMING = 16 << 20
 #: The most descriptors waiting for their message: two pools' worth.
 MAX_WAITING_FDS = 66
 METHOD_PREFIX = "/camerad.v1.Camera/"
+#: Frames announced and given back through shared memory (stream.proto's FrameRing and
+#: ReleaseRing): their order rests on this CPU keeping stores, and loads, in program
+#: order, which x86-64 does and Python gives no fence for elsewhere: messages there.
+RINGS = platform.machine() in ("x86_64", "AMD64")
 
 
 def error_from_status(status: envelope_pb2.Status) -> Optional[CaptureError]:
@@ -147,6 +152,8 @@ class Connection:
         self.calls: Dict[int, Call] = {}
         self.next_id = 1
         self.closed: Optional[CaptureError] = None
+        #: Given a new frame ring's signal, to wait on (edge-triggered) with the socket.
+        self.on_frame_ring: Optional[Callable[[int], None]] = None
 
     def open(self, call: Call) -> Call:
         call.id = self.next_id
@@ -226,6 +233,17 @@ class Connection:
         del self.buffer[:at]
         self.base += at
 
+    def read_rings(self) -> None:
+        """Reads every stream's frame ring (its signal fired)."""
+        for call in list(self.calls.values()):
+            if isinstance(call, StreamCall) and call.frame_ring:
+                before = len(call.events)
+                call.read_ring()
+                if call.ended:
+                    self.forget(call)
+                if len(call.events) != before:
+                    call.changed()
+
     def route(self, envelope: envelope_pb2.Envelope, fds: List[int]) -> None:
         if envelope.call_id == 0:
             close_fds(fds)
@@ -237,9 +255,12 @@ class Connection:
         if call is None or call.ended:  # a call this client gave up: ignored
             close_fds(fds)
             return
+        signal = getattr(call, "frame_ring", None)
         call.receive(envelope, fds)
         if call.ended:
             self.forget(call)
+        elif self.on_frame_ring and not signal and getattr(call, "frame_ring", None):
+            self.on_frame_ring(call.frame_ring.signal)
         call.changed()
 
 
@@ -345,6 +366,79 @@ class RawFrame:
             raise ValueError(f"frame {ready.sequence}, whose planes lie outside it")
 
 
+class SharedRing:
+    """A ring in a memfd camerad made (stream.proto's FrameRing and ReleaseRing): the
+    count written at offset 0, the count read at 64, entries from 128."""
+
+    HEADER = 128
+
+    def __init__(self, fd: int, capacity: int, entry: int, largest: int, what: str) -> None:
+        try:
+            size = self.HEADER + capacity * entry
+            if not 0 < capacity <= largest or os.fstat(fd).st_size < size:
+                raise ValueError(f"a {what} of {capacity} entries in {os.fstat(fd).st_size} bytes")
+            self.map = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        finally:
+            close_fds([fd])
+        self.capacity = capacity
+        self.entry = entry
+        self.counts = memoryview(self.map)[:self.HEADER].cast("Q")  # [0]: written, [8]: read
+        #: Entries this side wrote or read.
+        self.count = 0
+
+    def place(self, index: int) -> int:
+        return self.HEADER + (index % self.capacity) * self.entry
+
+    def close(self) -> None:
+        self.counts.release()
+        self.map.close()
+
+
+class ReleaseRing(SharedRing):
+    """Where frames go back without a message: this client writes, camerad reads."""
+
+    def __init__(self, fd: int, capacity: int) -> None:
+        super().__init__(fd, capacity, 16, 4096, "release ring")
+
+    def push(self, pool_id: int, slot: int) -> bool:
+        """Writes one release; False when the ring is full (send ReleaseFrames)."""
+        if self.count - self.counts[8] >= self.capacity:
+            return False
+        struct.pack_into("<QII", self.map, self.place(self.count), pool_id, slot, 0)
+        self.count += 1
+        self.counts[0] = self.count  # after the entry: x86 keeps the stores in order
+        return True
+
+
+class FrameRing(SharedRing):
+    """Where camerad announces frames, drops and news: camerad writes, this client reads."""
+
+    FRAME, DROPPED, NEWS = 1, 2, 3
+
+    def __init__(self, fd: int, capacity: int, signal: int) -> None:
+        super().__init__(fd, capacity, 64, 65536, "frame ring")
+        #: The eventfd camerad writes when it wrote records: wait on it edge-triggered, never read it.
+        self.signal = signal
+
+    def records(self):
+        """(kind, u32 at 4, then five u64s) of each record written and not yet read, oldest first;
+        the caller stores ``count + 1`` for each it took (``done``)."""
+        written = self.counts[0]
+        if written < self.count or written - self.count > self.capacity:
+            raise ValueError(f"a frame ring whose head {written} is behind {self.count} or more than "
+                             f"{self.capacity} ahead")
+        for index in range(self.count, written):
+            yield struct.unpack_from("<II5Q", self.map, self.place(index))
+
+    def done(self, taken: int) -> None:
+        self.count += taken
+        self.counts[8] = self.count
+
+    def close(self) -> None:
+        close_fds([self.signal])
+        super().close()
+
+
 class StreamCall(Call):
     """The Stream call: pools mapped as they come, events queued in order.
 
@@ -362,11 +456,21 @@ class StreamCall(Call):
         self.interruption = 0
         #: Set when camerad sent something that does not add up; the client cancels the call.
         self.broken = False
+        #: Where frames go back and come from without messages, when camerad gave them.
+        self.release_ring: Optional[ReleaseRing] = None
+        self.frame_ring: Optional[FrameRing] = None
+        #: Messages that came for news records of the frame ring not yet read.
+        self.news: Deque[Tuple[stream_pb2.StreamResponse, List[int]]] = collections.deque()
+        self._reading = False
+        #: Frames read from the frame ring.
+        self.announced_through_ring = 0
 
     def receive(self, envelope: envelope_pb2.Envelope, fds: List[int]) -> None:
         kind = envelope.WhichOneof("kind")
         if kind == "end":
             close_fds(fds)
+            # What the ring announced before the end, then messages that found no room there.
+            self.read_ring(to_the_end=True)
             self.end(error_from_status(envelope.end.status) or CaptureError(ErrorCode.CANCELLED, "the stream ended"))
             return
         if kind != "message":
@@ -378,6 +482,58 @@ class StreamCall(Call):
         except Exception:
             close_fds(fds)
             return self.fail("a message that is not a StreamResponse")
+        if self.frame_ring and response.WhichOneof("kind") != "started":
+            self.news.append((response, fds))  # its place is a news record in the ring
+            self.read_ring()
+            return
+        self.handle(response, fds)
+        self.read_ring()  # records written before the start was read
+
+    def read_ring(self, to_the_end: bool = False) -> None:
+        """Takes what the frame ring announced: frames and drops as events, each news
+        record letting the next waiting message through; stops at news whose message has
+        not come, unless `to_the_end` (the call ended: it never will)."""
+        ring = self.frame_ring
+        if not ring or self.ended or self._reading:
+            return
+        self._reading = True
+        try:
+            self._read_ring(ring, to_the_end)
+        finally:
+            self._reading = False
+            if self.ended:
+                self._close_rings()
+
+    def _read_ring(self, ring: "FrameRing", to_the_end: bool) -> None:
+        taken = 0
+        try:
+            for kind, small, a, b, c, d, e in ring.records():
+                if kind == FrameRing.FRAME:
+                    ready = stream_pb2.FrameReady(slot=small, pool_id=a, sequence=b, presentation_time_ns=c,
+                                                  duration_ns=d, bytes_used=e)
+                    self.take_frame(ready)
+                    self.announced_through_ring += 1
+                elif kind == FrameRing.DROPPED:
+                    self.take_drops(small, min(a, 0xFFFFFFFF), b)
+                elif kind == FrameRing.NEWS:
+                    if self.news:
+                        self.handle(*self.news.popleft())
+                    elif not to_the_end:
+                        break
+                else:
+                    raise ValueError(f"a frame ring record of unknown kind {kind}")
+                taken += 1
+                if self.ended:
+                    break
+        except ValueError as problem:
+            ring.done(taken)
+            return self.fail(str(problem))
+        ring.done(taken)
+        while to_the_end and self.news:
+            self.handle(*self.news.popleft())
+
+    def handle(self, response: stream_pb2.StreamResponse, fds: List[int]) -> None:
+        """One StreamResponse (its descriptors become the call's)."""
         which = response.WhichOneof("kind")
         try:
             if which in ("started", "format_changed"):
@@ -385,6 +541,8 @@ class StreamCall(Call):
                 if (which == "started") != (self.started is None):
                     close_fds(fds)
                     return self.fail("a second start" if which == "started" else "a format before its start")
+                if which == "started":
+                    fds = self.take_rings(body, fds)
                 pool = Pool(body.pool, fds)
                 format = StreamFormat(body.pool, body.device if body.HasField("device") else None,
                                       body.frame_duration if body.HasField("frame_duration") else None, body.note)
@@ -401,25 +559,48 @@ class StreamCall(Call):
             if which == "frame":
                 if self.started is None:
                     return self.fail("a frame before its start")
-                ready = response.frame
-                pool = None
-                if not ready.data:
-                    if not self.pool or not self.pool.shared or ready.pool_id != self.pool.id or \
-                            ready.slot >= self.pool.slot_count:
-                        return self.fail(f"frame {ready.sequence} in slot {ready.slot} of pool {ready.pool_id}, "
-                                         "which it never described")
-                    pool = self.pool
-                frame = RawFrame(ready, self.format, pool, self.pending_reports)
-                self.pending_reports = []
-                self.events.append(("frame", frame))
+                self.take_frame(response.frame)
             elif which == "dropped":
                 dropped = response.dropped
-                self.pending_reports.append((dropped.reason, dropped.count, dropped.last_sequence))
-                self.events.append(("dropped", (dropped.reason, dropped.count, dropped.last_sequence)))
+                self.take_drops(dropped.reason, dropped.count, dropped.last_sequence)
             elif which == "interrupted":
                 self.interruption = response.interrupted.reason
         except ValueError as problem:
             self.fail(str(problem))
+
+    def take_rings(self, started: stream_pb2.StreamStarted, fds: List[int]) -> List[int]:
+        """Maps the rings StreamStarted brought (their descriptors come after the pool's);
+        the pool's descriptors are left."""
+        rings = []
+        if started.HasField("release_ring"):
+            rings.append(started.release_ring.fd_index)
+        if started.HasField("frame_ring"):
+            rings += [started.frame_ring.fd_index, started.frame_ring.signal_fd_index]
+        if sorted(rings) != list(range(len(fds) - len(rings), len(fds))):
+            close_fds(fds)
+            raise ValueError(f"rings in descriptors {rings} of {len(fds)}, not after the pool's")
+        if started.HasField("release_ring"):
+            self.release_ring = ReleaseRing(fds[started.release_ring.fd_index], started.release_ring.capacity)
+        if started.HasField("frame_ring"):
+            self.frame_ring = FrameRing(fds[started.frame_ring.fd_index], started.frame_ring.capacity,
+                                        fds[started.frame_ring.signal_fd_index])
+        return fds[:len(fds) - len(rings)]
+
+    def take_frame(self, ready: stream_pb2.FrameReady) -> None:
+        pool = None
+        if not ready.data:
+            if not self.pool or not self.pool.shared or ready.pool_id != self.pool.id or \
+                    ready.slot >= self.pool.slot_count:
+                raise ValueError(f"frame {ready.sequence} in slot {ready.slot} of pool {ready.pool_id}, "
+                                 "which it never described")
+            pool = self.pool
+        frame = RawFrame(ready, self.format, pool, self.pending_reports)
+        self.pending_reports = []
+        self.events.append(("frame", frame))
+
+    def take_drops(self, reason: int, count: int, last_sequence: int) -> None:
+        self.pending_reports.append((reason, count, last_sequence))
+        self.events.append(("dropped", (reason, count, last_sequence)))
 
     def fail(self, what: str) -> None:
         self.broken = True
@@ -429,3 +610,14 @@ class StreamCall(Call):
         if not self.ended:
             super().end(error)
             self.events.append(("ended", (error, self.interruption)))
+            if not self._reading:
+                self._close_rings()
+
+    def _close_rings(self) -> None:
+        """Unmaps the rings and closes the signal (which leaves every epoll set with it)."""
+        for ring in (self.frame_ring, self.release_ring):
+            if ring:
+                ring.close()
+        self.frame_ring = self.release_ring = None
+        while self.news:
+            close_fds(self.news.popleft()[1])

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import select
 import socket as sockets
 import sys
 from typing import AsyncIterator, List, Optional
@@ -34,6 +35,11 @@ class Client:
         self.timeout = timeout
         self.hello: Optional[camera_pb2.HelloResponse] = None
         self._loop.add_reader(sock.fileno(), self._readable)
+        # Frame rings' signals, edge-triggered (never read, they stay readable) in an epoll of
+        # their own, which the loop watches: readable while an edge waits to be taken.
+        self._signals = select.epoll()
+        self._loop.add_reader(self._signals.fileno(), self._signalled)
+        self._connection.on_frame_ring = lambda fd: self._signals.register(fd, select.EPOLLIN | select.EPOLLET)
 
     @classmethod
     async def connect(cls, socket: Optional[str] = None, client_name: Optional[str] = None,
@@ -63,6 +69,10 @@ class Client:
         receive(self._socket, self._connection)
         if self._connection.closed:
             self._loop.remove_reader(self._socket.fileno())
+
+    def _signalled(self) -> None:
+        self._signals.poll(0)
+        self._connection.read_rings()
 
     def _send(self, data: bytes) -> None:
         if self._connection.closed:
@@ -111,6 +121,9 @@ class Client:
             self._loop.remove_writer(self._socket.fileno())
         self._connection.fail(ErrorCode.CONNECTION_LOST, "the client closed its connection")
         self._socket.close()
+        if not self._signals.closed:
+            self._loop.remove_reader(self._signals.fileno())
+            self._signals.close()
 
     async def __aenter__(self) -> "Client":
         return self

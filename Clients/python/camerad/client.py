@@ -81,6 +81,10 @@ class Client:
         self._connection = wire.Connection()
         self._lock = threading.RLock()
         self._send_lock = threading.Lock()
+        # The socket, and each frame ring's signal edge-triggered: never read, it stays readable.
+        self._epoll = select.epoll()
+        self._epoll.register(self._socket.fileno(), select.EPOLLIN)
+        self._connection.on_frame_ring = lambda fd: self._epoll.register(fd, select.EPOLLIN | select.EPOLLET)
         request = camera_pb2.HelloRequest(protocol_version=wire.PROTOCOL_VERSION,
                                           client_name=client_name or os.path.basename(sys.argv[0]) or "python")
         try:
@@ -114,9 +118,11 @@ class Client:
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     return False
-                readable, _, _ = select.select([self._socket], [], [], 0.05 if left is None else min(left, 0.05))
-                if readable:
+                ready = self._epoll.poll(0.05 if left is None else min(left, 0.05))
+                if any(fd == self._socket.fileno() for fd, _ in ready):
                     receive(self._socket, self._connection)
+                if any(fd != self._socket.fileno() for fd, _ in ready):
+                    self._connection.read_rings()
 
     def _open_call(self, call: wire.Call) -> wire.Call:
         with self._lock:
@@ -131,6 +137,7 @@ class Client:
         with self._lock:
             self._connection.fail(ErrorCode.CONNECTION_LOST, "the client closed its connection")
         self._socket.close()
+        self._epoll.close()
 
     def __enter__(self) -> "Client":
         return self
@@ -310,13 +317,24 @@ class StreamCore:
         self.ended = False
         #: What the frames are; a format change replaces it.
         self.format: Optional[wire.StreamFormat] = None
+        #: Frames given back through the stream's release ring (no message), and by ReleaseFrames.
+        self.released_through_ring = 0
+        self.released_by_message = 0
         self._held: Dict[int, wire.RawFrame] = {}
         self._call: wire.StreamCall = client._open_call(wire.StreamCall())
+
+    @property
+    def announced_through_ring(self) -> int:
+        """Frames camerad announced in the stream's frame ring (no message for them)."""
+        return self._call.announced_through_ring
 
     def _open_bytes(self, settings: stream_pb2.OutputSettings, preset: int) -> bytes:
         request = stream_pb2.StreamRequest()
         request.open.unique_id = self.unique_id
         request.open.settings.CopyFrom(settings)
+        # Frames come and go back through shared memory where this CPU's ordering allows.
+        rings = wire.RINGS and settings.delivery != stream_pb2.DELIVERY_INLINE
+        request.open.settings.release_ring = request.open.settings.frame_ring = rings
         request.open.preset = preset
         return wire.start_bytes(self._call.id, "Stream") + wire.message_bytes(self._call.id,
                                                                             request.SerializeToString())
@@ -363,6 +381,11 @@ class StreamCore:
     def _release(self, raw: wire.RawFrame) -> None:
         if self._held.pop(id(raw), None) is None or raw.pool is None or self.ended or self._call.ended:
             return
+        ring = self._call.release_ring
+        if ring and ring.push(raw.pool.id, raw.slot):
+            self.released_through_ring += 1
+            return
+        self.released_by_message += 1
         request = stream_pb2.StreamRequest()
         request.release.pool_id = raw.pool.id
         request.release.slots.append(raw.slot)

@@ -104,6 +104,39 @@ def test_inline_frames_carry_their_bytes(client):
                 assert frame.size == 160 * 120 * 3 // 2 and stamp.check(frame) == "intact"
 
 
+@pytest.mark.skipif(not camerad._protocol.RINGS, reason="frame and release rings need x86-64's store order")
+def test_frames_come_and_go_through_shared_memory(client):
+    # Two frames in flight and no ReleaseFrames sent: without the release ring read, frames would stop.
+    settings = stream_pb2.OutputSettings(max_frames_in_flight=2)
+    with client.stream("virtual-0", settings) as stream:
+        previous = None
+        for _ in range(30):
+            with stream.frame(timeout=60) as frame:
+                assert stamp.check(frame) == "intact"
+                assert previous is None or frame.sequence - previous - 1 == sum(frame.dropped_before.values())
+                previous = frame.sequence
+        assert stream.announced_through_ring >= 30
+        assert stream.released_through_ring >= 29 and stream.released_by_message == 0
+
+
+@pytest.mark.skipif(not camerad._protocol.RINGS, reason="frame and release rings need x86-64's store order")
+def test_a_format_change_comes_in_its_place_among_the_ring_frames(daemon, client):
+    settings = stream_pb2.OutputSettings(max_frames_in_flight=1)
+    with client.stream("virtual-0", settings) as stream:
+        for _ in range(5):
+            with stream.frame(timeout=60) as frame:
+                assert stamp.check(frame) == "intact"
+        first = stream.format
+        # A stream of the same output holding more: the pool grows, and this stream moves to it.
+        # A frame of the new pool before its FormatChanged would lie in a pool this client does not know.
+        with camerad.Client(daemon.socket, "hoarder") as other, \
+                other.stream("virtual-0", stream_pb2.OutputSettings(max_frames_in_flight=8)):
+            for _ in range(20):
+                with stream.frame(timeout=60) as frame:
+                    assert stamp.check(frame) == "intact"
+        assert stream.format is not first and stream.announced_through_ring >= 25
+
+
 def test_the_asyncio_client_streams_and_calls(daemon):
     async def run():
         async with await camerad.aio.Client.connect(daemon.socket, "asyncio") as client:
@@ -122,6 +155,7 @@ def test_the_asyncio_client_streams_and_calls(daemon):
                     if len(sequences) == 20:
                         break
             assert sequences == sorted(sequences) and len(set(sequences)) == 20
+            assert stream.announced_through_ring >= 20 or not camerad._protocol.RINGS
     asyncio.run(run())
 
 
