@@ -11,6 +11,7 @@ import mmap
 import os
 import platform
 import struct
+import threading
 from typing import Callable, Deque, Dict, List, Optional, Tuple
 
 from .errors import CaptureError, ErrorCode
@@ -399,15 +400,21 @@ class ReleaseRing(SharedRing):
 
     def __init__(self, fd: int, capacity: int) -> None:
         super().__init__(fd, capacity, 16, 4096, "release ring")
+        self._lock = threading.Lock()  # one writer: frames may be released on any thread
 
     def push(self, pool_id: int, slot: int) -> bool:
         """Writes one release; False when the ring is full (send ReleaseFrames)."""
-        if self.count - self.counts[8] >= self.capacity:
-            return False
-        struct.pack_into("<QII", self.map, self.place(self.count), pool_id, slot, 0)
-        self.count += 1
-        self.counts[0] = self.count  # after the entry: x86 keeps the stores in order
-        return True
+        with self._lock:
+            if self.map.closed or self.count - self.counts[8] >= self.capacity:
+                return False
+            struct.pack_into("<QII", self.map, self.place(self.count), pool_id, slot, 0)
+            self.count += 1
+            self.counts[0] = self.count  # after the entry: x86 keeps the stores in order
+            return True
+
+    def close(self) -> None:
+        with self._lock:
+            super().close()
 
 
 class FrameRing(SharedRing):
