@@ -364,6 +364,21 @@ static void receive_drops(camerad_stream *stream, uint32_t wire_reason, uint32_t
 
 static void handle_response(camerad_stream *stream, Camerad__V1__StreamResponse *response, int *fds, size_t n_fds);
 
+/* Takes the first waiting message off the list: handled, or (`handle` false) dropped. */
+static void take_news(camerad_stream *stream, bool handle) {
+    pending_news *news = stream->news_head;
+    stream->news_head = news->next;
+    if (!stream->news_head) stream->news_tail = NULL;
+    if (handle) {
+        handle_response(stream, news->response, news->fds, news->n_fds);
+    } else {
+        camerad_close_fds(news->fds, news->n_fds);
+        camerad_message_free(news->response);
+    }
+    free(news->fds);
+    free(news);
+}
+
 /* Reads the frame ring's records up to its head, in order: frames and drops
  * queued, each news record letting the next waiting message through. At a news
  * record whose message has not come, stops there — unless `to_the_end` (the
@@ -397,15 +412,8 @@ static void read_frame_ring(camerad_stream *stream, bool to_the_end) {
         } else if (kind == RECORD_DROPPED) {
             receive_drops(stream, small, fields[0] > UINT32_MAX ? UINT32_MAX : (uint32_t)fields[0], fields[1]);
         } else if (kind == RECORD_NEWS) {
-            pending_news *news = stream->news_head;
-            if (!news && !to_the_end) break;
-            if (news) {
-                stream->news_head = news->next;
-                if (!stream->news_head) stream->news_tail = NULL;
-                handle_response(stream, news->response, news->fds, news->n_fds);
-                free(news->fds);
-                free(news);
-            }
+            if (!stream->news_head && !to_the_end) break;
+            if (stream->news_head) take_news(stream, true);
         } else {
             fail(stream, "a frame ring record of unknown kind %u", kind);
             break;
@@ -413,14 +421,7 @@ static void read_frame_ring(camerad_stream *stream, bool to_the_end) {
         stream->frame_ring_read++;
     }
     __atomic_store_n((uint64_t *)(stream->frame_ring + FRAME_RING_TAIL), stream->frame_ring_read, __ATOMIC_RELEASE);
-    while (to_the_end && stream->news_head) {
-        pending_news *news = stream->news_head;
-        stream->news_head = news->next;
-        handle_response(stream, news->response, news->fds, news->n_fds);
-        free(news->fds);
-        free(news);
-    }
-    stream->news_tail = stream->news_head ? stream->news_tail : NULL;
+    while (to_the_end && stream->news_head) take_news(stream, true);
 }
 
 void camerad_stream_read_ring(camerad_stream *stream) { read_frame_ring(stream, false); }
@@ -716,14 +717,7 @@ void camerad_stream_free(camerad_stream *stream) {
         epoll_ctl(stream->client->epoll, EPOLL_CTL_DEL, stream->frame_signal, NULL);
         close(stream->frame_signal);
     }
-    while (stream->news_head) {
-        pending_news *news = stream->news_head;
-        stream->news_head = news->next;
-        camerad_close_fds(news->fds, news->n_fds);
-        camerad_message_free(news->response);
-        free(news->fds);
-        free(news);
-    }
+    while (stream->news_head) take_news(stream, false);
     free(stream);
 }
 
