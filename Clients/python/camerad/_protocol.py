@@ -78,6 +78,8 @@ class Call:
         self.error: Optional[CaptureError] = None
         #: Run when something arrived for the call (the asyncio client wakes its waiters).
         self.on_change: Optional[Callable[[], None]] = None
+        #: Given a new frame ring's signal, to wait on (the connection's ``on_frame_ring``).
+        self.on_frame_ring: Optional[Callable[[int], None]] = None
 
     def receive(self, envelope: envelope_pb2.Envelope, fds: List[int]) -> None:
         close_fds(fds)
@@ -157,6 +159,7 @@ class Connection:
         self.on_frame_ring: Optional[Callable[[int], None]] = None
 
     def open(self, call: Call) -> Call:
+        call.on_frame_ring = self.on_frame_ring
         call.id = self.next_id
         self.next_id += 1
         if self.closed:
@@ -256,12 +259,9 @@ class Connection:
         if call is None or call.ended:  # a call this client gave up: ignored
             close_fds(fds)
             return
-        signal = getattr(call, "frame_ring", None)
         call.receive(envelope, fds)
         if call.ended:
             self.forget(call)
-        elif self.on_frame_ring and not signal and getattr(call, "frame_ring", None):
-            self.on_frame_ring(call.frame_ring.signal)
         call.changed()
 
 
@@ -591,6 +591,8 @@ class StreamCall(Call):
         if started.HasField("frame_ring"):
             self.frame_ring = FrameRing(fds[started.frame_ring.fd_index], started.frame_ring.capacity,
                                         fds[started.frame_ring.signal_fd_index])
+            if self.on_frame_ring:
+                self.on_frame_ring(self.frame_ring.signal)
         return fds[:len(fds) - len(rings)]
 
     def take_frame(self, ready: stream_pb2.FrameReady) -> None:
