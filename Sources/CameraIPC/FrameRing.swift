@@ -57,7 +57,6 @@ public final class FrameRing: SharedRing, @unchecked Sendable {
     /// camerad's count of records written, and the client's read.
     private var head: UnsafeMutableRawPointer { writtenCounter }
     private var tail: UnsafeMutableRawPointer { readCounter }
-    private func record(_ index: UInt64) -> UnsafeMutableRawPointer { entry(index) }
 
     // MARK: camerad's side
 
@@ -73,7 +72,7 @@ public final class FrameRing: SharedRing, @unchecked Sendable {
     /// Writes one record (camerad; one thread at a time). False when there is no room.
     public func write(_ record: Record) -> Bool {
         guard let room, room > 0 else { return false }
-        let place = self.record(count)
+        let place = entry(count)
         place.initializeMemory(as: UInt8.self, repeating: 0, count: Self.recordBytes)
         switch record {
         case let .frame(poolID, slot, sequence, presentationTimeNs, durationNs, bytesUsed):
@@ -116,7 +115,7 @@ public final class FrameRing: SharedRing, @unchecked Sendable {
         }
         defer { CCameraShims_store_release_u64(tail, count) }
         while count < written {
-            let place = record(count)
+            let place = entry(count)
             let next: Record
             switch place.load(as: UInt32.self) {
             case 1:
