@@ -51,34 +51,37 @@ public struct FrameStamp: Hashable, Sendable, CustomStringConvertible {
 
     /// The 88 bits to draw, most significant first.
     public var bits: [Bool] {
-        let bytes = payloadBytes
-        let all = bytes + [Self.crc8(bytes)]
-        return all.flatMap { byte in (0..<8).map { byte & (0x80 >> $0) != 0 } }
+        let word = self.word
+        return (0..<Layout.bitCount).map { Self.bit($0, of: word) }
+    }
+
+    /// The 88 bits as one number: bit `index` of ``bits`` is ``bit(_:of:)``.
+    var word: UInt128 {
+        let payload = UInt128(sequence) << 48 | UInt128(timestampMicroseconds)
+        return payload << 8 | UInt128(Self.crc8(payload))
+    }
+
+    /// Bit `index` (0 ..< ``Layout/bitCount``, most significant first) of a ``word``.
+    static func bit(_ index: Int, of word: UInt128) -> Bool {
+        word >> (Layout.bitCount - 1 - index) & 1 != 0
     }
 
     /// The stamp the bits spell, or nil when they do not check out.
     public init?(bits: [Bool]) {
         guard bits.count == Layout.bitCount else { return nil }
-        var bytes = [UInt8](repeating: 0, count: 11)
-        for (index, bit) in bits.enumerated() where bit {
-            bytes[index / 8] |= 0x80 >> UInt8(index % 8)
-        }
-        guard Self.crc8(Array(bytes[0..<10])) == bytes[10] else { return nil }
-        let sequence = bytes[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-        let timestamp = bytes[4..<10].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        self.init(sequence: sequence, timestampMicroseconds: timestamp)
+        let word = bits.reduce(UInt128(0)) { $0 << 1 | ($1 ? 1 : 0) }
+        let payload = word >> 8
+        guard Self.crc8(payload) == UInt8(truncatingIfNeeded: word) else { return nil }
+        self.init(sequence: UInt32(truncatingIfNeeded: payload >> 48),
+                  timestampMicroseconds: UInt64(truncatingIfNeeded: payload) & Self.timestampMask)
     }
 
-    private var payloadBytes: [UInt8] {
-        (0..<4).map { UInt8(truncatingIfNeeded: sequence >> (24 - 8 * UInt32($0))) }
-            + (0..<6).map { UInt8(truncatingIfNeeded: timestampMicroseconds >> (40 - 8 * UInt64($0))) }
-    }
-
-    /// CRC-8, polynomial 0x07.
-    static func crc8(_ bytes: [UInt8]) -> UInt8 {
+    /// CRC-8, polynomial 0x07, of the payload's 10 bytes (32 bits of sequence,
+    /// 48 of timestamp), most significant first.
+    static func crc8(_ payload: UInt128) -> UInt8 {
         var crc: UInt8 = 0
-        for byte in bytes {
-            crc ^= byte
+        for byte in (0..<10).reversed() {
+            crc ^= UInt8(truncatingIfNeeded: payload >> (8 * byte))
             for _ in 0..<8 {
                 crc = crc & 0x80 != 0 ? (crc << 1) ^ 0x07 : crc << 1
             }

@@ -180,28 +180,49 @@ public final class TestPattern {
     }
 
     /// Turns the stamp blocks that differ between `old` and `new` (in both
-    /// bands' luma; `step`: bytes from one pixel's luma to the next).
+    /// bands' luma; `step`: bytes from one pixel's luma to the next). Runs per
+    /// frame on a still picture, so it allocates nothing: changed neighbours
+    /// of one value make one span, each drawn with one fill per pixel row.
     private func redrawStamp(
         from old: FrameStamp, to new: FrameStamp, luma: PlaneLayout, step: Int, base: UnsafeMutableRawPointer
     ) {
-        let (oldBits, newBits) = (old.bits, new.bits)
-        let changed = (0..<FrameStamp.Layout.bitCount).filter { oldBits[$0] != newBits[$0] }
-        guard !changed.isEmpty else { return }
-        // Each block row's changed blocks: where they start, how wide, what value.
-        var spans = [[(x: Int, count: Int, value: UInt8)]](repeating: [], count: FrameStamp.Layout.rows)
-        for index in changed {
-            let x = FrameStamp.Layout.block(index, top: true, width: width, height: height).x
-            spans[index / FrameStamp.Layout.columns].append((x.lowerBound, x.count, newBits[index] ? Self.setLuma : Self.clearLuma))
-        }
-        let band = FrameStamp.Layout.bandHeight(frameHeight: height)
-        for rows in [0..<band, height - band..<height] {
-            for row in rows {
-                let line = (base + luma.offset + row * luma.bytesPerRow).assumingMemoryBound(to: UInt8.self)
-                for span in spans[blockRow(ofBandRow: row)] {
-                    if step == 1 {
-                        (line + span.x).initialize(repeating: span.value, count: span.count)
+        typealias Layout = FrameStamp.Layout
+        let newWord = new.word
+        let changed = old.word ^ newWord
+        guard changed != 0 else { return }
+        let band = Layout.bandHeight(frameHeight: height)
+        withUnsafeTemporaryAllocation(of: (x: Int, count: Int, value: UInt8).self, capacity: Layout.columns) { spans in
+            // The changed blocks of one block row, as spans.
+            var spanCount = 0
+            var spansOfBlockRow = -1
+            func findSpans(blockRow: Int) {
+                spanCount = 0
+                for column in 0..<Layout.columns {
+                    let index = blockRow * Layout.columns + column
+                    guard FrameStamp.bit(index, of: changed) else { continue }
+                    let x = column * width / Layout.columns
+                    let count = (column + 1) * width / Layout.columns - x
+                    let value = FrameStamp.bit(index, of: newWord) ? Self.setLuma : Self.clearLuma
+                    if spanCount > 0, spans[spanCount - 1].value == value, spans[spanCount - 1].x + spans[spanCount - 1].count == x {
+                        spans[spanCount - 1].count += count
                     } else {
-                        for x in span.x..<span.x + span.count { line[x * step] = span.value }
+                        spans[spanCount] = (x, count, value)
+                        spanCount += 1
+                    }
+                }
+                spansOfBlockRow = blockRow
+            }
+            for bandTop in stride(from: 0, through: height - band, by: height - band) {
+                for row in bandTop..<bandTop + band {
+                    let blockRow = blockRow(ofBandRow: row)
+                    if blockRow != spansOfBlockRow { findSpans(blockRow: blockRow) }
+                    let line = (base + luma.offset + row * luma.bytesPerRow).assumingMemoryBound(to: UInt8.self)
+                    for span in spans[..<spanCount] {
+                        if step == 1 {
+                            (line + span.x).update(repeating: span.value, count: span.count)
+                        } else {
+                            for x in span.x..<span.x + span.count { line[x * step] = span.value }
+                        }
                     }
                 }
             }
@@ -210,14 +231,14 @@ public final class TestPattern {
 
     /// The luma rows of each block row: the top band's four, then the bottom band's.
     private func bandLumaRows(_ stamp: FrameStamp) -> [[UInt8]] {
-        let bits = stamp.bits
+        let word = stamp.word
         var rows: [[UInt8]] = []
         for top in [true, false] {
             for blockRow in 0..<FrameStamp.Layout.rows {
                 var row = [UInt8](repeating: Self.clearLuma, count: width)
                 for column in 0..<FrameStamp.Layout.columns {
                     let index = blockRow * FrameStamp.Layout.columns + column
-                    guard bits[index] else { continue }
+                    guard FrameStamp.bit(index, of: word) else { continue }
                     let block = FrameStamp.Layout.block(index, top: top, width: width, height: height)
                     for x in block.x { row[x] = Self.setLuma }
                 }

@@ -99,7 +99,7 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
         var sequence: UInt64 = 0
         // The stamp each buffer shows over the picture as drawn now: a static
         // picture redraws only the stamp blocks that differ.
-        var drawn: [Int: FrameStamp] = [:]
+        var drawn = [FrameStamp?](repeating: nil, count: buffers.count)
         while !stop.load(ordering: .relaxed) {
             var timestamp = start + Int64(sequence) * duration
             if unthrottled {
@@ -122,7 +122,7 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
             if wanted.level != pattern.level || wanted.zoom != pattern.zoom {
                 pattern.level = wanted.level
                 pattern.zoom = wanted.zoom
-                drawn = [:]
+                drawn = drawn.map { _ in nil }
             }
             // Every buffer still out (its conversions behind, or held by
             // clients): the frame is lost, as a camera out of buffers loses it;
