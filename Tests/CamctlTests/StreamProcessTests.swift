@@ -172,6 +172,21 @@ func withStreamingDaemon(_ body: (DaemonProcess) async throws -> Void) async thr
         }
     }
 
+    /// --skip leaves the first frames out of everything, as v4l2-ctl's
+    /// --stream-skip: the 20 counted come after 30 others (the camera starts
+    /// at sequence 0 for this stream), and the accounting starts with them.
+    @Test func skipLeavesTheFirstFramesOut() async throws {
+        try await withStreamingDaemon { daemon in
+            let report = try StreamReport(try await camctl(["stream", "virtual-0", "--skip", "30", "--count", "20", "--check", "--json"],
+                                                           socket: daemon.socketPath))
+            #expect(report.frames == 20 && report.check?.intact == 20, "\(report)")
+            #expect((report.firstSequence ?? 0) >= 30, "\(report)")
+            #expect(report.accountsForEveryFrame, "\(report)")
+            let negative = try await camctl(["stream", "virtual-0", "--skip", "-1", "--count", "1"], socket: daemon.socketPath)
+            #expect(negative.status == 2 && negative.standardError.contains("--skip"), "\(negative.standardError)")
+        }
+    }
+
     /// Without --stats or --json, stream is not silent: one progress line on stderr.
     @Test func streamWithoutStatsEndsWithOneProgressLine() async throws {
         try await withStreamingDaemon { daemon in

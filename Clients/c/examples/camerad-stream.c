@@ -3,10 +3,13 @@
  * number (as `camctl stream --stats`: frames, drops by reason, the accounting,
  * and with --check the frame stamps of camerad's virtual cameras).
  *
- *   camerad-stream DEVICE [--count N] [--pixel-format native|nv12|nv12-full|i420|yuyv|bgra]
+ *   camerad-stream DEVICE [--count N] [--skip N] [--pixel-format native|nv12|nv12-full|i420|yuyv|bgra]
  *                  [--size WxH] [--check] [--json] [--socket PATH]
  *
  * --count 0 streams until SIGINT or SIGTERM, then prints the statistics.
+ * --skip N leaves the first N frames, and the drops reported before them, out
+ * of the statistics and the count (they carry the stream's start-up), as
+ * v4l2-ctl --stream-skip does.
  *
  * It is written as an event-loop program: poll() on camerad_client_get_fd(),
  * camerad_client_dispatch(), and the stream's callbacks.
@@ -27,6 +30,8 @@
 
 typedef struct statistics {
     uint64_t frames, bytes, count;
+    /* Frames to leave out (--skip), and how many were. */
+    uint64_t skip, skipped;
     bool checking;
     char format[64];
     bool has_first;
@@ -78,6 +83,7 @@ static double percentile(int64_t *values, size_t count, double fraction) {
 
 static void on_dropped(void *data, camerad_stream *stream, camerad_drop_reason reason, uint32_t count, uint64_t last) {
     statistics *s = data;
+    if (s->skipped < s->skip) return;
     s->drops[reason] += count;
     if (!s->has_first) {
         s->accounting.reported_outside += count;
@@ -127,6 +133,11 @@ static void on_process(void *data, camerad_stream *stream) {
     statistics *s = data;
     camerad_frame *frame;
     while ((!s->count || s->frames < s->count) && (frame = camerad_stream_dequeue_frame(stream))) {
+        if (s->skipped < s->skip) {
+            s->skipped++;
+            camerad_stream_release_frame(stream, frame, NULL);
+            continue;
+        }
         if (!s->frames) {
             char name[5];
             snprintf(s->format, sizeof s->format, "%s %ux%u", corevideo_name(frame->fourcc, name), frame->width,
@@ -228,6 +239,8 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--count") == 0 && i + 1 < argc) {
             s.count = strtoull(argv[++i], NULL, 10);
+        } else if (strcmp(argv[i], "--skip") == 0 && i + 1 < argc) {
+            s.skip = strtoull(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--pixel-format") == 0 && i + 1 < argc) {
             int format = pixel_format(argv[++i]);
             if (format < 0) goto usage;
@@ -284,7 +297,7 @@ int main(int argc, char **argv) {
     return 0;
 
 usage:
-    fprintf(stderr, "usage: camerad-stream DEVICE [--count N] [--pixel-format native|nv12|nv12-full|i420|yuyv|bgra] "
+    fprintf(stderr, "usage: camerad-stream DEVICE [--count N] [--skip N] [--pixel-format native|nv12|nv12-full|i420|yuyv|bgra] "
                     "[--size WxH] [--check] [--json] [--socket PATH]\n");
     return 2;
 }

@@ -344,6 +344,23 @@ static void camerad_list_prints_camctls_json(void **state) {
     free(theirs);
 }
 
+/* camerad-stream --skip leaves its first frames out: the 5 it counts come after
+ * 20 others of the camera, which starts at sequence 0 for this stream. */
+static void camerad_stream_skips_the_first_frames(void **state) {
+    const char *stream = getenv("CAMERAD_STREAM");
+    if (!stream || !*stream) skip();
+    char command[512];
+    snprintf(command, sizeof command, "'%s' virtual-1 --skip 20 --count 5 --check --json", stream);
+    char *output = test_output(&test_shared, command);
+    assert_non_null(output);
+    assert_non_null(strstr(output, "\"frames\":5,"));
+    assert_non_null(strstr(output, "\"intact\":5,"));
+    const char *first = strstr(output, "\"firstSequence\":");
+    assert_non_null(first);
+    assert_true(strtoull(first + strlen("\"firstSequence\":"), NULL, 10) >= 20);
+    free(output);
+}
+
 /* The example in README.md, as a program of its own: 100 frames and a clean exit. */
 static void the_readme_example_streams(void **state) {
     const char *example = getenv("README_EXAMPLE");
@@ -371,6 +388,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(the_readme_example_streams, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(configure_device_under_the_lock, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(camerad_list_prints_camctls_json, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(camerad_stream_skips_the_first_frames, test_count_fds, test_check_fds),
     };
     return cmocka_run_group_tests_name("client", tests, test_start_shared, test_stop_shared);
 }

@@ -1,7 +1,7 @@
 """python -m camerad: list the cameras, or stream from one with camctl's statistics.
 
     python -m camerad list [--json]
-    python -m camerad stream DEVICE [--count N] [--pixel-format nv12] [--size WxH] [--check] [--json]
+    python -m camerad stream DEVICE [--count N] [--skip N] [--pixel-format nv12] [--size WxH] [--check] [--json]
 """
 from __future__ import annotations
 
@@ -135,10 +135,14 @@ def stream(client: Client, arguments: argparse.Namespace) -> int:
     # SIGINT and SIGTERM end the stream and print the statistics (even where the shell ignores SIGINT).
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    skipped = 0
     with client.stream(arguments.device, settings) as frames:
         try:
             for frame in frames:
                 with frame:
+                    if skipped < arguments.skip:  # with the drops reported before it
+                        skipped += 1
+                        continue
                     statistics.record(frame)
                 if arguments.count and statistics.frames >= arguments.count:
                     break
@@ -166,6 +170,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     streaming = commands.add_parser("stream", help="stream frames and print camctl's statistics")
     streaming.add_argument("device", help="a unique ID (camerad list shows them)")
     streaming.add_argument("--count", type=int, default=100, help="frames to read (default 100; 0: until SIGINT)")
+    streaming.add_argument("--skip", type=int, default=0,
+                           help="leave the first N frames, and drops reported before them, out of the statistics and "
+                                "the count (they carry the start-up), as v4l2-ctl --stream-skip")
     streaming.add_argument("--pixel-format", choices=[k for k in PIXEL_FORMATS if k], default=None)
     streaming.add_argument("--size", help="WIDTHxHEIGHT")
     streaming.add_argument("--check", action="store_true", help="read the virtual cameras' frame stamps")

@@ -211,6 +211,15 @@ def test_python_m_camerad_stream_json_has_camctls_statistics(daemon):
     assert failed.returncode == 1 and "(deviceNotFound)" in failed.stderr
 
 
+def test_python_m_camerad_stream_skip_leaves_the_first_frames_out(daemon):
+    """--skip 10: the 5 frames counted come after 10 others of the camera, which starts at 0 for this stream."""
+    result = run_module(daemon, "stream", "virtual-1", "--skip", "10", "--count", "5", "--check", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["frames"] == 5 and report["check"]["intact"] == 5
+    assert report["firstSequence"] >= 10
+
+
 def test_the_package_installs_with_pip(tmp_path):
     """`pip install ./Clients/python`, offline (setuptools and wheel from make deps), from a copy: the build's
     leftovers stay out of the tree."""

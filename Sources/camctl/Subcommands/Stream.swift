@@ -44,8 +44,11 @@ extension Camctl {
         @Option(help: "The session preset, which picks the device's mode if it is idle (inputPriority: its own mode).")
         var preset: String = "inputPriority"
 
-        @Option(help: "Stop after this many frames.")
+        @Option(help: "Stop after this many frames (after those --skip leaves out).")
         var count: Int?
+
+        @Option(help: "Leave this many frames at the start, and the drops reported before them, out of the statistics, the count and --output (they carry the stream's start-up), as v4l2-ctl --stream-skip does.")
+        var skip = 0
 
         @Option(help: "Stop after this many seconds.")
         var duration: Double?
@@ -78,6 +81,7 @@ extension Camctl {
             guard (1...8).contains(framesInFlight) else { throw ValidationError("--frames-in-flight must be 1 to 8") }
             if count != nil && duration != nil { throw ValidationError("give --count or --duration, not both") }
             if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+            if skip < 0 { throw ValidationError("--skip must be 0 or more") }
             if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
             if let fps, fps <= 0 { throw ValidationError("--fps must be positive") }
             if size != nil && parsedSize == nil { throw ValidationError("--size must be WxH, such as 640x480") }
@@ -168,8 +172,15 @@ extension Camctl {
         ) async throws -> StreamStatistics {
             var statistics = StreamStatistics()
             // Read once: an option's property wrapper costs a look-up on every read.
-            let (check, holdMilliseconds, count) = (check, holdMilliseconds, count)
+            let (check, holdMilliseconds, count, skip) = (check, holdMilliseconds, count, skip)
+            var skipped = 0
             while let sample = await frames.next() {
+                if skipped < skip {
+                    // A frame left out, or a drop reported before one.
+                    if sample.imageBuffer != nil { skipped += 1 }
+                    sample.invalidate()
+                    continue
+                }
                 let now = monotonicNanoseconds()
                 statistics.record(sample, receivedAt: now, checking: check)
                 progress?.update(statistics, at: now)
