@@ -23,7 +23,8 @@ enum CameradBench {
         let vividVM = option("--vivid-vm") ?? "scripts/vivid-vm"
         let cClient = option("--c-client") ?? "Clients/c/build/camerad-stream"
         let pythonPackage = option("--python-package") ?? "Clients/python"
-        let bench = Bench(bin: bin, seconds: seconds)
+        let rounds = max(1, Int(option("--rounds") ?? "4") ?? 4)
+        let bench = Bench(bin: bin, seconds: seconds, window: seconds / Double(rounds))
         if arguments.contains("--v4l2-guest") {
             // Inside the VM scripts/vivid-vm boots: the V4L2 row's figures only.
             return try bench.v4l2Guest()
@@ -34,22 +35,22 @@ enum CameradBench {
             return try printIsolation(bench)
         }
 
-        print("camerad fan-out: NV12 \(width)x\(height) at 30 fps, a still picture on both sides; each run streams")
-        print("\(Double(Bench.warmUp) / 1e6) s to warm up, then CPU (user + system, every process) is measured over \(Int(seconds)) s")
-        print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores\n")
-        print(Row.header)
-        var camerad: [Int: Row] = [:]
-        // GStreamer's row for the same clients right after each of camerad's:
-        // this shared machine's load drifts over a run, and a pair measured
-        // minutes apart would carry that drift into the ratio.
         let launcher = Bench.which("gst-launch-1.0")
-        var gstreamer: [Int: Row] = [:]
-        for clients in clientCounts {
-            let row = try bench.camerad(clients: clients)
-            camerad[clients] = row
-            print(row.line)
-            if let launcher { gstreamer[clients] = try bench.gstreamer(clients: clients, launcher: launcher) }
-        }
+        let otherCounts = clientCounts.filter { [1, 16].contains($0) }
+        print("camerad fan-out: NV12 \(width)x\(height) at 30 fps, a still picture on both sides. Every row below")
+        print("(camerad, GStreamer, the C and Python clients, at each number of clients) is measured in \(rounds) runs,")
+        print("one of each in turn, round after round, so that this shared machine's drift reaches every row alike;")
+        print(String(format: "each run streams %.1f s to warm up, then CPU (user + system, every process) is measured over %.1f s;",
+                     Double(Bench.warmUp) / 1e6, bench.window))
+        print("a row adds up its runs' CPU and frames (\(Int(seconds)) s measured in all), and shows the worst run's latency.")
+        print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores\n")
+        let measured = try bench.fanOut(rounds: rounds, clientCounts: clientCounts, gstreamer: launcher,
+                                        otherClients: otherCounts.isEmpty ? clientCounts : otherCounts,
+                                        cClient: cClient, pythonPackage: pythonPackage)
+        let camerad = measured.camerad
+        let gstreamer = measured.gstreamer
+        print(Row.header)
+        for clients in clientCounts { camerad[clients].map { print($0.line) } }
         let perSourceFrame = clientCounts.compactMap { clients in
             camerad[clients]?.serverCPUPerSourceFrame.map { (clients, $0) }
         }
@@ -91,7 +92,7 @@ enum CameradBench {
 
         if launcher != nil {
             print("\nGStreamer shmsink → shmsrc (one producer process, N consumer processes), same frames, measured the same way,")
-            print("each row right after camerad's with as many clients:")
+            print("each of its runs right after camerad's with as many clients:")
             print(Row.header)
             for clients in clientCounts { gstreamer[clients].map { print($0.line) } }
             let ratios = clientCounts.compactMap { clients -> String? in
@@ -103,11 +104,16 @@ enum CameradBench {
             print("\nGStreamer: gst-launch-1.0 not found; install gstreamer1.0-tools, -plugins-base and -plugins-bad for the comparison")
         }
 
-        let otherCounts = clientCounts.filter { [1, 16].contains($0) }
         print("\nThe same frames to the C library's camerad-stream and to python -m camerad stream (\(cClient), \(pythonPackage)):")
         print(Row.header)
-        let others = bench.otherClients(counts: otherCounts.isEmpty ? clientCounts : otherCounts, cClient: cClient,
-                                        pythonPackage: pythonPackage)
+        var others = measured.others
+        for rows in [others.c, others.python] {
+            for clients in rows.keys.sorted() { print(rows[clients]!.line) }
+        }
+        for line in measured.notMeasured { print("  " + line) }
+        if !others.python.isEmpty {
+            others.pythonView = try? bench.pythonViewVersusCopy(package: pythonPackage)
+        }
         for (label, rows) in [("C client", others.c), ("Python", others.python)] where !rows.isEmpty {
             let versus = rows.keys.sorted().map { clients -> String in
                 let total = rows[clients]!.totalCPUPerFrame
@@ -210,6 +216,18 @@ struct Row {
         return Double(copies) / Double(sourceFrames)
     }
 
+    /// This row and another run's of the same configuration as one: CPU,
+    /// frames, drops and copies added up; the worse latency and peak memory.
+    func adding(_ other: Row) -> Row {
+        func sum(_ a: Int?, _ b: Int?) -> Int? { a.flatMap { a in b.map { a + $0 } } }
+        func worse(_ a: Double?, _ b: Double?) -> Double? { [a, b].compactMap { $0 }.max() }
+        return Row(label: label, clients: clients, fpsPerClient: fpsPerClient + other.fpsPerClient, drops: drops + other.drops,
+                   latencyP50: worse(latencyP50, other.latencyP50), latencyP99: worse(latencyP99, other.latencyP99),
+                   cpu: CPUSample(server: cpu.server + other.cpu.server, clients: cpu.clients + other.cpu.clients),
+                   framesDelivered: framesDelivered + other.framesDelivered, sourceFrames: sum(sourceFrames, other.sourceFrames),
+                   copies: sum(copies, other.copies), serverPeakMiB: max(serverPeakMiB, other.serverPeakMiB))
+    }
+
     static let header = "  \(padded("run", 10)) clients  fps/client (min–max)  drops  latency p50/p99 ms  server CPU/frame  total CPU/frame  server peak RSS"
 
     var line: String {
@@ -265,7 +283,10 @@ struct StreamFigures {
 
 struct Bench {
     let bin: String
+    /// How long a figure is measured: the V4L2 row's and the isolation's at once, the fan-out's rows over all their runs.
     let seconds: Double
+    /// How long each run of a fan-out row is measured (``seconds`` over the rounds).
+    let window: Double
 
     var camerad: String { bin + "/camerad" }
     var camctl: String { bin + "/camctl" }
@@ -289,12 +310,14 @@ struct Bench {
         return try body(daemon, socket)
     }
 
-    /// N clients streaming the camera's own frames. CPU is measured over
-    /// `seconds` of steady state: after every client has streamed for the
-    /// warm-up, before any of them stops.
-    func camerad(clients: Int) throws -> Row {
+    /// One run of N `client`s (camctl unless it says) streaming the camera's
+    /// own frames from a daemon of their own. CPU is measured over ``window``
+    /// of steady state: after every client has streamed for the warm-up,
+    /// before any of them stops.
+    func fanOut(clients: Int, client: StreamClient? = nil, patience: Int = 20) throws -> Row {
         try withDaemon { daemon, socket in
-            try streams(of: "virtual-0", clients: clients, daemon: daemon, socket: socket)
+            try streams(of: "virtual-0", clients: clients, daemon: daemon, socket: socket, client: client,
+                        seconds: window, patience: patience)
         }
     }
 
@@ -302,7 +325,7 @@ struct Bench {
     /// and the daemon's counts over `seconds` of steady state, after the
     /// warm-up, before any client stops.
     func streams(of device: String, clients: Int, daemon: Child, socket: String, client: StreamClient? = nil,
-                 patience: Int = 20) throws -> Row {
+                 seconds: Double, patience: Int = 20) throws -> Row {
         let client = client ?? .camctl(camctl)
         let streams = try (0..<clients).map { _ in
             try Child(client.executable, client.arguments(device, socket))
@@ -331,7 +354,7 @@ struct Bench {
             latencyP99: latencies.compactMap { $0["p99"] }.max(),
             cpu: after.cpu - before.cpu,
             // Every client gets every frame but those it was told it lost
-            // (counted over the whole run: the window's share is at most that).
+            // (counted from the warm-up's end to the run's: the window's share is at most that).
             framesDelivered: max(0, sourceFrames * clients - drops), sourceFrames: sourceFrames,
             copies: Int(after.stats.copies - before.stats.copies), serverPeakMiB: ProcessMeter.peakResidentMiB(daemon.pid))
     }
@@ -396,8 +419,9 @@ struct Bench {
         }
     }
 
-    /// The same fan-out through GStreamer: a still picture (imagefreeze) into
-    /// shmsink, and N shmsrc consumers counting frames with fpsdisplaysink.
+    /// One run of the same fan-out through GStreamer, measured over ``window``:
+    /// a still picture (imagefreeze) into shmsink, and N shmsrc consumers
+    /// counting frames with fpsdisplaysink.
     func gstreamer(clients: Int, launcher: String) throws -> Row {
         let socket = NSTemporaryDirectory() + "camerad-bench-gst-\(getpid()).sock"
         unlink(socket)
@@ -423,7 +447,7 @@ struct Bench {
         usleep(Self.warmUp)
         let before = (cpu: CPUSample(server: producer.pid, clients: consumers.map(\.pid)),
                       frames: consumers.map { Self.rendered($0.outputSoFar)?.frames ?? 0 })
-        usleep(useconds_t(seconds * 1e6))
+        usleep(useconds_t(window * 1e6))
         let after = (cpu: CPUSample(server: producer.pid, clients: consumers.map(\.pid)),
                      frames: consumers.map { Self.rendered($0.outputSoFar)?.frames ?? 0 })
         let serverPeak = ProcessMeter.peakResidentMiB(producer.pid)

@@ -85,7 +85,7 @@ extension Bench {
             _ = daemon.finish()
         }
         try waitUntil("camerad to serve \(uniqueID)", seconds: 120) { (try? statistics(socket, device: uniqueID)) != nil }
-        let row = try streams(of: uniqueID, clients: 1, daemon: daemon, socket: socket, patience: 60)
+        let row = try streams(of: uniqueID, clients: 1, daemon: daemon, socket: socket, seconds: seconds, patience: 60)
         return V4L2Figures(
             mode: "\(mode.fourcc) \(mode.width)x\(mode.height) at \(mode.fps) fps",
             floorFrames: floorFrames,
