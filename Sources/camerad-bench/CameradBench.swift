@@ -39,7 +39,8 @@ enum CameradBench {
         let otherCounts = clientCounts.filter { [1, 16].contains($0) }
         print("camerad fan-out: NV12 \(width)x\(height) at 30 fps, a still picture on both sides. Every row below")
         print("(camerad, GStreamer, the C and Python clients, at each number of clients) is measured in \(rounds) runs,")
-        print("one of each in turn, round after round, so that this shared machine's drift reaches every row alike;")
+        print("one of each in turn, round after round (every other round backwards), so that this shared machine's")
+        print("drift reaches every row alike;", terminator: " ")
         print(String(format: "each run streams %.1f s to warm up, then CPU (user + system, every process) is measured over %.1f s;",
                      Double(Bench.warmUp) / 1e6, bench.window))
         print("a row adds up its runs' CPU and frames (\(Int(seconds)) s measured in all), and shows the worst run's latency.")
@@ -92,7 +93,7 @@ enum CameradBench {
 
         if launcher != nil {
             print("\nGStreamer shmsink → shmsrc (one producer process, N consumer processes), same frames, measured the same way,")
-            print("each of its runs right after camerad's with as many clients:")
+            print("each of its runs next to camerad's with as many clients:")
             print(Row.header)
             for clients in clientCounts { gstreamer[clients].map { print($0.line) } }
             let ratios = clientCounts.compactMap { clients -> String? in

@@ -60,7 +60,8 @@ extension Bench {
 
     /// Every fan-out row: camerad (camctl) and GStreamer at each of
     /// `clientCounts`, the C and Python clients at each of `otherClients`,
-    /// each run `rounds` times, one run of each in turn per round, so that the
+    /// each run `rounds` times, one run of each in turn per round (every other
+    /// round in the opposite order), so that the
     /// machine's drift over the minutes this takes (a shared machine's load,
     /// an idle one waking slower) reaches every row alike; a row adds its
     /// runs up. camerad's and GStreamer's failures end the bench; a C or
@@ -106,7 +107,11 @@ extension Bench {
         var failed = Set<Int>()
         for round in 1...rounds {
             FileHandle.standardError.write(Data("camerad-bench: round \(round) of \(rounds)\n".utf8))
-            for (index, configuration) in configurations.enumerated() where !failed.contains(index) {
+            // Every other round backwards, so that no row always follows the
+            // same one (GStreamer's run is before camerad's as often as after).
+            let order = round.isMultiple(of: 2) ? Array(configurations.indices.reversed()) : Array(configurations.indices)
+            for index in order where !failed.contains(index) {
+                let configuration = configurations[index]
                 do {
                     let row = try configuration.measure()
                     figures[keyPath: configuration.rows][configuration.clients] =
