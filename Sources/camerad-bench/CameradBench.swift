@@ -37,13 +37,15 @@ enum CameradBench {
 
         let launcher = Bench.which("gst-launch-1.0")
         let otherCounts = clientCounts.filter { [1, 16].contains($0) }
-        print("camerad fan-out: NV12 \(width)x\(height) at 30 fps, a still picture on both sides. Every row below")
-        print("(camerad, GStreamer, the C and Python clients, at each number of clients) is measured in \(rounds) runs,")
-        print("one of each in turn, round after round (every other round backwards), so that this shared machine's")
-        print("drift reaches every row alike;", terminator: " ")
-        print(String(format: "each run streams %.1f s to warm up, then CPU (user + system, every process) is measured over %.1f s;",
-                     Double(Bench.warmUp) / 1e6, bench.window))
-        print("a row adds up its runs' CPU and frames (\(Int(seconds)) s measured in all), and shows the worst run's latency.")
+        let framesPerClient = Int(bench.window * 30)
+        print("""
+            camerad fan-out: NV12 \(width)x\(height) at 30 fps, a still picture on both sides. Every row below (camerad,
+            GStreamer, the C and Python clients, at each number of clients) is measured in \(rounds) runs, one of each in
+            turn, round after round (every other round backwards), so that this shared machine's drift reaches every
+            row alike. Each run streams \(Double(Bench.warmUp) / 1e6) s to warm up (the clients leave those frames out), then CPU (user +
+            system, every process) is measured over \(bench.window) s; a row adds up its runs' CPU and frames (\(seconds) s in all)
+            and shows its worst run's latency p99 (over about \(framesPerClient) frames per client: close to the slowest frame).
+            """)
         print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores\n")
         let measured = try bench.fanOut(rounds: rounds, clientCounts: clientCounts, gstreamer: launcher,
                                         otherClients: otherCounts.isEmpty ? clientCounts : otherCounts,

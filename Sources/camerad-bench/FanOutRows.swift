@@ -10,7 +10,9 @@ struct StreamClient {
     let arguments: (_ device: String, _ socket: String) -> [String]
 
     static func camctl(_ path: String) -> StreamClient {
-        StreamClient(label: "camerad", executable: path) { device, socket in ["--socket", socket, "stream", device, "--skip", warmUpFrames, "--json"] }
+        StreamClient(label: "camerad", executable: path) { device, socket in
+            ["--socket", socket, "stream", device, "--skip", warmUpFrames, "--json"]
+        }
     }
 
     static func c(_ path: String) -> StreamClient {
@@ -22,7 +24,8 @@ struct StreamClient {
     /// Through env, so the measured pid is Python's own (env execs it).
     static func python(package: String) -> StreamClient {
         StreamClient(label: "Python", executable: "/usr/bin/env") { device, socket in
-            ["PYTHONPATH=\(package)", "python3", "-m", "camerad", "--socket", socket, "stream", device, "--count", "0", "--skip", warmUpFrames, "--json"]
+            ["PYTHONPATH=\(package)", "python3", "-m", "camerad", "--socket", socket, "stream", device, "--count", "0",
+             "--skip", warmUpFrames, "--json"]
         }
     }
 }
@@ -61,10 +64,9 @@ extension Bench {
     /// Every fan-out row: camerad (camctl) and GStreamer at each of
     /// `clientCounts`, the C and Python clients at each of `otherClients`,
     /// each run `rounds` times, one run of each in turn per round (every other
-    /// round in the opposite order), so that the
-    /// machine's drift over the minutes this takes (a shared machine's load,
-    /// an idle one waking slower) reaches every row alike; a row adds its
-    /// runs up. camerad's and GStreamer's failures end the bench; a C or
+    /// round in the opposite order), so that the machine's drift over the
+    /// minutes this takes (a shared machine's load, an idle one waking slower)
+    /// reaches every row alike; a row adds its runs up. camerad's and GStreamer's failures end the bench; a C or
     /// Python client that cannot be measured is reported and left out.
     func fanOut(rounds: Int, clientCounts: [Int], gstreamer launcher: String?, otherClients: [Int], cClient: String,
                 pythonPackage: String) throws -> FanOutFigures {
