@@ -77,8 +77,7 @@ extension DeviceStreamer {
             for (variant, poolID) in state.currentPool {
                 // The streams streaming now: one that starts later never hears of this frame.
                 guard let pool = state.pools[poolID],
-                      case let streams = pool.streamIDs.filter({ state.streams[$0]?.lifecycle.receivesFrames == true }),
-                      !streams.isEmpty else { continue }
+                      case let streams = streaming(pool, state), !streams.isEmpty else { continue }
                 if sharesHere(frame, pool, streams, zoom: zoom, &state) {
                     sharedHere.append(VariantEvent(variant: variant, generation: generation, streams: streams, gap: gap,
                                                    numbers: FrameNumbers(frame), frame: frame))
@@ -101,6 +100,11 @@ extension DeviceStreamer {
         for event in sharedHere { convert(event.frame!, event) }
     }
 
+    /// A pool's streams that stream now, oldest first.
+    private func streaming(_ pool: VariantPool, _ state: State) -> [Stream] {
+        pool.streamIDs.compactMap { state.streams[$0] }.filter(\.lifecycle.receivesFrames).sorted { $0.id < $1.id }
+    }
+
     /// Whether a variant's frame is offered right here, on the capture thread,
     /// with no worker: it is the device's buffer itself (no conversion, the
     /// device has buffers to spare), its worker has nothing left to do (frames
@@ -108,20 +112,21 @@ extension DeviceStreamer {
     /// that costs is a message to each stream, never a wait: one thread wake
     /// less per frame.
     private func sharesHere(
-        _ frame: CapturedFrame, _ pool: VariantPool, _ streams: Set<UInt64>, zoom: Double, _ state: inout State
+        _ frame: CapturedFrame, _ pool: VariantPool, _ streams: [Stream], zoom: Double, _ state: inout State
     ) -> Bool {
         guard let buffer = frame.buffer, buffer.buffers === pool.deviceBuffers, pool.converter.passesThrough(zoom: zoom),
               buffer.buffers.leases.available >= VariantPool.reserveBuffers,
               state.workers[pool.variant].map({ $0.pending == 0 }) ?? true else { return false }
-        return streams.allSatisfy { state.streams[$0]?.options.inline == false }
+        return streams.allSatisfy { !$0.options.inline }
     }
 
     /// A frame as one variant's worker gets it.
     struct VariantEvent: @unchecked Sendable {
         let variant: FrameVariant
         let generation: UInt64
-        /// The variant's streams that were streaming when the frame came.
-        let streams: Set<UInt64>
+        /// The variant's streams that were streaming when the frame came, oldest
+        /// first; one closed since no longer ``StreamLifecycle/receivesFrames``.
+        let streams: [Stream]
         /// Frames the device skipped just before this one.
         let gap: Gap?
         let numbers: FrameNumbers
@@ -165,35 +170,32 @@ extension DeviceStreamer {
     /// that wants it.
     private func convert(_ frame: CapturedFrame, _ event: VariantEvent) {
         let zoom = device.settingsState.digitalZoom
-        let target = locked { state -> (pool: VariantPool, slot: Int, shared: Bool, streams: [UInt64])? in
+        let target = locked { state -> (pool: VariantPool, slot: Int, shared: Bool, streams: [Stream])? in
             guard let pool = currentPool(of: event.variant, generation: event.generation, &state) else { return nil }
-            record(event, &state)
-            let wanting = event.streams.filter { id in
-                state.streams[id].map { wants($0, event.numbers) } ?? false
-            }
+            record(event)
+            let wanting = event.streams.filter { $0.lifecycle.receivesFrames && wants($0, event.numbers) }
             // No conversion for streams that would only drop it: a stream that
             // holds all it may costs no one time, not even its own worker.
-            let full = wanting.compactMap { id in state.streams[id]!.dropReason.map { (id, $0) } }
-            if full.count == wanting.count {
-                for (id, reason) in full {
-                    state.streams[id]!.lastOffered = frame.timestampNanoseconds
-                    dropHeld(frame.sequence, reason, &state.streams[id]!)
+            if wanting.allSatisfy({ $0.dropReason != nil }) {
+                for stream in wanting {
+                    stream.lastOffered = frame.timestampNanoseconds
+                    dropHeld(frame.sequence, stream.dropReason!, stream)
                 }
                 return nil
             }
             if let buffer = frame.buffer, buffer.buffers === pool.deviceBuffers, pool.converter.passesThrough(zoom: zoom),
                buffer.buffers.leases.available >= VariantPool.reserveBuffers {
-                return (pool, buffer.index, true, wanting.sorted())
+                return (pool, buffer.index, true, wanting)
             }
             guard let slot = pool.freeSlot() else {
-                for id in wanting {
-                    state.streams[id]!.lastOffered = frame.timestampNanoseconds
-                    state.streams[id]!.drops.add(.outOfBuffers, count: 1, sequence: frame.sequence)
+                for stream in wanting {
+                    stream.lastOffered = frame.timestampNanoseconds
+                    stream.drops.add(.outOfBuffers, count: 1, sequence: frame.sequence)
                 }
                 return nil
             }
             pool.writing = slot
-            return (pool, slot, false, wanting.sorted())
+            return (pool, slot, false, wanting)
         }
         guard let (pool, slot, shared, streams) = target else { return }
 
@@ -213,8 +215,8 @@ extension DeviceStreamer {
             if !shared { pool.writing = nil }
             guard let written, state.pools[pool.id] === pool else {
                 // Lost to a failed conversion or a pool replaced meanwhile: still told.
-                for id in streams where state.streams[id] != nil {
-                    state.streams[id]!.drops.add(.discontinuity, count: 1, sequence: frame.sequence)
+                for stream in streams where stream.lifecycle.receivesFrames {
+                    stream.drops.add(.discontinuity, count: 1, sequence: frame.sequence)
                 }
                 return
             }
@@ -230,13 +232,13 @@ extension DeviceStreamer {
             let converted = PooledFrame(pool: pool, slot: slot, sequence: frame.sequence,
                                         timestampNanoseconds: frame.timestampNanoseconds,
                                         durationNanoseconds: frame.durationNanoseconds, bytesUsed: written)
-            for id in streams where state.streams[id] != nil {
-                guard state.streams[id]!.poolID == pool.id else {
+            for stream in streams where stream.lifecycle.receivesFrames {
+                guard stream.poolID == pool.id else {
                     // Moved to a larger pool while this frame was converted.
-                    state.streams[id]!.drops.add(.discontinuity, count: 1, sequence: frame.sequence)
+                    stream.drops.add(.discontinuity, count: 1, sequence: frame.sequence)
                     continue
                 }
-                offer(converted, to: &state.streams[id]!)
+                offer(converted, to: stream)
             }
             // Nobody kept it (copies taken, or every stream gone): back to the device.
             if shared && pool.references[slot] == 0 { pool.loans[slot] = nil }
@@ -248,10 +250,10 @@ extension DeviceStreamer {
     private func skip(_ event: VariantEvent) {
         locked { state in
             guard currentPool(of: event.variant, generation: event.generation, &state) != nil else { return }
-            record(event, &state)
-            for id in event.streams where state.streams[id].map({ wants($0, event.numbers) }) ?? false {
-                state.streams[id]!.lastOffered = event.numbers.timestampNanoseconds
-                state.streams[id]!.drops.add(.frameWasLate, count: 1, sequence: event.numbers.sequence)
+            record(event)
+            for stream in event.streams where stream.lifecycle.receivesFrames && wants(stream, event.numbers) {
+                stream.lastOffered = event.numbers.timestampNanoseconds
+                stream.drops.add(.frameWasLate, count: 1, sequence: event.numbers.sequence)
             }
         }
     }
@@ -264,11 +266,12 @@ extension DeviceStreamer {
         return pool
     }
 
-    /// Frames the device skipped before the event's frame, for each of its streams.
-    private func record(_ event: VariantEvent, _ state: inout State) {
+    /// Frames the device skipped before the event's frame, for each of its
+    /// streams (under the lock, as everything a ``Stream`` holds).
+    private func record(_ event: VariantEvent) {
         guard let gap = event.gap else { return }
-        for id in event.streams where state.streams[id] != nil {
-            state.streams[id]!.drops.add(.discontinuity, count: gap.count, sequence: gap.lastSequence)
+        for stream in event.streams where stream.lifecycle.receivesFrames {
+            stream.drops.add(.discontinuity, count: gap.count, sequence: gap.lastSequence)
         }
     }
 
@@ -282,7 +285,7 @@ extension DeviceStreamer {
 
     /// Gives a stream a converted frame, or drops it for that stream alone:
     /// the in-flight limit and late-frame policy every sink has.
-    private func offer(_ frame: PooledFrame, to stream: inout Stream) {
+    private func offer(_ frame: PooledFrame, to stream: Stream) {
         stream.lastOffered = frame.timestampNanoseconds
         if stream.options.inline {
             // A copy goes: nothing held.
@@ -306,7 +309,7 @@ extension DeviceStreamer {
                 stream.drops.add(.frameWasLate, count: 1, sequence: frame.sequence)
             }
         } else if let reason = stream.dropReason {
-            dropHeld(frame.sequence, reason, &stream)
+            dropHeld(frame.sequence, reason, stream)
         } else {
             frame.pool.references[frame.slot] += 1
             stream.queue.append((reference, frame, stream.drops))
@@ -319,7 +322,7 @@ extension DeviceStreamer {
     /// next frame: a client holding its frames hears of each one it misses as
     /// it goes (AVFoundation's didDrop) instead of silence until it lets one
     /// go. Behind queued frames it waits its turn, to keep capture order.
-    private func dropHeld(_ sequence: UInt64, _ reason: DropReason, _ stream: inout Stream) {
+    private func dropHeld(_ sequence: UInt64, _ reason: DropReason, _ stream: Stream) {
         stream.drops.add(reason, count: 1, sequence: sequence)
         guard stream.queue.isEmpty else { return }
         send(stream.drops, to: stream)

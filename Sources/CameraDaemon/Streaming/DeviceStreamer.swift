@@ -57,7 +57,10 @@ final class DeviceStreamer: @unchecked Sendable {
         let slot: Int
     }
 
-    struct Stream {
+    /// One client's stream: what it asked for, what it holds, and where its
+    /// messages go. A class, guarded by the streamer's lock: per frame the
+    /// streamer reaches each stream through a reference, never copying what it holds.
+    final class Stream: @unchecked Sendable {
         let id: UInt64
         /// The connection the stream is charged to (``StreamBudget``).
         let connectionID: UInt64
@@ -74,6 +77,16 @@ final class DeviceStreamer: @unchecked Sendable {
         var lastOffered: Int64?
         /// Drops since the last frame sent or queued.
         var drops = DropTally()
+
+        init(id: UInt64, connectionID: UInt64, options: StreamOptions, outbox: StreamOutbox, releaseRing: ReleaseRing?,
+             poolID: UInt64) {
+            self.id = id
+            self.connectionID = connectionID
+            self.options = options
+            self.outbox = outbox
+            self.releaseRing = releaseRing
+            self.poolID = poolID
+        }
 
         /// Whether a frame offered now goes straight to the sink: it holds
         /// less than it may and nothing waits before it (a copying stream holds nothing).
@@ -200,7 +213,7 @@ final class DeviceStreamer: @unchecked Sendable {
             throw error
         }
         locked { state in
-            guard var stream = state.streams[id], let mode = state.lifecycle.mode,
+            guard let stream = state.streams[id], let mode = state.lifecycle.mode,
                   let pool = state.pools[stream.poolID] else { return }  // ended meanwhile: the call says why
             var note: String?
             if let configured = device.configuredMode, configured == mode,
@@ -212,8 +225,7 @@ final class DeviceStreamer: @unchecked Sendable {
             description.activeMode = mode
             stream.outbox.post(.started(StreamNews(pool: pool, mode: mode, note: note, device: description,
                                                    releaseRing: stream.releaseRing, frameRing: stream.outbox.announcer)))
-            transition(&stream, .started)
-            state.streams[id] = stream
+            transition(stream, .started)
         }
         return id
     }
@@ -222,15 +234,15 @@ final class DeviceStreamer: @unchecked Sendable {
     ///
     /// - Throws: `INVALID_ARGUMENT` for a slot this stream does not hold.
     func release(_ streamID: UInt64, poolID: UInt64, slots: [Int]) throws {
-        try locked { state throws(CameraError) in try release(streamID, poolID: poolID, slots: slots, &state) }
+        try locked { state throws(CameraError) in
+            guard let stream = state.streams[streamID] else { return }
+            try release(stream, poolID: poolID, slots: slots, &state)
+        }
     }
 
     /// ``release(_:poolID:slots:)`` under the lock: from a ReleaseFrames, or
     /// read from the stream's ring.
-    func release(_ streamID: UInt64, poolID: UInt64, slots: some Collection<Int>, _ state: inout State) throws(CameraError) {
-        // Out of the dictionary while it changes: a copy would copy its sets on write.
-        guard var stream = state.streams.removeValue(forKey: streamID) else { return }
-        defer { state.streams[streamID] = stream }
+    func release(_ stream: Stream, poolID: UInt64, slots: some Collection<Int>, _ state: inout State) throws(CameraError) {
         // A slot not held, or named twice (which would give it back twice and
         // let camerad rewrite it under another stream). A stream holds at most
         // 8: whatever a list names, this stops within 9.
@@ -244,6 +256,8 @@ final class DeviceStreamer: @unchecked Sendable {
             stream.held.remove(SlotReference(poolID: poolID, slot: slot))
             state.pools[poolID]?.unreference(slot)
         }
+        // A replaced pool (no streams left) may now be unused; a current one is not.
+        var mayBeUnused = state.pools[poolID]?.streamIDs.isEmpty == true
         while stream.held.count < stream.options.maxFramesInFlight, !stream.queue.isEmpty {
             let next = stream.queue.removeFirst()
             stream.held.insert(next.reference)
@@ -253,9 +267,10 @@ final class DeviceStreamer: @unchecked Sendable {
                 stream.held.remove(next.reference)
                 state.pools[next.reference.poolID]?.unreference(next.reference.slot)
                 stream.drops.add(.frameWasLate, count: 1, sequence: next.frame.sequence)
+                mayBeUnused = true
             }
         }
-        dropUnusedPools(&state)
+        if mayBeUnused { dropUnusedPools(&state) }
     }
 
     /// Reads what clients wrote to their streams' rings (as each frame comes,
@@ -263,32 +278,33 @@ final class DeviceStreamer: @unchecked Sendable {
     /// ring that makes no sense, or names a slot its stream does not hold, ends
     /// that stream alone with INVALID_ARGUMENT.
     func readClientRings(_ state: inout State) {
-        let rings = state.streams.compactMap { id, stream in
-            stream.releaseRing != nil || stream.outbox.announcer != nil ? (id, stream.releaseRing, stream.outbox.announcer?.ring) : nil
-        }
-        for (id, ring, frameRing) in rings {
+        var broken: [(UInt64, CameraError)] = []
+        for stream in state.streams.values {
             do throws(CameraError) {
-                if let frameRing, frameRing.room == nil {
+                if let frameRing = stream.outbox.announcer?.ring, frameRing.room == nil {
                     throw CameraError(.invalidArgument,
                                       "the frame ring's tail is behind an earlier one or ahead of its head; store the count of records read")
                 }
-                guard let ring else { continue }
+                guard let ring = stream.releaseRing else { continue }
                 let sane = try ring.read { (poolID, slot) throws(CameraError) in
-                    try release(id, poolID: poolID, slots: CollectionOfOne(Int(slot)), &state)
+                    try release(stream, poolID: poolID, slots: CollectionOfOne(Int(slot)), &state)
                 }
                 guard sane else {
                     throw CameraError(.invalidArgument,
                                       "the release ring's head is behind its tail or more than \(ring.capacity) ahead; write each release once, then its head")
                 }
             } catch {
-                logger.notice("\(device.uniqueID): stream \(id) ended: \(error.message)")
-                remove(id, &state)?.outbox.post(.end(error))
+                broken.append((stream.id, error))
             }
+        }
+        for (id, error) in broken {
+            logger.notice("\(device.uniqueID): stream \(id) ended: \(error.message)")
+            remove(id, &state)?.outbox.post(.end(error))
         }
     }
 
     /// Moves a stream along its lifecycle; an illegal transition is our bug, logged.
-    func transition(_ stream: inout Stream, _ event: StreamLifecycle.Event) {
+    func transition(_ stream: Stream, _ event: StreamLifecycle.Event) {
         if case .illegal(let reason) = stream.lifecycle.handle(event) {
             logger.error("\(device.uniqueID): stream \(stream.id): \(reason)")
             assertionFailure(reason)
@@ -308,8 +324,8 @@ final class DeviceStreamer: @unchecked Sendable {
     /// its connection's budget.
     @discardableResult
     func remove(_ streamID: UInt64, _ state: inout State) -> Stream? {
-        guard var stream = state.streams.removeValue(forKey: streamID) else { return nil }
-        transition(&stream, .closed)
+        guard let stream = state.streams.removeValue(forKey: streamID) else { return nil }
+        transition(stream, .closed)
         for reference in stream.held.union(stream.queue.map(\.reference)) {
             state.pools[reference.poolID]?.unreference(reference.slot)
         }
