@@ -31,6 +31,8 @@ public struct StreamReport: Decodable, Sendable, CustomStringConvertible {
     public let drops: [String: Int]
     public let accounting: Accounting
     public let latencyMilliseconds: [String: Double]
+    /// [a 10 µs bucket's lower bound in µs, frames], ascending.
+    public let latencyHistogram: [[Int64]]
     public let check: Check?
 
     /// The report camctl printed as its last line; throws when it failed.

@@ -161,6 +161,24 @@ struct StreamStatistics {
         return median > 0 ? 1e9 / median : 0
     }
 
+    /// The width of a ``latencyHistogram`` bucket.
+    static let latencyBucketMicroseconds: Int64 = 10
+
+    /// Every frame's latency in buckets of ``latencyBucketMicroseconds``:
+    /// [the bucket's lower bound in µs, frames], ascending, empty buckets left
+    /// out. Histograms add up, so a p99 over many streams (or runs) is exact
+    /// to a bucket, where their p99s cannot be combined.
+    var latencyHistogram: [[Int64]] {
+        let width = Self.latencyBucketMicroseconds * 1000
+        var counts: [Int64: Int64] = [:]
+        for latency in latencies {
+            // Floored, so that a latency just below zero (a clock's step) is not counted as zero's.
+            let bucket = latency >= 0 ? latency / width : -((-latency + width - 1) / width)
+            counts[bucket * Self.latencyBucketMicroseconds, default: 0] += 1
+        }
+        return counts.keys.sorted().map { [$0, counts[$0]!] }
+    }
+
     func latency(percentile: Double) -> Double {
         guard !latencies.isEmpty else { return 0 }
         let sorted = latencies.sorted()
@@ -214,6 +232,7 @@ struct StreamStatistics {
         let drops: [String: Int]
         let accounting: Accounting
         let latencyMilliseconds: [String: Double]
+        let latencyHistogram: [[Int64]]
         let check: StampCheck?
     }
 
@@ -223,6 +242,6 @@ struct StreamStatistics {
              drops: Dictionary(uniqueKeysWithValues: SampleBuffer.DroppedFrameReason.allCases.map { ($0.rawValue, drops[$0] ?? 0) }),
              accounting: settledAccounting,
              latencyMilliseconds: ["p50": latency(percentile: 0.5), "p99": latency(percentile: 0.99), "max": latency(percentile: 1)],
-             check: check)
+             latencyHistogram: latencyHistogram, check: check)
     }
 }

@@ -187,6 +187,28 @@ func withStreamingDaemon(_ body: (DaemonProcess) async throws -> Void) async thr
         }
     }
 
+    /// --json's latency histogram holds every frame once, in ascending 10 µs
+    /// buckets, and agrees with the percentiles beside it: the p99's bucket is
+    /// the one the 99th-percentile frame falls in.
+    @Test func theLatencyHistogramHoldsEveryFrame() async throws {
+        try await withStreamingDaemon { daemon in
+            let report = try StreamReport(try await camctl(["stream", "virtual-0", "--count", "50", "--json"],
+                                                           socket: daemon.socketPath))
+            let histogram = report.latencyHistogram
+            #expect(histogram.allSatisfy { $0.count == 2 && $0[0] % 10 == 0 && $0[1] > 0 }, "\(histogram)")
+            #expect(histogram.map { $0[1] }.reduce(0, +) == 50, "\(histogram)")
+            #expect(zip(histogram, histogram.dropFirst()).allSatisfy { $0[0] < $1[0] }, "ascending: \(histogram)")
+            for (percentile, name) in [(0.5, "p50"), (0.99, "p99"), (1.0, "max")] {
+                let rank = Int64((50 * percentile).rounded(.up))
+                var seen: Int64 = 0
+                let bucket = histogram.first { seen += $0[1]; return seen >= rank }!
+                let microseconds = (report.latencyMilliseconds[name] ?? -1) * 1000
+                #expect(Double(bucket[0]) <= microseconds && microseconds < Double(bucket[0] + 10),
+                        "\(name) \(microseconds) µs lies in bucket \(bucket[0]) µs: \(histogram)")
+            }
+        }
+    }
+
     /// Without --stats or --json, stream is not silent: one progress line on stderr.
     @Test func streamWithoutStatsEndsWithOneProgressLine() async throws {
         try await withStreamingDaemon { daemon in

@@ -81,6 +81,22 @@ static double percentile(int64_t *values, size_t count, double fraction) {
     return (double)values[rank - 1];
 }
 
+/* Every frame's latency in 10 µs buckets, as camctl prints it: [lower bound in µs, frames]
+   pairs, ascending (histograms of many streams add up to an exact p99). Sorts the latencies. */
+static void print_latency_histogram(int64_t *latencies, size_t count) {
+    const int64_t width = 10000; /* ns */
+    qsort(latencies, count, sizeof *latencies, compare);
+    printf(",\"latencyHistogram\":[");
+    for (size_t i = 0; i < count;) {
+        bool first = i == 0;
+        int64_t bucket = latencies[i] >= 0 ? latencies[i] / width : -((-latencies[i] + width - 1) / width);
+        size_t frames = 0;
+        for (; i < count && latencies[i] < (bucket + 1) * width; i++) frames++;
+        printf("%s[%lld,%zu]", first ? "" : ",", (long long)(bucket * 10), frames);
+    }
+    printf("]");
+}
+
 static void on_dropped(void *data, camerad_stream *stream, camerad_drop_reason reason, uint32_t count, uint64_t last) {
     statistics *s = data;
     if (s->skipped < s->skip) return;
@@ -200,6 +216,7 @@ static void print_json(const statistics *s) {
     printf(",\"frames\":%llu", (unsigned long long)s->frames);
     printf(",\"framesPerSecond\":%.6f", elapsed > 0 ? (double)(s->frames - 1) / elapsed : 0);
     if (s->has_first) printf(",\"lastSequence\":%llu", (unsigned long long)s->last_sequence);
+    print_latency_histogram(s->latencies, s->n_latencies);
     printf(",\"latencyMilliseconds\":{\"max\":%.6f,\"p50\":%.6f,\"p99\":%.6f}}\n",
            percentile(s->latencies, s->n_latencies, 1) / 1e6, percentile(s->latencies, s->n_latencies, 0.5) / 1e6,
            percentile(s->latencies, s->n_latencies, 0.99) / 1e6);

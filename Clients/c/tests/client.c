@@ -345,7 +345,8 @@ static void camerad_list_prints_camctls_json(void **state) {
 }
 
 /* camerad-stream --skip leaves its first frames out: the 5 it counts come after
- * 20 others of the camera, which starts at sequence 0 for this stream. */
+ * 20 others of the camera, which starts at sequence 0 for this stream, and its
+ * latency histogram holds those 5. */
 static void camerad_stream_skips_the_first_frames(void **state) {
     const char *stream = getenv("CAMERAD_STREAM");
     if (!stream || !*stream) skip();
@@ -358,6 +359,21 @@ static void camerad_stream_skips_the_first_frames(void **state) {
     const char *first = strstr(output, "\"firstSequence\":");
     assert_non_null(first);
     assert_true(strtoull(first + strlen("\"firstSequence\":"), NULL, 10) >= 20);
+    /* The latency histogram, as camctl's: ascending 10 µs buckets holding the 5 frames. */
+    const char *histogram = strstr(output, "\"latencyHistogram\":[");
+    assert_non_null(histogram);
+    histogram += strlen("\"latencyHistogram\":[");
+    long long previous = -1, frames = 0, bucket, count;
+    int used;
+    while (sscanf(histogram, "[%lld,%lld]%n", &bucket, &count, &used) == 2) {
+        assert_true(bucket > previous && bucket % 10 == 0 && count > 0);
+        previous = bucket;
+        frames += count;
+        histogram += used;
+        if (*histogram == ',') histogram++;
+    }
+    assert_int_equal(*histogram, ']');
+    assert_int_equal(frames, 5);
     free(output);
 }
 

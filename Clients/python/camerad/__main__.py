@@ -95,6 +95,15 @@ class Statistics:
         index = min(len(ordered) - 1, max(0, -(-int(len(ordered) * percentile * 1e9) // int(1e9)) - 1))
         return ordered[index] / 1e6
 
+    def latency_histogram(self) -> List[List[int]]:
+        """Every frame's latency in 10 µs buckets, as camctl prints it: [lower bound in µs, frames] pairs,
+        ascending (histograms of many streams add up to an exact p99)."""
+        buckets: Dict[int, int] = {}
+        for latency in self.latencies:
+            bucket = latency // 10_000 * 10
+            buckets[bucket] = buckets.get(bucket, 0) + 1
+        return [[bucket, buckets[bucket]] for bucket in sorted(buckets)]
+
     def json(self) -> dict:
         elapsed = (self.last_time - self.first_time) / 1e9 if self.frames > 1 else 0.0
         median = sorted(self.intervals)[len(self.intervals) // 2] if self.intervals else 0.0
@@ -104,6 +113,7 @@ class Statistics:
             "deviceFramesPerSecond": 1e9 / median if median > 0 else 0.0,
             "drops": self.drops, "accounting": self.accounting,
             "latencyMilliseconds": {"p50": self.latency(0.5), "p99": self.latency(0.99), "max": self.latency(1.0)},
+            "latencyHistogram": self.latency_histogram(),
         }
         if self.first_sequence is not None:
             result["firstSequence"], result["lastSequence"] = self.first_sequence, self.last_sequence

@@ -212,12 +212,17 @@ def test_python_m_camerad_stream_json_has_camctls_statistics(daemon):
 
 
 def test_python_m_camerad_stream_skip_leaves_the_first_frames_out(daemon):
-    """--skip 10: the 5 frames counted come after 10 others of the camera, which starts at 0 for this stream."""
+    """--skip 10: the 5 frames counted come after 10 others of the camera, which starts at 0 for this stream; the
+    latency histogram holds those 5."""
     result = run_module(daemon, "stream", "virtual-1", "--skip", "10", "--count", "5", "--check", "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["frames"] == 5 and report["check"]["intact"] == 5
     assert report["firstSequence"] >= 10
+    histogram = report["latencyHistogram"]  # as camctl's: ascending 10 µs buckets holding every frame
+    assert all(bucket % 10 == 0 and frames > 0 for bucket, frames in histogram)
+    assert [bucket for bucket, _ in histogram] == sorted({bucket for bucket, _ in histogram})
+    assert sum(frames for _, frames in histogram) == 5
 
 
 def test_the_package_installs_with_pip(tmp_path):

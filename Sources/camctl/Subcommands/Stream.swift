@@ -16,7 +16,9 @@ extension Camctl {
                 frames to a file. --stats prints at the end the frames, their rate and the device's \
                 (both from the frames' capture timestamps), drops by reason, the accounting of every \
                 sequence number (each one a frame or in a drop report; --fps skips some on purpose) \
-                and latency (receive time minus capture time); --json prints them as one object.
+                and latency (receive time minus capture time); --json prints them as one object, \
+                with every frame's latency in 10 µs buckets (latencyHistogram: [lower bound µs, frames] \
+                pairs), which add up across streams.
                 """
         )
 
