@@ -88,8 +88,7 @@ public final class PoolReader: @unchecked Sendable {
         }
     }
 
-    /// The next `count` frames (or a few more, read from a frame ring), each
-    /// checked and, if `releasing`, given back.
+    /// The next `count` frames, each checked and, if `releasing`, given back.
     public func read(_ count: Int, releasing: Bool = true) async throws -> [Frame] {
         var frames: [Frame] = []
         if frameRing != nil {
@@ -122,6 +121,8 @@ public final class PoolReader: @unchecked Sendable {
             var waitsForNews = false
             var failure: (any Error)?
             try ring.read { record in
+                // Enough: the rest stays in the ring for the next read.
+                guard frames.count < count else { return false }
                 switch record {
                 case let .frame(poolID, slot, sequence, _, _, bytesUsed):
                     var frame = Camerad_V1_FrameReady()
