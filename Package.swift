@@ -80,7 +80,8 @@ let package = Package(
         ),
 
         /// `make bench`: fan-out figures against memcpy and GStreamer.
-        .executableTarget(name: "camerad-bench"),
+        // Its wake floor raises camerad's own FrameSignal.
+        .executableTarget(name: "camerad-bench", dependencies: ["CameraIPC"]),
 
         // MARK: - Tests
 

@@ -30,6 +30,17 @@ enum CameradBench {
             return try bench.v4l2Guest()
         }
 
+        if arguments.contains("--wake-waiter") {
+            // One of the processes WakeFloor wakes.
+            WakeFloor.waitAsAClient()
+        }
+
+        if arguments.contains("--wake-floor-only") {
+            // The kernel's part of waking 1 and 16 clients, for repeating it.
+            let wake = try WakeFloor.measure(many: 16, rounds: rounds, writes: Int(bench.window * 30))
+            return print(String(format: "one eventfd write waking 1 process: %.1f µs; 16: %.1f µs", wake.one, wake.many))
+        }
+
         if arguments.contains("--isolation-only") {
             // Issue 13's figure alone, for repeating it: a native 4K stream beside a costly one.
             return try printIsolation(bench)
@@ -44,7 +55,7 @@ enum CameradBench {
             turn, round after round (every other round backwards), so that this shared machine's drift reaches every
             row alike. Each run streams \(Double(Bench.warmUp) / 1e6) s to warm up (the clients leave those frames out), then CPU (user +
             system, every process) is measured over \(bench.window) s; a row adds up its runs' CPU and frames (\(seconds) s in all)
-            and shows its worst run's latency p99 (over about \(framesPerClient) frames per client: close to the slowest frame).
+            and its clients' latency histograms: its p50/p99/max are over all its frames, about \(framesPerClient) per client and run.
             """)
         print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores\n")
         let measured = try bench.fanOut(rounds: rounds, clientCounts: clientCounts, gstreamer: launcher,
@@ -65,6 +76,23 @@ enum CameradBench {
             }.joined(separator: ", "))
         let growth = camerad[16]?.serverCPUPerSourceFrame.flatMap { sixteen in
             camerad[1]?.serverCPUPerSourceFrame.map { sixteen / $0 }
+        }
+        // Each source frame goes to every client: a producer's CPU per frame it sent, times the clients.
+        let gstreamerGrowth = gstreamer[16].flatMap { sixteen in
+            gstreamer[1].map { one in sixteen.serverCPUPerFrame * 16 / one.serverCPUPerFrame }
+        }
+        if let gstreamerGrowth, let sixteen = gstreamer[16], let one = gstreamer[1] {
+            print(String(format: "  GStreamer's producer, CPU per frame it made: %.1f µs at 1, %.1f µs at 16 (%.2f×; camerad: %.2f×)",
+                         one.serverCPUPerFrame * 1e6, sixteen.serverCPUPerFrame * 16e6, gstreamerGrowth, growth ?? 0))
+        }
+        var wakeFloor: Double?
+        if let one = camerad[1]?.serverCPUPerSourceFrame, camerad[16] != nil {
+            let wake = try WakeFloor.measure(many: 16, rounds: rounds, writes: Int(bench.window * 30))
+            wakeFloor = (one * 1e6 + wake.many - wake.one) / (one * 1e6)
+            print(String(format: "  the kernel's part of waking the clients, measured apart: camerad's one eventfd write per frame costs its writer %.1f µs",
+                         wake.one) + String(format: " with 1 process waiting, %.1f µs with 16;", wake.many))
+            print(String(format: "  so at 16 clients camerad's CPU per frame stands on its figure at 1 plus about %.1f µs that only fewer wake-ups",
+                         wake.many - wake.one) + String(format: " could save: a floor of about %.2f×", wakeFloor!))
         }
 
         print("\nOne client, the camera unthrottled (as fast as frames can be made and delivered):")
@@ -134,6 +162,7 @@ enum CameradBench {
 
         // The last line: every headline figure, for scripts.
         print(Summary(camerad: camerad, gstreamer: gstreamer, daemonPerSourceFrame16Over1: growth,
+                      gstreamerProducer16Over1: gstreamerGrowth, wakeFloor16Over1: wakeFloor,
                       unthrottledOverMemcpy: overMemcpy, v4l2: v4l2, others: others).json)
     }
 }
@@ -163,6 +192,10 @@ struct Summary {
     let camerad: [Int: Row]
     let gstreamer: [Int: Row]
     let daemonPerSourceFrame16Over1: Double?
+    /// GStreamer's producer's CPU per frame it made, 16 clients over 1.
+    let gstreamerProducer16Over1: Double?
+    /// The least ``daemonPerSourceFrame16Over1`` can be: waking 15 more processes (``WakeFloor``).
+    let wakeFloor16Over1: Double?
     let unthrottledOverMemcpy: Double
     let v4l2: V4L2Figures?
     let others: ClientFigures
@@ -177,7 +210,7 @@ struct Summary {
             let ratio = ours.flatMap { ours in theirs.flatMap { $0 > 0 ? ours / $0 : nil } }
             return "\"\(count)\": {\"camerad_us\": \(number(ours.map { $0 * 1e6 }, 1)), "
                 + "\"gstreamer_us\": \(number(theirs.map { $0 * 1e6 }, 1)), \"ratio\": \(number(ratio)), "
-                + "\"latency_p99_ms\": \(number(camerad[count]?.latencyP99))}"
+                + "\"latency_p99_ms\": \(number(camerad[count]?.latency?.milliseconds(atPercentile: 0.99)))}"
         }
         let v4l2 = self.v4l2.map { v4l2 in
             "{\"copies_per_frame\": \(number(v4l2.copiesPerFrame)), \"camerad_us\": \(number(v4l2.cameradMicroseconds, 1)), "
@@ -191,6 +224,8 @@ struct Summary {
         return "{\"clients\": {\(clients.joined(separator: ", "))}, "
             + "\"c_client_us\": \(rows(others.c)), \"python_us\": \(rows(others.python)), \"python_view\": \(view), "
             + "\"daemon_per_source_frame_16_over_1\": \(number(daemonPerSourceFrame16Over1)), "
+            + "\"gstreamer_producer_16_over_1\": \(number(gstreamerProducer16Over1)), "
+            + "\"wake_floor_16_over_1\": \(number(wakeFloor16Over1)), "
             + "\"unthrottled_over_memcpy\": \(number(unthrottledOverMemcpy)), \"v4l2\": \(v4l2)}"
     }
 }
@@ -201,8 +236,8 @@ struct Row {
     var clients: Int
     var fpsPerClient: [Double]
     var drops: Int
-    var latencyP50: Double?
-    var latencyP99: Double?
+    /// Every delivered frame's latency, all clients' and runs' together; nil where the clients do not say.
+    var latency: LatencyHistogram?
     var cpu: CPUSample
     var framesDelivered: Int
     /// Frames the source made in the window, where the server says.
@@ -220,25 +255,64 @@ struct Row {
     }
 
     /// This row and another run's of the same configuration as one: CPU,
-    /// frames, drops and copies added up; the worse latency and peak memory.
+    /// frames, drops, copies and latencies added up; the larger peak memory.
     func adding(_ other: Row) -> Row {
         func sum(_ a: Int?, _ b: Int?) -> Int? { a.flatMap { a in b.map { a + $0 } } }
-        func worse(_ a: Double?, _ b: Double?) -> Double? { [a, b].compactMap { $0 }.max() }
         return Row(label: label, clients: clients, fpsPerClient: fpsPerClient + other.fpsPerClient, drops: drops + other.drops,
-                   latencyP50: worse(latencyP50, other.latencyP50), latencyP99: worse(latencyP99, other.latencyP99),
+                   latency: latency.flatMap { ours in other.latency.map { ours.adding($0) } },
                    cpu: CPUSample(server: cpu.server + other.cpu.server, clients: cpu.clients + other.cpu.clients),
                    framesDelivered: framesDelivered + other.framesDelivered, sourceFrames: sum(sourceFrames, other.sourceFrames),
                    copies: sum(copies, other.copies), serverPeakMiB: max(serverPeakMiB, other.serverPeakMiB))
     }
 
-    static let header = "  \(padded("run", 10)) clients  fps/client (min–max)  drops  latency p50/p99 ms  server CPU/frame  total CPU/frame  server peak RSS"
+    static let header = "  \(padded("run", 10)) clients  fps/client (min–max)  drops  latency p50/p99/max ms  server CPU/frame  total CPU/frame  server peak RSS"
 
     var line: String {
-        let latency = latencyP50.map { String(format: "%.2f / %.2f", $0, latencyP99 ?? 0) } ?? "–"
+        let latency = self.latency.map {
+            String(format: "%.2f / %.2f / %.2f", $0.milliseconds(atPercentile: 0.5), $0.milliseconds(atPercentile: 0.99),
+                   $0.milliseconds(atPercentile: 1))
+        } ?? "–"
         return "  \(padded(label, 10)) "
             + String(format: "%7d  %8.1f – %-9.1f  %5d  ", clients, fpsPerClient.min() ?? 0, fpsPerClient.max() ?? 0, drops)
-            + padded(latency, 18)
+            + padded(latency, 22)
             + String(format: "  %13.1f µs  %12.1f µs  %12.1f MiB", serverCPUPerFrame * 1e6, totalCPUPerFrame * 1e6, serverPeakMiB)
+    }
+}
+
+/// Frames' latencies in the 10 µs buckets a client's `--json` prints
+/// (`latencyHistogram`): many clients' and runs' add up to one, whose
+/// percentiles are those of all their frames together.
+struct LatencyHistogram {
+    static let bucketMicroseconds: Int64 = 10
+    /// Frames per bucket, by the bucket's lower bound in µs.
+    private(set) var frames: [Int64: Int] = [:]
+
+    init() {}
+
+    /// From a report's `latencyHistogram`: [lower bound µs, frames] pairs; nil when it has none.
+    init?(_ pairs: Any?) {
+        guard let pairs = pairs as? [[Int]] else { return nil }
+        for pair in pairs where pair.count == 2 { frames[Int64(pair[0]), default: 0] += pair[1] }
+    }
+
+    func adding(_ other: LatencyHistogram) -> LatencyHistogram {
+        var sum = self
+        sum.frames.merge(other.frames, uniquingKeysWith: +)
+        return sum
+    }
+
+    /// The latency below which `percentile` of the frames came (the top of the
+    /// bucket holding the frame at that rank: at most 10 µs over), in ms.
+    func milliseconds(atPercentile percentile: Double) -> Double {
+        let total = frames.values.reduce(0, +)
+        guard total > 0 else { return 0 }
+        let rank = max(1, Int((Double(total) * percentile).rounded(.up)))
+        var seen = 0
+        for bucket in frames.keys.sorted() {
+            seen += frames[bucket]!
+            if seen >= rank { return Double(bucket + Self.bucketMicroseconds) / 1000 }
+        }
+        return 0
     }
 }
 
@@ -346,15 +420,14 @@ struct Bench {
         let outputs = streams.map { $0.finish() }
         finished = true
         let reports = try outputs.map(Self.report)
-        let latencies = reports.compactMap { $0["latencyMilliseconds"] as? [String: Double] }
+        let histograms = reports.compactMap { LatencyHistogram($0["latencyHistogram"]) }
         let drops = reports.compactMap { ($0["drops"] as? [String: Int])?.values.reduce(0, +) }.reduce(0, +)
         let sourceFrames = Int(after.stats.framesCaptured - before.stats.framesCaptured)
         return Row(
             label: client.label, clients: clients,
             fpsPerClient: reports.compactMap { $0["framesPerSecond"] as? Double },
             drops: drops,
-            latencyP50: latencies.compactMap { $0["p50"] }.max(),
-            latencyP99: latencies.compactMap { $0["p99"] }.max(),
+            latency: histograms.count == reports.count ? histograms.reduce(LatencyHistogram()) { $0.adding($1) } : nil,
             cpu: after.cpu - before.cpu,
             // Every client gets every frame but those it was told it lost
             // (counted from the warm-up's end to the run's: the window's share is at most that).
@@ -459,7 +532,7 @@ struct Bench {
         finished = true
         let delivered = zip(after.frames, before.frames).map { $0 - $1 }
         return Row(label: "GStreamer", clients: clients, fpsPerClient: totals.map(\.fps), drops: totals.map(\.dropped).reduce(0, +),
-                   latencyP50: nil, latencyP99: nil, cpu: after.cpu - before.cpu,
+                   latency: nil, cpu: after.cpu - before.cpu,
                    framesDelivered: delivered.reduce(0, +), sourceFrames: nil, copies: nil, serverPeakMiB: serverPeak)
     }
 
