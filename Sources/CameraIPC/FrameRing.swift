@@ -29,8 +29,9 @@ internal import CCameraShims
 /// and then the messages still waiting. camerad never waits on a client: a
 /// frame for a full ring is dropped for that stream (FRAME_WAS_LATE), a drop
 /// report waits for room, and news that finds no room ends the stream — only a
-/// client that stopped reading fills a ring. A tail that makes no sense
-/// (behind what camerad read before, or ahead of its head) ends the stream too.
+/// client that stopped reading fills a ring. camerad reads the tail only when
+/// what it read last leaves less than half the ring; a tail that makes no sense
+/// then (behind what camerad read before, or ahead of its head) ends the stream.
 public final class FrameRing: SharedRing, @unchecked Sendable {
     public static let recordBytes = 64
     /// Room for every frame a client may hold (8) many times over, and the drop
@@ -60,12 +61,26 @@ public final class FrameRing: SharedRing, @unchecked Sendable {
 
     // MARK: camerad's side
 
-    /// Records camerad may write now; nil when the client's tail makes no
-    /// sense (behind an earlier one, or ahead of the head), which only a broken
-    /// or hostile client writes.
+    /// The client's tail as camerad last read it: camerad reads the tail again
+    /// only when this leaves less than half the ring, so the tail's cache line
+    /// stays with the client that stores it (a miss per stream per frame less).
+    private var tailRead: UInt64 = 0
+    /// Whether the tail made no sense when camerad last read it.
+    public private(set) var tailMadeNoSense = false
+
+    /// Records camerad may write now: at least that many, as the client's
+    /// tail read last says; nil when the tail makes no sense (behind an
+    /// earlier one, or ahead of the head), which only a broken or hostile
+    /// client writes.
     public var room: Int? {
+        if !tailMadeNoSense, count - tailRead < UInt64(capacity / 2) { return capacity - Int(count - tailRead) }
         let read = CCameraShims_load_acquire_u64(tail)
-        guard read <= count, count - read <= UInt64(capacity) else { return nil }
+        guard read >= tailRead, read <= count, count - read <= UInt64(capacity) else {
+            tailMadeNoSense = true
+            return nil
+        }
+        tailRead = read
+        tailMadeNoSense = false
         return capacity - Int(count - read)
     }
 

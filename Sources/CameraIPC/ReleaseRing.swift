@@ -37,11 +37,18 @@ public final class ReleaseRing: SharedRing, @unchecked Sendable {
     private var head: UnsafeMutableRawPointer { writtenCounter }
     private var tail: UnsafeMutableRawPointer { readCounter }
 
+    /// camerad's tail as the client last read it: the client reads it again
+    /// only when this says the ring is full, so the tail's cache line stays
+    /// with camerad, which stores it as each frame comes.
+    private var tailRead: UInt64 = 0
+
     /// Writes one release (a client; one thread at a time). False when the
     /// ring is full: send ReleaseFrames instead.
     public func push(poolID: UInt64, slot: UInt32) -> Bool {
-        let read = CCameraShims_load_acquire_u64(tail)
-        guard count &- read < UInt64(capacity) else { return false }
+        if count &- tailRead >= UInt64(capacity) {
+            tailRead = CCameraShims_load_acquire_u64(tail)
+            guard count &- tailRead < UInt64(capacity) else { return false }
+        }
         let place = entry(count)
         place.storeBytes(of: poolID, as: UInt64.self)
         place.storeBytes(of: slot, toByteOffset: 8, as: UInt32.self)

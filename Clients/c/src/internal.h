@@ -142,11 +142,12 @@ struct camerad_stream {
     stream_frame *held;
     uint32_t pending_drops[CAMERAD_DROP_REASON_COUNT];
     /* Where frames go back without a message (StreamStarted.release_ring): NULL when
-     * camerad gave none; `ring_head` counts the entries written. */
+     * camerad gave none; `ring_head` counts the entries written, `ring_tail_read` is
+     * camerad's tail as last read. */
     uint8_t *ring;
     size_t ring_length;
     uint32_t ring_capacity;
-    uint64_t ring_head;
+    uint64_t ring_head, ring_tail_read;
     /* Where frames are announced (StreamStarted.frame_ring): NULL when camerad gave
      * none; `frame_ring_read` counts the records read. Its eventfd, `frame_signal`,
      * is in the client's epoll, edge-triggered, never read (-1: none). */

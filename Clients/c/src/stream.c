@@ -64,8 +64,11 @@ static bool ring_map(camerad_stream *stream, int fd, uint32_t capacity, char *wh
 /* Writes one release into the ring; false when there is none or it is full (send ReleaseFrames). */
 static bool ring_push(camerad_stream *stream, uint64_t pool_id, uint32_t slot) {
     if (!stream->ring) return false;
-    uint64_t tail = __atomic_load_n((const uint64_t *)(stream->ring + RING_TAIL), __ATOMIC_ACQUIRE);
-    if (stream->ring_head - tail >= stream->ring_capacity) return false;
+    /* camerad's tail is read again only when the one read last says the ring is full: its cache line stays with camerad. */
+    if (stream->ring_head - stream->ring_tail_read >= stream->ring_capacity) {
+        stream->ring_tail_read = __atomic_load_n((const uint64_t *)(stream->ring + RING_TAIL), __ATOMIC_ACQUIRE);
+        if (stream->ring_head - stream->ring_tail_read >= stream->ring_capacity) return false;
+    }
     uint8_t *entry = stream->ring + RING_HEADER + (stream->ring_head % stream->ring_capacity) * RING_ENTRY;
     uint32_t zero = 0;
     memcpy(entry, &pool_id, 8);

@@ -401,12 +401,18 @@ class ReleaseRing(SharedRing):
     def __init__(self, fd: int, capacity: int) -> None:
         super().__init__(fd, capacity, 16, 4096, "release ring")
         self._lock = threading.Lock()  # one writer: frames may be released on any thread
+        # camerad's tail as last read: read again only when it says the ring is full.
+        self._tail_read = 0
 
     def push(self, pool_id: int, slot: int) -> bool:
         """Writes one release; False when the ring is full (send ReleaseFrames)."""
         with self._lock:
-            if self.map.closed or self.count - self.counts[8] >= self.capacity:
+            if self.map.closed:
                 return False
+            if self.count - self._tail_read >= self.capacity:
+                self._tail_read = self.counts[8]
+                if self.count - self._tail_read >= self.capacity:
+                    return False
             struct.pack_into("<QII", self.map, self.place(self.count), pool_id, slot, 0)
             self.count += 1
             self.counts[0] = self.count  # after the entry: x86 keeps the stores in order

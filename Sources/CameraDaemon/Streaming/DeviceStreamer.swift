@@ -273,15 +273,16 @@ final class DeviceStreamer: @unchecked Sendable {
         if mayBeUnused { dropUnusedPools(&state) }
     }
 
-    /// Reads what clients wrote to their streams' rings (as each frame comes,
-    /// under the lock): releases, and how far they read their frame rings. A
-    /// ring that makes no sense, or names a slot its stream does not hold, ends
-    /// that stream alone with INVALID_ARGUMENT.
+    /// Reads what clients wrote to their streams' release rings (as each frame
+    /// comes, under the lock). A release ring that makes no sense, or names a
+    /// slot its stream does not hold, or a frame ring whose tail made no sense
+    /// when last read (``FrameRing/room``), ends that stream alone with
+    /// INVALID_ARGUMENT.
     func readClientRings(_ state: inout State) {
         var broken: [(UInt64, CameraError)] = []
         for stream in state.streams.values {
             do throws(CameraError) {
-                if let frameRing = stream.outbox.announcer?.ring, frameRing.room == nil {
+                if stream.outbox.announcer?.ring.tailMadeNoSense == true {
                     throw CameraError(.invalidArgument,
                                       "the frame ring's tail is behind an earlier one or ahead of its head; store the count of records read")
                 }
