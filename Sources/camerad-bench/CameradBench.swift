@@ -10,8 +10,41 @@ enum CameradBench {
     static let frameBytes = width * height * 3 / 2
     static let caps = "video/x-raw,format=NV12,width=1920,height=1080,framerate=30/1"
 
+    static let usage = """
+        usage: camerad-bench [options]   (make bench: the release build, from the repository)
+
+        camerad's fan-out against GStreamer's shmsink/shmsrc and a memcpy, in the same run; prints tables and,
+        last, one JSON object. Asserts nothing.
+
+          --duration S         seconds per row, split over the rounds (10)
+          --rounds N           runs per row, interleaved with the other rows' (4)
+          --clients LIST       numbers of clients, comma-separated (1,4,16)
+          --bin DIR            where camerad and camctl are (beside camerad-bench)
+          --vivid-vm PATH      the VM script for the V4L2 row (scripts/vivid-vm)
+          --c-client PATH      the C client's camerad-stream (Clients/c/build/camerad-stream)
+          --python-package DIR the Python client (Clients/python)
+          --wake-floor-only    only what one eventfd write waking 1 and 16 processes costs its writer
+          --isolation-only     only a native 4K stream beside a costly one
+          --help               this
+        """
+
     static func main() throws {
         var arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.contains("--help") || arguments.contains("-h") { return print(usage) }
+        let flags: Set = ["--v4l2-guest", "--wake-waiter", "--wake-floor-only", "--isolation-only"]
+        let options: Set = ["--bin", "--duration", "--clients", "--vivid-vm", "--c-client", "--python-package", "--rounds"]
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if options.contains(argument), index + 1 < arguments.count {
+                index += 2
+            } else if flags.contains(argument) {
+                index += 1
+            } else {
+                FileHandle.standardError.write(Data("camerad-bench: '\(argument)' is not an option or lacks its value; see camerad-bench --help\n".utf8))
+                exit(64)
+            }
+        }
         func option(_ name: String) -> String? {
             guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
             defer { arguments.removeSubrange(index...index + 1) }
