@@ -18,6 +18,9 @@ public class SharedRing: @unchecked Sendable {
 
     public let memory: SharedMemory
     public let capacity: Int
+    /// `memory`'s base address, kept here: a frame's look at a ring is then one
+    /// reference away from it, not two.
+    let base: UnsafeMutableRawPointer
     let entryBytes: Int
     /// Entries this side wrote (the writer) or read (the reader).
     var count: UInt64 = 0
@@ -27,6 +30,7 @@ public class SharedRing: @unchecked Sendable {
         self.capacity = capacity
         self.entryBytes = entryBytes
         memory = try SharedMemory(name: name, size: Self.headerBytes + capacity * entryBytes, othersMayWrite: true)
+        base = memory.baseAddress
     }
 
     /// Maps a ring camerad made (a client), of at most `largest` entries.
@@ -35,14 +39,15 @@ public class SharedRing: @unchecked Sendable {
         self.capacity = capacity
         self.entryBytes = entryBytes
         memory = try SharedMemory(mapping: descriptor, size: Self.headerBytes + capacity * entryBytes, writable: true)
+        base = memory.baseAddress
     }
 
     /// Where the count of entries written lies.
-    var writtenCounter: UnsafeMutableRawPointer { memory.baseAddress }
+    var writtenCounter: UnsafeMutableRawPointer { base }
     /// Where the count of entries read lies.
-    var readCounter: UnsafeMutableRawPointer { memory.baseAddress + 64 }
+    var readCounter: UnsafeMutableRawPointer { base + 64 }
     /// Where entry `index` lies.
     func entry(_ index: UInt64) -> UnsafeMutableRawPointer {
-        memory.baseAddress + Self.headerBytes + Int(index % UInt64(capacity)) * entryBytes
+        base + Self.headerBytes + Int(index % UInt64(capacity)) * entryBytes
     }
 }

@@ -69,6 +69,9 @@ final class DeviceStreamer: @unchecked Sendable {
         let outbox: StreamOutbox
         /// Where its client writes releases, read as each frame comes; nil: messages only.
         let releaseRing: ReleaseRing?
+        /// Where its frames are announced (its outbox writes it); nil: messages only.
+        /// Here too, so that a frame's look at its tail is one reference away.
+        let frameRing: FrameRing?
         var poolID: UInt64
         var lifecycle = StreamLifecycle()
         var held: Set<SlotReference> = []
@@ -85,6 +88,7 @@ final class DeviceStreamer: @unchecked Sendable {
             self.options = options
             self.outbox = outbox
             self.releaseRing = releaseRing
+            frameRing = outbox.announcer?.ring
             self.poolID = poolID
         }
 
@@ -282,7 +286,7 @@ final class DeviceStreamer: @unchecked Sendable {
         var broken: [(UInt64, CameraError)] = []
         for stream in state.streams.values {
             do throws(CameraError) {
-                if stream.outbox.announcer?.ring.tailMadeNoSense == true {
+                if stream.frameRing?.tailMadeNoSense == true {
                     throw CameraError(.invalidArgument,
                                       "the frame ring's tail is behind an earlier one or ahead of its head; store the count of records read")
                 }
