@@ -43,9 +43,13 @@ public struct FrameStamp: Hashable, Sendable, CustomStringConvertible {
             let column = index % columns
             let band = bandHeight(frameHeight: height)
             let bandTop = top ? 0 : height - band
-            let x = column * width / columns..<(column + 1) * width / columns
             let y = bandTop + row * band / rows..<bandTop + (row + 1) * band / rows
-            return (x, y)
+            return (columnSpan(column, width: width), y)
+        }
+
+        /// The pixel columns of block column `column` in a frame `width` wide.
+        public static func columnSpan(_ column: Int, width: Int) -> Range<Int> {
+            column * width / columns..<(column + 1) * width / columns
         }
     }
 

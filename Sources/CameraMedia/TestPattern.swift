@@ -200,13 +200,12 @@ public final class TestPattern {
                 for column in 0..<Layout.columns {
                     let index = blockRow * Layout.columns + column
                     guard FrameStamp.bit(index, of: changed) else { continue }
-                    let x = column * width / Layout.columns
-                    let count = (column + 1) * width / Layout.columns - x
+                    let x = Layout.columnSpan(column, width: width)
                     let value = FrameStamp.bit(index, of: newWord) ? Self.setLuma : Self.clearLuma
-                    if spanCount > 0, spans[spanCount - 1].value == value, spans[spanCount - 1].x + spans[spanCount - 1].count == x {
-                        spans[spanCount - 1].count += count
+                    if spanCount > 0, spans[spanCount - 1].value == value, spans[spanCount - 1].x + spans[spanCount - 1].count == x.lowerBound {
+                        spans[spanCount - 1].count += x.count
                     } else {
-                        spans[spanCount] = (x, count, value)
+                        spans[spanCount] = (x.lowerBound, x.count, value)
                         spanCount += 1
                     }
                 }

@@ -29,27 +29,27 @@ enum CameradBench {
         """
 
     static func main() throws {
-        var arguments = Array(CommandLine.arguments.dropFirst())
+        let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.contains("--help") || arguments.contains("-h") { return print(usage) }
-        let flags: Set = ["--v4l2-guest", "--wake-waiter", "--wake-floor-only", "--isolation-only"]
-        let options: Set = ["--bin", "--duration", "--clients", "--vivid-vm", "--c-client", "--python-package", "--rounds"]
+        let flagNames: Set = ["--v4l2-guest", "--wake-waiter", "--wake-floor-only", "--isolation-only"]
+        let optionNames: Set = ["--bin", "--duration", "--clients", "--vivid-vm", "--c-client", "--python-package", "--rounds"]
+        var flags: Set<String> = []
+        var values: [String: String] = [:]
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
-            if options.contains(argument), index + 1 < arguments.count {
+            if optionNames.contains(argument), index + 1 < arguments.count {
+                values[argument] = arguments[index + 1]
                 index += 2
-            } else if flags.contains(argument) {
+            } else if flagNames.contains(argument) {
+                flags.insert(argument)
                 index += 1
             } else {
                 FileHandle.standardError.write(Data("camerad-bench: '\(argument)' is not an option or lacks its value; see camerad-bench --help\n".utf8))
                 exit(64)
             }
         }
-        func option(_ name: String) -> String? {
-            guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
-            defer { arguments.removeSubrange(index...index + 1) }
-            return arguments[index + 1]
-        }
+        func option(_ name: String) -> String? { values[name] }
         let bin = option("--bin") ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
         let seconds = Double(option("--duration") ?? "10") ?? 10
         let clientCounts = (option("--clients") ?? "1,4,16").split(separator: ",").compactMap { Int($0) }
@@ -58,23 +58,23 @@ enum CameradBench {
         let pythonPackage = option("--python-package") ?? "Clients/python"
         let rounds = max(1, Int(option("--rounds") ?? "4") ?? 4)
         let bench = Bench(bin: bin, seconds: seconds, window: seconds / Double(rounds))
-        if arguments.contains("--v4l2-guest") {
+        if flags.contains("--v4l2-guest") {
             // Inside the VM scripts/vivid-vm boots: the V4L2 row's figures only.
             return try bench.v4l2Guest()
         }
 
-        if arguments.contains("--wake-waiter") {
+        if flags.contains("--wake-waiter") {
             // One of the processes WakeFloor wakes.
             WakeFloor.waitAsAClient()
         }
 
-        if arguments.contains("--wake-floor-only") {
+        if flags.contains("--wake-floor-only") {
             // The kernel's part of waking 1 and 16 clients, for repeating it.
             let wake = try WakeFloor.measure(many: 16, rounds: rounds, writes: Int(bench.window * 30))
             return print(String(format: "one eventfd write waking 1 process: %.1f µs; 16: %.1f µs", wake.one, wake.many))
         }
 
-        if arguments.contains("--isolation-only") {
+        if flags.contains("--isolation-only") {
             // Issue 13's figure alone, for repeating it: a native 4K stream beside a costly one.
             return try printIsolation(bench)
         }
