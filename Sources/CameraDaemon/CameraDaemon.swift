@@ -35,6 +35,12 @@ public final class CameraDaemon: Sendable {
         /// Connections served at once; nil: as many as the descriptor limit allows
         /// (``RPCServer/connectionLimit(descriptors:)``).
         public var maxConnections: Int?
+        /// Descriptors camerad may hold for all clients together (a user's
+        /// share is a quarter); nil: its open-files limit less a reserve
+        /// (``ClientBudget``).
+        public var clientDescriptors: Int?
+        /// Shared memory for all frame pools (a user's share is a quarter); nil: 4 GiB.
+        public var poolBytes: Int?
 
         public init(socketPath: String) {
             self.socketPath = socketPath
@@ -87,7 +93,12 @@ public final class CameraDaemon: Sendable {
         // First, so that a second daemon on the same socket stops before touching a device.
         let socket = try DaemonSocket.claim(
             path: configuration.socketPath, mode: configuration.socketMode, group: configuration.socketGroup)
-        let registry = DeviceRegistry(logger: logger)
+        let descriptors = Self.raiseDescriptorLimit()
+        var limits = ClientBudget.Limits(openFiles: descriptors)
+        if let clientDescriptors = configuration.clientDescriptors { limits.descriptors = clientDescriptors }
+        if let poolBytes = configuration.poolBytes { limits.poolBytes = poolBytes }
+        let budget = ClientBudget(limits: limits)
+        let registry = DeviceRegistry(budget: budget, logger: logger)
         let defaults = configuration.stateDirectory.map { DefaultsStore(folder: $0, logger: logger) }
         let configurator = DeviceConfigurator(registry: registry, defaults: defaults, logger: logger)
         // On the device's executor, so whatever a client asks of it next runs after.
@@ -125,11 +136,11 @@ public final class CameraDaemon: Sendable {
             .register(in: &router)
         do {
             let loop = try EventLoop(name: "camerad-io")
-            let descriptors = Self.raiseDescriptorLimit()
             let server = RPCServer(
                 listener: socket.listener, loop: loop, router: router, logger: logger,
                 backlogLimit: configuration.clientBacklogLimit,
                 maxConnections: configuration.maxConnections ?? RPCServer.connectionLimit(descriptors: descriptors),
+                admission: budget,
                 hello: Self.answerHello,
                 onConnectionClosed: { connection in registry.locks.releaseAll(heldBy: connection.id) })
             try server.start()
@@ -183,7 +194,7 @@ public final class CameraDaemon: Sendable {
     @Sendable static func answerHello(_ request: Camerad_V1_HelloRequest, _ peer: PeerCredentials) throws -> Camerad_V1_HelloResponse {
         guard request.protocolVersion == CameraService.protocolVersion else {
             throw RPCError(.versionMismatch,
-                           "client speaks protocol version \(request.protocolVersion), camerad \(cameradVersion) speaks \(CameraService.protocolVersion); update the older one")
+                           "client speaks protocol version \(request.protocolVersion), camerad \(cameradVersion) speaks \(CameraService.protocolVersion); update the older of the two (CaptureKit, libcamerad-client, the camerad Python package, or camerad)")
         }
         var response = Camerad_V1_HelloResponse()
         response.protocolVersion = CameraService.protocolVersion

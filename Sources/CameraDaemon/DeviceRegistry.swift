@@ -23,8 +23,8 @@ final class DeviceRegistry: Sendable {
     private let logger: Logger
     /// Who may configure each device.
     let locks = ConfigurationLocks()
-    /// What streams and frame pools may take, across every device.
-    let streamBudget = StreamBudget()
+    /// What clients, their streams and frame pools may take, across every device.
+    let clientBudget: ClientBudget
     private let additionObserver = Mutex<@Sendable (any CameraBackend) -> Void>({ _ in })
 
     /// `handler` is given each device as it is added, after the watchers heard of it.
@@ -32,7 +32,8 @@ final class DeviceRegistry: Sendable {
         additionObserver.withLock { $0 = handler }
     }
 
-    init(logger: Logger = Logger(label: "camerad")) {
+    init(budget: ClientBudget = ClientBudget(), logger: Logger = Logger(label: "camerad")) {
+        clientBudget = budget
         self.logger = logger
         locks.observe { [weak self] uniqueID in self?.lockDidChange(uniqueID) }
     }
@@ -77,7 +78,7 @@ final class DeviceRegistry: Sendable {
             }
             state.devices.append(device)
             let uniqueID = device.uniqueID
-            state.streamers[uniqueID] = DeviceStreamer(device: device, budget: streamBudget, logger: logger, onDeviceLost: { [weak self] error in
+            state.streamers[uniqueID] = DeviceStreamer(device: device, budget: clientBudget, logger: logger, onDeviceLost: { [weak self] error in
                 self?.remove(uniqueID, because: error)
             }, onDeviceChanged: { [weak self, weak device] in
                 if let device { self?.deviceDidChange(device) }

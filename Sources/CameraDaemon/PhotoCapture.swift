@@ -51,14 +51,14 @@ enum PhotoCapture {
     static let frameTimeout: Duration = .seconds(5)
 
     /// Takes a photo through a stream of the device's own variant
-    /// (``PhotoSink``), charged to `connectionID` as any stream.
+    /// (``PhotoSink``), charged to `owner` as any stream.
     ///
     /// - Throws: ``CameraError``: `UNSUPPORTED` for a flash the device lacks,
     ///   `UNSUPPORTED_FORMAT` for a photo too big uncompressed, `TIMED_OUT` when
     ///   no frame comes; what opening a stream throws (a device that cannot
     ///   start, `RESOURCE_EXHAUSTED`).
     static func take(
-        _ settings: PhotoSettings, device: any CameraBackend, streamer: DeviceStreamer, connectionID: UInt64,
+        _ settings: PhotoSettings, device: any CameraBackend, streamer: DeviceStreamer, owner: ClientBudget.Owner,
         holdsLock: Bool
     ) async throws -> Photo {
         let description = device.describe()
@@ -93,7 +93,7 @@ enum PhotoCapture {
         request.maxFramesInFlight = 1
         let id: UInt64
         do {
-            id = try await streamer.open(request, for: connectionID, sink: sink)
+            id = try await streamer.open(request, for: owner, sink: sink)
         } catch {
             if let restore { try? await streamer.switchMode(to: restore) }
             throw error

@@ -156,26 +156,50 @@ public final class FrameRing: SharedRing, @unchecked Sendable {
 }
 
 /// Wakes the clients of one user on one device when their frame rings have
-/// new records: an eventfd camerad writes once per frame for all of them,
-/// which each client waits on edge-triggered (EPOLLET) and never reads.
+/// new records: camerad sends a byte on its end of a socket pair for all of
+/// them, and each client waits on the other end edge-triggered (EPOLLIN |
+/// EPOLLET) and, each time it fires, takes what came (``drain(_:)``) before it
+/// reads its rings.
 ///
-/// Shared by one user's clients only: a client may write or read the eventfd,
-/// which wakes or leaves asleep only processes it could signal anyway. camerad
-/// never blocks on it: a counter someone drove to its maximum is read back to
-/// zero before the write.
+/// Why a socket pair: a descriptor camerad passes is the same open file in
+/// both processes, so its file status flags are shared — a client that clears
+/// `O_NONBLOCK` on an eventfd camerad writes makes camerad's next write sleep
+/// once the counter is full. camerad's end of the pair never leaves camerad,
+/// and each send says `MSG_DONTWAIT` besides, so nothing a client does to its
+/// own end makes camerad wait. Camerad's end is shut for reading, so a client
+/// cannot fill what camerad never reads; what camerad sends is bounded by its
+/// send buffer, and a send that finds it full (no client took what came) is
+/// skipped: those clients were woken by what is waiting already.
+///
+/// Shared by one user's clients only: a client may take what came or leave
+/// it, which wakes or leaves asleep only processes it could signal anyway.
 public final class FrameSignal: @unchecked Sendable {
-    public let descriptor: OwnedFD
+    /// The end clients wait on: passed to each stream of the user.
+    public let clientEnd: OwnedFD
+    private let cameradEnd: OwnedFD
 
     public init() throws(SystemError) {
-        descriptor = OwnedFD(adopting: try Syscall.eventfd(Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK)))
+        let (cameradEnd, clientEnd) = try Syscall.socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+                                                                 | Int32(SOCK_NONBLOCK.rawValue), 0)
+        self.cameradEnd = OwnedFD(adopting: cameradEnd)
+        self.clientEnd = OwnedFD(adopting: clientEnd)
+        // One way: the clients' end cannot send.
+        Syscall.shutdown(cameradEnd, Int32(SHUT_RD))
     }
 
-    /// Wakes the clients waiting on it.
+    /// Wakes the clients waiting on it; never waits.
     public func raise() {
-        var one: UInt64 = 1
-        if Glibc.write(descriptor.rawValue, &one, 8) < 0, errno == EAGAIN {
-            Syscall.eventfdDrain(descriptor.rawValue)
-            _ = Glibc.write(descriptor.rawValue, &one, 8)
+        var byte: UInt8 = 1
+        // EAGAIN: nobody took what came, and every waiter was woken by it. EPIPE: no client is left.
+        _ = Glibc.send(cameradEnd.rawValue, &byte, 1, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL))
+    }
+
+    /// A client's side: takes what came on the signal `descriptor`, without
+    /// waiting, so that the next raise wakes it again. Call it each time the
+    /// signal fires, before reading the rings.
+    public static func drain(_ descriptor: Int32) {
+        withUnsafeTemporaryAllocation(byteCount: 256, alignment: 8) { buffer in
+            while Glibc.recv(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT)) == buffer.count {}
         }
     }
 }

@@ -2,7 +2,7 @@ import Glibc
 internal import CCameraShims
 
 /// `sendmsg`/`recvmsg` with file descriptors as `SCM_RIGHTS` ancillary data.
-enum SCMRights {
+public enum SCMRights {
     /// The kernel's SCM_MAX_FD: descriptors one sendmsg may carry.
     static let maxDescriptorsPerMessage = 253
     /// Messages gathered into one sendmsg.
@@ -27,7 +27,8 @@ enum SCMRights {
     ) throws(SystemError) -> Received? {
         var vector = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
         var message = msghdr()
-        message.msg_control = control.baseAddress
+        // No room for descriptors: the kernel drops any that came, unopened here.
+        message.msg_control = control.count > 0 ? control.baseAddress : nil
         message.msg_controllen = control.count
         let byteCount: Int
         do {
@@ -82,6 +83,16 @@ enum SCMRights {
             if written > 0 { carrier?.descriptors = [] }
             return written
         }
+    }
+
+    /// One sendmsg of `bytes`, `descriptors` riding on the first byte, as a
+    /// test's client sends what it likes.
+    ///
+    /// - Returns: the bytes written.
+    public static func send(_ bytes: [UInt8], descriptors: [OwnedFD], on socket: OwnedFD) throws(SystemError) -> Int {
+        try bytes.withUnsafeBytes { bytes in
+            Result { () throws(SystemError) in try send(bytes, descriptors: descriptors, on: socket) }
+        }.get()
     }
 
     /// One sendmsg of `parts`, in order, `descriptors` riding on the first byte.

@@ -79,6 +79,9 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
     ///     closes the connection (``FramingError/frameTooLarge(length:limit:)``).
     ///   - maxDescriptors: the most descriptors that may wait for their message;
     ///     more close the connection (``FramingError/tooManyDescriptors(count:limit:)``).
+    ///     0 takes none: the kernel drops those the peer sends, never opened in
+    ///     this process, and a message that says it carries some closes the
+    ///     connection (``FramingError/missingDescriptors(claimed:available:)``).
     public init(
         socket: OwnedFD, loop: EventLoop, backlogLimit: Int = SocketConnection.defaultBacklogLimit,
         maxFrameLength: Int = Frame.maxPayloadLength, maxDescriptors: Int = DescriptorQueue.limit
@@ -91,7 +94,7 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
         decoder = FrameDecoder(maxPayloadLength: maxFrameLength)
         self.peer = try PeerCredentials(of: socket)
         controlBuffer = .allocate(
-            byteCount: SCMRights.controlSpace(for: SCMRights.maxDescriptorsPerMessage), alignment: 8)
+            byteCount: maxDescriptors == 0 ? 0 : SCMRights.controlSpace(for: SCMRights.maxDescriptorsPerMessage), alignment: 8)
     }
 
     deinit {
@@ -277,7 +280,7 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
             }
             receivedByteCount += received.byteCount
             for descriptor in received.descriptors { descriptors.append(descriptor, arrivedBy: receivedByteCount) }
-            if received.truncated {
+            if received.truncated && maxDescriptors > 0 {
                 close(error: FramingError.descriptorsTruncated)
                 return
             }

@@ -26,6 +26,19 @@ public enum UnixSocket {
         return socket
     }
 
+    /// Makes the kernel refuse descriptors sent to `socket` (and, for a
+    /// listener, to the connections it accepts): a peer's `sendmsg` with
+    /// SCM_RIGHTS fails with EPERM. The option is `SO_PASSRIGHTS`, Linux 6.16.
+    ///
+    /// - Returns: false where the kernel has no such option.
+    @discardableResult
+    public static func refuseDescriptors(_ socket: OwnedFD) -> Bool {
+        (try? Syscall.setSocketOption(socket.rawValue, SOL_SOCKET, soPassRights, 0)) != nil
+    }
+
+    /// `SO_PASSRIGHTS` from asm-generic/socket.h, which glibc 2.36 predates.
+    static let soPassRights: Int32 = 83
+
     /// A socket connected to the listener at `path`, set non-blocking.
     public static func connect(to path: String) throws -> OwnedFD {
         let socket = OwnedFD(adopting: try Syscall.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0))

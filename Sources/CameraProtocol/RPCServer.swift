@@ -4,12 +4,22 @@ import Logging
 import Synchronization
 internal import Glibc
 
+/// Decides whether a new connection is served, from its peer's credentials,
+/// and hears when a connection it admitted ends (camerad charges each
+/// connection its descriptors to its user).
+public protocol ConnectionAdmission: Sendable {
+    /// - Throws: why the connection is not served (RESOURCE_EXHAUSTED, and what to do).
+    func admit(_ connectionID: UInt64, _ peer: PeerCredentials) throws(RPCError)
+    /// A connection `admit` let in has ended.
+    func dismiss(_ connectionID: UInt64)
+}
+
 /// Accepts connections on a listening socket and serves each with a router.
 ///
 /// Everything about sockets and envelopes lives below this; everything about
 /// cameras lives in the handlers registered in the router.
 ///
-/// At ``maxConnections``, or out of file descriptors, a new connection is
+/// At ``maxConnections``, refused by its admission, or out of file descriptors, a new connection is
 /// accepted and refused at once with a status that says why (a CallEnd for
 /// call 0), using a descriptor held in reserve when none is left; if even that
 /// fails, accepting pauses and resumes after a back-off. Either way the
@@ -24,6 +34,9 @@ public final class RPCServer: EventHandler, @unchecked Sendable {
     private let logger: Logger
     private let backlogLimit: Int
     private let onConnectionClosed: ConnectionObserver
+    private let admission: (any ConnectionAdmission)?
+    /// The most descriptors a client's messages may bring: 0 takes none.
+    private let clientDescriptors: Int
     /// Connections served at once; more are refused.
     public let maxConnections: Int
     private let reserve = ReserveDescriptor()
@@ -44,20 +57,24 @@ public final class RPCServer: EventHandler, @unchecked Sendable {
     static let longestBackOff = Duration.seconds(1)
 
     /// The connections a process may serve with `descriptors` file descriptors:
-    /// each takes one, and at most ``DescriptorQueue/limit`` more while a message
-    /// of its arrives; 64 stay for devices, pools and the daemon itself.
+    /// each takes one (the server takes no descriptors from clients), and 64
+    /// stay for devices, pools and the daemon itself.
     public static func connectionLimit(descriptors: Int) -> Int {
-        min(4096, max(1, (descriptors - 64) / (1 + DescriptorQueue.limit)))
+        min(4096, max(1, descriptors - 64))
     }
 
     /// - Parameters:
     ///   - listener: a listening, non-blocking socket.
     ///   - backlogLimit: bytes queued to one client past which it is disconnected.
     ///   - maxConnections: connections served at once (see ``connectionLimit(descriptors:)``).
+    ///   - admission: asked about each new connection, told when it ends.
+    ///   - clientDescriptors: the most descriptors a client's message may bring
+    ///     (``RPCContext/descriptors``); 0, camerad's, takes none (``start()``).
     ///   - onConnectionClosed: told on the loop after a connection's calls have ended.
     public init(
         listener: OwnedFD, loop: EventLoop, router: RPCRouter, logger: Logger,
         backlogLimit: Int = SocketConnection.defaultBacklogLimit, maxConnections: Int = 1024,
+        admission: (any ConnectionAdmission)? = nil, clientDescriptors: Int = 0,
         hello: @escaping RPCServerConnection.HelloResponder,
         onConnectionClosed: @escaping ConnectionObserver = { _ in }
     ) {
@@ -68,11 +85,21 @@ public final class RPCServer: EventHandler, @unchecked Sendable {
         self.logger = logger
         self.backlogLimit = backlogLimit
         self.maxConnections = maxConnections
+        self.admission = admission
+        self.clientDescriptors = clientDescriptors
         self.onConnectionClosed = onConnectionClosed
     }
 
     /// Starts accepting connections.
+    ///
+    /// Unless it takes descriptors from clients, clients cannot send any: the
+    /// kernel refuses them at their `sendmsg` where it can
+    /// (``UnixSocket/refuseDescriptors(_:)``), and drops them unopened where it
+    /// cannot (connections take none). A descriptor the server opened and
+    /// closed itself could make it wait on whoever serves the file (closing a
+    /// FUSE file waits for its server's answer).
     public func start() throws {
+        if clientDescriptors == 0 { UnixSocket.refuseDescriptors(listener) }
         let registration = try loop.register(listener.rawValue, events: [.readable], handler: self)
         state.withLock { $0.registration = registration }
     }
@@ -174,11 +201,25 @@ public final class RPCServer: EventHandler, @unchecked Sendable {
     }
 
     private func serve(_ socket: OwnedFD) throws {
-        let connection = try SocketConnection(socket: socket, loop: loop, backlogLimit: backlogLimit,
-                                              maxFrameLength: RequestLimits.requestLength)
         let id = state.withLock { state in
             defer { state.nextID += 1 }
             return state.nextID
+        }
+        let peer = try PeerCredentials(of: socket)
+        do throws(RPCError) {
+            try admission?.admit(id, peer)
+        } catch {
+            refuse(socket, error)
+            return
+        }
+        let connection: SocketConnection
+        do {
+            if clientDescriptors == 0 { UnixSocket.refuseDescriptors(socket) }
+            connection = try SocketConnection(socket: socket, loop: loop, backlogLimit: backlogLimit,
+                                              maxFrameLength: RequestLimits.requestLength, maxDescriptors: clientDescriptors)
+        } catch {
+            admission?.dismiss(id)
+            throw error
         }
         let server = RPCServerConnection(
             id: id, socket: connection, router: router, hello: hello, logger: logger
@@ -192,6 +233,7 @@ public final class RPCServer: EventHandler, @unchecked Sendable {
 
     private func connectionDidClose(_ connection: RPCServerConnection, error: (any Error)?) {
         _ = state.withLock { $0.connections.removeValue(forKey: connection.id) }
+        admission?.dismiss(connection.id)
         let name = connection.clientName?.echoed ?? "(no Hello)"
         if let error {
             logger.info("connection \(connection.id) '\(name)' closed: \(error)")

@@ -67,6 +67,7 @@ public typealias StatsReport = CaptureDaemon.DeviceStatistics
 extension CaptureDaemon.DeviceStatistics {
     public static func of(_ device: String, _ daemon: DaemonProcess) async throws -> StatsReport {
         let result = try await camctl(["stats", device, "--json"], socket: daemon.socketPath)
+        guard result.status == 0 else { throw DaemonFailure("camctl stats failed (\(result.status)): \(result.standardError)") }
         return try JSONDecoder().decode(StatsReport.self, from: Data(result.standardOutput.utf8))
     }
 }

@@ -16,6 +16,9 @@ public final class PoolReader: @unchecked Sendable {
 
     public struct Frame: Sendable {
         public let sequence: UInt64
+        /// Where it lies, to give it back.
+        public let poolID: UInt64
+        public let slot: UInt32
         /// The check said its bytes are as the device made them.
         public let intact: Bool
         /// It lies in one of the device's buffers, not a slot of the pool's own.
@@ -50,7 +53,8 @@ public final class PoolReader: @unchecked Sendable {
     public private(set) var lastSlot: UInt32?
     /// Where frames are announced when the stream asked for a frame ring, and its signal.
     public private(set) var frameRing: FrameRing?
-    private var signal: OwnedFD?
+    /// What wakes this reader when its frame ring has new records.
+    public private(set) var frameSignal: OwnedFD?
     /// Socket messages that came for news records not yet reached.
     private var news: [Camerad_V1_StreamResponse.OneOf_Kind?] = []
     /// Every frame and drop report read, in order.
@@ -58,9 +62,11 @@ public final class PoolReader: @unchecked Sendable {
     /// FormatChanged messages read.
     public private(set) var formatChanges = 0
 
-    /// Opens a stream of `device` in its own format; `framesInFlight` 0 is the daemon's default.
+    /// Opens a stream of `device` in its own format; `framesInFlight` 0 is the
+    /// daemon's default; `keepsLateFrames` queues frames that come while it
+    /// holds all it may (alwaysDiscardsLateVideoFrames false).
     public init(_ daemon: DaemonProcess, device: String, name: String, framesInFlight: UInt32 = 0, releaseRing: Bool = false,
-                frameRing: Bool = false, check: @escaping Check = PoolReader.stampsMatch) async throws {
+                frameRing: Bool = false, keepsLateFrames: Bool = false, check: @escaping Check = PoolReader.stampsMatch) async throws {
         self.device = device
         self.check = check
         loop = try EventLoop(name: name)
@@ -71,6 +77,7 @@ public final class PoolReader: @unchecked Sendable {
         open.open.settings.maxFramesInFlight = framesInFlight
         open.open.settings.releaseRing = releaseRing
         open.open.settings.frameRing = frameRing
+        if keepsLateFrames { open.open.settings.alwaysDiscardsLateVideoFrames = false }
         try call.send(open)
         responses = call.responses.withDescriptors.makeAsyncIterator()
         guard let started = try await responses.next(), case .started(let news) = started.message.kind else {
@@ -84,7 +91,7 @@ public final class PoolReader: @unchecked Sendable {
         if news.hasFrameRing {
             self.frameRing = try FrameRing(mapping: started.descriptors[Int(news.frameRing.fdIndex)],
                                            capacity: Int(news.frameRing.capacity))
-            signal = started.descriptors[Int(news.frameRing.signalFdIndex)]
+            frameSignal = started.descriptors[Int(news.frameRing.signalFdIndex)]
         }
     }
 
@@ -111,13 +118,12 @@ public final class PoolReader: @unchecked Sendable {
     /// Frames read from the frame ring, news taken from the socket in its
     /// place, waiting on the ring's signal (up to a generous deadline).
     private func readRing(_ count: Int, releasing: Bool, into frames: inout [Frame]) async throws {
-        let ring = frameRing!, signal = signal!.rawValue
+        let ring = frameRing!, signal = frameSignal!.rawValue
         let deadline = ContinuousClock.now + .seconds(60)
         var newsDescriptors: [[OwnedFD]] = []
         while frames.count < count {
-            // Read the counter back first: a record written after this wakes the poll below.
-            var counter: UInt64 = 0
-            _ = Glibc.read(signal, &counter, 8)
+            // What came first: a record written after this wakes the poll below.
+            FrameSignal.drain(signal)
             var waitsForNews = false
             var failure: (any Error)?
             try ring.read { record in
@@ -172,7 +178,7 @@ public final class PoolReader: @unchecked Sendable {
             pool = mapped.description
             lastSlot = frame.slot
             let slots = mapped.description.slots
-            frames.append(Frame(sequence: frame.sequence, intact: check(bytes, frame.sequence, mapped.description),
+            frames.append(Frame(sequence: frame.sequence, poolID: frame.poolID, slot: frame.slot, intact: check(bytes, frame.sequence, mapped.description),
                                 inDeviceBuffer: !slots.isEmpty && slots[Int(frame.slot)].fdIndex != 0))
             told.append(.frame(sequence: frame.sequence))
             if releasing {

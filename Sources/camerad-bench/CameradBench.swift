@@ -23,7 +23,7 @@ enum CameradBench {
           --vivid-vm PATH      the VM script for the V4L2 row (scripts/vivid-vm)
           --c-client PATH      the C client's camerad-stream (Clients/c/build/camerad-stream)
           --python-package DIR the Python client (Clients/python)
-          --wake-floor-only    only what one eventfd write waking 1 and 16 processes costs its writer
+          --wake-floor-only    only what one frame signal raise waking 1 and 16 processes costs its writer
           --isolation-only     only a native 4K stream beside a costly one
           --help               this
         """
@@ -71,7 +71,7 @@ enum CameradBench {
         if flags.contains("--wake-floor-only") {
             // The kernel's part of waking 1 and 16 clients, for repeating it.
             let wake = try WakeFloor.measure(many: 16, rounds: rounds, writes: Int(bench.window * 30))
-            return print(String(format: "one eventfd write waking 1 process: %.1f µs; 16: %.1f µs", wake.one, wake.many))
+            return print(String(format: "one frame signal raise waking 1 process: %.1f µs; 16: %.1f µs", wake.one, wake.many))
         }
 
         if flags.contains("--isolation-only") {
@@ -122,7 +122,7 @@ enum CameradBench {
         if let one = camerad[1]?.serverCPUPerSourceFrame, camerad[16] != nil {
             let wake = try WakeFloor.measure(many: 16, rounds: rounds, writes: Int(bench.window * 30))
             wakeFloor = (one * 1e6 + wake.many - wake.one) / (one * 1e6)
-            print(String(format: "  the kernel's part of waking the clients, measured apart: camerad's one eventfd write per frame costs its writer %.1f µs",
+            print(String(format: "  the kernel's part of waking the clients, measured apart: camerad's one frame signal raise per frame costs its writer %.1f µs",
                          wake.one) + String(format: " with 1 process waiting, %.1f µs with 16;", wake.many))
             print(String(format: "  so at 16 clients camerad's CPU per frame stands on its figure at 1 plus about %.1f µs that only fewer wake-ups",
                          wake.many - wake.one) + String(format: " could save: a floor of about %.2f×", wakeFloor!))

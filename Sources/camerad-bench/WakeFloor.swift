@@ -3,12 +3,12 @@ import Foundation
 import Glibc
 
 /// What the kernel charges camerad for waking its clients, measured apart:
-/// one eventfd write to N processes that wait on it as camerad's clients do
-/// (epoll, edge-triggered, never reading it), 30 times a second, and the
-/// writer's own CPU for each write. camerad wakes a user's clients with exactly
-/// such a write per frame (`FrameSignal`), so what waking 16 costs over waking
-/// one is a floor under camerad's own CPU per source frame at 16 clients over
-/// its figure at 1, whatever else camerad does.
+/// one `FrameSignal` raise (a byte sent on a socket pair) to N processes that
+/// wait on it as camerad's clients do (epoll, edge-triggered, taking what came
+/// when woken), 30 times a second, and the writer's own CPU for each raise.
+/// camerad wakes a user's clients with exactly such a raise per frame, so what
+/// waking 16 costs over waking one is a floor under camerad's own CPU per
+/// source frame at 16 clients over its figure at 1, whatever else camerad does.
 enum WakeFloor {
     /// The writer's CPU per write, in µs, waking 1 and waking `many` processes,
     /// measured in `rounds` turns of each (every other round backwards).
@@ -26,7 +26,7 @@ enum WakeFloor {
     /// Seconds of the writer thread's CPU per write, `waiters` processes waiting.
     private static func writerCPU(waiters: Int, writes: Int) throws -> Double {
         let signal = try FrameSignal()
-        let children = try (0..<waiters).map { _ in try Waiter(signal: signal.descriptor.rawValue) }
+        let children = try (0..<waiters).map { _ in try Waiter(signal: signal.clientEnd.rawValue) }
         defer { children.forEach { $0.stop() } }
         var spent = 0.0
         for _ in 0..<writes {
@@ -45,7 +45,7 @@ enum WakeFloor {
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
-    /// A process of camerad-bench's own (`--wake-waiter`) waiting on the eventfd
+    /// A process of camerad-bench's own (`--wake-waiter`) waiting on the signal
     /// as its descriptor 3; it says it waits with a byte on its standard
     /// output and ends when its standard input closes.
     private final class Waiter {
@@ -97,8 +97,8 @@ enum WakeFloor {
     }
 
     /// `camerad-bench --wake-waiter`: waits on descriptor 3 as a CaptureKit
-    /// client waits on its frame signal (an ``EventLoop``, edge-triggered, the
-    /// eventfd never read), until standard input closes.
+    /// client waits on its frame signal (an ``EventLoop``, edge-triggered,
+    /// taking what came each time it fires), until standard input closes.
     static func waitAsAClient() -> Never {
         final class Handler: EventHandler {
             let onEvents: @Sendable () -> Void
@@ -107,7 +107,7 @@ enum WakeFloor {
         }
         do {
             let loop = try EventLoop(name: "wake-waiter")
-            _ = try loop.register(3, events: [.readable, .edgeTriggered], handler: Handler {})
+            _ = try loop.register(3, events: [.readable, .edgeTriggered], handler: Handler { FrameSignal.drain(3) })
             _ = try loop.register(0, events: [.readable, .hangup], handler: Handler { exit(0) })
         } catch {
             exit(1)

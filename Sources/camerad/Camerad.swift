@@ -52,6 +52,16 @@ struct Camerad: AsyncParsableCommand {
         valueName: "n"))
     var maxConnections: Int?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "File descriptors camerad may hold for all clients together; one user's clients may hold a quarter (default: the open-files limit less an eighth).",
+        valueName: "n"))
+    var clientDescriptors: Int?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Shared memory for all frame pools, in MiB; one user's streams may hold a quarter (default: 4096).",
+        valueName: "mib"))
+    var poolMemory: Int?
+
     @Option(name: .long, help: ArgumentHelp("How much to log.", valueName: "level"))
     var logLevel: Logger.Level = .info
 
@@ -64,6 +74,12 @@ struct Camerad: AsyncParsableCommand {
         }
         if let maxConnections, maxConnections < 1 {
             throw ValidationError("--max-connections must be at least 1, not \(maxConnections)")
+        }
+        if let clientDescriptors, clientDescriptors < 1 {
+            throw ValidationError("--client-descriptors must be at least 1, not \(clientDescriptors)")
+        }
+        if let poolMemory, !(1...(1 << 20)).contains(poolMemory) {
+            throw ValidationError("--pool-memory must be 1 to 1048576 MiB, not \(poolMemory)")
         }
     }
 
@@ -90,6 +106,8 @@ struct Camerad: AsyncParsableCommand {
         configuration.hotplug = hotplug
         configuration.stateDirectory = stateDir ?? CameraDaemon.defaultStateDirectory()
         configuration.maxConnections = maxConnections
+        configuration.clientDescriptors = clientDescriptors
+        configuration.poolBytes = poolMemory.map { $0 << 20 }
 
         let signals = DaemonSignals.start()
         let daemon: CameraDaemon

@@ -21,17 +21,23 @@ func expectServes(_ daemon: DaemonProcess, devices: Int = 1) async throws {
     #expect(list.devices.count == devices)
 }
 
+/// A raw client that said Hello and holds the configuration lock of `device`.
+func lockedClient(_ daemon: DaemonProcess, device: String = "virtual-0") async throws -> RawProtocolClient {
+    let raw = try RawProtocolClient(path: daemon.socketPath)
+    try await raw.hello()
+    var lock = Camerad_V1_LockForConfigurationRequest()
+    lock.uniqueID = device
+    let (_, locked) = try await raw.call(CameraService.lockForConfiguration.name, request: try lock.serializedBytes())
+    #expect(locked.code == .ok, "\(locked.message)")
+    return raw
+}
+
 @Suite struct BadInputTests {
     /// Every number a configuration carries, out of range or not a number, is
     /// refused with INVALID_ARGUMENT; nothing is applied and the daemon serves on.
     @Test func nonsenseConfigurationValuesAreRefusedAndTheDaemonServesOn() async throws {
         try await withRunningDaemon { daemon in
-            let raw = try RawProtocolClient(path: daemon.socketPath)
-            try await raw.hello()
-            var lock = Camerad_V1_LockForConfigurationRequest()
-            lock.uniqueID = "virtual-0"
-            let (_, locked) = try await raw.call(CameraService.lockForConfiguration.name, request: try lock.serializedBytes())
-            #expect(locked.code == .ok, "\(locked.message)")
+            let raw = try await lockedClient(daemon)
             var nonsense: [Camerad_V1_DeviceConfiguration] = []
             for value in [Float.nan, .infinity, -1, 1e30] {
                 var configuration = Camerad_V1_DeviceConfiguration()

@@ -214,6 +214,9 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
         streamer = DeviceStreamer(device: camera, logger: Logger(label: "test"))
     }
 
+    /// Who the tests' streams are charged to.
+    static let owner = ClientBudget.Owner(connection: 1, user: 0)
+
     static func open(framesInFlight: UInt32 = 3, keepLateFrames: Bool = false, width: UInt32 = 0) -> Camerad_V1_OpenStream {
         var request = Camerad_V1_OpenStream()
         request.uniqueID = "virtual-9"
@@ -228,12 +231,12 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
     /// (a V4L2 node then says EBUSY, "in use by another program"). Now the
     /// start waits behind the stop on the device's executor.
     @Test func aStartAskedForWhileAStopIsUnderWayWaitsForIt() async throws {
-        let first = try await streamer.open(Self.open(), for: 1, writer: RecordingResponder())
+        let first = try await streamer.open(Self.open(), for: Self.owner, writer: RecordingResponder())
         camera.holdStops()
         streamer.close(first)
         #expect(await waitUntil { camera.log.contains("stop 1 begins") })
         let responder = RecordingResponder()
-        let opening = Task { try await streamer.open(Self.open(), for: 1, writer: responder) }
+        let opening = Task { try await streamer.open(Self.open(), for: Self.owner, writer: responder) }
         camera.releaseStops()
         let second = try await opening.value
         #expect(camera.log == ["start 1", "stop 1 begins", "stop 1 ends", "start 2"])
@@ -246,7 +249,7 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
     /// Fifty opens and closes with no pause: each start after the stop before it.
     @Test func fiftyOpensAndClosesInARowNeverFindTheDeviceBusy() async throws {
         for _ in 0..<50 {
-            let id = try await streamer.open(Self.open(), for: 1, writer: RecordingResponder())
+            let id = try await streamer.open(Self.open(), for: Self.owner, writer: RecordingResponder())
             streamer.close(id)
         }
         await camera.executor.drain()
@@ -259,7 +262,7 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
     /// ahead of the next frame, and queued frames go in order as slots come back.
     @Test func queuedFramesAndTheirDropsReachTheClientInCaptureOrder() async throws {
         let responder = RecordingResponder()
-        let id = try await streamer.open(Self.open(framesInFlight: 2, keepLateFrames: true), for: 1, writer: responder)
+        let id = try await streamer.open(Self.open(framesInFlight: 2, keepLateFrames: true), for: Self.owner, writer: responder)
         for sequence in 0...5 as ClosedRange<UInt64> { camera.emit(sequence) }
         // Two in flight, three queued, the sixth out of buffers.
         #expect(responder.recorded == ["started", "frame 0", "frame 1"])
@@ -282,7 +285,7 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
     /// it reads the frames it holds in place.
     @Test func aSinkInsideTheDaemonHasAClientsLimitsAndAccounting() async throws {
         let sink = RecordingSink()
-        let id = try await streamer.open(StreamRequest(Self.open(framesInFlight: 2)), for: 1, sink: sink)
+        let id = try await streamer.open(StreamRequest(Self.open(framesInFlight: 2)), for: Self.owner, sink: sink)
         for sequence in 0...4 as ClosedRange<UInt64> { camera.emit(sequence) }
         #expect(sink.events == ["started", "frame 0", "frame 1", "dropped frameWasLate 1 up to 2", "dropped frameWasLate 1 up to 3",
                                 "dropped frameWasLate 1 up to 4"], "two in flight; the rest late, each told at once")
@@ -301,7 +304,7 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
     /// of the next frame; frames skipped by min_frame_duration are not drops.
     @Test func aGapInTheDevicesNumbersIsReportedAsADiscontinuity() async throws {
         let responder = RecordingResponder()
-        let id = try await streamer.open(Self.open(), for: 1, writer: responder)
+        let id = try await streamer.open(Self.open(), for: Self.owner, writer: responder)
         camera.emit(0)
         camera.emit(4)
         #expect(responder.recorded == ["started", "frame 0", "dropped discontinuity 3 up to 3", "frame 4"])
@@ -315,8 +318,8 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
     @Test func aSlowVariantNeverDelaysAnother() async throws {
         let cheap = RecordingResponder()
         let slow = RecordingResponder()
-        let cheapID = try await streamer.open(Self.open(framesInFlight: 8), for: 1, writer: cheap)
-        let slowID = try await streamer.open(Self.open(framesInFlight: 8, width: 320), for: 1, writer: slow)
+        let cheapID = try await streamer.open(Self.open(framesInFlight: 8), for: Self.owner, writer: cheap)
+        let slowID = try await streamer.open(Self.open(framesInFlight: 8, width: 320), for: Self.owner, writer: slow)
         camera.emit(0)
         // Holds up the slow variant's worker, as a long conversion would.
         let gate = DispatchSemaphore(value: 0)
@@ -346,7 +349,7 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
     /// capture stops.
     @Test func anInterruptionEndsEveryStreamAndStopsTheCapture() async throws {
         let responder = RecordingResponder()
-        _ = try await streamer.open(Self.open(), for: 1, writer: responder)
+        _ = try await streamer.open(Self.open(), for: Self.owner, writer: responder)
         streamer.interrupt(.deviceDisconnected, CameraError(.deviceDisconnected, "gone"))
         await camera.executor.drain()
         #expect(responder.recorded == ["started", "interrupted", "ended gone"])
@@ -379,7 +382,7 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
     /// and stops after it.
     @Test func aPhotoOfAnIdleDeviceIsAStreamThatStartsAndStopsIt() async throws {
         let (photo, next) = try await emittingFrames { [camera, streamer] in
-            try await PhotoCapture.take(PhotoSettings(), device: camera, streamer: streamer, connectionID: 7, holdsLock: false)
+            try await PhotoCapture.take(PhotoSettings(), device: camera, streamer: streamer, owner: .init(connection: 7, user: 0), holdsLock: false)
         }
         #expect(photo.sequence < next && photo.pixelFormat == .mjpeg && photo.data.starts(with: [0xFF, 0xD8]))
         #expect(photo.width == 1920 && photo.height == 1080 && photo.note == nil)
@@ -396,7 +399,7 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
     /// per frame serves both, and the client gets every frame.
     @Test func aPhotoBesideAClientSharesItsVariant() async throws {
         let client = RecordingSink()
-        let id = try await streamer.open(StreamRequest(Self.open(framesInFlight: 8)), for: 1, sink: client)
+        let id = try await streamer.open(StreamRequest(Self.open(framesInFlight: 8)), for: Self.owner, sink: client)
         let takePhoto = { @Sendable [client, streamer, camera] in
             // The client gives every frame back as it comes.
             let releasing = Task {
@@ -406,7 +409,7 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
                 }
             }
             defer { releasing.cancel() }
-            return try await PhotoCapture.take(PhotoSettings(), device: camera, streamer: streamer, connectionID: 2,
+            return try await PhotoCapture.take(PhotoSettings(), device: camera, streamer: streamer, owner: .init(connection: 2, user: 0),
                                                holdsLock: false)
         }
         let (first, afterFirst) = try await emittingFrames(takePhoto)

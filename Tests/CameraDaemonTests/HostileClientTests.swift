@@ -211,38 +211,49 @@ import Testing
 
     // MARK: - Descriptors
 
-    /// Descriptors a message carries but does not claim are closed at once,
-    /// not kept for the life of the connection; a message with more than a
-    /// message may carry closes its connection.
-    @Test func unclaimedDescriptorsAreClosedAtOnce() async throws {
+    /// A client cannot send camerad descriptors: the kernel refuses them at
+    /// the client's sendmsg (EPERM, where it has SO_PASSRIGHTS: Linux 6.16 and
+    /// later) or drops them unopened, so camerad never holds — and never has
+    /// to close, which could wait on a FUSE server — a client's file. A
+    /// message that claims descriptors it could not bring closes its connection.
+    @Test func descriptorsAClientSendsNeverReachCamerad() async throws {
         try await withRunningDaemon { daemon in
-            let loop = try EventLoop(name: "hostile")
-            defer { loop.stop() }
-            let connection = try SocketConnection(socket: try UnixSocket.connect(to: daemon.socketPath), loop: loop)
-            let recorder = ClosingRecorder()
-            try connection.start(delegate: recorder)
-            var hello = Camerad_V1_HelloRequest()
-            hello.protocolVersion = CameraService.protocolVersion
-            hello.clientName = "parker"
-            _ = connection.send(EnvelopeCodec.encode(EnvelopeCodec.start(callID: 1, method: CameraService.hello.name,
-                                                                         request: try hello.serializedBytes())))
-            // Answered: camerad is serving, this connection among the rest.
-            #expect(await waitUntil { recorder.ends == 1 })
+            let raw = try RawProtocolClient(path: daemon.socketPath)
+            try await raw.hello(name: "parker")
             let baseline = daemon.openDescriptorCount
-            // 300 calls, each carrying three descriptors it does not claim.
-            for index in 0..<300 {
-                _ = connection.send(EnvelopeCodec.encode(EnvelopeCodec.start(callID: UInt64(10 + index), method: CameraService.listDevices.name,
-                                                                             request: [])), descriptors: try Self.devNull(3))
+            let (probe, _) = try UnixSocket.pair()
+            let kernelRefuses = UnixSocket.refuseDescriptors(probe)
+            // 200 calls (fewer than a connection may have open), each sent with three descriptors.
+            var refused = 0
+            for index in 0..<200 {
+                let frame = Frame.encode(EnvelopeCodec.encode(EnvelopeCodec.start(
+                    callID: UInt64(10 + index), method: CameraService.listDevices.name, request: [])))
+                let descriptors = try Self.devNull(3)
+                do {
+                    #expect(try SCMRights.send(frame, descriptors: descriptors, on: raw.socket) == frame.count)
+                } catch let error as SystemError where error.errno == EPERM {
+                    refused += 1
+                    try await raw.sendBytes(frame)
+                }
             }
-            #expect(await waitUntil { recorder.ends >= 301 || connection.isClosed }, "every call answered")
-            let parked = daemon.openDescriptorCount - baseline
-            print("hostile: 900 unclaimed descriptors in 300 messages: \(parked) still open in camerad, the connection \(connection.isClosed ? "closed" : "open")")
-            #expect(parked <= 1 && !connection.isClosed, "\(parked) descriptors parked in camerad")
+            var answered = 0, refusals: [String] = []
+            while answered + refusals.count < 200, let envelope = try await raw.receive() {
+                guard envelope.callID >= 10, case .end(let end)? = envelope.kind else { continue }
+                if end.status.code == .ok { answered += 1 } else { refusals.append(end.status.message) }
+            }
+            #expect(refusals.isEmpty, "\(Set(refusals))")
+            let held = daemon.openDescriptorCount - baseline
+            print("hostile: 600 descriptors sent in 200 messages: \(refused) sendmsg refused by the kernel (EPERM), "
+                + "\(answered) calls answered; camerad holds \(held) more descriptors")
+            #expect(refused == (kernelRefuses ? 200 : 0), "the kernel \(kernelRefuses ? "refuses" : "cannot refuse") descriptors")
+            #expect(answered == 200 && held <= 0, "\(answered) answered, \(held) descriptors held")
 
-            _ = connection.send(EnvelopeCodec.encode(EnvelopeCodec.start(callID: 9999, method: CameraService.listDevices.name, request: [])),
-                                descriptors: try Self.devNull(DescriptorQueue.limit + 1))
-            #expect(await waitUntil { connection.isClosed }, "more descriptors than a message may carry close the connection")
-            #expect(await waitUntil { daemon.openDescriptorCount <= baseline }, "and camerad keeps none of them")
+            var claiming = EnvelopeCodec.start(callID: 9999, method: CameraService.listDevices.name, request: [])
+            claiming.fdCount = 1
+            try await raw.sendBytes(Frame.encode(EnvelopeCodec.encode(claiming, descriptorCount: 1)))
+            #expect(await raw.waitForClose(), "a message that claims descriptors closes its connection")
+            #expect(daemon.openDescriptorCount <= baseline)
+            try await expectServes(daemon)
         }
     }
 
@@ -273,13 +284,15 @@ import Testing
     }
 
     /// Out of file descriptors (48, under `prlimit`, with room for more
-    /// connections than that) camerad refuses each new client at once, saying
-    /// why, keeps serving the others, does not flood its log, and serves new
-    /// clients again once some go.
+    /// connections than that, and a client budget larger than the limit, so
+    /// that only the kernel refuses) camerad refuses each new client at once,
+    /// saying why, keeps serving the others, does not flood its log, and serves
+    /// new clients again once some go.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit"), "needs prlimit(1) from util-linux"))
     func outOfDescriptorsNewClientsAreRefusedAtOnceWithAReason() async throws {
         try await withTemporarySocketPath { path in
-            let daemon = try await DaemonProcess(socketPath: path, arguments: ["--virtual-cameras", "1", "--max-connections", "1000"],
+            let daemon = try await DaemonProcess(socketPath: path, arguments: ["--virtual-cameras", "1", "--max-connections", "1000",
+                                                                               "--client-descriptors", "100000"],
                                                  launcher: ["/usr/bin/prlimit", "--nofile=48"])
             var served: [RawProtocolClient] = []
             var refusal: Camerad_V1_Status?
@@ -313,6 +326,98 @@ import Testing
             #expect(try await waitUntil { try await RawProtocolClient(path: path).helloOrRefusal() == nil },
                     "served again once clients go")
             #expect(!daemon.hasExited)
+            await daemon.stop()
+        }
+    }
+
+    /// A client library older than the frame signal's socket (protocol
+    /// version 2, which waited on an eventfd) is told at Hello to update,
+    /// before it could open a stream it would wait on for ever.
+    @Test func aClientOfTheEventfdProtocolIsToldAtHelloToUpdate() async throws {
+        try await withRunningDaemon { daemon in
+            let raw = try RawProtocolClient(path: daemon.socketPath)
+            var hello = Camerad_V1_HelloRequest()
+            hello.protocolVersion = 2
+            hello.clientName = "libcamerad-client 0.2"
+            let status = try await raw.call(CameraService.hello.name, request: try hello.serializedBytes()).status
+            print("hostile: a Hello of protocol version 2: \(status.code) \(status.reason): \(status.message)")
+            #expect(status.code == .failedPrecondition && status.reason == .versionMismatch, "\(status)")
+            #expect(status.message.contains("speaks \(CameraService.protocolVersion); update the older"), "\(status.message)")
+            let stream = try await RawStream(raw, callID: 9)
+            try await stream.send(openStream("virtual-0"))
+            #expect(try await stream.end().code == .failedPrecondition, "no stream without a Hello of this version")
+        }
+    }
+
+    /// One user (nobody) opens connections with sixteen ring streams each
+    /// until camerad refuses it, under a limit of 1024 descriptors: it gets
+    /// its share, a quarter of what camerad keeps for clients, and a reason.
+    /// Another user (root) still connects and streams with rings beside it,
+    /// a bystander keeps every frame, and the descriptors come back when the
+    /// greedy user goes.
+    @Test(.enabled(if: GreedyClient.isAvailable && FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit"),
+                   "needs root, setpriv(1), prlimit(1) and /usr/bin/python3 to be a second user under a descriptor limit"))
+    func oneUserCannotTakeEveryDescriptor() async throws {
+        try await withTemporaryDirectory { directory in
+            chmod(directory, 0o755)
+            let daemon = try await DaemonProcess(socketPath: directory + "/camerad.sock",
+                                                 arguments: ["--virtual-cameras", "1", "--socket-mode", "0666"],
+                                                 launcher: ["/usr/bin/prlimit", "--nofile=1024"])
+            let bystander = try await Bystander(daemon)
+            let baseline = daemon.openDescriptorCount
+            let greedy = try GreedyClient(socket: daemon.socketPath, device: "virtual-0", width: 64, height: 48,
+                                          streamsPerConnection: 16, protocolVersion: CameraService.protocolVersion)
+            let report = try await greedy.report()
+            let held = daemon.openDescriptorCount
+            print("hostile: uid 65534 under a limit of 1024: \(report); camerad holds \(held) descriptors (\(baseline) before)")
+            #expect(report.code == 8 && report.message.contains("uid 65534") && report.message.contains("close some"),
+                    "\(report)")
+            #expect(report.streams >= 16, "the greedy user got streams before its share ran out: \(report)")
+            #expect(held < 1024 - 512, "camerad keeps most of its descriptors for others: \(held) open")
+
+            // Another user still connects and streams, with rings (CaptureKit's), beside it.
+            let list = try await camctl(["list"], socket: daemon.socketPath)
+            #expect(list.status == 0, "\(list.standardError)")
+            let newcomer = try StreamReport(try await camctl(["stream", "virtual-0", "--pixel-format", "bgra", "--count", "30",
+                                                              "--check", "--json"],
+                                                             socket: daemon.socketPath, timeout: .seconds(120)))
+            print("hostile: beside uid 65534's streams, root's new stream: \(newcomer)")
+            #expect(newcomer.frames == 30 && newcomer.accountsForEveryFrame, "\(newcomer)")
+
+            await greedy.stop()
+            #expect(await waitUntil(timeout: .seconds(60)) { daemon.openDescriptorCount <= baseline + 8 },
+                    "the greedy user's descriptors come back: \(daemon.openDescriptorCount) open, \(baseline) before")
+            let again = try await GreedyClient(socket: daemon.socketPath, device: "virtual-0", width: 64, height: 48,
+                                               streamsPerConnection: 16, protocolVersion: CameraService.protocolVersion).report()
+            #expect(again.streams == report.streams, "its share is whole again: \(again)")
+            #expect(!daemon.hasExited)
+            let seen = try await bystander.finish()
+            print("bystander: \(seen)")
+            #expect(seen.frames > 0 && seen.accountsForEveryFrame && seen.check?.torn == 0, "\(seen)")
+            await daemon.stop()
+        }
+    }
+
+    /// One user's streams may hold a quarter of the frame pools' memory
+    /// (here 64 MiB in all), whatever connections they come on; another user
+    /// still gets its own.
+    @Test(.enabled(if: GreedyClient.isAvailable, "needs root, setpriv(1) and /usr/bin/python3 to be a second user"))
+    func oneUserCannotTakeEveryPoolByte() async throws {
+        try await withTemporaryDirectory { directory in
+            chmod(directory, 0o755)
+            let daemon = try await DaemonProcess(socketPath: directory + "/camerad.sock",
+                                                 arguments: ["--virtual-cameras", "1", "--socket-mode", "0666", "--pool-memory", "64"])
+            let greedy = try GreedyClient(socket: daemon.socketPath, device: "virtual-0", width: 640, height: 480,
+                                          streamsPerConnection: 4, protocolVersion: CameraService.protocolVersion)
+            let report = try await greedy.report()
+            print("hostile: uid 65534 with 64 MiB of pools in all: \(report)")
+            #expect(report.code == 8 && report.message.contains("one user may") && report.connections >= 2, "\(report)")
+            let newcomer = try StreamReport(try await camctl(["stream", "virtual-0", "--pixel-format", "nv12", "--size", "320x240",
+                                                              "--count", "30", "--check", "--json"],
+                                                             socket: daemon.socketPath, timeout: .seconds(120)))
+            print("hostile: beside uid 65534's streams, root's new stream: \(newcomer)")
+            #expect(newcomer.frames == 30 && newcomer.accountsForEveryFrame, "\(newcomer)")
+            await greedy.stop()
             await daemon.stop()
         }
     }
@@ -359,6 +464,158 @@ import Testing
             if case .failure(let error) = try await stream.next() { return (raw, index, error) }
         }
         return (raw, 64, nil)
+    }
+
+    // MARK: - The frame ring's wake-up
+
+    /// A client of the bystanders' own user makes its frame ring's signal
+    /// blocking and drives it as full as it will go (an eventfd to its
+    /// maximum; anything else written into until it takes no more), never
+    /// reads it, and holds its frames, then gives them back by message, so
+    /// that camerad wakes the user's streams both from the device's capture
+    /// and from its event loop. Nothing it does to its descriptor reaches
+    /// camerad's: the device captures on, bystanders on the same camera (sharing
+    /// the signal) and on another keep every frame, and new clients are served.
+    @Test func aClientCannotMakeCameradBlockOnItsFrameSignal() async throws {
+        try await withRunningDaemon(virtualCameras: 2) { daemon in
+            let near = try await Bystander(daemon, device: "virtual-0")
+            let far = try await Bystander(daemon, device: "virtual-1")
+            let saboteur = try await PoolReader(daemon, device: "virtual-0", name: "saboteur", frameRing: true,
+                                                keepsLateFrames: true)
+            let held = try await saboteur.read(3, releasing: false)
+            let signal = try #require(saboteur.frameSignal)
+            print("hostile: the frame signal, made blocking and filled: \(FrameSignalSabotage.apply(to: signal.rawValue))")
+            let before = try await StatsReport.of("virtual-0", daemon).framesCaptured
+            // Given back by message, they let queued frames move up: a wake-up from camerad's event loop.
+            for frame in held {
+                var release = Camerad_V1_StreamRequest()
+                release.release.poolID = frame.poolID
+                release.release.slots = [frame.slot]
+                try saboteur.send(release)
+            }
+            let captured = try await waitUntil(timeout: .seconds(90)) {
+                try await StatsReport.of("virtual-0", daemon).framesCaptured >= before + 90
+            }
+            #expect(captured, "virtual-0 captures on")
+            let list = try await camctl(["list"], socket: daemon.socketPath)
+            #expect(list.status == 0, "a new client is served: \(list.standardError)")
+            for device in ["virtual-0", "virtual-1"] {
+                let newcomer = try StreamReport(try await camctl(["stream", device, "--count", "30", "--check", "--json"],
+                                                                  socket: daemon.socketPath, timeout: .seconds(120)))
+                print("hostile: beside the saboteur, a new stream of \(device): \(newcomer)")
+                #expect(newcomer.frames == 30 && newcomer.accountsForEveryFrame, "\(newcomer)")
+            }
+            saboteur.close()
+            #expect(!daemon.hasExited, "camerad lives")
+            for bystander in [near, far] {
+                let report = try await bystander.finish()
+                print("bystander: \(report)")
+                #expect(report.frames > 90 && report.accountsForEveryFrame, "\(report)")
+                #expect(report.check?.intact == report.frames && report.check?.torn == 0, "\(report)")
+                #expect(report.drops["outOfBuffers"] == 0, "\(report)")
+            }
+        }
+    }
+
+    // MARK: - Values no camerad knows
+
+    /// One rule for the enums and fractions of every call: a value this
+    /// camerad does not know, or a fraction that is no duration, is refused
+    /// with INVALID_ARGUMENT naming what it takes — never taken as a default.
+    @Test func unknownEnumValuesAndFractionsThatAreNoDurationAreRefusedNamingWhatTheyTake() async throws {
+        try await withRunningDaemon { daemon in
+            let raw = try await lockedClient(daemon)
+            enum Call {
+                case stream(Camerad_V1_StreamRequest)
+                case unary(String, [UInt8])
+            }
+            func stream(_ change: (inout Camerad_V1_StreamRequest) -> Void) -> Call {
+                var request = openStream("virtual-0")
+                change(&request)
+                return .stream(request)
+            }
+            func unary(_ method: String, _ request: some SwiftProtobuf.Message) throws -> Call {
+                .unary(method, try request.serializedBytes())
+            }
+            func photo(_ change: (inout Camerad_V1_PhotoSettings) -> Void) -> Camerad_V1_CapturePhotoRequest {
+                var request = Camerad_V1_CapturePhotoRequest()
+                request.uniqueID = "virtual-0"
+                change(&request.settings)
+                return request
+            }
+            func configure(_ change: (inout Camerad_V1_DeviceConfiguration) -> Void) -> Camerad_V1_ConfigureDeviceRequest {
+                var request = Camerad_V1_ConfigureDeviceRequest()
+                request.uniqueID = "virtual-0"
+                change(&request.configuration)
+                return request
+            }
+            func filter(_ change: (inout Camerad_V1_DeviceFilter) -> Void) -> Camerad_V1_ListDevicesRequest {
+                var request = Camerad_V1_ListDevicesRequest()
+                change(&request.filter)
+                return request
+            }
+            var virtual = Camerad_V1_AddVirtualCameraRequest()
+            virtual.position = .UNRECOGNIZED(9)
+            var zeroRate = Camerad_V1_AddVirtualCameraRequest()
+            zeroRate.frameDuration = fraction(0, 30)
+            let cases: [(what: String, says: String, call: Call)] = [
+                ("pixel format 9", "pixel_format 9 is unknown to this camerad; use 0 (native), 1 (nv12)",
+                 stream { $0.open.settings.pixelFormat = .UNRECOGNIZED(9) }),
+                ("orientation 9", "orientation 9 is unknown to this camerad; use 0 (unspecified), 1 (portrait)",
+                 stream { $0.open.settings.orientation = .UNRECOGNIZED(9) }),
+                ("delivery 9", "delivery 9 is unknown to this camerad; use 0 (sharedMemory) or 1 (inline)",
+                 stream { $0.open.settings.delivery = .UNRECOGNIZED(9) }),
+                ("preset 99", "preset 99 is unknown to this camerad; use 0 (unspecified)",
+                 stream { $0.open.preset = .UNRECOGNIZED(99) }),
+                ("min frame duration 0/0", "min_frame_duration 0/0 is not a duration",
+                 stream { $0.open.settings.minFrameDuration = fraction(0, 0) }),
+                ("min frame duration 1/0", "min_frame_duration 1/0 is not a duration",
+                 stream { $0.open.settings.minFrameDuration = fraction(1, 0) }),
+                ("min frame duration 0/30", "min_frame_duration 0/30 is not a duration",
+                 stream { $0.open.settings.minFrameDuration = fraction(0, 30) }),
+                ("photo codec 9", "codec 9 is unknown to this camerad; use 0 (jpeg)",
+                 try unary(CameraService.capturePhoto.name, photo { $0.codec = .UNRECOGNIZED(9) })),
+                ("flash mode 9", "flash mode 9 is unknown to this camerad; use 0 (unspecified), 1 (off), 2 (on) or 3 (auto)",
+                 try unary(CameraService.capturePhoto.name, photo { $0.flashMode = .UNRECOGNIZED(9) })),
+                ("photo orientation 9", "orientation 9 is unknown to this camerad",
+                 try unary(CameraService.capturePhoto.name, photo { $0.orientation = .UNRECOGNIZED(9) })),
+                ("focus mode 9", "focus mode 9 is unknown to this camerad; use 0 (unspecified), 1 (locked)",
+                 try unary(CameraService.configureDevice.name, configure { $0.focusMode = .UNRECOGNIZED(9) })),
+                ("torch mode 9", "torch mode 9 is unknown to this camerad; use 0 (unspecified), 1 (off)",
+                 try unary(CameraService.configureDevice.name, configure { $0.torchMode = .UNRECOGNIZED(9) })),
+                ("active min frame duration 0/0", "active_min_frame_duration 0/0 is not a duration",
+                 try unary(CameraService.configureDevice.name, configure { $0.activeMinFrameDuration = fraction(0, 0) })),
+                ("exposure duration 0/100", "exposure_duration 0/100 is not a duration",
+                 try unary(CameraService.configureDevice.name, configure { $0.exposureDuration = fraction(0, 100) })),
+                ("a virtual camera's position 9", "position 9 is unknown to this camerad; use 0 (unspecified)",
+                 try unary(CameraService.addVirtualCamera.name, virtual)),
+                ("a virtual camera's frame duration 0/30", "frame_duration 0/30 is not a duration",
+                 try unary(CameraService.addVirtualCamera.name, zeroRate)),
+                ("a filter's position 9", "position 9 is unknown to this camerad",
+                 try unary(CameraService.listDevices.name, filter { $0.position = .UNRECOGNIZED(9) })),
+                ("a filter's device type 99", "device_types 99 is unknown to this camerad",
+                 try unary(CameraService.listDevices.name, filter { $0.deviceTypes = [.builtInWideAngleCamera, .UNRECOGNIZED(99)] })),
+                ("a filter's media type 9", "media_type 9 is unknown to this camerad",
+                 try unary(CameraService.listDevices.name, filter { $0.mediaType = .UNRECOGNIZED(9) })),
+            ]
+            for (index, (what, says, call)) in cases.enumerated() {
+                let status: (code: Camerad_V1_StatusCode, message: String)
+                switch call {
+                case .stream(let request):
+                    let stream = try await RawStream(raw, callID: UInt64(1000 + index))
+                    try await stream.send(request)
+                    let error = try await stream.end()
+                    status = (error.code, error.message)
+                case .unary(let method, let request):
+                    let end = try await raw.call(method, request: request).status
+                    status = (end.code, end.message)
+                }
+                print("hostile: \(what): \(status.code): \(status.message)")
+                #expect(status.code == .invalidArgument && status.message.contains(says), "\(what): \(status.code): \(status.message)")
+            }
+            try await expectServes(daemon)
+            #expect(try await camctl(["list"], socket: daemon.socketPath).lines.count == 1, "no virtual camera was added")
+        }
     }
 
     // MARK: - Signals
@@ -411,12 +668,12 @@ final class Bystander: CustomStringConvertible, Sendable {
     let process: RunningProcess
     let daemon: DaemonProcess
 
-    init(_ daemon: DaemonProcess) async throws {
+    init(_ daemon: DaemonProcess, device: String = "virtual-0") async throws {
         self.daemon = daemon
-        process = try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "stream", "virtual-0",
+        process = try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "stream", device,
                                                        "--pixel-format", "nv12", "--check", "--json"])
         let streaming = try await waitUntil {
-            try await StatsReport.of("virtual-0", daemon).variants.contains { $0.streams >= 1 && $0.framesMade > 5 }
+            try await StatsReport.of(device, daemon).variants.contains { $0.streams >= 1 && $0.framesMade > 5 }
         }
         if !streaming { throw DaemonFailure("the bystander did not start: \(process.standardError)") }
     }
@@ -486,4 +743,51 @@ func openStream(
     request.open.settings.width = width
     request.open.settings.height = height
     return request
+}
+
+/// What a hostile client does to its frame ring's signal: makes the descriptor
+/// blocking (its file status flags, which every copy of an open file shares)
+/// and fills it as far as it goes, without ever blocking itself.
+enum FrameSignalSabotage {
+    /// Returns what it managed, for the test's figures.
+    static func apply(to fd: Int32) -> String {
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+        var done: [String] = []
+        let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")) ?? "?"
+        if target.contains("eventfd") {
+            // The counter to its maximum, 2^64 - 2: camerad's next write would sleep.
+            for _ in 0..<100 {
+                var value: UInt64 = 0
+                _ = read(fd, &value, 8)
+                var most = UInt64.max - 1
+                if write(fd, &most, 8) == 8 {
+                    done.append("an eventfd's counter set to 2^64-2")
+                    break
+                }
+            }
+        } else {
+            var bytes = [UInt8](repeating: 0x55, count: 4096)
+            var written = 0
+            while written < 64 << 20 {
+                let count = send(fd, &bytes, bytes.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+                if count <= 0 {
+                    done.append("\(target): \(written) bytes written, then errno \(errno)")
+                    break
+                }
+                written += count
+            }
+        }
+        let blocking = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0
+        done.append(blocking ? "O_NONBLOCK cleared" : "O_NONBLOCK could not be cleared (errno \(errno))")
+        return done.joined(separator: "; ")
+    }
+}
+
+/// `numerator / denominator` seconds, as a request carries it.
+func fraction(_ numerator: UInt32, _ denominator: UInt32) -> Camerad_V1_Fraction {
+    var fraction = Camerad_V1_Fraction()
+    fraction.numerator = numerator
+    fraction.denominator = denominator
+    return fraction
 }

@@ -8,7 +8,7 @@ import Testing
     var active: CaptureMode { VirtualCamera(index: 0).activeMode }
 
     func pick(_ preset: Camerad_V1_SessionPreset) -> String {
-        let mode = ModeSelection.mode(for: SessionPreset(preset), formats: formats, active: active)
+        let mode = ModeSelection.mode(for: try! SessionPreset(preset), formats: formats, active: active)
         return "\(mode.format.pixelFormat.code) \(mode.format.width)x\(mode.format.height) 1/\(mode.frameDuration.denominator)"
     }
 

@@ -14,7 +14,7 @@ import Testing
         #expect(error.rpcError.code == .invalidArgument)
     }
 
-    @Test func formatsAndDurationsBecomeTheirMessages() {
+    @Test func formatsAndDurationsBecomeTheirMessages() throws {
         let range = FrameRateRange(minFrameDuration: .seconds(1, per: 60), maxFrameDuration: .seconds(1, per: 1))
         let format = DeviceFormat(pixelFormat: .nv12, width: 640, height: 480, name: "Y/UV 4:2:0", isCompressed: false,
                                   frameRateRanges: [range])
@@ -22,7 +22,7 @@ import Testing
         #expect(message.fourcc == 0x3231_564e && message.width == 640 && message.height == 480)
         #expect(message.description_p == "Y/UV 4:2:0" && !message.compressed)
         #expect(message.frameRateRanges.map { "\($0.minFrameDuration.numerator)/\($0.minFrameDuration.denominator)" } == ["1/60"])
-        #expect(FrameDuration(Camerad_V1_Fraction(.seconds(1001, per: 30000))) == .seconds(1001, per: 30000))
+        #expect(try FrameDuration(Camerad_V1_Fraction(.seconds(1001, per: 30000)), field: "a duration") == .seconds(1001, per: 30000))
         #expect(format.allows(.thirtieth) && !format.allows(.seconds(1, per: 120)))
         #expect(FrameDuration.compare(.seconds(2, per: 60), .thirtieth) == 0, "equally long, though not equal")
     }
@@ -86,7 +86,7 @@ import Testing
     @Test func badModesAndFractionsAreRefusedAtTheEdge() throws {
         var message = Camerad_V1_DeviceConfiguration()
         message.focusMode = .UNRECOGNIZED(9)
-        #expect(throws: CameraError.unknownMode(9, "focus", use: "locked, autoFocus or continuousAutoFocus")) {
+        #expect(throws: CameraError.unknownMode(9, "focus", use: "0 (unspecified), 1 (locked), 2 (autoFocus) or 3 (continuousAutoFocus)")) {
             try DeviceConfiguration(message)
         }
         message = Camerad_V1_DeviceConfiguration()

@@ -1,5 +1,6 @@
 import CameraIPC
 import CameraTestSupport
+import Foundation
 import Glibc
 import Synchronization
 import Testing
@@ -124,29 +125,59 @@ import Testing
         let signal = try FrameSignal()
         let loop = try EventLoop(name: "signal-test")
         defer { loop.stop() }
-        let waiter = Waiter()
-        let registration = try loop.register(signal.descriptor.rawValue, events: [.readable, .edgeTriggered], handler: waiter)
+        let waiter = Waiter(draining: signal.clientEnd.rawValue)
+        let registration = try loop.register(signal.clientEnd.rawValue, events: [.readable, .edgeTriggered], handler: waiter)
         defer { loop.deregister(registration) }
         for raised in 1...3 {
-            // Never read: each raise is an edge of its own.
             signal.raise()
             #expect(await waitUntil { waiter.woken.withLock { $0 } >= raised })
             // Two more rounds of the loop: a level-triggered wait would have been told again.
             for _ in 0..<2 { await withCheckedContinuation { done in loop.execute { done.resume() } } }
             #expect(waiter.woken.withLock { $0 } == raised, "told once per raise")
         }
-        // A counter someone drove to its maximum: camerad reads it back rather than block or miss a raise.
-        var counter: UInt64 = 0, most = UInt64.max - 1
-        #expect(read(signal.descriptor.rawValue, &counter, 8) == 8)
-        #expect(write(signal.descriptor.rawValue, &most, 8) == 8)
-        #expect(await waitUntil { waiter.woken.withLock { $0 } == 4 })
+    }
+
+    /// What a client does to its end — makes it blocking, never takes what
+    /// comes, writes into it — never makes a raise wait, and a client that
+    /// takes what came is woken by the next raise again.
+    @Test func noClientCanMakeARaiseWait() async throws {
+        let signal = try FrameSignal()
+        let client = signal.clientEnd.rawValue
+        #expect(fcntl(client, F_SETFL, fcntl(client, F_GETFL) & ~O_NONBLOCK) == 0)
+        var byte: UInt8 = 7
+        #expect(send(client, &byte, 1, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) < 0 && errno == EPIPE,
+                "the clients' end cannot send")
+        // Far more raises than the socket holds, nobody taking any: each returns at once.
+        let raised = Atomic(0)
+        let raiser = Thread {
+            for _ in 0..<100_000 {
+                signal.raise()
+                raised.add(1, ordering: .relaxed)
+            }
+        }
+        raiser.start()
+        #expect(await waitUntil(timeout: .seconds(60)) { raised.load(ordering: .relaxed) == 100_000 }, "no raise waits")
+
+        let loop = try EventLoop(name: "signal-test")
+        defer { loop.stop() }
+        let waiter = Waiter(draining: client)
+        let registration = try loop.register(client, events: [.readable, .edgeTriggered], handler: waiter)
+        defer { loop.deregister(registration) }
+        // What came while nobody looked is there to take, and, taken, the next raise wakes again.
+        #expect(await waitUntil { waiter.woken.withLock { $0 } >= 1 })
+        let before = waiter.woken.withLock { $0 }
         signal.raise()
-        #expect(await waitUntil { waiter.woken.withLock { $0 } == 5 })
+        #expect(await waitUntil { waiter.woken.withLock { $0 } == before + 1 })
     }
 }
 
-/// Counts its wake-ups.
+/// Counts its wake-ups, taking what came each time as a client does.
 private final class Waiter: EventHandler {
     let woken = Mutex(0)
-    func handleEvents(_ events: EventLoop.Events) { woken.withLock { $0 += 1 } }
+    let descriptor: Int32
+    init(draining descriptor: Int32) { self.descriptor = descriptor }
+    func handleEvents(_ events: EventLoop.Events) {
+        FrameSignal.drain(descriptor)
+        woken.withLock { $0 += 1 }
+    }
 }

@@ -47,12 +47,13 @@ struct ConnectionPair {
     let aDelegate: RecordingDelegate
     let bDelegate: RecordingDelegate
 
-    init(backlogLimit: Int = SocketConnection.defaultBacklogLimit,
+    /// - Parameter bTakes: the most descriptors `b` lets wait for their message (0: none).
+    init(backlogLimit: Int = SocketConnection.defaultBacklogLimit, bTakes: Int = DescriptorQueue.limit,
          claim: @escaping @Sendable ([UInt8]) -> Int = { _ in 0 }) throws {
         loop = try EventLoop(name: "test")
         let (left, right) = try UnixSocket.pair()
         a = try SocketConnection(socket: left, loop: loop, backlogLimit: backlogLimit)
-        b = try SocketConnection(socket: right, loop: loop, backlogLimit: backlogLimit)
+        b = try SocketConnection(socket: right, loop: loop, backlogLimit: backlogLimit, maxDescriptors: bTakes)
         aDelegate = RecordingDelegate()
         bDelegate = RecordingDelegate(claim: claim)
         try a.start(delegate: aDelegate)
@@ -111,6 +112,28 @@ struct ConnectionPair {
         #expect(openFileDescriptors().filter { descriptorTarget($0) == target } == [memory.descriptor.rawValue],
                 "only the sender's own is open")
         #expect(!pair.b.isClosed)
+        await pair.close()
+    }
+
+    /// A connection that takes no descriptors (camerad's, where the kernel
+    /// cannot refuse them at the sender) never opens those sent: the kernel
+    /// drops them, so it never has to close a file its peer chose. Its frames
+    /// still arrive, and one that claims descriptors closes it.
+    @Test func aConnectionThatTakesNoDescriptorsNeverOpensThoseSent() async throws {
+        let name = "refused-\(UInt64.random(in: 0...UInt64.max))"
+        let pair = try ConnectionPair(bTakes: 0)
+        let memory = try SharedMemory(name: name, size: 4096)
+        let target = try #require(descriptorTarget(memory.descriptor.rawValue))
+        for _ in 0..<10 { _ = pair.a.send([1], descriptors: [memory.descriptor, memory.descriptor]) }
+        #expect(await pair.bDelegate.wait { $0.frames.count == 10 })
+        #expect(openFileDescriptors().filter { descriptorTarget($0) == target } == [memory.descriptor.rawValue],
+                "only the sender's own is open")
+        #expect(!pair.b.isClosed)
+        let claiming = try ConnectionPair(bTakes: 0, claim: { _ in 1 })
+        _ = claiming.a.send([1], descriptors: [memory.descriptor])
+        #expect(await claiming.bDelegate.wait { $0.isClosed })
+        #expect(claiming.bDelegate.closeError?.contains("claims 1") == true, "\(claiming.bDelegate.closeError ?? "")")
+        await claiming.close()
         await pair.close()
     }
 

@@ -107,7 +107,7 @@ final class TestServer: @unchecked Sendable {
         })
         server = RPCServer(
             listener: try UnixSocket.listen(at: path), loop: loop, router: router,
-            logger: Logger(label: "rpc-test"),
+            logger: Logger(label: "rpc-test"), clientDescriptors: DescriptorQueue.limit,
             hello: { request, _ in
                 guard request.protocolVersion == CameraService.protocolVersion else {
                     throw RPCError(.versionMismatch, "speak version \(CameraService.protocolVersion)")

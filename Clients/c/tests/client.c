@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "frame-stamp.h"
@@ -69,6 +70,35 @@ static void the_descriptor_polls_readable_for_frames(void **state) {
     camerad_client_dispatch(client, NULL);
     assert_int_equal(poll(&fd, 1, 0), 0);
     camerad_client_destroy(client);
+}
+
+/* camerad sends a byte on a frame ring's signal per frame, and dispatch takes what came: from an
+ * unthrottled camera, far more frames than the signal's socket holds (about 280 sends) keep waking
+ * the descriptor. A client that left the bytes there would stop being woken. */
+static void the_frame_signal_wakes_past_what_its_socket_holds(void **state) {
+    char *added = test_camctl(&test_shared, "virtual add --index 9 --size 160x120 --unthrottled --static-picture");
+    if (!added) skip();
+    free(added);
+    camerad_client *client = test_connect(&test_shared, "many-wakes");
+    camerad_stream *stream = camerad_stream_new(client, "virtual-9", NULL, 0, NULL, NULL, NULL);
+    assert_non_null(stream);
+    struct pollfd fd = {.fd = camerad_client_get_fd(client), .events = POLLIN};
+    int frames = 0;
+    time_t deadline = time(NULL) + 60;
+    while (frames < 1000 && time(NULL) < deadline) {
+        if (poll(&fd, 1, 1000) <= 0) continue;
+        assert_int_equal(camerad_client_dispatch(client, NULL), CAMERAD_OK);
+        for (camerad_frame *frame; (frame = camerad_stream_dequeue_frame(stream)); frames++) {
+            assert_int_equal(camerad_stream_release_frame(stream, frame, NULL), CAMERAD_OK);
+        }
+    }
+    assert_true(frames >= 1000);
+    camerad_stream_stats stats;
+    camerad_stream_get_stats(stream, &stats);
+    assert_true(stats.announced_through_ring >= 1000);
+    camerad_stream_destroy(stream);
+    camerad_client_destroy(client);
+    free(test_camctl(&test_shared, "virtual remove virtual-9"));
 }
 
 static void a_frame_is_released_once(void **state) {
@@ -397,6 +427,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(the_descriptor_polls_readable_for_frames, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(a_frame_is_released_once, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(frames_go_back_through_the_release_ring, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(the_frame_signal_wakes_past_what_its_socket_holds, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(inline_frames_carry_their_bytes, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(full_range_nv12_spans_0_to_255, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(device_events_follow_the_lock, test_count_fds, test_check_fds),

@@ -121,6 +121,26 @@ def test_frames_come_and_go_through_shared_memory(client):
 
 
 @pytest.mark.skipif(not camerad._protocol.RINGS, reason="frame and release rings need x86-64's store order")
+def test_the_frame_signal_wakes_the_client_past_what_its_socket_holds(daemon, client):
+    # camerad sends a byte on the signal per frame and the client takes what came each time it wakes: from an
+    # unthrottled camera, far more frames than the signal's socket holds (about 280 sends) keep waking it.
+    camctl = os.environ.get("CAMCTL")
+    if not camctl:
+        pytest.skip("CAMCTL is not set")
+    add = subprocess.run([camctl, "--socket", daemon.socket, "virtual", "add", "--index", "9", "--size", "160x120",
+                          "--unthrottled", "--static-picture"], capture_output=True, text=True)
+    assert add.returncode == 0, add.stderr
+    try:
+        with client.stream("virtual-9") as stream:
+            for _ in range(1000):
+                with stream.frame(timeout=30):
+                    pass
+            assert stream.announced_through_ring >= 1000
+    finally:
+        subprocess.run([camctl, "--socket", daemon.socket, "virtual", "remove", "virtual-9"], capture_output=True)
+
+
+@pytest.mark.skipif(not camerad._protocol.RINGS, reason="frame and release rings need x86-64's store order")
 def test_a_format_change_comes_in_its_place_among_the_ring_frames(daemon, client):
     settings = stream_pb2.OutputSettings(max_frames_in_flight=1)
     with client.stream("virtual-0", settings) as stream:

@@ -32,6 +32,7 @@ struct CameraServiceHandlers: Sendable {
     @Sendable func listDevices(
         _ request: Camerad_V1_ListDevicesRequest, _ context: RPCContext
     ) async throws -> Camerad_V1_ListDevicesResponse {
+        try request.filter.validate()
         var response = Camerad_V1_ListDevicesResponse()
         await refreshAvailability(of: registry.devices)
         response.devices = registry.devices.map { Camerad_V1_Device(registry.describe($0)) }.filter { $0.matches(request.filter) }
@@ -90,7 +91,7 @@ struct CameraServiceHandlers: Sendable {
         let holdsLock = registry.locks.holder(of: device.uniqueID)?.connectionID == context.connectionID
         let photo = try await PhotoCapture.take(PhotoSettings(request.settings), device: device,
                                                 streamer: try streamer(request.uniqueID),
-                                                connectionID: context.connectionID, holdsLock: holdsLock)
+                                                owner: context.budgetOwner, holdsLock: holdsLock)
         return Camerad_V1_CapturePhotoResponse(photo)
     }
 
@@ -120,7 +121,7 @@ struct CameraServiceHandlers: Sendable {
         try RequestLimits.check(name: request.localizedName, "localized_name")
         let camera = try virtualCameras.add(
             index: request.optionalIndex != nil ? Int(request.index) : nil,
-            localizedName: request.localizedName, position: DeviceDescription.Position(request.position),
+            localizedName: request.localizedName, position: try DeviceDescription.Position(request.position),
             options: VirtualCamera.Options(request))
         var response = Camerad_V1_AddVirtualCameraResponse()
         response.device = Camerad_V1_Device(registry.describe(camera))
@@ -166,7 +167,7 @@ struct CameraServiceHandlers: Sendable {
             throw RPCError(.invalidArgument, "a stream's first request must open it (OpenStream)")
         }
         let streamer = try self.streamer(open.uniqueID)
-        let id = try await streamer.open(open, for: context.connectionID, user: context.peer.uid, writer: writer)
+        let id = try await streamer.open(open, for: context.budgetOwner, writer: writer)
         defer { streamer.close(id) }
         // Releases come as often as frames: handled as they arrive, with no hop to this task.
         try await iterator.forEachOnLoop(reading: Camerad_V1_StreamRequest.release(wire:)) { request in
@@ -208,4 +209,9 @@ extension Camerad_V1_Device {
             && (filter.mediaType == .unspecified || filter.mediaType == .video)
             && (filter.position == .unspecified || filter.position == position)
     }
+}
+
+extension RPCContext {
+    /// Who the call's streams are charged to: its connection and its client's user.
+    var budgetOwner: ClientBudget.Owner { ClientBudget.Owner(connection: connectionID, user: peer.uid) }
 }

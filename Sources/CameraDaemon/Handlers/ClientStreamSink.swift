@@ -24,7 +24,7 @@ struct ClientStreamSink: FrameSink {
             response.started.frameRing.fdIndex = UInt32(descriptors.count)
             response.started.frameRing.capacity = UInt32(announcer.ring.capacity)
             response.started.frameRing.signalFdIndex = UInt32(descriptors.count + 1)
-            descriptors += [announcer.ring.memory.descriptor, announcer.signal.descriptor]
+            descriptors += [announcer.ring.memory.descriptor, announcer.signal.clientEnd]
         }
         writer.send(response, descriptors: descriptors)
     }
@@ -103,11 +103,10 @@ extension DeviceStreamer {
     /// Opens a stream for a client's Stream call: its events go to `writer` as
     /// the protocol's messages.
     func open(
-        _ request: Camerad_V1_OpenStream, for connectionID: UInt64, user: UInt32? = nil, writer: any StreamResponder
+        _ request: Camerad_V1_OpenStream, for owner: ClientBudget.Owner, writer: any StreamResponder
     ) async throws -> UInt64 {
         let request = try StreamRequest(request)
-        return try await open(request, for: connectionID, user: user,
-                              sink: ClientStreamSink(writer: writer, inline: request.inline))
+        return try await open(request, for: owner, sink: ClientStreamSink(writer: writer, inline: request.inline))
     }
 
     /// The client is done with some slots (ReleaseFrames).

@@ -50,12 +50,6 @@ extension Camerad_V1_Fraction {
     }
 }
 
-extension FrameDuration {
-    init(_ fraction: Camerad_V1_Fraction) {
-        self.init(numerator: fraction.numerator, denominator: fraction.denominator)
-    }
-}
-
 extension Camerad_V1_FrameRateRange {
     init(_ range: FrameRateRange) {
         self.init()
@@ -120,11 +114,13 @@ extension Camerad_V1_Position {
 }
 
 extension DeviceDescription.Position {
-    init(_ position: Camerad_V1_Position) {
+    /// - Throws: `INVALID_ARGUMENT` for a position this camerad does not know.
+    init(_ position: Camerad_V1_Position) throws(CameraError) {
         self = switch position {
         case .back: .back
         case .front: .front
-        case .unspecified, .UNRECOGNIZED: .unspecified
+        case .unspecified: .unspecified
+        case .UNRECOGNIZED(let raw): throw Camerad_V1_Position.unknown(raw, "position")
         }
     }
 }
@@ -158,12 +154,12 @@ extension VirtualCamera.Options {
     /// The options an AddVirtualCamera request asks for.
     ///
     /// - Throws: `UNSUPPORTED_FORMAT` for a mode virtual cameras do not have,
-    ///   `INVALID_ARGUMENT` for a frame duration outside its format's range.
+    ///   `INVALID_ARGUMENT` for a frame duration that is none or outside its format's range.
     init(_ request: Camerad_V1_AddVirtualCameraRequest) throws {
         try self.init(unthrottled: request.unthrottled, staticPicture: request.staticPicture,
                       pixelFormat: request.fourcc == 0 ? nil : PixelFormat(fourcc: request.fourcc),
                       width: request.width, height: request.height,
-                      frameDuration: request.hasFrameDuration ? FrameDuration(request.frameDuration) : nil)
+                      frameDuration: request.hasFrameDuration ? FrameDuration(request.frameDuration, field: "frame_duration") : nil)
     }
 }
 
@@ -226,16 +222,20 @@ extension Camerad_V1_CameraSettings {
 extension DeviceConfiguration {
     /// What a ConfigureDevice asks for (or the stored defaults hold).
     ///
-    /// - Throws: `UNSUPPORTED` for a mode this camerad does not know;
-    ///   `INVALID_ARGUMENT` for an exposure duration with a zero denominator.
+    /// - Throws: `INVALID_ARGUMENT` for a mode this camerad does not know, or a
+    ///   duration with a zero numerator or denominator.
     init(_ message: Camerad_V1_DeviceConfiguration) throws {
         self.init()
         if message.hasActiveFormat {
             let format = message.activeFormat
             activeFormat = FormatChoice(pixelFormat: PixelFormat(fourcc: format.fourcc), width: format.width, height: format.height)
         }
-        if message.hasActiveMinFrameDuration { activeMinFrameDuration = FrameDuration(message.activeMinFrameDuration) }
-        if message.hasActiveMaxFrameDuration { activeMaxFrameDuration = FrameDuration(message.activeMaxFrameDuration) }
+        if message.hasActiveMinFrameDuration {
+            activeMinFrameDuration = try FrameDuration(message.activeMinFrameDuration, field: "active_min_frame_duration")
+        }
+        if message.hasActiveMaxFrameDuration {
+            activeMaxFrameDuration = try FrameDuration(message.activeMaxFrameDuration, field: "active_max_frame_duration")
+        }
         focusMode = try FocusMode(message.focusMode)
         if message.optionalLensPosition != nil { lensPosition = message.lensPosition }
         if message.hasFocusPointOfInterest { focusPointOfInterest = NormalizedPoint(message.focusPointOfInterest) }
@@ -291,12 +291,10 @@ extension Camerad_V1_Fraction {
 extension Duration {
     /// An exposure duration the protocol gives as a fraction of a second.
     ///
-    /// - Throws: `INVALID_ARGUMENT` for a zero denominator.
-    init(exposure fraction: Camerad_V1_Fraction) throws {
-        guard fraction.denominator > 0 else {
-            throw CameraError(.invalidArgument, "exposure duration has a zero denominator")
-        }
-        self = .nanoseconds(Int64(fraction.numerator) * 1_000_000_000 / Int64(fraction.denominator))
+    /// - Throws: `INVALID_ARGUMENT` for a zero numerator or denominator.
+    init(exposure fraction: Camerad_V1_Fraction) throws(CameraError) {
+        let duration = try FrameDuration(fraction, field: "exposure_duration")
+        self = .nanoseconds(Int64(duration.numerator) * 1_000_000_000 / Int64(duration.denominator))
     }
 }
 
@@ -313,15 +311,15 @@ extension Camerad_V1_Point {
 }
 
 extension CameraError {
-    /// A mode from a newer client, unknown to this camerad.
+    /// A mode from a newer client, unknown to this camerad (the rule of ``RequestValues.swift``).
     static func unknownMode(_ raw: Int, _ what: String, use names: String) -> CameraError {
-        CameraError(.unsupported, "\(what) mode \(raw) is unknown to this camerad; use \(names)")
+        CameraError(.invalidArgument, "\(what) mode \(raw) is unknown to this camerad; use \(names)")
     }
 }
 
 /// An AVFoundation-named mode and its protocol enum, whose 0 is "unspecified".
 /// One rule for all of them: unspecified is nil, a number this camerad does not
-/// know is UNSUPPORTED, naming the modes it does know.
+/// know is INVALID_ARGUMENT, naming the modes it does know.
 protocol WireMode: CaseIterable, Sendable where AllCases == [Self] {
     associatedtype Wire: SwiftProtobuf.Enum
     /// What the mode sets, for messages ("white balance").
@@ -332,11 +330,11 @@ protocol WireMode: CaseIterable, Sendable where AllCases == [Self] {
 extension WireMode {
     /// Nil for unspecified.
     ///
-    /// - Throws: `UNSUPPORTED` for a mode this camerad does not know.
+    /// - Throws: `INVALID_ARGUMENT` for a mode this camerad does not know.
     init?(_ wire: Wire) throws {
         guard wire.rawValue != 0 else { return nil }
         guard let mode = Self.allCases.first(where: { $0.wire == wire }) else {
-            let names = Self.allCases.map { "\($0)" }
+            let names = ["0 (unspecified)"] + Self.allCases.map { "\($0.wire.rawValue) (\($0))" }
             throw CameraError.unknownMode(wire.rawValue, Self.setting, use: names.dropLast().joined(separator: ", ") + " or " + names.last!)
         }
         self = mode
@@ -404,19 +402,20 @@ extension FlashMode: WireMode {
 extension PhotoSettings {
     /// What a CapturePhoto asks for.
     ///
-    /// - Throws: `UNSUPPORTED` for a flash mode this camerad does not know.
+    /// - Throws: `INVALID_ARGUMENT` for a codec, flash mode or orientation this camerad does not know.
     init(_ message: Camerad_V1_PhotoSettings) throws {
         self.init()
         codec = switch message.codec {
         case .bgra: .bgra
         case .nv12: .nv12
-        case .jpeg, .UNRECOGNIZED: .jpeg
+        case .jpeg: .jpeg
+        case .UNRECOGNIZED(let raw): throw Camerad_V1_PhotoCodec.unknown(raw, "codec")
         }
         quality = message.quality == 0 ? nil : Int(message.quality)
         flashMode = try FlashMode(message.flashMode) ?? .off
         maxWidth = Int(message.maxWidth)
         maxHeight = Int(message.maxHeight)
-        rotation = Rotation(message.orientation)
+        rotation = Rotation(try message.orientation.known("orientation"))
         mirrored = message.mirrored
     }
 }
@@ -530,7 +529,8 @@ extension FrameLayout {
 }
 
 extension SessionPreset {
-    init(_ preset: Camerad_V1_SessionPreset) {
+    /// - Throws: `INVALID_ARGUMENT` for a preset this camerad does not know.
+    init(_ preset: Camerad_V1_SessionPreset) throws(CameraError) {
         self = switch preset {
         case .high: .high
         case .medium: .medium
@@ -540,7 +540,8 @@ extension SessionPreset {
         case .hd1280X720: .hd1280x720
         case .hd1920X1080: .hd1920x1080
         case .hd4K3840X2160: .hd4K3840x2160
-        case .inputPriority, .unspecified, .UNRECOGNIZED: .inputPriority
+        case .inputPriority, .unspecified: .inputPriority
+        case .UNRECOGNIZED(let raw): throw Camerad_V1_SessionPreset.unknown(raw, "preset")
         }
     }
 }
@@ -564,8 +565,8 @@ extension Camerad_V1_SessionPreset {
 extension StreamRequest {
     /// What an OpenStream asks for.
     ///
-    /// - Throws: `UNSUPPORTED_FORMAT` for a pixel format this camerad does not
-    ///   know; `INVALID_ARGUMENT` for a minimum frame duration over zero.
+    /// - Throws: `INVALID_ARGUMENT` for a pixel format, orientation, delivery or
+    ///   preset this camerad does not know, or a minimum frame duration that is none.
     init(_ open: Camerad_V1_OpenStream) throws {
         self.init()
         let settings = open.settings
@@ -578,25 +579,22 @@ extension StreamRequest {
         case .yuyv: pixelFormat = .yuyv
         case .bgra: pixelFormat = .bgra
         case .native: pixelFormat = nil
-        case .UNRECOGNIZED(let value):
-            throw CameraError(.unsupportedFormat, "unknown pixel format \(value); use native, nv12, nv12 full range, i420, yuyv or bgra")
+        case .UNRECOGNIZED(let raw):
+            throw Camerad_V1_OutputPixelFormat.unknown(raw, "pixel_format")
         }
         width = Int(settings.width)
         height = Int(settings.height)
-        rotation = Rotation(settings.orientation)
+        rotation = Rotation(try settings.orientation.known("orientation"))
         mirrored = settings.mirrored
-        if settings.hasMinFrameDuration && settings.minFrameDuration.numerator > 0 {
-            guard settings.minFrameDuration.denominator > 0 else {
-                throw CameraError(.invalidArgument, "min_frame_duration has a zero denominator")
-            }
-            minFrameDuration = FrameDuration(settings.minFrameDuration)
+        if settings.hasMinFrameDuration {
+            minFrameDuration = try FrameDuration(settings.minFrameDuration, field: "min_frame_duration")
         }
         alwaysDiscardsLateFrames = settings.optionalAlwaysDiscardsLateVideoFrames != nil ? settings.alwaysDiscardsLateVideoFrames : true
-        inline = settings.delivery == .inline
+        inline = try settings.delivery.known("delivery") == .inline
         releaseRing = settings.releaseRing && !inline
         frameRing = settings.frameRing && !inline
         maxFramesInFlight = Int(settings.maxFramesInFlight)
-        preset = SessionPreset(open.preset)
+        preset = try SessionPreset(open.preset)
     }
 }
 

@@ -39,7 +39,7 @@ final class DeviceStreamer: @unchecked Sendable {
     /// Streams' outboxes with messages posted under the lock (``StreamOutbox``).
     let unsent = UnsentOutboxes()
     /// What streams and pools may take, shared with every device's streamer.
-    let budget: StreamBudget
+    let budget: ClientBudget
     /// Called when a capture finds the device gone: the registry removes it,
     /// which ends the streams.
     let onDeviceLost: @Sendable (CameraError) -> Void
@@ -62,8 +62,8 @@ final class DeviceStreamer: @unchecked Sendable {
     /// streamer reaches each stream through a reference, never copying what it holds.
     final class Stream: @unchecked Sendable {
         let id: UInt64
-        /// The connection the stream is charged to (``StreamBudget``).
-        let connectionID: UInt64
+        /// What it costs its connection and its user (``ClientBudget``).
+        let charge: ClientBudget.StreamCharge
         let options: StreamOptions
         /// Where its messages are posted, for its sink.
         let outbox: StreamOutbox
@@ -81,10 +81,10 @@ final class DeviceStreamer: @unchecked Sendable {
         /// Drops since the last frame sent or queued.
         var drops = DropTally()
 
-        init(id: UInt64, connectionID: UInt64, options: StreamOptions, outbox: StreamOutbox, releaseRing: ReleaseRing?,
-             poolID: UInt64) {
+        init(id: UInt64, charge: ClientBudget.StreamCharge, options: StreamOptions, outbox: StreamOutbox,
+             releaseRing: ReleaseRing?, poolID: UInt64) {
             self.id = id
-            self.connectionID = connectionID
+            self.charge = charge
             self.options = options
             self.outbox = outbox
             self.releaseRing = releaseRing
@@ -136,7 +136,7 @@ final class DeviceStreamer: @unchecked Sendable {
         var isUsed: Bool { !streams.isEmpty }
     }
 
-    init(device: any CameraBackend, budget: StreamBudget = StreamBudget(), logger: Logger,
+    init(device: any CameraBackend, budget: ClientBudget = ClientBudget(), logger: Logger,
          onDeviceLost: @escaping @Sendable (CameraError) -> Void = { _ in }, onDeviceChanged: @escaping @Sendable () -> Void = {}) {
         self.device = device
         self.budget = budget
@@ -150,16 +150,17 @@ final class DeviceStreamer: @unchecked Sendable {
 
     // MARK: - Streams
 
-    /// Opens a stream for a connection, waits for the capture to run (starting
+    /// Opens a stream for a client, waits for the capture to run (starting
     /// the device if it is idle, in the mode its preset picks), and tells its
-    /// sink it started, with its pool. `user` (the client's uid) picks the
-    /// frame signal its frame ring shares, when it asked for one.
+    /// sink it started, with its pool. The stream is charged to `owner`, whose
+    /// user (the client's uid) also picks the frame signal its frame ring
+    /// shares, when it asked for one.
     ///
     /// - Returns: the stream's id, for ``release(_:poolID:slots:)`` and ``close(_:)``.
     /// - Throws: ``CameraError`` for settings the device cannot serve, a device that
-    ///   cannot start, or RESOURCE_EXHAUSTED past the ``StreamBudget``.
+    ///   cannot start, or RESOURCE_EXHAUSTED past the ``ClientBudget``.
     func open(
-        _ request: StreamRequest, for connectionID: UInt64, user: UInt32? = nil, sink: any FrameSink
+        _ request: StreamRequest, for owner: ClientBudget.Owner, sink: any FrameSink
     ) async throws -> UInt64 {
         var description = device.describe()
         // Reading the node's own mode opens it: the device's work, on its executor.
@@ -169,7 +170,7 @@ final class DeviceStreamer: @unchecked Sendable {
         let frameRing: FrameRing?
         do {
             ring = request.releaseRing ? try ReleaseRing() : nil
-            frameRing = request.frameRing && user != nil ? try FrameRing() : nil
+            frameRing = request.frameRing ? try FrameRing() : nil
         } catch {
             throw CameraError(.resourceExhausted, "cannot make a release or frame ring: \(error); open the stream without one")
         }
@@ -180,26 +181,27 @@ final class DeviceStreamer: @unchecked Sendable {
                                   "\(device.uniqueID) runs \(mode.format.pixelFormat.code), which camerad cannot read; pick a YUYV, NV12, YU12, AR24 or MJPG format")
             }
             let options = try StreamOptions(request, mode: mode)
-            try budget.chargeStream(connection: connectionID, bytes: options.bytesHeld, "a stream of \(options.variant)")
+            let rings = (ring == nil ? 0 : 1) + (frameRing == nil ? 0 : 1)
+            let charge = try budget.chargeStream(owner, bytes: options.bytesHeld, descriptors: rings,
+                                                 "a stream of \(options.variant)")
+            var announcer: FrameAnnouncer?
+            do {
+                if let frameRing { announcer = FrameAnnouncer(ring: frameRing, signal: try frameSignal(for: owner.user, &state)) }
+            } catch {
+                budget.refund(charge)
+                throw error
+            }
             let id = state.nextStreamID
             state.nextStreamID += 1
             let pool: VariantPool
             do {
                 pool = try self.pool(for: options, joining: id, in: &state, source: mode.layout)
             } catch {
-                budget.refundStream(connection: connectionID, bytes: options.bytesHeld)
+                budget.refund(charge)
+                if let announcer { forgetUnusedSignal(announcer.signal, &state) }
                 throw error
             }
-            var announcer: FrameAnnouncer?
-            if let frameRing, let user {
-                guard let signal = try? state.frameSignals[user] ?? FrameSignal() else {
-                    budget.refundStream(connection: connectionID, bytes: options.bytesHeld)
-                    throw CameraError(.resourceExhausted, "cannot make an eventfd for a frame ring; open the stream without one")
-                }
-                state.frameSignals[user] = signal
-                announcer = FrameAnnouncer(ring: frameRing, signal: signal)
-            }
-            state.streams[id] = Stream(id: id, connectionID: connectionID, options: options,
+            state.streams[id] = Stream(id: id, charge: charge, options: options,
                                        outbox: StreamOutbox(sink: sink, immediate: options.inline, unsent: unsent,
                                                             announcer: announcer),
                                        releaseRing: ring, poolID: pool.id)
@@ -335,13 +337,38 @@ final class DeviceStreamer: @unchecked Sendable {
             state.pools[reference.poolID]?.unreference(reference.slot)
         }
         state.pools[stream.poolID]?.streamIDs.remove(stream.id)
-        if let signal = stream.outbox.announcer?.signal,
-           !state.streams.values.contains(where: { $0.outbox.announcer?.signal === signal }) {
-            state.frameSignals = state.frameSignals.filter { $0.value !== signal }
-        }
+        if let signal = stream.outbox.announcer?.signal { forgetUnusedSignal(signal, &state) }
         dropUnusedPools(&state)
-        budget.refundStream(connection: stream.connectionID, bytes: stream.options.bytesHeld)
+        budget.refund(stream.charge)
         return stream
+    }
+
+    /// The frame signal of `user`'s streams on this device, made (and charged
+    /// to the user) for its first.
+    ///
+    /// - Throws: RESOURCE_EXHAUSTED past the user's descriptors, or when none can be made.
+    private func frameSignal(for user: UInt32, _ state: inout State) throws(CameraError) -> FrameSignal {
+        if let signal = state.frameSignals[user] { return signal }
+        try budget.chargeUser(user, descriptors: Self.signalDescriptors, "a frame ring's signal")
+        do {
+            let signal = try FrameSignal()
+            state.frameSignals[user] = signal
+            return signal
+        } catch {
+            budget.refundUser(user, descriptors: Self.signalDescriptors)
+            throw CameraError(.resourceExhausted, "cannot make a frame ring's signal (\(error)); open the stream without a frame ring")
+        }
+    }
+
+    /// Descriptors a frame signal holds: its two ends.
+    static let signalDescriptors = 2
+
+    /// Forgets `signal` (and gives back its charge) once no stream uses it.
+    private func forgetUnusedSignal(_ signal: FrameSignal, _ state: inout State) {
+        guard !state.streams.values.contains(where: { $0.outbox.announcer?.signal === signal }),
+              let user = state.frameSignals.first(where: { $0.value === signal })?.key else { return }
+        state.frameSignals[user] = nil
+        budget.refundUser(user, descriptors: Self.signalDescriptors)
     }
 
     /// Ends every stream (photos' too) with `reason` (the device went, the

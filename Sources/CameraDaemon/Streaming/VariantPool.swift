@@ -34,7 +34,7 @@ final class VariantPool: @unchecked Sendable {
     /// Used by the variant's worker only.
     let converter: FrameConverter
     /// Charged with this pool's size while it exists.
-    private let budget: StreamBudget
+    private let budget: ClientBudget
 
     // Guarded by the streamer's lock.
     var references: [Int]
@@ -65,7 +65,7 @@ final class VariantPool: @unchecked Sendable {
     ///   `variant`; RESOURCE_EXHAUSTED when the pools would take more than `budget` allows.
     init(
         id: UInt64, source: FrameLayout, variant: FrameVariant, ownSlots: Int, deviceBuffers: DeviceBuffers?,
-        budget: StreamBudget
+        budget: ClientBudget
     ) throws {
         converter = try FrameConverter(source: source, target: variant)
         self.id = id
