@@ -179,12 +179,11 @@ public final class FrameSignal: @unchecked Sendable {
     private let cameradEnd: OwnedFD
 
     public init() throws(SystemError) {
-        let (cameradEnd, clientEnd) = try Syscall.socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-                                                                 | Int32(SOCK_NONBLOCK.rawValue), 0)
-        self.cameradEnd = OwnedFD(adopting: cameradEnd)
-        self.clientEnd = OwnedFD(adopting: clientEnd)
+        let (cameradEnd, clientEnd) = try UnixSocket.pair()
+        self.cameradEnd = cameradEnd
+        self.clientEnd = clientEnd
         // One way: the clients' end cannot send.
-        Syscall.shutdown(cameradEnd, Int32(SHUT_RD))
+        Syscall.shutdown(cameradEnd.rawValue, Int32(SHUT_RD))
     }
 
     /// Wakes the clients waiting on it; never waits.
