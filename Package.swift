@@ -96,8 +96,8 @@ let package = Package(
         .testTarget(name: "CameraMediaTests", dependencies: ["CameraMedia", "CameraTestSupport", "CYUV", "CTurboJPEG", "CExif"]),
         .testTarget(
             name: "CameraDaemonTests",
-            /// CV4L2 only to check camerad's control numbers against the kernel's.
-            dependencies: ["CameraDaemon", "CameraProtocol", "CameraIPC", "CameraMedia", "CameraTestSupport", "CV4L2"]
+            /// CV4L2 only to check camerad's control numbers against the kernel's; CCameraShims for a hostile client's epoll calls.
+            dependencies: ["CameraDaemon", "CameraProtocol", "CameraIPC", "CameraMedia", "CameraTestSupport", "CV4L2", "CCameraShims"]
         ),
         .testTarget(
             name: "CaptureKitTests",

@@ -156,49 +156,46 @@ public final class FrameRing: SharedRing, @unchecked Sendable {
 }
 
 /// Wakes the clients of one user on one device when their frame rings have
-/// new records: camerad sends a byte on its end of a socket pair for all of
-/// them, and each client waits on the other end edge-triggered (EPOLLIN |
-/// EPOLLET) and, each time it fires, takes what came (``drain(_:)``) before it
-/// reads its rings.
+/// new records: camerad writes an eventfd of its own once per frame for all of
+/// them, and the clients wait on an epoll instance that watches it
+/// (``clientEnd``), edge-triggered (EPOLLIN | EPOLLET) in their own epoll, and
+/// never read it. One write wakes every waiting process, as one eventfd would.
 ///
-/// Why a socket pair: a descriptor camerad passes is the same open file in
-/// both processes, so its file status flags are shared — a client that clears
-/// `O_NONBLOCK` on an eventfd camerad writes makes camerad's next write sleep
-/// once the counter is full. camerad's end of the pair never leaves camerad,
-/// and each send says `MSG_DONTWAIT` besides, so nothing a client does to its
-/// own end makes camerad wait. Camerad's end is shut for reading, so a client
-/// cannot fill what camerad never reads; what camerad sends is bounded by its
-/// send buffer, and a send that finds it full (no client took what came) is
-/// skipped: those clients were woken by what is waiting already.
+/// Why the eventfd stays in camerad: a descriptor camerad passes is the same
+/// open file in both processes, so its file status flags are shared. Protocol
+/// version 2 passed the eventfd itself, and a client that cleared `O_NONBLOCK`
+/// on it and drove the counter to its maximum made camerad's next write sleep.
+/// Now camerad writes (and, once the counter is full, reads) only a descriptor
+/// no client has; the epoll instance clients get is one camerad never calls
+/// after making it. A client can wait on it, add descriptors of its own to it
+/// (which wakes only its own user's processes), or change its flags: none of
+/// that reaches the eventfd.
 ///
-/// Shared by one user's clients only: a client may take what came or leave
-/// it, which wakes or leaves asleep only processes it could signal anyway.
+/// Never closed: closing an eventfd that epoll instances still watch takes each
+/// instance's lock, which a client can hold (an epoll_ctl adding a FUSE file
+/// waits for that file's server), so a signal lives as long as camerad and is
+/// used again for its user and device (``DeviceStreamer``'s table).
 public final class FrameSignal: @unchecked Sendable {
-    /// The end clients wait on: passed to each stream of the user.
+    /// The epoll instance clients wait on: passed to each stream of the user.
     public let clientEnd: OwnedFD
-    private let cameradEnd: OwnedFD
+    /// camerad's own: never passed.
+    private let counter: OwnedFD
 
     public init() throws(SystemError) {
-        let (cameradEnd, clientEnd) = try UnixSocket.pair()
-        self.cameradEnd = cameradEnd
-        self.clientEnd = clientEnd
-        // One way: the clients' end cannot send.
-        Syscall.shutdown(cameradEnd.rawValue, Int32(SHUT_RD))
+        counter = OwnedFD(adopting: try Syscall.eventfd(Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK)))
+        clientEnd = OwnedFD(adopting: try Syscall.epollCreate())
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        try Syscall.epollControl(clientEnd.rawValue, EPOLL_CTL_ADD, counter.rawValue, &event)
     }
 
     /// Wakes the clients waiting on it; never waits.
     public func raise() {
-        var byte: UInt8 = 1
-        // EAGAIN: nobody took what came, and every waiter was woken by it. EPIPE: no client is left.
-        _ = Glibc.send(cameradEnd.rawValue, &byte, 1, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL))
-    }
-
-    /// A client's side: takes what came on the signal `descriptor`, without
-    /// waiting, so that the next raise wakes it again. Call it each time the
-    /// signal fires, before reading the rings.
-    public static func drain(_ descriptor: Int32) {
-        withUnsafeTemporaryAllocation(byteCount: 256, alignment: 8) { buffer in
-            while Glibc.recv(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT)) == buffer.count {}
+        var one: UInt64 = 1
+        if Glibc.write(counter.rawValue, &one, 8) < 0, errno == EAGAIN {
+            // 2^64 - 2 raises: read back to zero (the descriptor is camerad's alone, non-blocking).
+            Syscall.eventfdDrain(counter.rawValue)
+            _ = Glibc.write(counter.rawValue, &one, 8)
         }
     }
 }

@@ -2,11 +2,13 @@ import CameraIPC
 import CameraMedia
 import CameraProtocol
 import Foundation
+import Synchronization
 
 /// A client of the raw protocol streaming one device in its own format with
 /// the pool mapped as a C or Python client would: it checks each frame where
 /// the pool says it lies, and can hold frames or die holding them. With a
-/// frame ring it reads frames there, waiting on the ring's signal with poll(2).
+/// frame ring it reads frames there, waiting on the ring's signal edge-triggered
+/// on its event loop, never reading it, as clients do.
 public final class PoolReader: @unchecked Sendable {
     /// A frame or a drop report, in the order the stream told them.
     public enum Told: Sendable, Equatable {
@@ -55,6 +57,8 @@ public final class PoolReader: @unchecked Sendable {
     public private(set) var frameRing: FrameRing?
     /// What wakes this reader when its frame ring has new records.
     public private(set) var frameSignal: OwnedFD?
+    /// Counts the signal's edges (registered on the reader's loop).
+    private let signalWaiter = SignalWaiter()
     /// Socket messages that came for news records not yet reached.
     private var news: [Camerad_V1_StreamResponse.OneOf_Kind?] = []
     /// Every frame and drop report read, in order.
@@ -91,7 +95,9 @@ public final class PoolReader: @unchecked Sendable {
         if news.hasFrameRing {
             self.frameRing = try FrameRing(mapping: started.descriptors[Int(news.frameRing.fdIndex)],
                                            capacity: Int(news.frameRing.capacity))
-            frameSignal = started.descriptors[Int(news.frameRing.signalFdIndex)]
+            let signal = started.descriptors[Int(news.frameRing.signalFdIndex)]
+            _ = try loop.register(signal.rawValue, events: [.readable, .edgeTriggered], handler: signalWaiter)
+            frameSignal = signal
         }
     }
 
@@ -118,12 +124,12 @@ public final class PoolReader: @unchecked Sendable {
     /// Frames read from the frame ring, news taken from the socket in its
     /// place, waiting on the ring's signal (up to a generous deadline).
     private func readRing(_ count: Int, releasing: Bool, into frames: inout [Frame]) async throws {
-        let ring = frameRing!, signal = frameSignal!.rawValue
+        let ring = frameRing!
         let deadline = ContinuousClock.now + .seconds(60)
         var newsDescriptors: [[OwnedFD]] = []
         while frames.count < count {
-            // What came first: a record written after this wakes the poll below.
-            FrameSignal.drain(signal)
+            // An edge after this is a record written since the ring was read.
+            let edges = signalWaiter.edges.load(ordering: .acquiring)
             var waitsForNews = false
             var failure: (any Error)?
             try ring.read { record in
@@ -161,9 +167,9 @@ public final class PoolReader: @unchecked Sendable {
                 continue
             }
             guard ContinuousClock.now < deadline else { throw DaemonFailure("\(device): no frame in the ring for 60 s") }
-            var wait = pollfd(fd: signal, events: Int16(POLLIN), revents: 0)
-            _ = poll(&wait, 1, 100)
-            await Task.yield()
+            _ = await waitUntil(timeout: .milliseconds(100), every: .milliseconds(1)) {
+                signalWaiter.edges.load(ordering: .acquiring) != edges
+            }
         }
     }
 
@@ -224,4 +230,10 @@ public final class PoolReader: @unchecked Sendable {
         client.close()
         loop.stop()
     }
+}
+
+/// Counts the edges of a frame ring's signal.
+private final class SignalWaiter: EventHandler {
+    let edges = Atomic(0)
+    func handleEvents(_ events: EventLoop.Events) { edges.add(1, ordering: .releasing) }
 }

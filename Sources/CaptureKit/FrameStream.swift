@@ -344,8 +344,7 @@ final class FrameStream: Sendable {
 }
 
 /// A stream's frame ring as CaptureKit reads it: the ring, its signal
-/// registered edge-triggered on the connection's event loop (what came on it
-/// taken each time it fires, then the ring read), and the messages
+/// registered edge-triggered on the connection's event loop, and the messages
 /// that came on the socket waiting for their news records. Everything but the
 /// registration is touched on the event loop's thread only.
 private final class AnnouncedFrames: EventHandler, @unchecked Sendable {
@@ -370,11 +369,7 @@ private final class AnnouncedFrames: EventHandler, @unchecked Sendable {
         self.ring = ring
     }
 
-    func handleEvents(_ events: EventLoop.Events) {
-        // What came first, so that a record written after the ring is read wakes this again.
-        if let signal { FrameSignal.drain(signal.rawValue) }
-        stream?.readRing()
-    }
+    func handleEvents(_ events: EventLoop.Events) { stream?.readRing() }
 
     /// No more wake-ups (the stream ended or closed); from any thread.
     func stopWaking() {

@@ -3,9 +3,10 @@ import Foundation
 import Glibc
 
 /// What the kernel charges camerad for waking its clients, measured apart:
-/// one `FrameSignal` raise (a byte sent on a socket pair) to N processes that
-/// wait on it as camerad's clients do (epoll, edge-triggered, taking what came
-/// when woken), 30 times a second, and the writer's own CPU for each raise.
+/// one `FrameSignal` raise (a write of camerad's own eventfd, which the epoll
+/// instance clients get watches) to N processes that wait on it as camerad's
+/// clients do (epoll, edge-triggered, never reading it), 30 times a second, and
+/// the writer's own CPU for each raise.
 /// camerad wakes a user's clients with exactly such a raise per frame, so what
 /// waking 16 costs over waking one is a floor under camerad's own CPU per
 /// source frame at 16 clients over its figure at 1, whatever else camerad does.
@@ -98,7 +99,7 @@ enum WakeFloor {
 
     /// `camerad-bench --wake-waiter`: waits on descriptor 3 as a CaptureKit
     /// client waits on its frame signal (an ``EventLoop``, edge-triggered,
-    /// taking what came each time it fires), until standard input closes.
+    /// never read), until standard input closes.
     static func waitAsAClient() -> Never {
         final class Handler: EventHandler {
             let onEvents: @Sendable () -> Void
@@ -107,7 +108,7 @@ enum WakeFloor {
         }
         do {
             let loop = try EventLoop(name: "wake-waiter")
-            _ = try loop.register(3, events: [.readable, .edgeTriggered], handler: Handler { FrameSignal.drain(3) })
+            _ = try loop.register(3, events: [.readable, .edgeTriggered], handler: Handler {})
             _ = try loop.register(0, events: [.readable, .hangup], handler: Handler { exit(0) })
         } catch {
             exit(1)

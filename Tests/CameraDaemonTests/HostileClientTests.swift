@@ -1,5 +1,6 @@
 import CameraIPC
 import CameraProtocol
+import CCameraShims
 import CameraTestSupport
 import Foundation
 import SwiftProtobuf
@@ -330,25 +331,6 @@ import Testing
         }
     }
 
-    /// A client library older than the frame signal's socket (protocol
-    /// version 2, which waited on an eventfd) is told at Hello to update,
-    /// before it could open a stream it would wait on for ever.
-    @Test func aClientOfTheEventfdProtocolIsToldAtHelloToUpdate() async throws {
-        try await withRunningDaemon { daemon in
-            let raw = try RawProtocolClient(path: daemon.socketPath)
-            var hello = Camerad_V1_HelloRequest()
-            hello.protocolVersion = 2
-            hello.clientName = "libcamerad-client 0.2"
-            let status = try await raw.call(CameraService.hello.name, request: try hello.serializedBytes()).status
-            print("hostile: a Hello of protocol version 2: \(status.code) \(status.reason): \(status.message)")
-            #expect(status.code == .failedPrecondition && status.reason == .versionMismatch, "\(status)")
-            #expect(status.message.contains("speaks \(CameraService.protocolVersion); update the older"), "\(status.message)")
-            let stream = try await RawStream(raw, callID: 9)
-            try await stream.send(openStream("virtual-0"))
-            #expect(try await stream.end().code == .failedPrecondition, "no stream without a Hello of this version")
-        }
-    }
-
     /// One user (nobody) opens connections with sixteen ring streams each
     /// until camerad refuses it, under a limit of 1024 descriptors: it gets
     /// its share, a quarter of what camerad keeps for clients, and a reason.
@@ -468,12 +450,10 @@ import Testing
 
     // MARK: - The frame ring's wake-up
 
-    /// A client of the bystanders' own user makes its frame ring's signal
-    /// blocking and drives it as full as it will go (an eventfd to its
-    /// maximum; anything else written into until it takes no more), never
-    /// reads it, and holds its frames, then gives them back by message, so
-    /// that camerad wakes the user's streams both from the device's capture
-    /// and from its event loop. Nothing it does to its descriptor reaches
+    /// A client of the bystanders' own user does what it can to its frame
+    /// ring's signal (``FrameSignalSabotage``: blocking, full, fed), and holds
+    /// its frames, then gives them back by message, so that camerad wakes the
+    /// user's streams both from the device's capture and from its event loop. Nothing it does to its descriptor reaches
     /// camerad's: the device captures on, bystanders on the same camera (sharing
     /// the signal) and on another keep every frame, and new clients are served.
     @Test func aClientCannotMakeCameradBlockOnItsFrameSignal() async throws {
@@ -746,8 +726,10 @@ func openStream(
 }
 
 /// What a hostile client does to its frame ring's signal: makes the descriptor
-/// blocking (its file status flags, which every copy of an open file shares)
-/// and fills it as far as it goes, without ever blocking itself.
+/// blocking (its file status flags, which every copy of an open file shares),
+/// drives it as full as it goes (an eventfd's counter to its maximum), writes
+/// and reads it where it can, and adds a descriptor of its own to it where it
+/// is an epoll instance — without ever blocking itself.
 enum FrameSignalSabotage {
     /// Returns what it managed, for the test's figures.
     static func apply(to fd: Int32) -> String {
@@ -755,6 +737,7 @@ enum FrameSignalSabotage {
         _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
         var done: [String] = []
         let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(fd)")) ?? "?"
+        done.append(target)
         if target.contains("eventfd") {
             // The counter to its maximum, 2^64 - 2: camerad's next write would sleep.
             for _ in 0..<100 {
@@ -762,20 +745,19 @@ enum FrameSignalSabotage {
                 _ = read(fd, &value, 8)
                 var most = UInt64.max - 1
                 if write(fd, &most, 8) == 8 {
-                    done.append("an eventfd's counter set to 2^64-2")
+                    done.append("its counter set to 2^64-2")
                     break
                 }
             }
         } else {
-            var bytes = [UInt8](repeating: 0x55, count: 4096)
-            var written = 0
-            while written < 64 << 20 {
-                let count = send(fd, &bytes, bytes.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
-                if count <= 0 {
-                    done.append("\(target): \(written) bytes written, then errno \(errno)")
-                    break
-                }
-                written += count
+            var most = UInt64.max - 1
+            done.append(write(fd, &most, 8) == 8 ? "written" : "not writable (errno \(errno))")
+            done.append(read(fd, &most, 8) == 8 ? "read" : "not readable (errno \(errno))")
+            if target.contains("eventpoll") {
+                let own = eventfd(1, Int32(EFD_CLOEXEC))
+                var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(fd: own))
+                done.append(epoll_ctl(fd, EPOLL_CTL_ADD, own, &event) == 0 ? "a readable eventfd of its own added"
+                                                                           : "nothing added (errno \(errno))")
             }
         }
         let blocking = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0

@@ -379,12 +379,6 @@ static void read_available(camerad_client *client) {
 
 /* ---- Waiting and dispatching -------------------------------------------- */
 
-void camerad_drain_signal(int signal) {
-    char taken[256];
-    while (recv(signal, taken, sizeof taken, MSG_DONTWAIT) == (ssize_t)sizeof taken) {
-    }
-}
-
 void camerad_signal_events(camerad_client *client) {
     if (client->wakeup_signalled) return;
     uint64_t one = 1;
@@ -422,21 +416,14 @@ int camerad_wait(camerad_client *client, bool (*done)(void *), void *argument, c
 int camerad_client_dispatch(camerad_client *client, camerad_error *error) {
     flush(client);
     /* What is ready: the socket is read only if it is (no recvmsg for nothing),
-       and what came on the frame signals that fired is taken, so the descriptor
-       goes quiet and their next byte wakes it again; then what their rings announced. */
+       and the frame signals' edges are taken, so the descriptor goes quiet (a
+       signal is never read, and stays readable); then what their rings announced. */
     struct epoll_event ready[16];
     bool readable = false;
     int found;
     do {
         found = epoll_wait(client->epoll, ready, 16, 0);
-        for (int i = 0; i < found; i++) {
-            int fd = ready[i].data.fd;
-            if (fd == client->socket) {
-                readable = true;
-            } else if (fd != client->wakeup) {
-                camerad_drain_signal(fd);
-            }
-        }
+        for (int i = 0; i < found; i++) readable |= ready[i].data.fd == client->socket;
     } while (found == 16);
     if (readable || found < 0) read_available(client);
     for (camerad_stream *stream = client->streams; stream; stream = stream->next) {

@@ -149,9 +149,8 @@ struct camerad_stream {
     uint32_t ring_capacity;
     uint64_t ring_head, ring_tail_read;
     /* Where frames are announced (StreamStarted.frame_ring): NULL when camerad gave
-     * none; `frame_ring_read` counts the records read. Its signal, `frame_signal`
-     * (a socket camerad sends a byte on), is in the client's epoll, edge-triggered;
-     * dispatch takes what came on it before it reads the ring (-1: none). */
+     * none; `frame_ring_read` counts the records read. Its eventfd, `frame_signal`,
+     * is in the client's epoll, edge-triggered, never read (-1: none). */
     uint8_t *frame_ring;
     size_t frame_ring_length;
     uint32_t frame_ring_capacity;
@@ -199,8 +198,6 @@ int camerad_send_cancel(camerad_client *client, camerad_call *call);
 /* Reads and routes until `done(argument)` or the timeout; TIMED_OUT or OK. */
 int camerad_wait(camerad_client *client, bool (*done)(void *), void *argument, camerad_error *error);
 void camerad_signal_events(camerad_client *client);
-/* Takes what came on a frame signal, without waiting, so that its next byte wakes the epoll again. */
-void camerad_drain_signal(int signal);
 
 /* stream.c and watch.c: what the connection routes to them. `fds` become theirs. */
 void camerad_stream_receive(camerad_stream *stream, const Camerad__V1__Envelope *envelope, int *fds, size_t n_fds);

@@ -72,10 +72,9 @@ static void the_descriptor_polls_readable_for_frames(void **state) {
     camerad_client_destroy(client);
 }
 
-/* camerad sends a byte on a frame ring's signal per frame, and dispatch takes what came: from an
- * unthrottled camera, far more frames than the signal's socket holds (about 280 sends) keep waking
- * the descriptor. A client that left the bytes there would stop being woken. */
-static void the_frame_signal_wakes_past_what_its_socket_holds(void **state) {
+/* The frame ring's signal is never read: from an unthrottled camera, a thousand frames (far more
+ * than any socket or pipe would hold undrained) keep waking the client's descriptor. */
+static void the_frame_signal_wakes_for_every_frame_never_read(void **state) {
     char *added = test_camctl(&test_shared, "virtual add --index 9 --size 160x120 --unthrottled --static-picture");
     if (!added) skip();
     free(added);
@@ -427,7 +426,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(the_descriptor_polls_readable_for_frames, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(a_frame_is_released_once, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(frames_go_back_through_the_release_ring, test_count_fds, test_check_fds),
-        cmocka_unit_test_setup_teardown(the_frame_signal_wakes_past_what_its_socket_holds, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(the_frame_signal_wakes_for_every_frame_never_read, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(inline_frames_carry_their_bytes, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(full_range_nv12_spans_0_to_255, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(device_events_follow_the_lock, test_count_fds, test_check_fds),

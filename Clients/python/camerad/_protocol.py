@@ -17,7 +17,7 @@ from typing import Callable, Deque, Dict, List, Optional, Tuple
 from .errors import CaptureError, ErrorCode
 from .v1 import camera_pb2, envelope_pb2, stream_pb2
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 2
 #: camerad sends at most 16 MiB per message.
 MAX_INCOMING = 16 << 20
 #: The most descriptors waiting for their message: two pools' worth.
@@ -238,10 +238,9 @@ class Connection:
         self.base += at
 
     def read_rings(self) -> None:
-        """Reads every stream's frame ring (its signal fired), after taking what came on its signal."""
+        """Reads every stream's frame ring (its signal fired)."""
         for call in list(self.calls.values()):
             if isinstance(call, StreamCall) and call.frame_ring:
-                call.frame_ring.drain()
                 before = len(call.events)
                 call.read_ring()
                 if call.ended:
@@ -431,18 +430,8 @@ class FrameRing(SharedRing):
 
     def __init__(self, fd: int, capacity: int, signal: int) -> None:
         super().__init__(fd, capacity, 64, 65536, "frame ring")
-        #: The socket camerad sends a byte on when it wrote records: wait on it edge-triggered, and
-        #: each time it fires, take what came (``drain``) before reading.
+        #: The eventfd camerad writes when it wrote records: wait on it edge-triggered, never read it.
         self.signal = signal
-        os.set_blocking(signal, False)
-
-    def drain(self) -> None:
-        """Takes what came on the signal, so that its next byte wakes the waiter again."""
-        try:
-            while len(os.read(self.signal, 256)) == 256:
-                pass
-        except BlockingIOError:
-            pass
 
     def records(self):
         """(kind, u32 at 4, then five u64s) of each record written and not yet read, oldest first;

@@ -16,7 +16,7 @@ import Synchronization
 /// | a connection: its socket (camerad takes no descriptors from clients) | 1 | | connection, user |
 /// | a stream's release ring and frame ring | 1 each | (a few KiB) | connection, user |
 /// | a stream's frames: what it may hold, in flight and queued | | frames × frame size | connection, user |
-/// | a user's frame signal on a device (``FrameSignal``) | 2 | | user |
+/// | a user's frame signal on a device (``FrameSignal``: an eventfd and an epoll instance, kept while camerad runs) | 2, once | | user |
 /// | a frame pool, shared by its variant's streams | 1 | its size | camerad |
 ///
 /// A user may take a quarter (``Limits/userShare``) of the descriptors and of

@@ -127,8 +127,6 @@ final class DeviceStreamer: @unchecked Sendable {
         /// Each variant's worker, while it makes frames or has events to finish.
         var workers: [FrameVariant: VariantWorker] = [:]
         var streams: [UInt64: Stream] = [:]
-        /// Each user's frame signal, while a stream of theirs has a frame ring.
-        var frameSignals: [UInt32: FrameSignal] = [:]
         var nextStreamID: UInt64 = 1
         /// Photos waiting for a frame.
 
@@ -185,22 +183,16 @@ final class DeviceStreamer: @unchecked Sendable {
             let charge = try budget.chargeStream(owner, bytes: options.bytesHeld, descriptors: rings,
                                                  "a stream of \(options.variant)")
             var announcer: FrameAnnouncer?
-            do {
-                if let frameRing { announcer = FrameAnnouncer(ring: frameRing, signal: try frameSignal(for: owner.user, &state)) }
-            } catch {
-                budget.refund(charge)
-                throw error
-            }
             let id = state.nextStreamID
-            state.nextStreamID += 1
             let pool: VariantPool
             do {
+                if let frameRing { announcer = FrameAnnouncer(ring: frameRing, signal: try frameSignal(for: owner.user)) }
                 pool = try self.pool(for: options, joining: id, in: &state, source: mode.layout)
             } catch {
                 budget.refund(charge)
-                if let announcer { forgetUnusedSignal(announcer.signal, &state) }
                 throw error
             }
+            state.nextStreamID += 1
             state.streams[id] = Stream(id: id, charge: charge, options: options,
                                        outbox: StreamOutbox(sink: sink, immediate: options.inline, unsent: unsent,
                                                             announcer: announcer),
@@ -337,38 +329,45 @@ final class DeviceStreamer: @unchecked Sendable {
             state.pools[reference.poolID]?.unreference(reference.slot)
         }
         state.pools[stream.poolID]?.streamIDs.remove(stream.id)
-        if let signal = stream.outbox.announcer?.signal { forgetUnusedSignal(signal, &state) }
         dropUnusedPools(&state)
         budget.refund(stream.charge)
         return stream
     }
 
-    /// The frame signal of `user`'s streams on this device, made (and charged
-    /// to the user) for its first.
-    ///
-    /// - Throws: RESOURCE_EXHAUSTED past the user's descriptors, or when none can be made.
-    private func frameSignal(for user: UInt32, _ state: inout State) throws(CameraError) -> FrameSignal {
-        if let signal = state.frameSignals[user] { return signal }
-        try budget.chargeUser(user, descriptors: Self.signalDescriptors, "a frame ring's signal")
-        do {
-            let signal = try FrameSignal()
-            state.frameSignals[user] = signal
-            return signal
-        } catch {
-            budget.refundUser(user, descriptors: Self.signalDescriptors)
-            throw CameraError(.resourceExhausted, "cannot make a frame ring's signal (\(error)); open the stream without a frame ring")
-        }
+    /// Whose frame signal: a user's, on a device (by uniqueID, which outlives
+    /// a device unplugged and plugged in again).
+    struct SignalOwner: Hashable {
+        let user: UInt32
+        let device: String
     }
 
-    /// Descriptors a frame signal holds: its two ends.
+    /// Every user's frame signal on every device, made for the user's first
+    /// stream with a frame ring there and kept while camerad runs: a signal is
+    /// never closed (``FrameSignal``), so it is used again. The lock is taken
+    /// under the streamer's, and takes the client budget's.
+    static let frameSignals = Mutex<[SignalOwner: FrameSignal]>([:])
+
+    /// Descriptors a frame signal holds, charged to its user once: its eventfd
+    /// and its epoll instance.
     static let signalDescriptors = 2
 
-    /// Forgets `signal` (and gives back its charge) once no stream uses it.
-    private func forgetUnusedSignal(_ signal: FrameSignal, _ state: inout State) {
-        guard !state.streams.values.contains(where: { $0.outbox.announcer?.signal === signal }),
-              let user = state.frameSignals.first(where: { $0.value === signal })?.key else { return }
-        state.frameSignals[user] = nil
-        budget.refundUser(user, descriptors: Self.signalDescriptors)
+    /// The frame signal of `user`'s streams on this device.
+    ///
+    /// - Throws: RESOURCE_EXHAUSTED past the user's descriptors, or when none can be made.
+    private func frameSignal(for user: UInt32) throws(CameraError) -> FrameSignal {
+        let owner = SignalOwner(user: user, device: device.uniqueID)
+        return try Self.frameSignals.withLock { signals throws(CameraError) in
+            if let signal = signals[owner] { return signal }
+            try budget.chargeUser(user, descriptors: Self.signalDescriptors, "a frame ring's signal")
+            do {
+                let signal = try FrameSignal()
+                signals[owner] = signal
+                return signal
+            } catch {
+                budget.refundUser(user, descriptors: Self.signalDescriptors)
+                throw CameraError(.resourceExhausted, "cannot make a frame ring's signal (\(error)); open the stream without one")
+            }
+        }
     }
 
     /// Ends every stream (photos' too) with `reason` (the device went, the

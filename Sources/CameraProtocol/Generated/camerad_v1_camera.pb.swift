@@ -32,12 +32,9 @@ public nonisolated enum Camerad_V1_ProtocolVersion: SwiftProtobuf.Enum, Swift.Ca
   public typealias RawValue = Int
   case unspecified // = 0
 
-  /// 3: a frame ring's signal is a socket camerad sends a byte on (take what
-  /// came each time it fires); 2 had an eventfd, which a client could make
-  /// blocking for camerad too. 2: a pool's slots may lie in several descriptors
-  /// (FramePool.slots), the device's own buffers shared as they are. 1 had one
-  /// memfd per pool. camerad refuses a Hello of another version.
-  case current // = 3
+  /// 2: a pool's slots may lie in several descriptors (FramePool.slots), the
+  /// device's own buffers shared as they are. 1 had one memfd per pool.
+  case current // = 2
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -47,7 +44,7 @@ public nonisolated enum Camerad_V1_ProtocolVersion: SwiftProtobuf.Enum, Swift.Ca
   public init?(rawValue: Int) {
     switch rawValue {
     case 0: self = .unspecified
-    case 3: self = .current
+    case 2: self = .current
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -55,7 +52,7 @@ public nonisolated enum Camerad_V1_ProtocolVersion: SwiftProtobuf.Enum, Swift.Ca
   public var rawValue: Int {
     switch self {
     case .unspecified: return 0
-    case .current: return 3
+    case .current: return 2
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -774,7 +771,7 @@ public nonisolated struct Camerad_V1_PingResponse: Sendable {
 fileprivate nonisolated let _protobuf_package = "camerad.v1"
 
 nonisolated extension Camerad_V1_ProtocolVersion: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PROTOCOL_VERSION_UNSPECIFIED\0\u{2}\u{3}PROTOCOL_VERSION_CURRENT\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PROTOCOL_VERSION_UNSPECIFIED\0\u{2}\u{2}PROTOCOL_VERSION_CURRENT\0")
 }
 
 nonisolated extension Camerad_V1_HelloRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {

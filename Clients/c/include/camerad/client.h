@@ -60,7 +60,7 @@ extern "C" {
 
 #define CAMERAD_CLIENT_VERSION "0.1.0"
 /* The protocol version this library speaks (Protos/README.md). */
-#define CAMERAD_PROTOCOL_VERSION 3
+#define CAMERAD_PROTOCOL_VERSION 2
 
 /* ---- Errors ------------------------------------------------------------ */
 

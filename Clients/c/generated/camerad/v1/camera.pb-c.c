@@ -2509,10 +2509,10 @@ const ProtobufCMessageDescriptor camerad__v1__ping_response__descriptor =
 static const ProtobufCEnumValue camerad__v1__protocol_version__enum_values_by_number[2] =
 {
   { "PROTOCOL_VERSION_UNSPECIFIED", "CAMERAD__V1__PROTOCOL_VERSION__PROTOCOL_VERSION_UNSPECIFIED", 0 },
-  { "PROTOCOL_VERSION_CURRENT", "CAMERAD__V1__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT", 3 },
+  { "PROTOCOL_VERSION_CURRENT", "CAMERAD__V1__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT", 2 },
 };
 static const ProtobufCIntRange camerad__v1__protocol_version__value_ranges[] = {
-{0, 0},{3, 1},{0, 2}
+{0, 0},{2, 1},{0, 2}
 };
 static const ProtobufCEnumValueIndex camerad__v1__protocol_version__enum_values_by_name[2] =
 {

@@ -73,13 +73,10 @@ typedef enum _Camerad__V1__DeviceEvent__Kind {
 typedef enum _Camerad__V1__ProtocolVersion {
   CAMERAD__V1__PROTOCOL_VERSION__PROTOCOL_VERSION_UNSPECIFIED = 0,
   /*
-   * 3: a frame ring's signal is a socket camerad sends a byte on (take what
-   * came each time it fires); 2 had an eventfd, which a client could make
-   * blocking for camerad too. 2: a pool's slots may lie in several descriptors
-   * (FramePool.slots), the device's own buffers shared as they are. 1 had one
-   * memfd per pool. camerad refuses a Hello of another version.
+   * 2: a pool's slots may lie in several descriptors (FramePool.slots), the
+   * device's own buffers shared as they are. 1 had one memfd per pool.
    */
-  CAMERAD__V1__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT = 3
+  CAMERAD__V1__PROTOCOL_VERSION__PROTOCOL_VERSION_CURRENT = 2
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CAMERAD__V1__PROTOCOL_VERSION)
 } Camerad__V1__ProtocolVersion;
 

@@ -185,7 +185,7 @@ struct  Camerad__V1__OutputSettings
    * Hear of frames and drops through a ring in shared memory
    * (StreamStarted.frame_ring) rather than FrameReady and FramesDropped
    * messages: camerad writes a record per frame and wakes all of one user's
-   * streams on the device with one byte on their signal, so a frame costs
+   * streams on the device with one write of its own eventfd, so a frame costs
    * camerad no message per client. Ignored for inline delivery.
    */
   protobuf_c_boolean frame_ring;
@@ -409,12 +409,11 @@ struct  Camerad__V1__ReleaseRing
 
 /*
  * A memfd of 128 + 64 × capacity bytes, descriptor fd_index of StreamStarted's
- * envelope, mapped read-write; and a signal, descriptor signal_fd_index: a
- * socket camerad sends a byte on when it wrote records (shared by the user's
- * streams on the device). Wait on it edge-triggered, EPOLLIN | EPOLLET, and
- * each time it fires take what came (recv with MSG_DONTWAIT until it returns
- * less than asked), then read the ring: a signal nobody takes from stops
- * waking once it is full. It cannot be written to.
+ * envelope, mapped read-write; and a signal, descriptor signal_fd_index, that
+ * fires when camerad wrote records (shared by the user's streams on the
+ * device): an epoll instance watching an eventfd camerad keeps to itself. Wait
+ * on it edge-triggered, EPOLLIN | EPOLLET (in an epoll of your own), and never
+ * read it.
  * At offset 0 camerad's head (u64: records written), at 64 the client's tail
  * (u64: records read; store it, release order, as you read), from 128 the
  * records; record n at 128 + (n mod capacity) × 64, its first u32 its kind:
