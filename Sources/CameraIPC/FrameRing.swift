@@ -162,9 +162,9 @@ public final class FrameRing: SharedRing, @unchecked Sendable {
 /// never read it. One write wakes every waiting process, as one eventfd would.
 ///
 /// Why the eventfd stays in camerad: a descriptor camerad passes is the same
-/// open file in both processes, so its file status flags are shared. Protocol
-/// version 2 passed the eventfd itself, and a client that cleared `O_NONBLOCK`
-/// on it and drove the counter to its maximum made camerad's next write sleep.
+/// open file in both processes, so its file status flags are shared. camerad
+/// used to pass the eventfd itself, and a client that cleared `O_NONBLOCK` on
+/// it and drove the counter to its maximum made camerad's next write sleep.
 /// Now camerad writes (and, once the counter is full, reads) only a descriptor
 /// no client has; the epoll instance clients get is one camerad never calls
 /// after making it. A client can wait on it, add descriptors of its own to it

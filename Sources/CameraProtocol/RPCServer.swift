@@ -19,11 +19,12 @@ public protocol ConnectionAdmission: Sendable {
 /// Everything about sockets and envelopes lives below this; everything about
 /// cameras lives in the handlers registered in the router.
 ///
-/// At ``maxConnections``, refused by its admission, or out of file descriptors, a new connection is
-/// accepted and refused at once with a status that says why (a CallEnd for
-/// call 0), using a descriptor held in reserve when none is left; if even that
-/// fails, accepting pauses and resumes after a back-off. Either way the
-/// listener never spins and the log gets a line a second at most.
+/// At ``maxConnections``, refused by its admission (``ConnectionAdmission``),
+/// or out of file descriptors, a new connection is accepted and refused at
+/// once with a status that says why (a CallEnd for call 0), using a descriptor
+/// held in reserve when none is left; if even that fails, accepting pauses and
+/// resumes after a back-off. Either way the listener never spins and the log
+/// gets a line a second at most.
 public final class RPCServer: EventHandler, @unchecked Sendable {
     public typealias ConnectionObserver = @Sendable (RPCServerConnection) -> Void
 
