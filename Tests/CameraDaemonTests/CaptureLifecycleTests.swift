@@ -6,6 +6,7 @@ import Testing
 @Suite struct CaptureLifecycleTests {
     static let vga = mode(640, 480)
     static let hd = mode(1280, 720)
+    static let busy = CameraError(.deviceBusy, "in use by another program")
 
     static func mode(_ width: UInt32, _ height: UInt32) -> CaptureMode {
         let format = DeviceFormat(pixelFormat: .yuyv, width: width, height: height, name: "YUYV", isCompressed: false,
@@ -22,6 +23,7 @@ import Testing
         case "running": _ = lifecycle.handle(.start(vga)); _ = lifecycle.handle(.started(generation: 1))
         case "stopping":
             _ = lifecycle.handle(.start(vga)); _ = lifecycle.handle(.started(generation: 1)); _ = lifecycle.handle(.stop)
+        case "failed": _ = lifecycle.handle(.start(vga)); _ = lifecycle.handle(.startFailed(generation: 1, busy))
         default: Issue.record("no state \(state)")
         }
         return lifecycle
@@ -67,11 +69,17 @@ import Testing
         #expect(wantedAgain.isRunning)
     }
 
-    @Test func aFailedStartLeavesItIdle() {
+    /// A failed start keeps its reason (for whoever waited on it) until the
+    /// next start, which clears it.
+    @Test func aFailedStartKeepsItsReasonUntilTheNextStart() {
         var lifecycle = Self.lifecycle("starting")
-        #expect(lifecycle.handle(.startFailed(generation: 1)) == .jobs([]))
-        #expect(lifecycle.state == .idle)
-        #expect(lifecycle.handle(.start(Self.vga)) == .jobs([.start(Self.vga, generation: 2)]), "and a later start tries again")
+        #expect(lifecycle.handle(.startFailed(generation: 1, Self.busy)) == .jobs([]))
+        #expect(lifecycle.state == .failed(Self.busy) && lifecycle.mode == nil && lifecycle.currentGeneration == nil)
+        #expect(lifecycle.handle(.stop) == .ignored && lifecycle.state == .failed(Self.busy), "nothing runs to stop")
+        #expect(lifecycle.handle(.failed(generation: 1)) == .ignored)
+        #expect(lifecycle.handle(.restart(Self.hd)) == .ignored)
+        #expect(lifecycle.handle(.start(Self.vga)) == .jobs([.start(Self.vga, generation: 2)]), "a later start tries again")
+        #expect(lifecycle.state == .starting(Self.vga, generation: 2, stopWhenStarted: false), "and the reason is gone")
     }
 
     @Test func aCaptureThatFailsIsStoppedEvenWhileStarting() {
@@ -98,7 +106,7 @@ import Testing
         #expect(starting.handle(.restart(Self.hd)) == .jobs([.stop(generation: 1), .start(Self.hd, generation: 2)]),
                 "a restart while starting queues behind the start")
         #expect(starting.handle(.started(generation: 1)) == .ignored, "the superseded start is stopped by the queued stop")
-        #expect(starting.handle(.startFailed(generation: 1)) == .ignored)
+        #expect(starting.handle(.startFailed(generation: 1, Self.busy)) == .ignored)
 
         for state in ["idle", "stopping"] {
             var lifecycle = Self.lifecycle(state)
@@ -109,14 +117,17 @@ import Testing
     /// Results of jobs that were never asked for are the caller's bug.
     @Test(arguments: [
         ("idle", CaptureLifecycle.Event.started(generation: 1)),
-        ("idle", .startFailed(generation: 1)),
+        ("idle", .startFailed(generation: 1, busy)),
         ("idle", .stopped(generation: 1)),
         ("running", .started(generation: 1)),
-        ("running", .startFailed(generation: 1)),
+        ("running", .startFailed(generation: 1, busy)),
         ("running", .stopped(generation: 1)),
         ("stopping", .started(generation: 1)),
-        ("stopping", .startFailed(generation: 1)),
+        ("stopping", .startFailed(generation: 1, busy)),
         ("starting", .stopped(generation: 1)),
+        ("failed", .started(generation: 1)),
+        ("failed", .startFailed(generation: 1, busy)),
+        ("failed", .stopped(generation: 1)),
     ])
     func impossiblePairsAreIllegalWithAReason(state: String, event: CaptureLifecycle.Event) {
         var lifecycle = Self.lifecycle(state)

@@ -6,12 +6,15 @@
 ///            start                 started              stop
 ///   idle ───────────► starting ────────────► running ─────────► stopping
 ///    ▲                  │  │ stop: stops once started   │ failed:     │ stopped
-///    │     startFailed  │  └──────────────┐             │ stopping    │
-///    ├──────────────────┘                 ▼             ▼             │
-///    └──────────────────────────────── (stopping) ◄─────┘◄────────────┘
+///    │                  │  └──────────────┐             │ stopping    │
+///    │                  │ startFailed     ▼             ▼             │
+///    │                  ▼             (stopping) ◄──────┘             │
+///    │               failed(why) ── start ──► starting                │
+///    └────────────────────────────────────────────────────────────────┘
 ///
 ///   stopping ── start ──► starting: the start job is queued behind the stop
-///   job, so the device is let go of before it is opened again.
+///   job, so the device is let go of before it is opened again. failed keeps
+///   why the last start failed, for whoever waited on it, until the next start.
 ///   running or starting ── restart(mode) ──► starting: a stop job and a start
 ///   job, in that order, behind whatever is queued.
 /// ```
@@ -29,6 +32,8 @@ struct CaptureLifecycle: Sendable {
         case running(CaptureMode, generation: UInt64)
         /// A stop job is queued or running.
         case stopping(generation: UInt64)
+        /// The last start failed, for this reason; nothing runs.
+        case failed(CameraError)
     }
 
     enum Event: Sendable {
@@ -36,8 +41,8 @@ struct CaptureLifecycle: Sendable {
         case start(CaptureMode)
         /// The start job of `generation` has the capture running.
         case started(generation: UInt64)
-        /// The start job of `generation` failed.
-        case startFailed(generation: UInt64)
+        /// The start job of `generation` failed, for this reason.
+        case startFailed(generation: UInt64, CameraError)
         /// Nobody needs the capture any more.
         case stop
         /// The stop job of `generation` is done: the device is let go of.
@@ -70,7 +75,7 @@ struct CaptureLifecycle: Sendable {
     var mode: CaptureMode? {
         switch state {
         case .starting(let mode, _, _), .running(let mode, _): mode
-        case .idle, .stopping: nil
+        case .idle, .stopping, .failed: nil
         }
     }
 
@@ -78,7 +83,7 @@ struct CaptureLifecycle: Sendable {
     var currentGeneration: UInt64? {
         switch state {
         case .starting(_, let generation, _), .running(_, let generation): generation
-        case .idle, .stopping: nil
+        case .idle, .stopping, .failed: nil
         }
     }
 
@@ -93,7 +98,7 @@ struct CaptureLifecycle: Sendable {
         if let generation = Self.generation(of: event), generation < self.generation { return .ignored }
         switch (state, event) {
         // start
-        case (.idle, .start(let mode)), (.stopping, .start(let mode)):
+        case (.idle, .start(let mode)), (.stopping, .start(let mode)), (.failed, .start(let mode)):
             return begin(mode, stopping: nil)
         case (.starting(let mode, let current, _), .start):
             state = .starting(mode, generation: current, stopWhenStarted: false)
@@ -109,18 +114,18 @@ struct CaptureLifecycle: Sendable {
             }
             state = .running(mode, generation: current)
             return .jobs([])
-        case (.idle, .started), (.running, .started), (.stopping, .started):
+        case (.idle, .started), (.running, .started), (.stopping, .started), (.failed, .started):
             return .illegal("the start job of generation \(generation) ended while \(state): only a capture starting is started")
 
         // startFailed
-        case (.starting, .startFailed):
-            state = .idle
+        case (.starting, .startFailed(_, let reason)):
+            state = .failed(reason)
             return .jobs([])
-        case (.idle, .startFailed), (.running, .startFailed), (.stopping, .startFailed):
+        case (.idle, .startFailed), (.running, .startFailed), (.stopping, .startFailed), (.failed, .startFailed):
             return .illegal("the start job of generation \(generation) failed while \(state): only a capture starting fails to start")
 
         // stop
-        case (.idle, .stop), (.stopping, .stop):
+        case (.idle, .stop), (.stopping, .stop), (.failed, .stop):
             return .ignored
         case (.starting(let mode, let current, _), .stop):
             state = .starting(mode, generation: current, stopWhenStarted: true)
@@ -133,7 +138,7 @@ struct CaptureLifecycle: Sendable {
         case (.stopping, .stopped):
             state = .idle
             return .jobs([])
-        case (.idle, .stopped), (.starting, .stopped), (.running, .stopped):
+        case (.idle, .stopped), (.starting, .stopped), (.running, .stopped), (.failed, .stopped):
             return .illegal("the stop job of generation \(generation) ended while \(state): a capture stops only from stopping")
 
         // failed
@@ -144,13 +149,13 @@ struct CaptureLifecycle: Sendable {
             // It failed before its start job said it was up: stop it once it is.
             state = .starting(mode, generation: current, stopWhenStarted: true)
             return .jobs([])
-        case (.stopping, .failed), (.idle, .failed):
+        case (.stopping, .failed), (.idle, .failed), (.failed, .failed):
             return .ignored  // being stopped already, or stopped
 
         // restart
         case (.running(_, let current), .restart(let mode)), (.starting(_, let current, _), .restart(let mode)):
             return begin(mode, stopping: current)
-        case (.idle, .restart), (.stopping, .restart):
+        case (.idle, .restart), (.stopping, .restart), (.failed, .restart):
             return .ignored  // no capture to restart: the next start takes the new mode
         }
     }
@@ -164,7 +169,7 @@ struct CaptureLifecycle: Sendable {
 
     private static func generation(of event: Event) -> UInt64? {
         switch event {
-        case .started(let generation), .startFailed(let generation), .stopped(let generation), .failed(let generation):
+        case .started(let generation), .startFailed(let generation, _), .stopped(let generation), .failed(let generation):
             generation
         case .start, .stop, .restart:
             nil

@@ -42,9 +42,10 @@ extension DeviceStreamer {
                 case .starting(_, _, stopWhenStarted: false):
                     state.startWaiters.append(continuation)
                     return nil
+                case .failed(let reason):
+                    return .failure(reason)
                 case .starting, .stopping, .idle:
-                    return .failure(state.lastStartFailure
-                                    ?? CameraError(.deviceBusy, "\(device.uniqueID) stopped as it started; try again"))
+                    return .failure(CameraError(.deviceBusy, "\(device.uniqueID) stopped as it started; try again"))
                 }
             }
             if let result { continuation.resume(with: result) }
@@ -76,7 +77,6 @@ extension DeviceStreamer {
                     return (state.startWaiters, .failure(CameraError(.deviceBusy, "\(device.uniqueID) stopped as it started; try again")), jobs)
                 }
                 state.lastSequence = nil
-                state.previousMode = mode
                 state.deviceBuffers = capture.buffers
                 rebuildPools(&state)
                 logger.info("\(device.uniqueID): capturing \(mode)")
@@ -87,8 +87,7 @@ extension DeviceStreamer {
             case .failure(let error):
                 let failure = error as? CameraError ?? CameraError(.deviceBusy, "\(device.uniqueID) cannot start: \(error)")
                 guard state.lifecycle.currentGeneration == generation else { return ([], nil, []) }
-                let jobs = planned(state.lifecycle.handle(.startFailed(generation: generation)))
-                state.lastStartFailure = failure
+                let jobs = planned(state.lifecycle.handle(.startFailed(generation: generation, failure)))
                 defer { state.startWaiters.removeAll() }
                 return (state.startWaiters, .failure(failure), jobs)
             }

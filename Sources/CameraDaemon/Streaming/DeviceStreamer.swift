@@ -115,10 +115,6 @@ final class DeviceStreamer: @unchecked Sendable {
         var deviceBuffers: DeviceBuffers?
         /// Waiting for the capture now starting to run (or fail).
         var startWaiters: [CheckedContinuation<Void, any Error>] = []
-        /// Why the last start failed, for a waiter that looks after it did.
-        var lastStartFailure: CameraError?
-        /// The mode of the last capture that ran, to go back to when a mode change fails.
-        var previousMode: CaptureMode?
         var lastSequence: UInt64?
         var framesCaptured: UInt64 = 0
         /// Every pool: the current one of each variant, and replaced ones still held.
