@@ -335,7 +335,7 @@ extension WireMode {
         guard wire.rawValue != 0 else { return nil }
         guard let mode = Self.allCases.first(where: { $0.wire == wire }) else {
             let names = ["0 (unspecified)"] + Self.allCases.map { "\($0.wire.rawValue) (\($0))" }
-            throw CameraError.unknownMode(wire.rawValue, Self.setting, use: names.dropLast().joined(separator: ", ") + " or " + names.last!)
+            throw CameraError.unknownMode(wire.rawValue, Self.setting, use: acceptedValues(names))
         }
         self = mode
     }

@@ -17,10 +17,14 @@ extension SwiftProtobuf.Enum where Self: CaseIterable {
 
     /// The error for `raw`, a value of `field` this camerad does not know.
     static func unknown(_ raw: Int, _ field: String) -> CameraError {
-        let names = allCases.map { "\($0.rawValue) (\($0))" }
-        let accepted = names.count < 2 ? names.joined() : names.dropLast().joined(separator: ", ") + " or " + names.last!
-        return CameraError(.invalidArgument, "\(field) \(raw) is unknown to this camerad; use \(accepted)")
+        CameraError(.invalidArgument,
+                    "\(field) \(raw) is unknown to this camerad; use \(acceptedValues(allCases.map { "\($0.rawValue) (\($0))" }))")
     }
+}
+
+/// The values an error names as accepted, as a sentence says them: "a, b or c".
+func acceptedValues(_ names: [String]) -> String {
+    names.count < 2 ? names.joined() : names.dropLast().joined(separator: ", ") + " or " + names.last!
 }
 
 extension FrameDuration {
