@@ -55,11 +55,11 @@ enum PhotoCapture {
     ///
     /// - Throws: ``CameraError``: `UNSUPPORTED` for a flash the device lacks,
     ///   `UNSUPPORTED_FORMAT` for a photo too big uncompressed, `TIMED_OUT` when
-    ///   no frame comes; what opening a stream throws (a device that cannot
-    ///   start, `RESOURCE_EXHAUSTED`).
+    ///   no frame comes within `frameTimeout` (or two frame durations); what
+    ///   opening a stream throws (a device that cannot start, `RESOURCE_EXHAUSTED`).
     static func take(
         _ settings: PhotoSettings, device: any CameraBackend, streamer: DeviceStreamer, owner: ClientBudget.Owner,
-        holdsLock: Bool
+        holdsLock: Bool, frameTimeout: Duration = PhotoCapture.frameTimeout
     ) async throws -> Photo {
         let description = device.describe()
         let flash = settings.flashMode
@@ -99,7 +99,7 @@ enum PhotoCapture {
             throw error
         }
         defer { streamer.close(id) }
-        let shot = PhotoShot(device: device, streamer: streamer, sink: sink, streamID: id)
+        let shot = PhotoShot(device: device, streamer: streamer, sink: sink, streamID: id, frameTimeout: frameTimeout)
         let taken: (frame: PooledFrame, fires: Bool)
         do {
             taken = try await shot.take(warmUp: warmUp, flash: flash)
@@ -178,6 +178,7 @@ enum PhotoCapture {
         let streamer: DeviceStreamer
         let sink: PhotoSink
         let streamID: UInt64
+        let frameTimeout: Duration
 
         /// The photo's frame, and whether the flash fired for it (`.auto` fires
         /// when the first frame is dark).

@@ -216,6 +216,10 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
 
     /// Who the tests' streams are charged to.
     static let owner = ClientBudget.Owner(connection: 1, user: 0)
+    /// How long a photo here waits for a frame: a generous deadline, as the
+    /// frames pass a SCHED_IDLE worker that a machine busy with the other
+    /// suites runs last (the daemon's own 5 s timed out in full runs).
+    static let photoFrameTimeout = Duration.seconds(60)
 
     static func open(framesInFlight: UInt32 = 3, keepLateFrames: Bool = false, width: UInt32 = 0) -> Camerad_V1_OpenStream {
         var request = Camerad_V1_OpenStream()
@@ -382,7 +386,8 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
     /// and stops after it.
     @Test func aPhotoOfAnIdleDeviceIsAStreamThatStartsAndStopsIt() async throws {
         let (photo, next) = try await emittingFrames { [camera, streamer] in
-            try await PhotoCapture.take(PhotoSettings(), device: camera, streamer: streamer, owner: .init(connection: 7, user: 0), holdsLock: false)
+            try await PhotoCapture.take(PhotoSettings(), device: camera, streamer: streamer, owner: .init(connection: 7, user: 0),
+                                        holdsLock: false, frameTimeout: Self.photoFrameTimeout)
         }
         #expect(photo.sequence < next && photo.pixelFormat == .mjpeg && photo.data.starts(with: [0xFF, 0xD8]))
         #expect(photo.width == 1920 && photo.height == 1080 && photo.note == nil)
@@ -410,7 +415,7 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
             }
             defer { releasing.cancel() }
             return try await PhotoCapture.take(PhotoSettings(), device: camera, streamer: streamer, owner: .init(connection: 2, user: 0),
-                                               holdsLock: false)
+                                               holdsLock: false, frameTimeout: Self.photoFrameTimeout)
         }
         let (first, afterFirst) = try await emittingFrames(takePhoto)
         #expect(client.events.filter { $0 == "format changed" }.count == 1, "the pool grew for the photo")
