@@ -82,3 +82,29 @@ uint64_t CCameraShims_load_acquire_u64(const void *address) {
 void CCameraShims_store_release_u64(void *address, uint64_t value) {
     __atomic_store_n((uint64_t *)address, value, __ATOMIC_RELEASE);
 }
+
+enum { HELD_LOCKS_CAPACITY = 32 };
+static __thread int held_locks[HELD_LOCKS_CAPACITY];
+static __thread int held_locks_count;
+
+int CCameraShims_held_locks_push(int level) {
+    if (held_locks_count == HELD_LOCKS_CAPACITY) {
+        return -1;
+    }
+    held_locks[held_locks_count] = level;
+    return held_locks_count++;
+}
+
+void CCameraShims_held_locks_pop(void) {
+    if (held_locks_count > 0) {
+        held_locks_count--;
+    }
+}
+
+int CCameraShims_held_locks_count(void) {
+    return held_locks_count;
+}
+
+int CCameraShims_held_locks_at(int index) {
+    return index >= 0 && index < held_locks_count ? held_locks[index] : -1;
+}

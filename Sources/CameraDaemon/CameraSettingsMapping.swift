@@ -336,7 +336,7 @@ final class CameraSettingsState: Sendable {
         var adjustingWhiteBalanceUntil: Int64 = 0
     }
 
-    private let values = Mutex(Values())
+    private let values = OrderedMutex(.cameraState, Values())
 
     /// Whether the backend honours points of interest (virtual cameras); V4L2 has no such control.
     let supportsPointsOfInterest: Bool

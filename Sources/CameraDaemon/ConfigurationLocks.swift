@@ -35,8 +35,8 @@ final class ConfigurationLocks: Sendable {
         var cancelled: Set<UInt64> = []
         var nextWaiterID: UInt64 = 1
     }
-    private let state = Mutex(State())
-    private let observer = Mutex<@Sendable (_ uniqueID: String) -> Void>({ _ in })
+    private let state = OrderedMutex(.configurationLocks, State())
+    private let observer = OrderedMutex<@Sendable (_ uniqueID: String) -> Void>(.configurationObserver, { _ in })
 
     /// `handler` is told, outside the lock, when a device's holder changes
     /// (taken, or released).
@@ -165,8 +165,8 @@ final class ConfigurationLocks: Sendable {
         let timer: Task<Void, Never>?
 
         func run() {
-            timer?.cancel()
-            continuation.resume(with: result)
+            timer?.cancelUnlocked()
+            continuation.wake(with: result)
         }
     }
 

@@ -1,3 +1,4 @@
+import CameraIPC
 import CameraProtocol
 import Foundation
 import Logging
@@ -18,7 +19,7 @@ final class DefaultsStore: Sendable {
         var stored = Camerad_V1_StoredDefaults()
         var corrupt = false
     }
-    private let state = Mutex(State())
+    private let state = OrderedMutex(.defaultsStore, State())
 
     static let fileName = "defaults.json"
 

@@ -1,3 +1,4 @@
+import CameraIPC
 import Dispatch
 
 /// The serial executor of one device: all of its blocking work — opening the
@@ -20,14 +21,14 @@ final class DeviceExecutor: Sendable {
     /// A caller that is cancelled still waits: blocking work is not interrupted.
     func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result(catching: work)) }
+            queue.async { continuation.wake(with: Result(catching: work)) }
         }
     }
 
     /// ``run(_:)`` for work that cannot fail.
     func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            queue.async { continuation.resume(returning: work()) }
+            queue.async { continuation.wake(returning: work()) }
         }
     }
 

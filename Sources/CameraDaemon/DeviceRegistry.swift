@@ -17,15 +17,18 @@ final class DeviceRegistry: Sendable {
         var subscribers: [UInt64: AsyncStream<Event>.Continuation] = [:]
         var nextSubscriberID: UInt64 = 1
     }
-    private let state = Mutex(State())
+    private let state = OrderedMutex(.deviceRegistry, State())
+    /// Events decided under the state's lock, each with the watchers it goes
+    /// to, yielded once the lock is let go (``withState(_:)``).
+    private let broadcasts = DeliveryQueue<(events: [Event], to: [AsyncStream<Event>.Continuation])>(.registryWatchers)
     /// Subscriptions whose streams ended, dropped at the next look.
-    private let endedSubscribers = Mutex<Set<UInt64>>([])
+    private let endedSubscribers = OrderedMutex<Set<UInt64>>(.registryWatchers, [])
     private let logger: Logger
     /// Who may configure each device.
     let locks = ConfigurationLocks()
     /// What clients, their streams and frame pools may take, across every device.
     let clientBudget: ClientBudget
-    private let additionObserver = Mutex<@Sendable (any CameraBackend) -> Void>({ _ in })
+    private let additionObserver = OrderedMutex<@Sendable (any CameraBackend) -> Void>(.registryWatchers, { _ in })
 
     /// `handler` is given each device as it is added, after the watchers heard of it.
     func observeAdditions(_ handler: @escaping @Sendable (any CameraBackend) -> Void) {
@@ -72,7 +75,7 @@ final class DeviceRegistry: Sendable {
     ///
     /// - Throws: `ALREADY_EXISTS` when a device has the same uniqueID.
     func add(_ device: any CameraBackend) throws {
-        try state.withLock { state in
+        try withState { state in
             guard !state.devices.contains(where: { $0.uniqueID == device.uniqueID }) else {
                 throw CameraError(.alreadyExists, "a device '\(device.uniqueID)' already exists; pick another index")
             }
@@ -83,7 +86,7 @@ final class DeviceRegistry: Sendable {
             }, onDeviceChanged: { [weak self, weak device] in
                 if let device { self?.deviceDidChange(device) }
             })
-            Self.broadcast(.connected, describe(device, streamer: nil), to: liveSubscribers(&state))
+            broadcast(.connected, describe(device, streamer: nil), &state)
         }
         additionObserver.withLock { $0 }(device)
     }
@@ -92,12 +95,12 @@ final class DeviceRegistry: Sendable {
     /// generic one), and tells the watchers; nil when there was none.
     @discardableResult
     func remove(_ uniqueID: String, because error: CameraError? = nil) -> (any CameraBackend)? {
-        let removed = state.withLock { state -> (any CameraBackend, DeviceStreamer?)? in
+        let removed = withState { state -> (any CameraBackend, DeviceStreamer?)? in
             guard let index = state.devices.firstIndex(where: { $0.uniqueID == uniqueID }) else { return nil }
             let device = state.devices.remove(at: index)
             var description = describe(device, streamer: nil)
             description.isConnected = false
-            Self.broadcast(.disconnected, description, to: liveSubscribers(&state))
+            broadcast(.disconnected, description, &state)
             return (device, state.streamers.removeValue(forKey: uniqueID))
         }
         guard let (device, streamer) = removed else { return nil }
@@ -108,18 +111,18 @@ final class DeviceRegistry: Sendable {
 
     /// Tells the watchers a device's description changed.
     func deviceDidChange(_ device: any CameraBackend) {
-        state.withLock { state in
+        withState { state in
             guard state.devices.contains(where: { $0 === device }) else { return }
-            Self.broadcast(.changed, describe(device, streamer: state.streamers[device.uniqueID]), to: liveSubscribers(&state))
+            broadcast(.changed, describe(device, streamer: state.streamers[device.uniqueID]), &state)
         }
     }
 
     /// Tells the watchers a device's configuration lock was taken or released.
     private func lockDidChange(_ uniqueID: String) {
-        state.withLock { state in
+        withState { state in
             guard let device = state.devices.first(where: { $0.uniqueID == uniqueID }) else { return }
             let description = describe(device, streamer: state.streamers[uniqueID])
-            Self.broadcast(description.lockHolder != nil ? .locked : .unlocked, description, to: liveSubscribers(&state))
+            broadcast(description.lockHolder != nil ? .locked : .unlocked, description, &state)
         }
     }
 
@@ -128,13 +131,15 @@ final class DeviceRegistry: Sendable {
     /// iterating task is cancelled.
     func subscribe(includeExisting: Bool) -> AsyncStream<Event> {
         let (stream, continuation) = AsyncStream.makeStream(of: Event.self)
-        let id = state.withLock { state in
+        let id = withState { state in
+            var events: [Event] = []
             if includeExisting {
                 for device in state.devices {
-                    continuation.yield(Self.event(.connected, describe(device, streamer: state.streamers[device.uniqueID])))
+                    events.append(Self.event(.connected, describe(device, streamer: state.streamers[device.uniqueID])))
                 }
             }
-            continuation.yield(Self.event(.subscribed, nil))
+            events.append(Self.event(.subscribed, nil))
+            broadcasts.post((events, [continuation]))
             defer { state.nextSubscriberID += 1 }
             state.subscribers[state.nextSubscriberID] = continuation
             return state.nextSubscriberID
@@ -158,11 +163,22 @@ final class DeviceRegistry: Sendable {
         return state.subscribers
     }
 
-    private static func broadcast(
-        _ kind: Event.Kind, _ device: DeviceDescription, to subscribers: [UInt64: AsyncStream<Event>.Continuation]
-    ) {
-        let event = event(kind, device)
-        for continuation in subscribers.values { continuation.yield(event) }
+    /// Posts an event to every watcher, under the state's lock.
+    private func broadcast(_ kind: Event.Kind, _ device: DeviceDescription, _ state: inout State) {
+        broadcasts.post(([Self.event(kind, device)], Array(liveSubscribers(&state).values)))
+    }
+
+    /// Runs `body` under the state's lock, then yields the events it posted,
+    /// in order, the lock free: a watcher's task is never woken under it.
+    private func withState<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+        defer {
+            broadcasts.deliver { delivery in
+                for continuation in delivery.to {
+                    for event in delivery.events { continuation.wake(with: event) }
+                }
+            }
+        }
+        return try state.withLock { state in try body(&state) }
     }
 
     private static func event(_ kind: Event.Kind, _ device: DeviceDescription?) -> Event {

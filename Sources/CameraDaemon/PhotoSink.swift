@@ -1,3 +1,4 @@
+import CameraIPC
 import Dispatch
 import Synchronization
 
@@ -18,7 +19,7 @@ final class PhotoSink: FrameSink {
         /// Why the stream ended, once it has.
         var failure: (any Error)?
     }
-    private let state = Mutex(State())
+    private let state = OrderedMutex(.photoSink, State())
 
     /// The next frame: one already here, else the next to come within `timeout`.
     ///
@@ -43,7 +44,7 @@ final class PhotoSink: FrameSink {
                     state.waiter = continuation
                     return nil
                 }
-                if let ready { continuation.resume(with: ready) }
+                if let ready { continuation.wake(with: ready) }
             }
         } onCancel: {
             fail(CancellationError())
@@ -59,7 +60,7 @@ final class PhotoSink: FrameSink {
             defer { state.waiter = nil }
             return state.waiter
         }
-        waiter?.resume(throwing: error)
+        waiter?.wake(throwing: error)
     }
 
     // MARK: - FrameSink
@@ -75,7 +76,7 @@ final class PhotoSink: FrameSink {
             state.waiter = nil
             return waiter
         }
-        waiter?.resume(returning: frame)
+        waiter?.wake(returning: frame)
         return true
     }
 

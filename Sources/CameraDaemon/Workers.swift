@@ -1,3 +1,4 @@
+import CameraIPC
 import Dispatch
 
 /// Where CPU-heavy work of a call runs — encoding a photo, say: threads of
@@ -14,7 +15,7 @@ enum Workers {
     /// Runs `work` on a worker and gives its result.
     static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result(catching: work)) }
+            queue.async { continuation.wake(with: Result(catching: work)) }
         }
     }
 }

@@ -57,7 +57,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     public let name: String
     private let epoll: OwnedFD
     private let wakeup: OwnedFD
-    private let state = Mutex(State())
+    private let state = OrderedMutex(.eventLoop, State())
     private var pthread: pthread_t?
 
     /// Starts the loop's thread.

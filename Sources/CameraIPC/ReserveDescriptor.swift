@@ -6,7 +6,7 @@ import Synchronization
 /// with a word instead of leaving it waiting (and its listener readable
 /// forever). libuv and nginx do the same.
 public final class ReserveDescriptor: Sendable {
-    private let held = Mutex<OwnedFD?>(nil)
+    private let held = OrderedMutex<OwnedFD?>(.reserveDescriptor, nil)
 
     public init() {
         take()

@@ -67,7 +67,7 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
         var closed = false
         var closeWhenFlushed = false
     }
-    private let writeState = Mutex(WriteState())
+    private let writeState = OrderedMutex(.connectionWrites, WriteState())
     /// `WriteState.closed`, readable without the lock, which a sender holds
     /// across its sendmsg: the reader checks it between every two frames.
     private let closed = Atomic(false)

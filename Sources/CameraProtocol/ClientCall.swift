@@ -11,7 +11,7 @@ final class ClientCall: Sendable {
     let responses: AsyncThrowingStream<RawMessage, any Error>
     private let sink: AsyncThrowingStream<RawMessage, any Error>.Continuation
     private let handler: RawHandler?
-    private let ended = Mutex(false)
+    private let ended = OrderedMutex(.rpcClient, false)
 
     /// Called on the event loop's thread: each message in order, then the end once.
     struct RawHandler: Sendable {
@@ -24,13 +24,11 @@ final class ClientCall: Sendable {
         self.method = method
         self.handler = handler
         (responses, sink) = AsyncThrowingStream.makeStream()
+        // With a handler the responses go to it: the stream is never read.
         if handler == nil {
             sink.onTermination = { termination in
                 if case .cancelled = termination { onCancel() }
             }
-        } else {
-            // The responses go to the handler: the stream is never read.
-            sink.finish()
         }
     }
 
@@ -42,7 +40,7 @@ final class ClientCall: Sendable {
             guard !hasEnded else { return }
             handler.message(message)
         } else {
-            sink.yield(message)
+            sink.wake(with: message)
         }
     }
 
@@ -56,9 +54,9 @@ final class ClientCall: Sendable {
         if let handler {
             handler.end(error)
         } else if let error {
-            sink.finish(throwing: error)
+            sink.wakeFinished(throwing: error)
         } else {
-            sink.finish()
+            sink.wakeFinished()
         }
     }
 }

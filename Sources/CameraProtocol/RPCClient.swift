@@ -17,7 +17,7 @@ public final class RPCClient: SocketConnectionDelegate, @unchecked Sendable {
         var calls: [UInt64: ClientCall] = [:]
         var closedBecause: RPCError?
     }
-    private let state = Mutex(State())
+    private let state = OrderedMutex(.rpcClient, State())
 
     private init(socket: SocketConnection) {
         self.socket = socket
@@ -119,7 +119,7 @@ public final class RPCClient: SocketConnectionDelegate, @unchecked Sendable {
     public func bidirectional<Request, Response>(
         _ method: Method<Request, Response>, handler: @escaping @Sendable (RawCallEvent) throws -> Void
     ) throws -> BidirectionalCall<Request, Response> {
-        let started = Mutex<ClientCall?>(nil)
+        let started = OrderedMutex<ClientCall?>(.rpcClient, nil)
         let raw = ClientCall.RawHandler(
             message: { [weak self] raw in
                 do {

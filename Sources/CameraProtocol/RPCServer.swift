@@ -52,7 +52,7 @@ public final class RPCServer: EventHandler, @unchecked Sendable {
         /// While accepting is paused: how long the next pause lasts.
         var backOff: Duration = RPCServer.firstBackOff
     }
-    private let state = Mutex(State())
+    private let state = OrderedMutex(.rpcServer, State())
 
     static let firstBackOff = Duration.milliseconds(50)
     static let longestBackOff = Duration.seconds(1)

@@ -23,7 +23,7 @@ public final class RPCServerConnection: SocketConnectionDelegate, @unchecked Sen
         var clientName: String?
         var calls: [UInt64: ServerCall] = [:]
     }
-    private let state = Mutex(State())
+    private let state = OrderedMutex(.rpcConnection, State())
 
     init(
         id: UInt64, socket: SocketConnection, router: RPCRouter, hello: @escaping HelloResponder, logger: Logger,

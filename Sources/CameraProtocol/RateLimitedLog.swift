@@ -7,7 +7,7 @@ import Synchronization
 /// not the disk.
 final class RateLimitedLog: Sendable {
     private let intervalNanoseconds: Int64
-    private let state = Mutex<(last: Int64?, suppressed: Int)>((nil, 0))
+    private let state = OrderedMutex<(last: Int64?, suppressed: Int)>(.rateLimitedLog, (nil, 0))
 
     init(interval: Duration = .seconds(1)) {
         intervalNanoseconds = interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000

@@ -39,12 +39,12 @@ final class ServerCall: Sendable {
         var outcome: Result<Void, any Error>?
         var waiting: CheckedContinuation<Void, any Error>?
     }
-    private let state = Mutex(State())
+    private let state = OrderedMutex(.callState, State())
     /// Whether the call's end went out. A lock of its own, held across each
     /// response's sendmsg (which orders them, and the end after them): a
     /// sendmsg wakes the client, whose next request (a ReleaseFrames, say)
     /// is then read on the loop, which must not wait for the sender.
-    private let output = Mutex(false)
+    private let output = OrderedMutex(.callOutput, false)
 
     init(callID: UInt64, method: String, connection: RPCServerConnection) {
         self.callID = callID
@@ -74,7 +74,7 @@ final class ServerCall: Sendable {
             state.task = task
             return state.ended
         }
-        if endedAlready { task.cancel() }
+        if endedAlready { task.cancelUnlocked() }
     }
 
     /// Sends one response, unless the call has ended. A response too large for
@@ -125,7 +125,7 @@ final class ServerCall: Sendable {
         }
         switch route {
         case .stream:
-            if case .dropped = requestSink.yield(message) { refuseRequests() }
+            if case .dropped = requestSink.wake(with: message) { refuseRequests() }
         case .body(let body):
             do { try body(message) } catch { finishRequestsOnLoop(.failure(error)) }
         case .refused:
@@ -144,7 +144,7 @@ final class ServerCall: Sendable {
     /// The client half-closed: no more requests.
     func finishRequests() {
         state.withLock { $0.requestsFinished = true }
-        requestSink.finish()
+        requestSink.wakeFinished()
         finishRequestsOnLoop(.success(()))
     }
 
@@ -163,7 +163,7 @@ final class ServerCall: Sendable {
             state.onLoop = RequestsOnLoop(body: body, outcome: state.requestsFinished ? .success(()) : nil)
         }
         // Nothing more goes into the stream: what it holds came first.
-        requestSink.finish()
+        requestSink.wakeFinished()
         try await withTaskCancellationHandler {
             do {
                 while let message = try await queued.next() { try body(message) }
@@ -184,7 +184,7 @@ final class ServerCall: Sendable {
                     state.onLoop?.waiting = continuation
                     return nil
                 }
-                if let outcome { continuation.resume(with: outcome) }
+                if let outcome { continuation.wake(with: outcome) }
             }
         } onCancel: {
             finishRequestsOnLoop(.failure(CancellationError()))
@@ -199,7 +199,7 @@ final class ServerCall: Sendable {
             defer { state.onLoop?.waiting = nil }
             return state.onLoop?.waiting
         }
-        waiting?.resume(with: outcome)
+        waiting?.wake(with: outcome)
     }
 
     /// Ends the call with `error`, or OK when nil. Later calls do nothing.
@@ -218,13 +218,13 @@ final class ServerCall: Sendable {
             let status = error?.status ?? Camerad_V1_Status()
             _ = connection.socket.send(EnvelopeCodec.encode(EnvelopeCodec.end(callID: callID, status: status)))
         }
-        requestSink.finish()
+        requestSink.wakeFinished()
         connection.callDidEnd(callID)
     }
 
     /// Stops the handler's task; it sees cancellation at its next suspension.
     func cancelHandler() {
-        state.withLock { $0.task }?.cancel()
+        state.withLock { $0.task }?.cancelUnlocked()
     }
 }
 

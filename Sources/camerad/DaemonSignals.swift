@@ -1,3 +1,4 @@
+import CameraIPC
 import Foundation
 import Glibc
 
@@ -31,7 +32,7 @@ final class DaemonSignals: Sendable {
             while true {
                 var number: Int32 = 0
                 guard sigwait(&set, &number) == 0 else { continue }
-                continuation.yield(number == SIGHUP ? .reload : .shutDown(signal: number == SIGINT ? "SIGINT" : "SIGTERM"))
+                continuation.wake(with: number == SIGHUP ? .reload : .shutDown(signal: number == SIGINT ? "SIGINT" : "SIGTERM"))
             }
         }
         thread.name = "camerad-signals"

@@ -206,6 +206,51 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
     }
 }
 
+/// Records each message a stream's call is handed, and the ordered locks
+/// held by the thread handing it over (none, ever).
+final class LockWatchingResponder: StreamResponder, @unchecked Sendable {
+    private let state = Mutex<(calls: [String], locksHeld: [String])>(([], []))
+
+    var calls: [String] { state.withLock { $0.calls } }
+    var locksHeld: [String] { state.withLock { $0.locksHeld } }
+
+    private func record(_ call: String) {
+        let held = LockOrder.held
+        state.withLock { state in
+            state.calls.append(call)
+            if !held.isEmpty { state.locksHeld.append("\(call): \(held)") }
+        }
+    }
+
+    private func record(_ response: Camerad_V1_StreamResponse) {
+        switch response.kind {
+        case .started: record("started")
+        case .frame: record("frame")
+        case .dropped: record("dropped")
+        case .formatChanged: record("format changed")
+        case .interrupted: record("interrupted")
+        case nil: record("?")
+        }
+    }
+
+    func send(_ response: Camerad_V1_StreamResponse, descriptors: [OwnedFD]) -> Bool {
+        record(response)
+        return true
+    }
+
+    func send(_ response: Camerad_V1_StreamResponse, descriptors: [OwnedFD], droppingAbove threshold: Int) -> Bool {
+        record(response)
+        return true
+    }
+
+    func send(serialized response: [UInt8], descriptors: [OwnedFD]) -> Bool {
+        record(try! Camerad_V1_StreamResponse(serializedBytes: response))
+        return true
+    }
+
+    func end(with error: RPCError?) { record("ended") }
+}
+
 @Suite struct DeviceStreamerTests {
     let camera = FakeCamera()
     let streamer: DeviceStreamer
@@ -359,6 +404,23 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
         #expect(responder.recorded == ["started", "interrupted", "ended gone"])
         #expect(camera.log == ["start 1", "stop 1 begins", "stop 1 ends"])
         #expect(streamer.statistics().streams == 0 && !streamer.statistics().isCapturing)
+    }
+
+    /// The path the lock-order checker found: a copying stream's frames and its
+    /// end were handed to its call under the streamer's lock, and the end
+    /// cancels the call's task, whose handlers wake waiters. Now every one of
+    /// its messages reaches the call with no lock held.
+    @Test func aCopyingStreamsMessagesReachItsCallWithNoLockHeld() async throws {
+        let responder = LockWatchingResponder()
+        var request = Self.open()
+        request.settings.delivery = .inline
+        _ = try await streamer.open(request, for: Self.owner, writer: responder)
+        for sequence in 0..<3 { camera.emit(UInt64(sequence)) }
+        streamer.interrupt(.deviceDisconnected, CameraError(.deviceDisconnected, "gone"))
+        await camera.executor.drain()
+        #expect(responder.calls.first == "started" && responder.calls.last == "ended")
+        #expect(responder.calls.filter { $0 == "frame" }.count + responder.calls.filter { $0 == "dropped" }.count >= 1)
+        #expect(responder.locksHeld.isEmpty, "locks held as the call was handed a message: \(responder.locksHeld)")
     }
 
     /// Frames from the fake camera, numbered on from `start`, until `body` is

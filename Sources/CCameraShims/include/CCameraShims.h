@@ -59,4 +59,12 @@ int CCameraShims_accept4(int socket, int flags);
 // struct ucred and SO_PEERCRED are _GNU_SOURCE-only. Returns 0, or -1 with errno.
 int CCameraShims_peer_credentials(int socket, pid_t *pid, uid_t *uid, gid_t *gid);
 
+// The lock-order checker's record of the ordered locks this thread holds
+// (debug builds, CameraIPC's LockOrder.swift): a stack of level numbers in
+// thread-local storage. push returns the depth before, or -1 when full.
+int CCameraShims_held_locks_push(int level);
+void CCameraShims_held_locks_pop(void);
+int CCameraShims_held_locks_count(void);
+int CCameraShims_held_locks_at(int index);
+
 #endif

@@ -18,7 +18,7 @@ final class BufferLeases: @unchecked Sendable {
         /// Frames alive.
         var frames = 0
     }
-    private let state: Mutex<State>
+    private let state: OrderedMutex<State>
     private let returned = DispatchSemaphore(value: 0)
     private let onReturn: @Sendable () -> Void
     /// Buffers the device has.
@@ -31,7 +31,7 @@ final class BufferLeases: @unchecked Sendable {
     ///   - onReturn: told each time a buffer is free again (a capture thread waits on it).
     init(count: Int, free: Bool = true, onReturn: @escaping @Sendable () -> Void = {}) {
         self.count = count
-        state = Mutex(State(free: free ? Array(0..<count) : [], holders: Array(repeating: 0, count: count)))
+        state = OrderedMutex(.bufferLeases, State(free: free ? Array(0..<count) : [], holders: Array(repeating: 0, count: count)))
         self.onReturn = onReturn
     }
 

@@ -34,7 +34,7 @@ final class V4L2Camera: CameraBackend {
         var lastAvailabilityCheck: Int64 = 0
         var capturing = false
     }
-    private let state: Mutex<State>
+    private let state: OrderedMutex<State>
     /// A UVC camera's auto exposure needs a few frames after it starts.
     let photoWarmUpFrames = 5
     var photoMake: String { capability.driver }
@@ -82,7 +82,7 @@ final class V4L2Camera: CameraBackend {
         supportedPresets = DeviceCapabilities.presets(for: formats.filter(\.isStreamable))
         self.position = position
         self.onLost = onLost
-        state = Mutex(State(controls: driverControls.map { Self.control($0, value: values[$0.id]) },
+        state = OrderedMutex(.cameraState, State(controls: driverControls.map { Self.control($0, value: values[$0.id]) },
                             driverControls: driverControls, nodeMode: mode))
     }
 

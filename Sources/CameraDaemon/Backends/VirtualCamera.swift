@@ -1,3 +1,4 @@
+import CameraIPC
 import CameraMedia
 import Synchronization
 
@@ -86,7 +87,7 @@ final class VirtualCamera: CameraBackend {
         /// The emulated flash lights the picture until then (CLOCK_MONOTONIC ns).
         var strobeUntil: Int64 = 0
     }
-    let state: Mutex<State>
+    let state: OrderedMutex<State>
     let settingsState = CameraSettingsState(supportsPointsOfInterest: true, settling: .milliseconds(400))
 
     init(index: Int, localizedName: String? = nil, position: DeviceDescription.Position = .unspecified, options: Options = Options()) {
@@ -98,7 +99,7 @@ final class VirtualCamera: CameraBackend {
         self.options = options
         formats = Self.formats(adding: options.extraSize)
         supportedPresets = DeviceCapabilities.presets(for: formats)
-        state = Mutex(State(controls: Self.defaultControls()))
+        state = OrderedMutex(.cameraState, State(controls: Self.defaultControls()))
     }
 
     var controls: [CameraControl] { state.withLock { $0.controls } }

@@ -32,7 +32,7 @@ struct ClientStreamSink: FrameSink {
     func frame(_ frame: PooledFrame) -> Bool {
         if inline {
             var message = Self.message(frame)
-            message.data = Data(frame.bytes)
+            message.data = frame.copied ?? Data(frame.bytes)
             var response = Camerad_V1_StreamResponse()
             response.frame = message
             // Two frames behind in reading: this one is late.

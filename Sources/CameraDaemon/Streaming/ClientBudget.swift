@@ -87,7 +87,7 @@ final class ClientBudget: Sendable {
         var descriptors = 0
         var poolBytes = 0
     }
-    private let state = Mutex(State())
+    private let state = OrderedMutex(.clientBudget, State())
 
     init(limits: Limits = Limits()) {
         self.limits = limits

@@ -1,3 +1,4 @@
+import CameraIPC
 
 /// The device's capture: ``CaptureLifecycle`` decides, the jobs it asks for run
 /// on the device's executor, one after another, and report back.
@@ -48,7 +49,7 @@ extension DeviceStreamer {
                     return .failure(CameraError(.deviceBusy, "\(device.uniqueID) stopped as it started; try again"))
                 }
             }
-            if let result { continuation.resume(with: result) }
+            if let result { continuation.wake(with: result) }
         }
     }
 
@@ -93,7 +94,7 @@ extension DeviceStreamer {
             }
         }
         if let outcome {
-            for waiter in waiters { waiter.resume(with: outcome) }
+            for waiter in waiters { waiter.wake(with: outcome) }
         }
         perform(jobs)
     }

@@ -35,7 +35,7 @@ final class DeviceStreamer: @unchecked Sendable {
     let device: any CameraBackend
     let logger: Logger
     /// Used through ``locked(_:)``, which sends what was posted to streams once it is let go.
-    let state = Mutex(State())
+    let state = OrderedMutex(.deviceStreamer, State())
     /// Streams' outboxes with messages posted under the lock (``StreamOutbox``).
     let unsent = UnsentOutboxes()
     /// What streams and pools may take, shared with every device's streamer.
@@ -190,7 +190,7 @@ final class DeviceStreamer: @unchecked Sendable {
             }
             state.nextStreamID += 1
             state.streams[id] = Stream(id: id, charge: charge, options: options,
-                                       outbox: StreamOutbox(sink: sink, immediate: options.inline, unsent: unsent,
+                                       outbox: StreamOutbox(sink: sink, copies: options.inline, unsent: unsent,
                                                             announcer: announcer),
                                        releaseRing: ring, poolID: pool.id)
             return (id, planned(state.lifecycle.handle(.start(mode))))
@@ -341,7 +341,7 @@ final class DeviceStreamer: @unchecked Sendable {
     /// stream with a frame ring there and kept while camerad runs: a signal is
     /// never closed (``FrameSignal``), so it is used again. The lock is taken
     /// under the streamer's, and takes the client budget's.
-    static let frameSignals = Mutex<[SignalOwner: FrameSignal]>([:])
+    static let frameSignals = OrderedMutex<[SignalOwner: FrameSignal]>(.frameSignals, [:])
 
     /// Descriptors a frame signal holds, charged to its user once: its eventfd
     /// and its epoll instance.
@@ -381,7 +381,7 @@ final class DeviceStreamer: @unchecked Sendable {
             state.startWaiters.removeAll()
             return (waiters, planned(state.lifecycle.handle(.stop)))
         }
-        for waiter in waiters { waiter.resume(throwing: error) }
+        for waiter in waiters { waiter.wake(throwing: error) }
         perform(jobs)
     }
 

@@ -1,4 +1,5 @@
 import CameraIPC
+import Foundation
 import Synchronization
 
 /// Where one stream's frames and news go: a client's Stream call
@@ -64,7 +65,10 @@ final class PooledFrame: Sendable {
     let durationNanoseconds: Int64
     let bytesUsed: Int
     /// What a client sink made of it, made once for every client of the variant.
-    let encoded = Mutex<[UInt8]?>(nil)
+    let encoded = OrderedMutex<[UInt8]?>(.encodedFrame, nil)
+
+    /// Its bytes copied out of the slot, for a stream that takes copies; nil: read them in the slot.
+    let copied: Data?
 
     init(pool: VariantPool, slot: Int, sequence: UInt64, timestampNanoseconds: Int64, durationNanoseconds: Int64,
          bytesUsed: Int) {
@@ -74,8 +78,21 @@ final class PooledFrame: Sendable {
         self.timestampNanoseconds = timestampNanoseconds
         self.durationNanoseconds = durationNanoseconds
         self.bytesUsed = bytesUsed
+        copied = nil
     }
 
-    /// Its bytes, valid while the slot is held.
+    /// A copy of `frame`'s bytes, made while its slot is held (under the
+    /// streamer's lock): valid after the slot is written again.
+    init(copying frame: PooledFrame) {
+        pool = frame.pool
+        slot = frame.slot
+        sequence = frame.sequence
+        timestampNanoseconds = frame.timestampNanoseconds
+        durationNanoseconds = frame.durationNanoseconds
+        bytesUsed = frame.bytesUsed
+        copied = Data(frame.bytes)
+    }
+
+    /// Its bytes in the slot, valid while the slot is held.
     var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: pool.slot(slot)[..<bytesUsed]) }
 }

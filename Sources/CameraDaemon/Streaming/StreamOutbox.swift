@@ -1,5 +1,4 @@
 import CameraIPC
-import Synchronization
 
 /// A stream's messages in the order the streamer decided them under its lock,
 /// handed to its sink once the lock is let go.
@@ -7,17 +6,14 @@ import Synchronization
 /// A FrameReady is a `sendmsg` that wakes the client, which on a small machine
 /// takes the core from the sender at once. Sent under the streamer's lock, each
 /// of those preemptions held the lock, and every ReleaseFrames on the event loop
-/// spun and slept on it: per client, per frame. So the streamer only posts
-/// under its lock (``post(_:)``), and ``DeviceStreamer/locked(_:)`` sends what
-/// was posted after unlocking.
+/// spun and slept on it: per client, per frame. And a stream's end cancels its
+/// call's task, whose handlers wake waiters: never under a lock. So the streamer
+/// only posts under its lock (``post(_:)``), and ``DeviceStreamer/locked(_:)``
+/// sends what was posted after unlocking, in order (``DeliveryQueue``).
 ///
-/// Order holds per stream: messages are posted in the order decided, and one
-/// thread at a time sends them; a thread that finds another sending leaves its
-/// messages to that one, which sends until none are left.
-///
-/// A copying stream's messages go at once, under the lock (``immediate``): its
-/// sink may refuse a frame (its client too far behind to take another copy),
-/// which the streamer counts as a drop there and then.
+/// A copying stream's frame is copied as it is posted (the slot may be written
+/// again once the lock is let go); a copy its sink refuses (its client too far
+/// behind to take another) is reported dropped, late, right after it.
 ///
 /// A stream with a frame ring (``FrameAnnouncer``) gets its frames and drops
 /// written there, under the lock, and its news both there (a news record) and
@@ -34,34 +30,32 @@ final class StreamOutbox: @unchecked Sendable {
     }
 
     let sink: any FrameSink
-    let immediate: Bool
+    /// Whether its frames are copied into its messages (``StreamOptions/inline``).
+    let copies: Bool
     /// Where frames are announced instead of sent, when the client asked for a frame ring.
     let announcer: FrameAnnouncer?
     /// The streamer's list of outboxes with messages to send.
     private let unsent: UnsentOutboxes
     /// Whether this outbox is in `unsent`. Guarded by the streamer's lock.
     fileprivate var listed = false
+    private let queue = DeliveryQueue<Message>(.streamOutbox)
 
-    private struct Queue {
-        var messages: [Message] = []
-        var sending = false
-    }
-    private let queue = Mutex(Queue())
-
-    init(sink: any FrameSink, immediate: Bool, unsent: UnsentOutboxes, announcer: FrameAnnouncer? = nil) {
+    init(sink: any FrameSink, copies: Bool, unsent: UnsentOutboxes, announcer: FrameAnnouncer? = nil) {
         self.sink = sink
-        self.immediate = immediate
+        self.copies = copies
         self.unsent = unsent
         self.announcer = announcer
     }
 
-    /// Posts a message, under the streamer's lock. False when a frame was not
-    /// taken (an immediate one refused by the sink, or no room in the frame
-    /// ring: either way late), or when news found no room in the frame ring
-    /// (its client stopped reading: the stream should end).
+    /// Posts a message, under the streamer's lock. False when a frame found no
+    /// room in the frame ring (late), or news found none (its client stopped
+    /// reading: the stream should end).
     @discardableResult
     func post(_ message: Message) -> Bool {
-        if immediate { return hand(message) }
+        if copies, case .frame(let frame) = message {
+            enqueue(.frame(PooledFrame(copying: frame)))
+            return true
+        }
         if let announcer {
             switch message {
             case .frame(let frame):
@@ -91,7 +85,7 @@ final class StreamOutbox: @unchecked Sendable {
 
     /// Queues a message for ``send()``, under the streamer's lock.
     private func enqueue(_ message: Message) {
-        queue.withLock { $0.messages.append(message) }
+        queue.post(message)
         if !listed {
             listed = true
             unsent.outboxes.append(self)
@@ -100,35 +94,22 @@ final class StreamOutbox: @unchecked Sendable {
 
     /// Sends what was posted, in order, with no lock of the streamer's held.
     func send() {
-        let mine = queue.withLock { queue -> Bool in
-            guard !queue.sending, !queue.messages.isEmpty else { return false }
-            queue.sending = true
-            return true
-        }
-        guard mine else { return }
-        var batch: [Message] = []
-        while true {
-            queue.withLock { queue in
-                swap(&batch, &queue.messages)
-                if batch.isEmpty { queue.sending = false }
+        queue.deliver { message in
+            switch message {
+            case .started(let news): sink.started(news)
+            case .frame(let frame):
+                // A shared frame a sink refuses is gone with its call; a copy, late.
+                if !sink.frame(frame), copies {
+                    var late = DropTally()
+                    late.add(.frameWasLate, count: 1, sequence: frame.sequence)
+                    sink.dropped(late)
+                }
+            case .dropped(let drops): sink.dropped(drops)
+            case .formatChanged(let news): sink.formatChanged(news)
+            case .interrupted(let reason, let error): sink.interrupted(reason, error)
+            case .end(let error): sink.end(with: error)
             }
-            if batch.isEmpty { return }
-            for message in batch { hand(message) }
-            batch.removeAll(keepingCapacity: true)
         }
-    }
-
-    @discardableResult
-    private func hand(_ message: Message) -> Bool {
-        switch message {
-        case .started(let news): sink.started(news)
-        case .frame(let frame): return sink.frame(frame)
-        case .dropped(let drops): sink.dropped(drops)
-        case .formatChanged(let news): sink.formatChanged(news)
-        case .interrupted(let reason, let error): sink.interrupted(reason, error)
-        case .end(let error): sink.end(with: error)
-        }
-        return true
     }
 }
 

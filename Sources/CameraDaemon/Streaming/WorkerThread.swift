@@ -1,3 +1,4 @@
+import CameraIPC
 internal import CCameraShims
 import Dispatch
 import Foundation
@@ -9,7 +10,7 @@ import Synchronization
 /// while another variant's conversion keeps a core busy. The thread ends once
 /// ``finish()`` is called and every job before it has run.
 final class WorkerThread: Sendable {
-    private let jobs = Mutex<(queue: [@Sendable () -> Void], finishing: Bool)>(([], false))
+    private let jobs = OrderedMutex<(queue: [@Sendable () -> Void], finishing: Bool)>(.workerJobs, ([], false))
     private let ready = DispatchSemaphore(value: 0)
 
     /// - Parameter name: the thread's name, as `top -H` shows it (15 bytes at most).

@@ -1,0 +1,233 @@
+import Glibc
+import Synchronization
+internal import CCameraShims
+
+/// Every lock of camerad's (CameraIPC's, CameraProtocol's, CameraDaemon's), in
+/// the order they may be taken: a thread holding one takes only locks further
+/// down the list. The leaves, from ``eventLoop`` on, share the last rank:
+/// nothing is taken while one is held, not even another leaf.
+/// docs/ARCHITECTURE.md's lock table is this list, with what each guards.
+public enum LockLevel: Int32, CaseIterable, Sendable {
+    /// `RPCServer`'s connections and listener registration (registers with the loop under it).
+    case rpcServer
+    /// `DeviceRegistry`'s devices, streamers and watchers (describes devices under it).
+    case deviceRegistry
+    /// `ConfigurationLocks`' holders and waiters.
+    case configurationLocks
+    /// A `DeviceStreamer`'s state: capture, pools, streams (charges budgets, takes buffer loans under it).
+    case deviceStreamer
+    /// `DeviceStreamer.frameSignals`, every user's frame signal per device (charges the budget under it).
+    case frameSignals
+    /// A `ServerCall`'s output: whether its end went out (held across each response's write).
+    case callOutput
+    /// `SocketConnection`'s write state, held across its `sendmsg` (the loop's registration changed under it).
+    case connectionWrites
+
+    // Leaves: nothing is taken under them.
+
+    /// `EventLoop`'s handlers and submitted work.
+    case eventLoop
+    /// A `ServerCall`'s state: its task, half-close, requests taken on the loop.
+    case callState
+    /// `RPCServerConnection`'s calls and client name.
+    case rpcConnection
+    /// `RPCClient`'s calls; a `ClientCall`'s end; a call being started.
+    case rpcClient
+    /// `ReserveDescriptor`'s spare descriptor.
+    case reserveDescriptor
+    /// `RateLimitedLog`'s last line and count.
+    case rateLimitedLog
+    /// `DeviceRegistry`'s ended subscriptions and its addition observer.
+    case registryWatchers
+    /// `ConfigurationLocks`' observer.
+    case configurationObserver
+    /// A stream's outbox queue (`StreamOutbox`).
+    case streamOutbox
+    /// A pooled frame's message, serialized once for every client.
+    case encodedFrame
+    /// `ClientBudget`'s charges.
+    case clientBudget
+    /// A device's buffer leases (`BufferLeases`).
+    case bufferLeases
+    /// A camera backend's own state (controls, modes, strobe) and its settings' values.
+    case cameraState
+    /// A photo's sink: its frame, waiter, failure.
+    case photoSink
+    /// `DefaultsStore`'s stored defaults (the file is written under it).
+    case defaultsStore
+    /// A `WorkerThread`'s job queue.
+    case workerJobs
+
+    /// Where it stands in the order: leaves share the last rank.
+    public var rank: Int32 { min(rawValue, LockLevel.eventLoop.rawValue) }
+}
+
+/// A `Mutex` that knows its place in ``LockLevel``'s order. In debug builds
+/// (every `make test`) taking it checks the levels the thread already holds:
+/// one of the same rank or further down is a violation (``LockOrder``).
+/// Release builds take the mutex and nothing else.
+public struct OrderedMutex<Value: ~Copyable>: ~Copyable {
+    public let level: LockLevel
+    private let mutex: Mutex<Value>
+
+    public init(_ level: LockLevel, _ value: consuming sending Value) {
+        self.level = level
+        mutex = Mutex(value)
+    }
+
+    @inline(__always)
+    public borrowing func withLock<Result: ~Copyable, Failure: Error>(
+        _ body: (inout sending Value) throws(Failure) -> sending Result
+    ) throws(Failure) -> sending Result {
+        #if DEBUG
+        LockOrder.willTake(level)
+        defer { LockOrder.didLetGo() }
+        #endif
+        return try mutex.withLock(body)
+    }
+}
+
+extension OrderedMutex: @unchecked Sendable where Value: ~Copyable {}
+
+/// The lock-order checker of debug builds: each thread's ordered locks, a
+/// violation when one is taken out of ``LockLevel``'s order, and when a task
+/// is woken (a continuation resumed, a stream yielded to or finished, a task
+/// cancelled) while any is held — the woken task may need a lock the waker
+/// holds, or the waker's thread. A violation traps, naming the locks; a test
+/// of the checker itself records them instead (``recordingViolations(_:)``).
+public enum LockOrder {
+    /// The ordered locks the calling thread holds, outermost first.
+    public static var held: [LockLevel] {
+        (0..<CCameraShims_held_locks_count()).compactMap { LockLevel(rawValue: CCameraShims_held_locks_at($0)) }
+    }
+
+    /// Checks that no ordered lock is held before `action` (waking a task).
+    @inline(__always)
+    public static func checkNoneHeld(_ action: @autoclosure () -> String) {
+        #if DEBUG
+        if CCameraShims_held_locks_count() > 0 {
+            violation("\(action()) while holding \(describe(held))")
+        }
+        #endif
+    }
+
+    static func willTake(_ level: LockLevel) {
+        let depth = CCameraShims_held_locks_push(level.rawValue)
+        guard depth >= 0 else {
+            violation("more than 32 ordered locks held taking \(level)")
+            return
+        }
+        guard depth > 0, let inner = LockLevel(rawValue: CCameraShims_held_locks_at(depth - 1)) else { return }
+        if inner.rank >= level.rank {
+            violation("taking \(level) while holding \(describe(held.dropLast()))")
+        }
+    }
+
+    static func didLetGo() {
+        CCameraShims_held_locks_pop()
+    }
+
+    private static func describe(_ levels: some Collection<LockLevel>) -> String {
+        levels.map { "\($0)" }.joined(separator: " → ")
+    }
+
+    /// Violations seen on threads that record them (tests of the checker), else nil.
+    private static let recorded = Mutex<[UInt: [String]]>([:])
+
+    /// Runs `body` on the calling thread with violations on that thread
+    /// recorded instead of trapping, and returns them.
+    public static func recordingViolations(_ body: () -> Void) -> [String] {
+        let thread = UInt(pthread_self())
+        recorded.withLock { $0[thread] = [] }
+        body()
+        return recorded.withLock { $0.removeValue(forKey: thread) } ?? []
+    }
+
+    private static func violation(_ message: String) {
+        let thread = UInt(pthread_self())
+        let isRecorded = recorded.withLock { recorded -> Bool in
+            guard recorded[thread] != nil else { return false }
+            recorded[thread]!.append(message)
+            return true
+        }
+        if !isRecorded { fatalError("lock order: \(message) (docs/ARCHITECTURE.md, Lock order)") }
+    }
+}
+
+// The ways a task is woken, checked: each says what wakes it, for the
+// violation's message.
+
+extension CheckedContinuation {
+    /// `resume(returning:)`, checked to run with no ordered lock held.
+    public func wake(returning value: sending T) {
+        LockOrder.checkNoneHeld("resuming a continuation")
+        resume(returning: value)
+    }
+
+    /// `resume(throwing:)`, checked to run with no ordered lock held.
+    public func wake(throwing error: E) {
+        LockOrder.checkNoneHeld("resuming a continuation")
+        resume(throwing: error)
+    }
+
+    /// `resume(with:)`, checked to run with no ordered lock held.
+    public func wake(with result: sending Result<T, E>) {
+        LockOrder.checkNoneHeld("resuming a continuation")
+        resume(with: result)
+    }
+}
+
+extension CheckedContinuation where E == any Error {
+    /// `resume(with:)` for a result of a narrower error, checked to run with no ordered lock held.
+    public func wake<Failure: Error>(with result: sending Result<T, Failure>) {
+        LockOrder.checkNoneHeld("resuming a continuation")
+        resume(with: result)
+    }
+}
+
+extension CheckedContinuation where T == Void {
+    /// `resume()`, checked to run with no ordered lock held.
+    public func wake() {
+        LockOrder.checkNoneHeld("resuming a continuation")
+        resume()
+    }
+}
+
+extension AsyncStream.Continuation {
+    /// `yield(_:)`, checked to run with no ordered lock held.
+    @discardableResult
+    public func wake(with element: sending Element) -> YieldResult {
+        LockOrder.checkNoneHeld("yielding to a stream")
+        return yield(element)
+    }
+
+    /// `finish()`, checked to run with no ordered lock held.
+    public func wakeFinished() {
+        LockOrder.checkNoneHeld("finishing a stream")
+        finish()
+    }
+}
+
+extension AsyncThrowingStream.Continuation {
+    /// `yield(_:)`, checked to run with no ordered lock held.
+    @discardableResult
+    public func wake(with element: sending Element) -> YieldResult {
+        LockOrder.checkNoneHeld("yielding to a stream")
+        return yield(element)
+    }
+
+    /// `finish(throwing:)`, checked to run with no ordered lock held.
+    public func wakeFinished(throwing error: Failure? = nil) {
+        LockOrder.checkNoneHeld("finishing a stream")
+        finish(throwing: error)
+    }
+}
+
+extension Task {
+    /// `cancel()`, checked to run with no ordered lock held: its cancellation
+    /// handlers run here and may wake waiters.
+    public func cancelUnlocked() {
+        LockOrder.checkNoneHeld("cancelling a task")
+        cancel()
+    }
+}

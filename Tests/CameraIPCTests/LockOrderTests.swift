@@ -1,0 +1,96 @@
+import CameraIPC
+import Foundation
+import Testing
+
+/// The lock-order checker that every debug build (so every `make test`) runs:
+/// a lock taken out of `LockLevel`'s order, or a task woken with a lock held,
+/// is a violation. Here violations are recorded instead of trapping.
+@Suite final class LockOrderTests: Sendable {
+    let registry = OrderedMutex(.deviceRegistry, 0)
+    let streamer = OrderedMutex(.deviceStreamer, 0)
+    let budget = OrderedMutex(.clientBudget, 0)
+    let outbox = OrderedMutex(.streamOutbox, 0)
+
+    @Test func locksTakenInOrderAreNoViolation() {
+        let violations = LockOrder.recordingViolations {
+            registry.withLock { _ in
+                streamer.withLock { _ in
+                    budget.withLock { _ in #expect(LockOrder.held == [.deviceRegistry, .deviceStreamer, .clientBudget]) }
+                }
+            }
+            // One after another, in any order: nothing held across.
+            budget.withLock { _ in }
+            registry.withLock { _ in }
+        }
+        #expect(violations.isEmpty)
+        #expect(LockOrder.held.isEmpty)
+    }
+
+    @Test func anOuterLockTakenUnderAnInnerOneIsAViolation() {
+        let violations = LockOrder.recordingViolations {
+            streamer.withLock { _ in registry.withLock { _ in } }
+        }
+        #expect(violations == ["taking deviceRegistry while holding deviceStreamer"])
+    }
+
+    @Test func oneLeafTakenUnderAnotherIsAViolation() {
+        let violations = LockOrder.recordingViolations {
+            outbox.withLock { _ in budget.withLock { _ in } }
+        }
+        #expect(violations == ["taking clientBudget while holding streamOutbox"])
+    }
+
+    @Test func wakingATaskUnderALockIsAViolation() async {
+        let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
+        let violations = LockOrder.recordingViolations {
+            streamer.withLock { _ in _ = continuation.wake(with: 1) }
+            // Let go first: fine.
+            continuation.wake(with: 2)
+            continuation.wakeFinished()
+        }
+        #expect(violations == ["yielding to a stream while holding deviceStreamer"])
+        var received: [Int] = []
+        for await value in stream { received.append(value) }
+        #expect(received == [1, 2])
+    }
+
+    @Test func resumingAContinuationOrCancellingATaskUnderALockIsAViolation() async {
+        let task = Task { try? await Task.sleep(for: .seconds(600)) }
+        let value = await withCheckedContinuation { (continuation: CheckedContinuation<Int, Never>) in
+            let violations = LockOrder.recordingViolations {
+                budget.withLock { _ in
+                    task.cancelUnlocked()
+                    continuation.wake(returning: 7)
+                }
+            }
+            #expect(violations == ["cancelling a task while holding clientBudget",
+                                   "resuming a continuation while holding clientBudget"])
+        }
+        #expect(value == 7)
+        await task.value
+    }
+
+    /// Every wake-up in camerad's own code goes through the checked forms
+    /// (`wake`, `wakeFinished`, `cancelUnlocked`), so the checker sees it.
+    @Test func cameradsCodeWakesTasksOnlyThroughTheCheckedForms() throws {
+        let sources = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appending(path: "Sources")
+        let raw = try NSRegularExpression(pattern: #"\.(resume\(|yield\(|finish\((throwing:[^)]*)?\))"#)
+        var found: [String] = []
+        for target in ["CameraIPC", "CameraProtocol", "CameraDaemon", "camerad"] {
+            let directory = sources.appending(path: target)
+            let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)!
+            for case let file as URL in files where file.pathExtension == "swift" && file.lastPathComponent != "LockOrder.swift" {
+                for (number, line) in try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                    let text = String(line)
+                    if text.trimmingCharacters(in: .whitespaces).hasPrefix("//") { continue }
+                    if raw.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil,
+                       !text.contains("thread.finish()") {
+                        found.append("\(target)/\(file.lastPathComponent):\(number + 1): \(text.trimmingCharacters(in: .whitespaces))")
+                    }
+                }
+            }
+        }
+        #expect(found.isEmpty, "unchecked wake-ups:\n\(found.joined(separator: "\n"))")
+    }
+}
