@@ -108,3 +108,11 @@ int CCameraShims_held_locks_count(void) {
 int CCameraShims_held_locks_at(int index) {
     return index >= 0 && index < held_locks_count ? held_locks[index] : -1;
 }
+
+int CCameraShims_poll_nanoseconds(struct pollfd *descriptors, unsigned long count, long long timeout) {
+    if (timeout < 0) {
+        return ppoll(descriptors, count, NULL, NULL);
+    }
+    struct timespec span = {.tv_sec = timeout / 1000000000LL, .tv_nsec = timeout % 1000000000LL};
+    return ppoll(descriptors, count, &span, NULL);
+}

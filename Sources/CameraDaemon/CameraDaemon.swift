@@ -82,10 +82,15 @@ public final class CameraDaemon: Sendable {
     }
 
     /// Claims the socket, finds the V4L2 cameras, creates the virtual ones and
-    /// starts serving.
+    /// starts serving. The scan opens every node: it runs on a worker, not on
+    /// the caller's (cooperative) thread.
     ///
     /// - Throws: ``DaemonError`` when the socket cannot be claimed.
-    public static func start(_ configuration: Configuration, logger: Logger) throws -> CameraDaemon {
+    public static func start(_ configuration: Configuration, logger: Logger) async throws -> CameraDaemon {
+        try await Workers.run { try startNow(configuration, logger: logger) }
+    }
+
+    private static func startNow(_ configuration: Configuration, logger: Logger) throws -> CameraDaemon {
         if let count = configuration.virtualCameraCount, !(0...VirtualCameraRoster.maxCount).contains(count) {
             throw DaemonError.invalidConfiguration(
                 "--virtual-cameras must be 0 to \(VirtualCameraRoster.maxCount), not \(count)")
@@ -98,14 +103,22 @@ public final class CameraDaemon: Sendable {
         if let clientDescriptors = configuration.clientDescriptors { limits.descriptors = clientDescriptors }
         if let poolBytes = configuration.poolBytes { limits.poolBytes = poolBytes }
         let budget = ClientBudget(limits: limits)
-        let registry = DeviceRegistry(budget: budget, logger: logger)
+        // The one event loop: every socket, and every timer.
+        let loop: EventLoop
+        do {
+            loop = try EventLoop(name: "camerad-io")
+        } catch {
+            socket.remove()
+            throw DaemonError.socketSetup(path: configuration.socketPath, reason: "\(error)")
+        }
+        let registry = DeviceRegistry(timers: loop, budget: budget, logger: logger)
         let defaults = configuration.stateDirectory.map { DefaultsStore(folder: $0, logger: logger) }
         let configurator = DeviceConfigurator(registry: registry, defaults: defaults, logger: logger)
         // On the device's executor, so whatever a client asks of it next runs after.
         registry.observeAdditions { device in device.executor.enqueue { configurator.restoreDefaults(of: device) } }
         var discovery: V4L2Discovery?
         if configuration.v4l2 {
-            let finder = V4L2Discovery(registry: registry, logger: logger)
+            let finder = V4L2Discovery(registry: registry, logger: logger, timers: loop)
             finder.scan()
             do {
                 try finder.startMonitoring(configuration.hotplug)
@@ -135,7 +148,6 @@ public final class CameraDaemon: Sendable {
         CameraServiceHandlers(registry: registry, virtualCameras: roster, policy: AccessPolicy(), configurator: configurator)
             .register(in: &router)
         do {
-            let loop = try EventLoop(name: "camerad-io")
             let server = RPCServer(
                 listener: socket.listener, loop: loop, router: router, logger: logger,
                 backlogLimit: configuration.clientBacklogLimit,
@@ -182,7 +194,8 @@ public final class CameraDaemon: Sendable {
     public func shutDown() async {
         logger.info("shutting down: ending \(server.connections.count) connection(s)")
         socket.remove()
-        discovery?.stop()
+        // Joins the hotplug thread: a worker's wait, not the cooperative pool's.
+        if let discovery { _ = try? await Workers.run { discovery.stop() } }
         registry.interruptAllStreams(.shuttingDown, CameraError(.shuttingDown, "camerad is shutting down; reconnect when it is back"))
         await server.shutDown(with: RPCError(.shuttingDown, "camerad is shutting down; reconnect when it is back"))
         loop.stop()

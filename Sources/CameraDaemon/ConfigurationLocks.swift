@@ -1,6 +1,5 @@
 import CameraIPC
 import CameraProtocol
-import Dispatch
 import Synchronization
 
 /// AVCaptureDevice's configuration lock, across processes: at most one
@@ -26,7 +25,7 @@ final class ConfigurationLocks: Sendable {
         let id: UInt64
         let holder: Holder
         let continuation: CheckedContinuation<Void, any Error>
-        var timer: Task<Void, Never>?
+        var timer: ScheduledWork?
     }
 
     private struct State {
@@ -36,7 +35,13 @@ final class ConfigurationLocks: Sendable {
         var nextWaiterID: UInt64 = 1
     }
     private let state = OrderedMutex(.configurationLocks, State())
+    /// Where a waiter's deadline runs: the daemon's event loop.
+    private let timers: EventLoop
     private let observer = OrderedMutex<@Sendable (_ uniqueID: String) -> Void>(.configurationObserver, { _ in })
+
+    init(timers: EventLoop) {
+        self.timers = timers
+    }
 
     /// `handler` is told, outside the lock, when a device's holder changes
     /// (taken, or released).
@@ -162,21 +167,17 @@ final class ConfigurationLocks: Sendable {
     private struct Wake {
         let continuation: CheckedContinuation<Void, any Error>
         let result: Result<Void, any Error>
-        let timer: Task<Void, Never>?
+        let timer: ScheduledWork?
 
         func run() {
-            timer?.cancelUnlocked()
+            timer?.cancel()
             continuation.wake(with: result)
         }
     }
 
     private func enqueue(_ waiter: Waiter, on uniqueID: String, wait: Duration) {
         let id = waiter.id
-        let timer = Task { [weak self] in
-            try? await Task.sleep(for: wait)
-            guard !Task.isCancelled else { return }
-            self?.expire(id, on: uniqueID)
-        }
+        let timer = timers.schedule(after: wait) { [weak self] in self?.expire(id, on: uniqueID) }
         let wake = state.withLock { state -> Wake? in
             if state.cancelled.remove(waiter.id) != nil {
                 return Wake(continuation: waiter.continuation, result: .failure(CancellationError()), timer: timer)

@@ -1,5 +1,4 @@
 import CameraMedia
-import Dispatch
 import Logging
 
 /// Carries out a ``DeviceConfiguration`` on a device: the format and
@@ -28,7 +27,8 @@ struct DeviceConfigurator: Sendable {
             guard let defaults else {
                 throw CameraError(.invalidState, "applied, but not stored: this camerad runs without a state directory")
             }
-            try defaults.store(configuration, for: device.uniqueID)
+            // The file is written on the device's executor, after the device's own work.
+            try await device.executor.run { try defaults.store(configuration, for: device.uniqueID) }
         }
     }
 
@@ -58,7 +58,7 @@ struct DeviceConfigurator: Sendable {
         let settling = device.settingsState.settling
         if plan.adjusts && settling > .zero {
             // Watchers see the adjusting end.
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(settling.nanoseconds) + 1_000_000)) {
+            registry.timers.schedule(after: .nanoseconds(settling.nanoseconds) + .milliseconds(1)) {
                 registry.deviceDidChange(device)
             }
         }

@@ -25,7 +25,10 @@ final class DeviceRegistry: Sendable {
     private let endedSubscribers = OrderedMutex<Set<UInt64>>(.registryWatchers, [])
     private let logger: Logger
     /// Who may configure each device.
-    let locks = ConfigurationLocks()
+    let locks: ConfigurationLocks
+    /// Where timers run (a lock waiter's deadline, a photo's, a settling
+    /// adjustment's end): the daemon's event loop.
+    let timers: EventLoop
     /// What clients, their streams and frame pools may take, across every device.
     let clientBudget: ClientBudget
     private let additionObserver = OrderedMutex<@Sendable (any CameraBackend) -> Void>(.registryWatchers, { _ in })
@@ -35,7 +38,9 @@ final class DeviceRegistry: Sendable {
         additionObserver.withLock { $0 = handler }
     }
 
-    init(budget: ClientBudget = ClientBudget(), logger: Logger = Logger(label: "camerad")) {
+    init(timers: EventLoop, budget: ClientBudget = ClientBudget(), logger: Logger = Logger(label: "camerad")) {
+        self.timers = timers
+        locks = ConfigurationLocks(timers: timers)
         clientBudget = budget
         self.logger = logger
         locks.observe { [weak self] uniqueID in self?.lockDidChange(uniqueID) }
@@ -81,7 +86,7 @@ final class DeviceRegistry: Sendable {
             }
             state.devices.append(device)
             let uniqueID = device.uniqueID
-            state.streamers[uniqueID] = DeviceStreamer(device: device, budget: clientBudget, logger: logger, onDeviceLost: { [weak self] error in
+            state.streamers[uniqueID] = DeviceStreamer(device: device, timers: timers, budget: clientBudget, logger: logger, onDeviceLost: { [weak self] error in
                 self?.remove(uniqueID, because: error)
             }, onDeviceChanged: { [weak self, weak device] in
                 if let device { self?.deviceDidChange(device) }

@@ -69,8 +69,9 @@ enum PhotoCapture {
         if let quality = settings.quality, !(1...100).contains(quality) {
             throw CameraError(.invalidArgument, "JPEG quality must be 1 to 100 (0 for 90), not \(quality)")
         }
-        let idleMode = device.configuredMode
-            ?? ModeSelection.mode(for: .photo, formats: device.formats, active: device.activeMode)
+        // Reading the node's own mode opens it: the device's work, on its executor.
+        let active = await device.executor.run { [device] in device.activeMode }
+        let idleMode = device.configuredMode ?? ModeSelection.mode(for: .photo, formats: device.formats, active: active)
         // A device running a smaller mode for its streams is switched to the
         // photo mode for the shot only by its lock holder (the streams are told,
         // twice); anyone else gets the photo at the running mode, flagged.
@@ -86,7 +87,7 @@ enum PhotoCapture {
         }
         // A capture just restarted in the photo mode settles like one started for it.
         let warmUp = restore != nil ? max(1, device.photoWarmUpFrames) : streamer.runningMode == nil ? device.photoWarmUpFrames : 0
-        let sink = PhotoSink()
+        let sink = PhotoSink(timers: streamer.timers)
         var request = StreamRequest()
         // The device's own frames, in the photo mode when the photo starts it.
         request.preset = .photo
@@ -184,7 +185,10 @@ enum PhotoCapture {
         /// when the first frame is dark).
         func take(warmUp: Int, flash: FlashMode) async throws -> (frame: PooledFrame, fires: Bool) {
             let first = try await frame(after: warmUp)
-            guard try flash == .on || (flash == .auto && meanLuma(first) < darkLuma) else { return (first, false) }
+            // Scaling the frame is CPU work: a worker's, not the cooperative pool's.
+            var fires = flash == .on
+            if flash == .auto { fires = try await Workers.run { try meanLuma(first) } < darkLuma }
+            guard fires else { return (first, false) }
             try release(first)
             let before = device.controls
             try await device.executor.run { [device] in try strobe(device) }

@@ -1,5 +1,5 @@
 import CameraIPC
-import Dispatch
+import Foundation
 import Synchronization
 
 /// A photo's stream of the device's frames: a sink inside the daemon, on the
@@ -20,6 +20,12 @@ final class PhotoSink: FrameSink {
         var failure: (any Error)?
     }
     private let state = OrderedMutex(.photoSink, State())
+    /// Where the wait's deadline runs: the daemon's event loop.
+    private let timers: EventLoop
+
+    init(timers: EventLoop) {
+        self.timers = timers
+    }
 
     /// The next frame: one already here, else the next to come within `timeout`.
     ///
@@ -27,11 +33,10 @@ final class PhotoSink: FrameSink {
     ///   naming `device` when no frame comes in time, `CancellationError` when
     ///   the call goes.
     func next(within timeout: Duration, of device: String) async throws -> PooledFrame {
-        let timer = DispatchWorkItem { [weak self] in
+        let timer = timers.schedule(after: timeout) { [weak self] in
             let seconds = String(format: "%.1f", timeout.seconds)
             self?.fail(CameraError(.timedOut, "\(device) made no frame for the photo within \(seconds) s; try again"))
         }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds)), execute: timer)
         defer { timer.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

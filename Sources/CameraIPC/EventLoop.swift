@@ -15,6 +15,9 @@ public protocol EventHandler: AnyObject, Sendable {
 /// an eventfd; work submitted on the loop's own thread runs once the events in
 /// hand are handled, with no wake-up. Registration is thread-safe.
 ///
+/// Timers run here too (``schedule(after:_:)``): the loop waits no longer than
+/// the earliest deadline.
+///
 /// The loop is also a `TaskExecutor`: a task that prefers it
 /// (`withTaskExecutorPreference(loop)`) runs its nonisolated code here, so a
 /// continuation resumed by an event handler continues on this thread — the
@@ -45,8 +48,15 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         case job(UnownedJob)
     }
 
+    /// A timer: its deadline on CLOCK_MONOTONIC, and what it runs then.
+    private struct Timer {
+        let deadline: Int64
+        let work: @Sendable () -> Void
+    }
+
     private struct State {
         var work: [Work] = []
+        var timers: [UInt64: Timer] = [:]
         var wakeupPending = false
         var handlers: [UInt64: any EventHandler] = [:]
         var nextID: UInt64 = 1
@@ -94,6 +104,32 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     /// that runs for the life of the process should be a task's executor).
     public func execute(_ task: @escaping @Sendable () -> Void) {
         submit(.closure(task))
+    }
+
+    /// Runs `work` on the loop's thread once `delay` has passed (about: to the
+    /// millisecond, after the events in hand), unless cancelled first. Dropped
+    /// after ``stop()``.
+    @discardableResult
+    public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> ScheduledWork {
+        let (seconds, attoseconds) = delay.components
+        let deadline = monotonicNanoseconds() + max(0, seconds) * 1_000_000_000 + attoseconds / 1_000_000_000
+        let (id, wake) = state.withLock { state -> (UInt64, Bool) in
+            let id = state.nextID
+            state.nextID += 1
+            guard !state.stopping else { return (id, false) }
+            state.timers[id] = Timer(deadline: deadline, work: work)
+            // The loop's own thread works out its next wait before it waits again.
+            if let thread = state.thread, pthread_equal(thread, pthread_self()) != 0 { return (id, false) }
+            defer { state.wakeupPending = true }
+            return (id, !state.wakeupPending)
+        }
+        if wake { Syscall.eventfdWrite(wakeup.rawValue) }
+        return ScheduledWork(loop: self, id: id)
+    }
+
+    /// Stops a timer that has not run yet; a timer that ran (or is running) is untouched.
+    fileprivate func cancel(_ timer: UInt64) {
+        _ = state.withLock { $0.timers.removeValue(forKey: timer) }
     }
 
     /// TaskExecutor: runs a job of a task that prefers this loop.
@@ -169,7 +205,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         while true {
             let count: Int32
             do {
-                count = try Syscall.epollWait(epoll.rawValue, events, Int32(capacity), -1)
+                count = try Syscall.epollWait(epoll.rawValue, events, Int32(capacity), nextTimeout())
             } catch {
                 fatalError("epoll_wait failed on event loop \(name): \(error)")
             }
@@ -183,6 +219,7 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
                 guard let handler = state.withLock({ $0.handlers[id] }) else { continue }
                 handler.handleEvents(Events(rawValue: events[index].events))
             }
+            for timer in dueTimers() { timer() }
             // Work that work submits runs in this round too: nothing is left
             // waiting while the loop sleeps.
             var stopping = false
@@ -208,6 +245,35 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         state.withLock { state in
             state.handlers.removeAll()
             state.work.removeAll()
+            state.timers.removeAll()
         }
+    }
+
+    /// Milliseconds until the earliest timer (rounded up), or -1: none.
+    private func nextTimeout() -> Int32 {
+        guard let deadline = state.withLock({ $0.timers.values.lazy.map(\.deadline).min() }) else { return -1 }
+        let nanoseconds = max(0, deadline - monotonicNanoseconds())
+        return Int32(clamping: (nanoseconds + 999_999) / 1_000_000)
+    }
+
+    /// The timers due now, earliest first, taken from the list.
+    private func dueTimers() -> [@Sendable () -> Void] {
+        let now = monotonicNanoseconds()
+        return state.withLock { state -> [@Sendable () -> Void] in
+            let due = state.timers.filter { $0.value.deadline <= now }.sorted { ($0.value.deadline, $0.key) < ($1.value.deadline, $1.key) }
+            for (id, _) in due { state.timers[id] = nil }
+            return due.map(\.value.work)
+        }
+    }
+}
+
+/// A timer on an ``EventLoop``: cancel it before it runs, or let it run.
+public struct ScheduledWork: Sendable {
+    fileprivate weak var loop: EventLoop?
+    fileprivate let id: UInt64
+
+    /// Stops the timer, if it has not run yet.
+    public func cancel() {
+        loop?.cancel(id)
     }
 }

@@ -188,10 +188,7 @@ public final class RPCServer: EventHandler, @unchecked Sendable {
         }
         guard let pause else { return }
         acceptFailureLog.log(logger, .error, "accept failed (\(error)); accepting again in \(pause)")
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(pause / .milliseconds(1)))) { [weak self] in
-            guard let self else { return }
-            self.loop.execute { self.resumeAccepting() }
-        }
+        loop.schedule(after: pause) { [weak self] in self?.resumeAccepting() }
     }
 
     private func resumeAccepting() {

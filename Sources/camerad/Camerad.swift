@@ -112,7 +112,7 @@ struct Camerad: AsyncParsableCommand {
         let signals = DaemonSignals.start()
         let daemon: CameraDaemon
         do {
-            daemon = try CameraDaemon.start(configuration, logger: logger)
+            daemon = try await CameraDaemon.start(configuration, logger: logger)
         } catch {
             printToStandardError("camerad: \(error)")
             throw ExitCode.failure

@@ -6,7 +6,7 @@ import Testing
 
 @Suite struct DeviceRegistryTests {
     @Test func aSubscriberSeesTheExistingDevicesThenEveryChangeInOrder() async throws {
-        let registry = DeviceRegistry()
+        let registry = DeviceRegistry(timers: .testTimers)
         let roster = VirtualCameraRoster(registry: registry)
         try roster.add()
         var events = registry.subscribe(includeExisting: true).makeAsyncIterator()
@@ -19,7 +19,7 @@ import Testing
     }
 
     @Test func aSubscriptionEndsWithItsTask() async throws {
-        let registry = DeviceRegistry()
+        let registry = DeviceRegistry(timers: .testTimers)
         let task = Task {
             for await _ in registry.subscribe(includeExisting: false) {}
         }
@@ -33,7 +33,7 @@ import Testing
     /// task while a cancellation of that task ends its subscription. Neither may
     /// wait on the other (this once deadlocked the daemon).
     @Test(.timeLimit(.minutes(1))) func watchersEndingWhileDevicesChangeNeverDeadlock() async throws {
-        let registry = DeviceRegistry()
+        let registry = DeviceRegistry(timers: .testTimers)
         let roster = VirtualCameraRoster(registry: registry)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -60,7 +60,7 @@ import Testing
     }
 
     @Test func theRosterTakesTheLowestFreeIndex() throws {
-        let roster = VirtualCameraRoster(registry: DeviceRegistry())
+        let roster = VirtualCameraRoster(registry: DeviceRegistry(timers: .testTimers))
         #expect(try roster.add().uniqueID == "virtual-0")
         #expect(try roster.add().uniqueID == "virtual-1")
         #expect(try roster.add(index: 5).uniqueID == "virtual-5")
@@ -70,7 +70,7 @@ import Testing
     }
 
     @Test func aTakenOrOutOfRangeIndexIsRefused() throws {
-        let roster = VirtualCameraRoster(registry: DeviceRegistry())
+        let roster = VirtualCameraRoster(registry: DeviceRegistry(timers: .testTimers))
         try roster.add(index: 1)
         #expect(throws: CameraError(.alreadyExists, "a device 'virtual-1' already exists; pick another index")) {
             try roster.add(index: 1)
@@ -80,7 +80,7 @@ import Testing
     }
 
     @Test func theRosterStopsAtItsLimit() throws {
-        let roster = VirtualCameraRoster(registry: DeviceRegistry())
+        let roster = VirtualCameraRoster(registry: DeviceRegistry(timers: .testTimers))
         for _ in 0..<VirtualCameraRoster.maxCount { try roster.add() }
         let error = #expect(throws: CameraError.self) { try roster.add() }
         #expect(error?.code == .resourceExhausted)

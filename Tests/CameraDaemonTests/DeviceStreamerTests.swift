@@ -256,7 +256,7 @@ final class LockWatchingResponder: StreamResponder, @unchecked Sendable {
     let streamer: DeviceStreamer
 
     init() {
-        streamer = DeviceStreamer(device: camera, logger: Logger(label: "test"))
+        streamer = DeviceStreamer(device: camera, timers: .testTimers, logger: Logger(label: "test"))
     }
 
     /// Who the tests' streams are charged to.
@@ -508,4 +508,9 @@ final class LockWatchingResponder: StreamResponder, @unchecked Sendable {
                 "a photo is one of the client's frames")
         streamer.close(id)
     }
+}
+
+extension EventLoop {
+    /// The timers of the registries and streamers tests make (camerad's are its event loop's).
+    static let testTimers = try! EventLoop(name: "test-timers")
 }

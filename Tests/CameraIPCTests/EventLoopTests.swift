@@ -51,3 +51,35 @@ import Testing
         #expect(offLoop == 0)
     }
 }
+
+/// Timers on the loop (camerad's only timers): each runs on the loop's thread,
+/// never before its deadline, in deadline order; a cancelled one never runs.
+@Suite(.timeLimit(.minutes(1))) struct EventLoopTimerTests {
+    @Test func timersRunOnTheLoopAfterTheirDeadlinesInOrder() async throws {
+        let loop = try EventLoop(name: "test")
+        defer { loop.stop() }
+        let (ran, continuation) = AsyncStream.makeStream(of: (name: String, onLoop: Bool, early: Bool).self)
+        let scheduled = monotonicNanoseconds()
+        for (name, milliseconds) in [("third", 60), ("first", 20), ("second", 40)] {
+            let deadline = scheduled + Int64(milliseconds) * 1_000_000
+            loop.schedule(after: .milliseconds(milliseconds)) {
+                continuation.yield((name, loop.inEventLoop, monotonicNanoseconds() < deadline))
+            }
+        }
+        let cancelled = loop.schedule(after: .milliseconds(30)) { continuation.yield(("cancelled", true, false)) }
+        cancelled.cancel()
+        // A timer scheduled on the loop's own thread is counted in its next wait.
+        loop.execute {
+            loop.schedule(after: .milliseconds(80)) {
+                continuation.yield(("from the loop", loop.inEventLoop, false))
+                continuation.finish()
+            }
+        }
+        var order: [String] = []
+        for await timer in ran {
+            order.append(timer.name)
+            #expect(timer.onLoop && !timer.early, "\(timer.name)")
+        }
+        #expect(order == ["first", "second", "third", "from the loop"])
+    }
+}

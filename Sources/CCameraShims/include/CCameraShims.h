@@ -9,6 +9,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <poll.h>
 #include <sys/types.h>
 #include <sys/un.h>
 
@@ -58,6 +59,9 @@ int CCameraShims_accept4(int socket, int flags);
 
 // struct ucred and SO_PEERCRED are _GNU_SOURCE-only. Returns 0, or -1 with errno.
 int CCameraShims_peer_credentials(int socket, pid_t *pid, uid_t *uid, gid_t *gid);
+
+// ppoll() is _GNU_SOURCE-only: poll with a timeout in nanoseconds (negative: none).
+int CCameraShims_poll_nanoseconds(struct pollfd *descriptors, unsigned long count, long long timeout);
 
 // The lock-order checker's record of the ordered locks this thread holds
 // (debug builds, CameraIPC's LockOrder.swift): a stack of level numbers in

@@ -1,5 +1,4 @@
 import CameraIPC
-import Dispatch
 import Synchronization
 
 /// A capture's buffers lent out: to the daemon as frames (``CapturedFrame``),
@@ -19,8 +18,12 @@ final class BufferLeases: @unchecked Sendable {
         var frames = 0
     }
     private let state: OrderedMutex<State>
-    private let returned = DispatchSemaphore(value: 0)
     private let onReturn: @Sendable () -> Void
+    /// Whether ``onReturn`` is told of every buffer free again, not only while
+    /// the capture thread waits here.
+    private let tellsEveryReturn: Bool
+    /// Whether the capture thread waits in ``waitUntilFramesGone(_:)`` or ``waitUntilFree(atMostFrames:_:)``.
+    private let waiting = Atomic(false)
     /// Buffers the device has.
     let count: Int
 
@@ -28,9 +31,12 @@ final class BufferLeases: @unchecked Sendable {
     ///   - count: buffers `0 ..< count`.
     ///   - free: whether they start free (a virtual camera's); a V4L2 node's
     ///     start queued in the driver and come out with ``lend(_:)``.
-    ///   - onReturn: told each time a buffer is free again (a capture thread waits on it).
+    ///   - onReturn: wakes the capture thread: when a buffer is free again (a
+    ///     device that queues it again: `free` false), and whenever a holder
+    ///     lets one go while the thread waits here.
     init(count: Int, free: Bool = true, onReturn: @escaping @Sendable () -> Void = {}) {
         self.count = count
+        tellsEveryReturn = !free
         state = OrderedMutex(.bufferLeases, State(free: free ? Array(0..<count) : [], holders: Array(repeating: 0, count: count)))
         self.onReturn = onReturn
     }
@@ -78,8 +84,7 @@ final class BufferLeases: @unchecked Sendable {
             state.free.append(index)
             return true
         }
-        returned.signal()
-        if free { onReturn() }
+        if (free && tellsEveryReturn) || waiting.load(ordering: .acquiring) { onReturn() }
     }
 
     /// Buffers not lent out: the device's to fill.
@@ -93,15 +98,20 @@ final class BufferLeases: @unchecked Sendable {
         }
     }
 
-    /// Waits until no frame is alive (loans to clients may remain).
-    func waitUntilFramesGone() {
-        while state.withLock({ $0.frames }) > 0 { returned.wait() }
+    /// Waits until no frame is alive (loans to clients may remain), calling
+    /// `wait` until then: the capture thread's own sleep, which ``onReturn`` wakes.
+    func waitUntilFramesGone(_ wait: () -> Void) {
+        waiting.store(true, ordering: .releasing)
+        defer { waiting.store(false, ordering: .releasing) }
+        while state.withLock({ $0.frames }) > 0 { wait() }
     }
 
-    /// Waits until at most `frames` frames are alive and a buffer is free: an
-    /// unthrottled capture draws the next frame while one is converted.
-    func waitUntilFree(atMostFrames frames: Int) {
-        while state.withLock({ $0.frames > frames || $0.free.isEmpty }) { returned.wait() }
+    /// Waits, through `wait`, until at most `frames` frames are alive and a
+    /// buffer is free: an unthrottled capture draws the next frame while one is converted.
+    func waitUntilFree(atMostFrames frames: Int, _ wait: () -> Void) {
+        waiting.store(true, ordering: .releasing)
+        defer { waiting.store(false, ordering: .releasing) }
+        while state.withLock({ $0.frames > frames || $0.free.isEmpty }) { wait() }
     }
 }
 

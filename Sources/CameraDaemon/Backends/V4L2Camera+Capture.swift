@@ -64,8 +64,7 @@ extension V4L2Camera {
 /// and is reported through `onEnd` (nil when stopped); either way the thread
 /// waits for every frame to go before it stops the node.
 final class V4L2Capture: CaptureStream, @unchecked Sendable {
-    private let wake: OwnedFD
-    private let finished = DispatchSemaphore(value: 0)
+    private let thread: PollingThread
     private let stopped = Atomic(false)
     let buffers: DeviceBuffers?
     let unsharedBecause: String?
@@ -74,17 +73,17 @@ final class V4L2Capture: CaptureStream, @unchecked Sendable {
         queue: V4L2BufferQueue, mode: CaptureMode, bytesPerLine: Int,
         onFrame: @escaping @Sendable (CapturedFrame) -> Void, onEnd: @escaping @Sendable (V4L2Error?) -> Void
     ) throws(V4L2Error) {
-        let descriptor = eventfd(0, Int32(EFD_CLOEXEC))
-        guard descriptor >= 0 else { throw V4L2Error("eventfd", path: queue.device.path) }
-        let wake = OwnedFD(adopting: descriptor)
-        self.wake = wake
-        // A buffer free again wakes the thread, which queues it; one a client
-        // gives back after the capture stopped wakes nobody (the descriptor
-        // lives as long as the leases).
-        let leases = BufferLeases(count: queue.bufferCount, free: false) {
-            var one: UInt64 = 1
-            _ = write(wake.rawValue, &one, 8)
+        let thread: PollingThread
+        do {
+            thread = try PollingThread(name: "camerad-v4l2", watching: queue.device.fileDescriptor)
+        } catch {
+            throw V4L2Error("eventfd", path: queue.device.path)
         }
+        self.thread = thread
+        // A buffer free again wakes the thread, which queues it; one a client
+        // gives back after the capture stopped wakes nobody (the leases keep
+        // the thread's wake-up).
+        let leases = BufferLeases(count: queue.bufferCount, free: false) { thread.wake() }
         let tight = bytesPerLine <= (mode.layout.planes.first?.bytesPerRow ?? 0) || mode.layout.planes.isEmpty
         do {
             guard tight else { throw CameraError(.unsupportedFormat, "its rows are padded to \(bytesPerLine) bytes") }
@@ -97,16 +96,17 @@ final class V4L2Capture: CaptureStream, @unchecked Sendable {
         let buffers = buffers
         // The thread owns the queue from here on.
         nonisolated(unsafe) let queue = queue
-        let thread = Thread { [self] in
-            let error = Self.run(queue: queue, mode: mode, bytesPerLine: bytesPerLine, wake: wake.rawValue, leases: leases,
-                                 buffers: buffers, stopped: stopped, onFrame: onFrame)
-            leases.waitUntilFramesGone()
-            queue.stop()
-            onEnd(stopped.load(ordering: .relaxed) ? nil : error)
-            finished.signal()
+        do {
+            try thread.start { [self] thread in
+                let error = Self.run(queue: queue, mode: mode, bytesPerLine: bytesPerLine, thread: thread, leases: leases,
+                                     buffers: buffers, stopped: stopped, onFrame: onFrame)
+                leases.waitUntilFramesGone { _ = thread.wait(watching: false) }
+                queue.stop()
+                onEnd(stopped.load(ordering: .relaxed) ? nil : error)
+            }
+        } catch {
+            throw V4L2Error("pthread_create", path: queue.device.path)
         }
-        thread.name = "camerad-v4l2"
-        thread.start()
     }
 
     /// The queue's buffers as dma-bufs, mapped here.
@@ -119,33 +119,28 @@ final class V4L2Capture: CaptureStream, @unchecked Sendable {
 
     func stop() {
         stopped.store(true, ordering: .relaxed)
-        var one: UInt64 = 1
-        _ = write(wake.rawValue, &one, 8)
-        finished.wait()
+        thread.wake()
+        thread.join()
     }
 
     private static func run(
-        queue: V4L2BufferQueue, mode: CaptureMode, bytesPerLine: Int, wake: Int32, leases: BufferLeases,
+        queue: V4L2BufferQueue, mode: CaptureMode, bytesPerLine: Int, thread: PollingThread, leases: BufferLeases,
         buffers: DeviceBuffers?, stopped: borrowing Atomic<Bool>, onFrame: (CapturedFrame) -> Void
     ) -> V4L2Error? {
         let layout = mode.layout
         let packers = (0..<queue.bufferCount).map { _ in RowPacker(layout: layout, bytesPerLine: bytesPerLine) }
         let duration = mode.frameDuration.nanoseconds
-        var descriptors = [pollfd(fd: queue.device.fileDescriptor, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
         var wraps: UInt64 = 0
         var lastSequence: UInt32?
         do throws(V4L2Error) {
             while true {
-                guard poll(&descriptors, 2, -1) >= 0 || errno == EINTR else { return V4L2Error("poll", path: queue.device.path) }
-                if descriptors[1].revents != 0 {
-                    var count: UInt64 = 0
-                    _ = read(wake, &count, 8)
+                let ready = thread.wait()
+                if ready.woken {
                     if stopped.load(ordering: .relaxed) { return nil }
                     for index in leases.takeFree() { try queue.enqueue(index) }
                 }
                 // POLLERR: the driver stopped the queue; DQBUF says why.
-                guard descriptors[0].revents != 0, let frame = try queue.dequeue() else { continue }
+                guard ready.descriptorIsReady, let frame = try queue.dequeue() else { continue }
                 defer { lastSequence = frame.sequence }
                 if let last = lastSequence, frame.sequence < last { wraps += 1 << 32 }
                 guard !frame.isCorrupted, let bytes = packers[frame.index].pack(frame.planes[0]) else {

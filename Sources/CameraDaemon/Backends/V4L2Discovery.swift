@@ -1,3 +1,4 @@
+import CameraIPC
 internal import CCameraShims
 internal import CUDev
 import Foundation
@@ -11,23 +12,20 @@ import V4L2
 ///
 /// Identity comes from sysfs through libudev, never from the node's number:
 /// see ``V4L2Identity``.
-final class V4L2Discovery: @unchecked Sendable {
+final class V4L2Discovery: Sendable {
     private let registry: DeviceRegistry
     private let logger: Logger
     private let devicesFolder: String
-    private let wake: Int32
-    private let finished = DispatchSemaphore(value: 0)
-    private var monitoring = false
+    /// Where a node that failed is probed again a second later, the work done on a worker.
+    private let timers: EventLoop
+    /// The hotplug monitor's thread, while it follows.
+    private let monitorThread = Mutex<PollingThread?>(nil)
 
-    init(registry: DeviceRegistry, logger: Logger, devicesFolder: String = "/dev") {
+    init(registry: DeviceRegistry, logger: Logger, devicesFolder: String = "/dev", timers: EventLoop) {
         self.registry = registry
         self.logger = logger
         self.devicesFolder = devicesFolder
-        wake = eventfd(0, Int32(EFD_CLOEXEC))
-    }
-
-    deinit {
-        close(wake)
+        self.timers = timers
     }
 
     /// Probes every /dev/video* node now, in numeric order; returns the cameras added.
@@ -78,9 +76,12 @@ final class V4L2Discovery: @unchecked Sendable {
     /// A stream found its device gone, but the node may still answer (an I/O
     /// error rather than an unplug): probe it again in a second.
     private func lookAgain(at path: String) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [weak self] in
-            guard let self, !registry.devices.contains(where: { ($0 as? V4L2Camera)?.devicePath == path }) else { return }
-            add(path: path)
+        timers.schedule(after: .seconds(1)) { [weak self] in
+            // Probing opens the node: a worker's job, not the loop's.
+            Workers.async { [weak self] in
+                guard let self, !registry.devices.contains(where: { ($0 as? V4L2Camera)?.devicePath == path }) else { return }
+                add(path: path)
+            }
         }
     }
 
@@ -105,31 +106,29 @@ final class V4L2Discovery: @unchecked Sendable {
             }
         }
         logger.debug("following hotplug through \(monitor.name)")
-        monitoring = true
-        nonisolated(unsafe) let owned = monitor
-        let thread = Thread { [self] in
-            follow(owned)
-            finished.signal()
+        let thread: PollingThread
+        let name = monitor.name
+        do {
+            thread = try PollingThread(name: "camerad-hotplug", watching: monitor.fileDescriptor)
+            try thread.start { [self] thread in follow(monitor, on: thread) }
+        } catch {
+            throw DaemonError.invalidConfiguration("no thread to follow \(name) on: \(error)")
         }
-        thread.name = "camerad-hotplug"
-        thread.start()
+        monitorThread.withLock { $0 = thread }
     }
 
     /// Ends the monitor thread and waits for it.
     func stop() {
-        guard monitoring else { return }
-        var one: UInt64 = 1
-        _ = write(wake, &one, 8)
-        finished.wait()
-        monitoring = false
+        guard let thread = monitorThread.withLock({ $0.take() }) else { return }
+        thread.wake()
+        thread.join()
     }
 
-    private func follow(_ monitor: any HotplugMonitor) {
-        var descriptors = [pollfd(fd: monitor.fileDescriptor, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
-        while poll(&descriptors, 2, -1) >= 0 || errno == EINTR {
-            if descriptors[1].revents != 0 { return }
-            guard descriptors[0].revents != 0 else { continue }
+    private func follow(_ monitor: any HotplugMonitor, on thread: PollingThread) {
+        while true {
+            let ready = thread.wait()
+            if ready.woken { return }
+            guard ready.descriptorIsReady else { continue }
             for event in monitor.read() {
                 switch event.action {
                 case .add: addWhenReady(event.path)

@@ -46,12 +46,11 @@ extension VirtualCamera {
 /// streamer, which gives it back when its conversions are done and no client
 /// holds it (the device's own format is shared as drawn, no copy). A frame's timestamp is its deadline. When it falls more than
 /// a frame behind, it skips ahead as a real camera would, leaving a gap in the
-/// sequence numbers. It waits for a deadline on a semaphore, so ``stop()`` wakes
-/// it at once instead of after the frame.
-final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
+/// sequence numbers. It sleeps until a deadline in its ``PollingThread``'s
+/// wait, so ``stop()`` wakes it at once instead of after the frame.
+final class VirtualCameraCapture: CaptureStream, Sendable {
     private let stopRequested = Atomic(false)
-    private let wake = DispatchSemaphore(value: 0)
-    private let finished = DispatchSemaphore(value: 0)
+    private let thread: PollingThread
     let buffers: DeviceBuffers?
 
     init(
@@ -59,23 +58,23 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
         picture: @escaping @Sendable () -> (level: Float, zoom: Double),
         onFrame: @escaping @Sendable (CapturedFrame) -> Void
     ) throws(SystemError) {
+        let thread = try PollingThread(name: "camerad-capture")
+        self.thread = thread
         let buffers = try DeviceBuffers(memfdNamed: "camerad-capture", count: Self.bufferCount,
-                                        bufferSize: mode.layout.capacity, leases: BufferLeases(count: Self.bufferCount))
+                                        bufferSize: mode.layout.capacity,
+                                        leases: BufferLeases(count: Self.bufferCount) { thread.wake() })
         self.buffers = buffers
         // The thread keeps this object until it ends.
-        let thread = Thread { [self] in
+        try thread.start { [self] thread in
             Self.run(mode: mode, unthrottled: unthrottled, staticPicture: staticPicture, picture: picture, stop: stopRequested,
-                     wake: wake, buffers: buffers, onFrame: onFrame)
-            finished.signal()
+                     thread: thread, buffers: buffers, onFrame: onFrame)
         }
-        thread.name = "camerad-capture"
-        thread.start()
     }
 
     func stop() {
         stopRequested.store(true, ordering: .relaxed)
-        wake.signal()
-        finished.wait()
+        thread.wake()
+        thread.join()
     }
 
     /// Buffers a virtual camera draws into, as many as a V4L2 capture asks for:
@@ -87,13 +86,13 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
     private static func run(
         mode: CaptureMode, unthrottled: Bool, staticPicture: Bool, picture: () -> (level: Float, zoom: Double),
         stop: borrowing Atomic<Bool>,
-        wake: DispatchSemaphore, buffers: DeviceBuffers, onFrame: (CapturedFrame) -> Void
+        thread: PollingThread, buffers: DeviceBuffers, onFrame: (CapturedFrame) -> Void
     ) {
         let layout = mode.layout
         let pattern = TestPattern(width: layout.width, height: layout.height)
         // Stopped once no frame is converted any more (clients may still hold buffers).
         let leases = buffers.leases
-        defer { leases.waitUntilFramesGone() }
+        defer { leases.waitUntilFramesGone { _ = thread.wait() } }
         let duration = mode.frameDuration.nanoseconds
         let start = monotonicNanoseconds()
         var sequence: UInt64 = 0
@@ -104,7 +103,8 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
             var timestamp = start + Int64(sequence) * duration
             if unthrottled {
                 // As fast as frames are delivered: one converting, the next ready.
-                leases.waitUntilFree(atMostFrames: 1)
+                leases.waitUntilFree(atMostFrames: 1) { _ = thread.wait() }
+                if stop.load(ordering: .relaxed) { break }
                 timestamp = monotonicNanoseconds()
             } else {
                 let now = monotonicNanoseconds()
@@ -113,8 +113,13 @@ final class VirtualCameraCapture: CaptureStream, @unchecked Sendable {
                     sequence = UInt64((now - start) / duration)
                     timestamp = start + Int64(sequence) * duration
                 }
-                let remaining = timestamp - monotonicNanoseconds()
-                if remaining > 0 && wake.wait(timeout: .now() + .nanoseconds(Int(remaining))) == .success { break }
+                // Until the frame is due; woken early by a stop (or a buffer back, and sleeps on).
+                var remaining = timestamp - monotonicNanoseconds()
+                while remaining > 0, !stop.load(ordering: .relaxed) {
+                    _ = thread.wait(timeout: remaining)
+                    remaining = timestamp - monotonicNanoseconds()
+                }
+                if stop.load(ordering: .relaxed) { break }
             }
             defer { sequence += 1 }
             let stamp = FrameStamp(sequence: UInt32(truncatingIfNeeded: sequence), timestampNanoseconds: timestamp)

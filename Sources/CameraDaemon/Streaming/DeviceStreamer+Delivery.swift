@@ -1,3 +1,4 @@
+import CameraIPC
 import CameraMedia
 import Dispatch
 
@@ -37,8 +38,8 @@ extension DeviceStreamer {
         /// long as it keeps up on average, and adds at most a frame of latency.
         static let depth = 2
 
-        init() {
-            thread = WorkerThread(name: "camerad-variant")
+        init() throws(SystemError) {
+            thread = try WorkerThread(name: "camerad-variant")
         }
     }
 
@@ -83,7 +84,15 @@ extension DeviceStreamer {
                                                    numbers: FrameNumbers(frame), frame: frame))
                     continue
                 }
-                let worker = self.worker(for: variant, &state)
+                guard let worker = self.worker(for: variant, &state) else {
+                    for stream in streams {
+                        if let gap { stream.drops.add(.discontinuity, count: gap.count, sequence: gap.lastSequence) }
+                        guard wants(stream, FrameNumbers(frame)) else { continue }
+                        stream.lastOffered = frame.timestampNanoseconds
+                        stream.drops.add(.outOfBuffers, count: 1, sequence: frame.sequence)
+                    }
+                    continue
+                }
                 worker.pending += 1
                 let take = worker.framesHeld < VariantWorker.depth
                 if take { worker.framesHeld += 1 } else { state.pools[poolID]?.framesSkipped += 1 }
@@ -135,11 +144,18 @@ extension DeviceStreamer {
     }
 
     /// The worker of a variant, made on its first frame.
-    private func worker(for variant: FrameVariant, _ state: inout State) -> VariantWorker {
+    /// The worker of a variant, made on its first frame; nil when no thread
+    /// can be made (the process is out of threads or descriptors).
+    private func worker(for variant: FrameVariant, _ state: inout State) -> VariantWorker? {
         if let worker = state.workers[variant] { return worker }
-        let worker = VariantWorker()
-        state.workers[variant] = worker
-        return worker
+        do {
+            let worker = try VariantWorker()
+            state.workers[variant] = worker
+            return worker
+        } catch {
+            logger.error("\(device.uniqueID): no worker for \(variant): \(error); its streams lose this frame")
+            return nil
+        }
     }
 
     /// One event on a variant's worker, in capture order.

@@ -40,6 +40,8 @@ final class DeviceStreamer: @unchecked Sendable {
     let unsent = UnsentOutboxes()
     /// What streams and pools may take, shared with every device's streamer.
     let budget: ClientBudget
+    /// Where its sinks' timers run (a photo's deadline): the daemon's event loop.
+    let timers: EventLoop
     /// Called when a capture finds the device gone: the registry removes it,
     /// which ends the streams.
     let onDeviceLost: @Sendable (CameraError) -> Void
@@ -130,9 +132,10 @@ final class DeviceStreamer: @unchecked Sendable {
         var isUsed: Bool { !streams.isEmpty }
     }
 
-    init(device: any CameraBackend, budget: ClientBudget = ClientBudget(), logger: Logger,
+    init(device: any CameraBackend, timers: EventLoop, budget: ClientBudget = ClientBudget(), logger: Logger,
          onDeviceLost: @escaping @Sendable (CameraError) -> Void = { _ in }, onDeviceChanged: @escaping @Sendable () -> Void = {}) {
         self.device = device
+        self.timers = timers
         self.budget = budget
         self.logger = logger
         self.onDeviceLost = onDeviceLost

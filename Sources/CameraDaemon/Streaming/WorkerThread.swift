@@ -1,58 +1,50 @@
 import CameraIPC
-internal import CCameraShims
-import Dispatch
-import Foundation
-import Synchronization
 
 /// A thread of its own that runs jobs one at a time, in the order given: a
 /// variant's worker. Unlike a dispatch queue it never waits for a pool thread,
 /// so a frame's conversion starts as soon as the frame is handed over, even
 /// while another variant's conversion keeps a core busy. The thread ends once
 /// ``finish()`` is called and every job before it has run.
+///
+/// It runs in SCHED_IDLE: on what the machine has to spare, and any other
+/// thread that wakes takes its core at once. A costly conversion then never
+/// delays a native frame's delivery, camerad's event loop or any client; when
+/// the machine is short, the conversion's own streams lose frames
+/// (FRAME_WAS_LATE), as they would anyway.
 final class WorkerThread: Sendable {
     private let jobs = OrderedMutex<(queue: [@Sendable () -> Void], finishing: Bool)>(.workerJobs, ([], false))
-    private let ready = DispatchSemaphore(value: 0)
+    private let thread: PollingThread
 
     /// - Parameter name: the thread's name, as `top -H` shows it (15 bytes at most).
-    init(name: String) {
-        let thread = Thread { [self] in
-            Self.yieldToEveryOtherThread()
-            while let job = next() { job() }
+    /// - Throws: when no thread (or its wake-up) can be made.
+    init(name: String) throws(SystemError) {
+        thread = try PollingThread(name: name)
+        try thread.start(idle: true, detached: true) { [self] thread in
+            while let job = next(on: thread) { job() }
         }
-        thread.name = name
-        thread.start()
-    }
-
-    /// Puts the calling thread in SCHED_IDLE: it runs on what the machine has to
-    /// spare, and any other thread that wakes takes its core at once. A costly
-    /// conversion then never delays a native frame's delivery, camerad's event
-    /// loop or any client; when the machine is short, the conversion's own
-    /// streams lose frames (FRAME_WAS_LATE), as they would anyway.
-    private static func yieldToEveryOtherThread() {
-        _ = CCameraShims_set_thread_idle()
     }
 
     /// Runs `job` after every job given before it.
     func async(_ job: @escaping @Sendable () -> Void) {
         jobs.withLock { $0.queue.append(job) }
-        ready.signal()
+        thread.wake()
     }
 
     /// Ends the thread once the jobs given so far have run.
     func finish() {
         jobs.withLock { $0.finishing = true }
-        ready.signal()
+        thread.wake()
     }
 
     /// The next job, waiting for one; nil when finished and none is left.
-    private func next() -> (@Sendable () -> Void)? {
+    private func next(on thread: PollingThread) -> (@Sendable () -> Void)? {
         while true {
             let job = jobs.withLock { jobs -> (@Sendable () -> Void)?? in
                 if !jobs.queue.isEmpty { return .some(jobs.queue.removeFirst()) }
                 return jobs.finishing ? .some(nil) : nil
             }
             if let job { return job }
-            ready.wait()
+            _ = thread.wait()
         }
     }
 }
