@@ -554,23 +554,6 @@ public final class CaptureSession: @unchecked Sendable {
     }
 }
 
-extension SessionPreset {
-    var proto: Camerad_V1_SessionPreset {
-        switch self {
-        case .high: .high
-        case .medium: .medium
-        case .low: .low
-        case .photo: .photo
-        case .vga640x480: .vga640X480
-        case .hd1280x720: .hd1280X720
-        case .hd1920x1080: .hd1920X1080
-        case .hd4K3840x2160: .hd4K3840X2160
-        case .inputPriority: .inputPriority
-        default: .unspecified
-        }
-    }
-}
-
 /// Every CaptureSession alive in the process, so that a device's new
 /// `activeFormat` reaches the sessions using it.
 final class LiveSessions: Sendable {

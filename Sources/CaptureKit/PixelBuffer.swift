@@ -7,10 +7,13 @@ import Synchronization
 ///
 /// Valid until released — see ``SampleBuffer``. After that every base address
 /// is nil. Reads are pinned: ``withUnsafeBytes(_:)`` pins the memory while its
-/// body runs, and ``lockBaseAddress()`` until ``unlockBaseAddress()``; a release
+/// body runs, ``lockBaseAddress()`` until ``unlockBaseAddress()``, and once a
+/// base address has been handed out (locked or not: seed code reads it without
+/// a lock, as CoreVideo tolerates), for as long as this object lives. A release
 /// asked for meanwhile (``SampleBuffer/invalidate()`` on another thread, say)
-/// waits for the last pin to go, so the slot is never given back — and
-/// rewritten by camerad — under a reader.
+/// waits for the last pin to go — or, once an address is out, for this object
+/// to go — so the slot is never given back, and rewritten by camerad, under a
+/// reader.
 public final class PixelBuffer: @unchecked Sendable, CustomStringConvertible {
     public let width: Int
     public let height: Int
@@ -39,6 +42,10 @@ public final class PixelBuffer: @unchecked Sendable, CustomStringConvertible {
         var pins = 0
         /// Released while pinned: given back at the last unpin.
         var releaseWanted = false
+        /// A base address went out: the memory stays until this object goes.
+        var addressOut = false
+        /// Locks taken on a released buffer, which pin nothing: their unlocks unpin nothing.
+        var emptyLocks = 0
     }
 
     /// - Parameter giveBack: hands the frame's slot back to camerad, called once
@@ -72,7 +79,7 @@ public final class PixelBuffer: @unchecked Sendable, CustomStringConvertible {
     /// at the last unpin. Its base addresses are nil from now on for new readers.
     func release() {
         Self.giveBack(state.withLock { state -> Lease? in
-            guard state.pins == 0 else {
+            guard state.pins == 0, !state.addressOut else {
                 state.releaseWanted = true
                 return nil
             }
@@ -99,7 +106,7 @@ public final class PixelBuffer: @unchecked Sendable, CustomStringConvertible {
         Self.giveBack(state.withLock { state -> Lease? in
             guard state.pins > 0 else { return nil }
             state.pins -= 1
-            guard state.pins == 0, state.releaseWanted else { return nil }
+            guard state.pins == 0, state.releaseWanted, !state.addressOut else { return nil }
             defer { state.lease = nil }
             return state.lease
         })
@@ -115,12 +122,16 @@ public final class PixelBuffer: @unchecked Sendable, CustomStringConvertible {
     public var baseAddress: UnsafeRawPointer? { baseAddress(ofPlane: 0) }
     public var bytesPerRow: Int { bytesPerRow(ofPlane: 0) }
 
-    /// CVPixelBufferGetBaseAddressOfPlane: valid while the buffer is, or, once it
-    /// is released, while a ``lockBaseAddress()`` holds it.
+    /// CVPixelBufferGetBaseAddressOfPlane; nil once released. The memory stays
+    /// for as long as this object lives (a release meanwhile waits for it to
+    /// go), so keep the buffer while you read; lock it first (CoreVideo's rule)
+    /// to be told of a release by a nil address.
     public func baseAddress(ofPlane plane: Int) -> UnsafeRawPointer? {
         state.withLock { state in
             guard let lease = state.lease, !state.releaseWanted || state.pins > 0,
                   let start = lease.bytes.baseAddress else { return nil }
+            // A pointer outlives any lock's bookkeeping (whose lock is it?): kept while this object is.
+            state.addressOut = true
             guard planes.indices.contains(plane) else { return plane == 0 ? start : nil }
             return start + Int(planes[plane].offset)
         }
@@ -160,12 +171,17 @@ public final class PixelBuffer: @unchecked Sendable, CustomStringConvertible {
     /// ``unlockBaseAddress()``; a release meanwhile waits for it. Locks nest.
     /// Locking a released buffer does nothing (its base addresses stay nil).
     public func lockBaseAddress() {
-        _ = pin()
+        if pin() == nil { state.withLock { $0.emptyLocks += 1 } }
     }
 
     /// CVPixelBufferUnlockBaseAddress: ends a ``lockBaseAddress()``.
     public func unlockBaseAddress() {
-        unpin()
+        let empty = state.withLock { state -> Bool in
+            guard state.emptyLocks > 0 else { return false }
+            state.emptyLocks -= 1
+            return true
+        }
+        if !empty { unpin() }
     }
 
     public var description: String { "\(PixelFormats.name(pixelFormatType)) \(width)x\(height)" }

@@ -22,17 +22,10 @@ public struct SessionPreset: RawRepresentable, Hashable, CaseIterable, Sendable,
     public var description: String { rawValue }
 
     init?(_ preset: Camerad_V1_SessionPreset) {
-        switch preset {
-        case .high: self = .high
-        case .medium: self = .medium
-        case .low: self = .low
-        case .photo: self = .photo
-        case .vga640X480: self = .vga640x480
-        case .hd1280X720: self = .hd1280x720
-        case .hd1920X1080: self = .hd1920x1080
-        case .hd4K3840X2160: self = .hd4K3840x2160
-        case .inputPriority: self = .inputPriority
-        default: return nil
-        }
+        guard let name = preset.avFoundationName else { return nil }
+        self.init(rawValue: name)
     }
+
+    /// The protocol's preset; `.unspecified` for one camerad does not name.
+    var proto: Camerad_V1_SessionPreset { Camerad_V1_SessionPreset(avFoundationName: rawValue) ?? .unspecified }
 }

@@ -116,4 +116,16 @@ import Testing
         #expect(merged.iso == 100 && merged.whiteBalanceMode == .locked && merged.torchMode == nil)
         #expect(merged.controls == [ControlValue(.contrast, 2), ControlValue(.brightness, 3)])
     }
+
+    /// camerad's presets and the protocol's map through one table, every one
+    /// both ways; no preset named is the device's own (inputPriority).
+    @Test func everyPresetMapsThroughTheProtocolsTable() throws {
+        for preset in SessionPreset.allCases {
+            #expect(Camerad_V1_SessionPreset(preset) != .unspecified, "\(preset)")
+            #expect(try SessionPreset(Camerad_V1_SessionPreset(preset)) == preset)
+        }
+        #expect(Camerad_V1_SessionPreset.avFoundationNames.count == SessionPreset.allCases.count)
+        #expect(try SessionPreset(.unspecified) == .inputPriority)
+        #expect(throws: CameraError.self) { try SessionPreset(.UNRECOGNIZED(42)) }
+    }
 }

@@ -14,6 +14,12 @@ import Testing
         var value: Int { count.withLock { $0 } }
     }
 
+    /// A slot's memory, shared by the test's threads.
+    final class SlotMemory: @unchecked Sendable {
+        let bytes: UnsafeMutableRawBufferPointer
+        init(_ bytes: UnsafeMutableRawBufferPointer) { self.bytes = bytes }
+    }
+
     /// A buffer over slot 1 of a real two-slot pool (a memfd, mapped as a
     /// stream's pool is), whose give-back is counted.
     static func buffer() throws -> (PixelBuffer, Counter) {
@@ -53,14 +59,28 @@ import Testing
         buffer.lockBaseAddress()
         buffer.lockBaseAddress()
         buffer.release()
-        #expect(buffer.baseAddress != nil, "locked: the address stays good")
+        #expect(buffer.isValid, "locked: still readable")
         buffer.unlockBaseAddress()
-        #expect(buffer.baseAddress != nil, "one lock still holds it")
+        #expect(buffer.isValid && givenBack.value == 0, "one lock still holds it")
         buffer.unlockBaseAddress()
-        #expect(buffer.baseAddress == nil && givenBack.value == 1, "the last unlock let it go")
+        #expect(!buffer.isValid && givenBack.value == 1, "the last unlock let it go")
         buffer.lockBaseAddress()
         #expect(buffer.baseAddress == nil, "a released buffer stays released")
         buffer.unlockBaseAddress()
+    }
+
+    /// A lock of a released buffer pins nothing, so its unlock unpins nothing:
+    /// another reader's pin stays.
+    @Test func aLockThatFoundTheBufferReleasedLeavesOtherReadersPinned() throws {
+        let (buffer, givenBack) = try Self.buffer()
+        try buffer.withUnsafeBytes { _ in
+            buffer.release()
+            // Another thread, late: the buffer is released, its lock pins nothing.
+            buffer.lockBaseAddress()
+            buffer.unlockBaseAddress()
+            #expect(givenBack.value == 0 && buffer.isValid, "the read's pin holds")
+        }
+        #expect(givenBack.value == 1)
     }
 
     @Test func aSlotIsGivenBackOnceHoweverOftenReleased() throws {
@@ -73,6 +93,86 @@ import Testing
         #expect(givenBack.value == 1, "once, at the last unpin")
         buffer.release()
         #expect(givenBack.value == 1)
+    }
+
+    /// An address taken without a lock (as seed code reads a frame) keeps the
+    /// memory for as long as the buffer object lives: a release meanwhile
+    /// waits for the object to go.
+    @Test func anUnlockedBaseAddressKeepsTheMemoryWhileTheBufferLives() throws {
+        var (buffer, givenBack): (PixelBuffer?, Counter) = try Self.buffer()
+        let address = try #require(buffer!.baseAddress)
+        buffer!.release()
+        #expect(givenBack.value == 0, "an address is out")
+        #expect(address.load(as: UInt8.self) == 7)
+        #expect(buffer!.baseAddress == nil, "released: no new address")
+        buffer = nil
+        #expect(givenBack.value == 1, "given back as the buffer went")
+    }
+
+    /// Readers on several threads — pinned reads, locked addresses, unlocked
+    /// addresses — race a release on another: no byte is read after the slot
+    /// is given back (the give-back overwrites it, as camerad would with the
+    /// next frame), and it is given back exactly once.
+    @Test func readersOnManyThreadsNeverReadASlotGivenBack() throws {
+        // A slot per round: a round's buffer may go (and its slot be
+        // overwritten) while the next round runs, as the threads let go of it.
+        let rounds = 300
+        let memory = try SharedMemory(name: "pixel-buffer-race", size: rounds * 4096)
+        memory.bytes.initializeMemory(as: UInt8.self, repeating: 7)
+        var description = Camerad_V1_FramePool()
+        description.poolID = 1
+        description.shared = true
+        description.slotSize = 4096
+        description.slotCount = UInt32(rounds)
+        let pool = try MappedFramePool(description, descriptors: [try memory.descriptor.duplicate()])
+        let badReads = Counter(), reads = Counter(), givenBack = Counter()
+        for round in 0..<rounds {
+            var frame = Camerad_V1_FrameReady()
+            frame.poolID = 1
+            frame.slot = UInt32(round)
+            frame.bytesUsed = 4096
+            let slot = SlotMemory(UnsafeMutableRawBufferPointer(rebasing: memory.bytes[round * 4096..<(round + 1) * 4096]))
+            let buffer = PixelBuffer(frame, pool: pool) {
+                // What camerad does with a slot given back: the next frame goes there.
+                slot.bytes.initializeMemory(as: UInt8.self, repeating: 0xEE)
+                givenBack.increment()
+            }
+            let check: @Sendable (UnsafeRawBufferPointer) -> Void = { bytes in
+                reads.increment()
+                if bytes.contains(where: { $0 != 7 }) { badReads.increment() }
+            }
+            // Five threads, let go together: four readers, one release.
+            let arrived = Atomic(0)
+            let done = DispatchGroup()
+            for role in 0..<5 {
+                done.enter()
+                Thread {
+                    defer { done.leave() }
+                    arrived.add(1, ordering: .acquiringAndReleasing)
+                    while arrived.load(ordering: .acquiring) < 5 { sched_yield() }
+                    switch role {
+                    case 0, 1:
+                        _ = try? buffer.withUnsafeBytes { check($0) }
+                    case 2:
+                        buffer.lockBaseAddress()
+                        if let address = buffer.baseAddress { check(UnsafeRawBufferPointer(start: address, count: 4096)) }
+                        buffer.unlockBaseAddress()
+                    case 3:
+                        if let address = buffer.baseAddress { check(UnsafeRawBufferPointer(start: address, count: 4096)) }
+                    default:
+                        buffer.release()
+                    }
+                }.start()
+            }
+            done.wait()
+        }
+        #expect(badReads.value == 0, "reads that saw a slot given back")
+        // Every round's buffer gone (its threads let go of it), each slot given back once.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while givenBack.value < rounds, ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(givenBack.value == rounds, "each slot given back once")
+        #expect(reads.value > 0)
+        withExtendedLifetime(pool) {}
     }
 
     /// A format CoreVideo has no code for keeps its four characters, in

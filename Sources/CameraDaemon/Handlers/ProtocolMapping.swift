@@ -531,34 +531,20 @@ extension FrameLayout {
 extension SessionPreset {
     /// - Throws: `INVALID_ARGUMENT` for a preset this camerad does not know.
     init(_ preset: Camerad_V1_SessionPreset) throws(CameraError) {
-        self = switch preset {
-        case .high: .high
-        case .medium: .medium
-        case .low: .low
-        case .photo: .photo
-        case .vga640X480: .vga640x480
-        case .hd1280X720: .hd1280x720
-        case .hd1920X1080: .hd1920x1080
-        case .hd4K3840X2160: .hd4K3840x2160
-        case .inputPriority, .unspecified: .inputPriority
-        case .UNRECOGNIZED(let raw): throw Camerad_V1_SessionPreset.unknown(raw, "preset")
+        if preset == .unspecified {
+            self = .inputPriority
+        } else if let name = preset.avFoundationName, let known = SessionPreset(rawValue: name) {
+            self = known
+        } else {
+            throw Camerad_V1_SessionPreset.unknown(Int(preset.rawValue), "preset")
         }
     }
 }
 
 extension Camerad_V1_SessionPreset {
     init(_ preset: SessionPreset) {
-        self = switch preset {
-        case .inputPriority: .inputPriority
-        case .high: .high
-        case .medium: .medium
-        case .low: .low
-        case .photo: .photo
-        case .vga640x480: .vga640X480
-        case .hd1280x720: .hd1280X720
-        case .hd1920x1080: .hd1920X1080
-        case .hd4K3840x2160: .hd4K3840X2160
-        }
+        // Every preset camerad has is in the protocol's table (a test holds them to it).
+        self = Camerad_V1_SessionPreset(avFoundationName: preset.rawValue) ?? .unspecified
     }
 }
 

@@ -26,7 +26,9 @@ import CameraMedia
 /// CaptureKit's `CaptureConnection.modeNote`). Only the lock holder changes the
 /// running mode; every stream then gets FormatChanged and keeps its own output.
 /// AVCaptureSession.Preset: what a stream asks of the device's mode.
-enum SessionPreset: Sendable, CaseIterable {
+/// An AVCaptureSession.Preset, named as AVFoundation names it (its raw value:
+/// the protocol's table, `Camerad_V1_SessionPreset.avFoundationNames`).
+enum SessionPreset: String, Sendable, CaseIterable {
     /// The device's active format and frame duration (also when none is named).
     case inputPriority
     case high
