@@ -100,8 +100,8 @@ enum PhotoCapture {
             throw error
         }
         defer { streamer.close(id) }
-        let shot = PhotoShot(device: device, streamer: streamer, sink: sink, streamID: id, frameTimeout: frameTimeout)
-        let taken: (frame: PooledFrame, fires: Bool)
+        let shot = PhotoShot(device: device, streamer: streamer, sink: sink, frameTimeout: frameTimeout)
+        let taken: (frame: FrameHandle, fires: Bool)
         do {
             taken = try await shot.take(warmUp: warmUp, flash: flash)
         } catch {
@@ -110,7 +110,7 @@ enum PhotoCapture {
         }
         // The frame stays valid in its slot, held until the stream closes.
         if let restore { try? await streamer.switchMode(to: restore) }
-        let (frame, fires) = taken
+        let (frame, fires) = (taken.frame.frame, taken.fires)
         // Scaling and encoding are CPU work: a worker's, not the handler's.
         var photo = try await Workers.run {
             try encode(frame, fired: fires, settings: settings, description: description, device: device)
@@ -178,18 +178,17 @@ enum PhotoCapture {
         let device: any CameraBackend
         let streamer: DeviceStreamer
         let sink: PhotoSink
-        let streamID: UInt64
         let frameTimeout: Duration
 
         /// The photo's frame, and whether the flash fired for it (`.auto` fires
         /// when the first frame is dark).
-        func take(warmUp: Int, flash: FlashMode) async throws -> (frame: PooledFrame, fires: Bool) {
+        func take(warmUp: Int, flash: FlashMode) async throws -> (frame: FrameHandle, fires: Bool) {
             let first = try await frame(after: warmUp)
             // Scaling the frame is CPU work: a worker's, not the cooperative pool's.
             var fires = flash == .on
-            if flash == .auto { fires = try await Workers.run { try meanLuma(first) } < darkLuma }
+            if flash == .auto { fires = try await Workers.run { try meanLuma(first.frame) } < darkLuma }
             guard fires else { return (first, false) }
-            try release(first)
+            try first.release()
             let before = device.controls
             try await device.executor.run { [device] in try strobe(device) }
             do {
@@ -203,17 +202,13 @@ enum PhotoCapture {
         }
 
         /// The frame after `skipping` more, each given back as it comes.
-        private func frame(after skipping: Int) async throws -> PooledFrame {
+        private func frame(after skipping: Int) async throws -> FrameHandle {
             let duration = (streamer.runningMode?.frameDuration ?? .thirtieth).nanoseconds
             let timeout = max(frameTimeout, .nanoseconds(2 * duration))
             for _ in 0..<skipping {
-                try release(try await sink.next(within: timeout, of: device.uniqueID))
+                try await sink.next(within: timeout, of: device.uniqueID).release()
             }
             return try await sink.next(within: timeout, of: device.uniqueID)
-        }
-
-        private func release(_ frame: PooledFrame) throws {
-            try streamer.release(streamID, poolID: frame.pool.id, slots: [frame.slot])
         }
     }
 

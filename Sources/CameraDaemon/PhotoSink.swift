@@ -5,8 +5,8 @@ import Synchronization
 /// A photo's stream of the device's frames: a sink inside the daemon, on the
 /// device's own variant, that hands each frame to the photo waiting for it.
 /// The photo reads the frame where the variant's worker put it (no copy of its
-/// own when clients stream that variant too) and gives the slot back with
-/// ``DeviceStreamer/release(_:poolID:slots:)``, or by closing the stream.
+/// own when clients stream that variant too) and gives the slot back through
+/// its handle (``FrameHandle/release()``), or by closing the stream.
 ///
 /// It is opened with one frame in flight and late frames discarded, so frames
 /// that come while the photo holds one are dropped for it alone (and not even
@@ -14,8 +14,8 @@ import Synchronization
 final class PhotoSink: FrameSink {
     private struct State {
         /// A frame not yet asked for (at most one: one frame in flight).
-        var frame: PooledFrame?
-        var waiter: CheckedContinuation<PooledFrame, any Error>?
+        var frame: FrameHandle?
+        var waiter: CheckedContinuation<FrameHandle, any Error>?
         /// Why the stream ended, once it has.
         var failure: (any Error)?
     }
@@ -32,7 +32,7 @@ final class PhotoSink: FrameSink {
     /// - Throws: why the stream ended (the device went or failed), `TIMED_OUT`
     ///   naming `device` when no frame comes in time, `CancellationError` when
     ///   the call goes.
-    func next(within timeout: Duration, of device: String) async throws -> PooledFrame {
+    func next(within timeout: Duration, of device: String) async throws -> FrameHandle {
         let timer = timers.schedule(after: timeout) { [weak self] in
             let seconds = String(format: "%.1f", timeout.seconds)
             self?.fail(CameraError(.timedOut, "\(device) made no frame for the photo within \(seconds) s; try again"))
@@ -40,7 +40,7 @@ final class PhotoSink: FrameSink {
         defer { timer.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let ready = state.withLock { state -> Result<PooledFrame, any Error>? in
+                let ready = state.withLock { state -> Result<FrameHandle, any Error>? in
                     if let frame = state.frame {
                         state.frame = nil
                         return .success(frame)
@@ -72,11 +72,11 @@ final class PhotoSink: FrameSink {
 
     func started(_ news: StreamNews) {}
 
-    func frame(_ frame: PooledFrame) -> Bool {
+    func frame(_ frame: FrameHandle) -> Bool {
         let waiter = state.withLock { state in
             guard let waiter = state.waiter else {
                 state.frame = frame
-                return nil as CheckedContinuation<PooledFrame, any Error>?
+                return nil as CheckedContinuation<FrameHandle, any Error>?
             }
             state.waiter = nil
             return waiter

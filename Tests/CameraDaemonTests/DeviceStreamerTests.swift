@@ -122,15 +122,24 @@ final class FakeCapture: CaptureStream, @unchecked Sendable {
 /// A consumer inside the daemon: records its events as short lines and holds
 /// the frames it is given until told to release them.
 final class RecordingSink: FrameSink, @unchecked Sendable {
-    private let state = Mutex<(events: [String], held: [PooledFrame])>(([], []))
+    private let state = Mutex<(events: [String], held: [FrameHandle])>(([], []))
 
     var events: [String] { state.withLock { $0.events } }
-    var held: [PooledFrame] { state.withLock { $0.held } }
+    var held: [PooledFrame] { state.withLock { $0.held.map(\.frame) } }
+
+    /// Gives back the first `count` frames held, each through its own handle.
+    func releaseHeld(first count: Int) throws {
+        let handles = state.withLock { state in
+            defer { state.held.removeFirst(min(count, state.held.count)) }
+            return Array(state.held.prefix(count))
+        }
+        for handle in handles { try handle.release() }
+    }
 
     /// A release of the first `count` frames held.
     func release(first count: Int) -> Camerad_V1_ReleaseFrames {
         state.withLock { state in
-            let frames = state.held.prefix(count)
+            let frames = state.held.prefix(count).map(\.frame)
             state.held.removeFirst(frames.count)
             var release = Camerad_V1_ReleaseFrames()
             release.poolID = frames.first?.pool.id ?? 0
@@ -141,9 +150,9 @@ final class RecordingSink: FrameSink, @unchecked Sendable {
 
     func started(_ news: StreamNews) { state.withLock { $0.events.append("started") } }
 
-    func frame(_ frame: PooledFrame) -> Bool {
+    func frame(_ frame: FrameHandle) -> Bool {
         state.withLock { state in
-            state.events.append("frame \(frame.sequence)")
+            state.events.append("frame \(frame.frame.sequence)")
             state.held.append(frame)
         }
         return true
@@ -341,7 +350,8 @@ final class LockWatchingResponder: StreamResponder, @unchecked Sendable {
         #expect(streamer.statistics().variants.map(\.conversions) == [2], "frames no sink had room for were not converted")
         #expect(sink.held.map { frame in frame.bytes.allSatisfy { $0 == UInt8(frame.sequence) } } == [true, true],
                 "each frame's own bytes, read in place")
-        try streamer.release(id, sink.release(first: 1))
+        // The sink gives its frame back by itself: no stream id, no streamer.
+        try sink.releaseHeld(first: 1)
         camera.emit(5)
         #expect(sink.events.suffix(2) == ["dropped frameWasLate 1 up to 4", "frame 5"])
         #expect(streamer.statistics().variants.map(\.conversions) == [3])

@@ -29,7 +29,8 @@ struct ClientStreamSink: FrameSink {
         writer.send(response, descriptors: descriptors)
     }
 
-    func frame(_ frame: PooledFrame) -> Bool {
+    func frame(_ handle: FrameHandle) -> Bool {
+        let frame = handle.frame
         if inline {
             var message = Self.message(frame)
             message.data = frame.copied ?? Data(frame.bytes)

@@ -110,7 +110,7 @@ extension DeviceStreamer {
     }
 
     /// A pool's streams that stream now, oldest first.
-    private func streaming(_ pool: VariantPool, _ state: State) -> [Stream] {
+    private func streaming(_ pool: VariantPool, _ state: State) -> [Subscription] {
         pool.streamIDs.compactMap { state.streams[$0] }.filter(\.lifecycle.receivesFrames).sorted { $0.id < $1.id }
     }
 
@@ -121,7 +121,7 @@ extension DeviceStreamer {
     /// that costs is a message to each stream, never a wait: one thread wake
     /// less per frame.
     private func sharesHere(
-        _ frame: CapturedFrame, _ pool: VariantPool, _ streams: [Stream], zoom: Double, _ state: inout State
+        _ frame: CapturedFrame, _ pool: VariantPool, _ streams: [Subscription], zoom: Double, _ state: inout State
     ) -> Bool {
         guard let buffer = frame.buffer, buffer.buffers === pool.deviceBuffers, pool.converter.passesThrough(zoom: zoom),
               buffer.buffers.leases.available >= VariantPool.reserveBuffers,
@@ -135,7 +135,7 @@ extension DeviceStreamer {
         let generation: UInt64
         /// The variant's streams that were streaming when the frame came, oldest
         /// first; one closed since no longer ``StreamLifecycle/receivesFrames``.
-        let streams: [Stream]
+        let streams: [Subscription]
         /// Frames the device skipped just before this one.
         let gap: Gap?
         let numbers: FrameNumbers
@@ -186,7 +186,7 @@ extension DeviceStreamer {
     /// that wants it.
     private func convert(_ frame: CapturedFrame, _ event: VariantEvent) {
         let zoom = device.settingsState.digitalZoom
-        let target = locked { state -> (pool: VariantPool, slot: Int, shared: Bool, streams: [Stream])? in
+        let target = locked { state -> (pool: VariantPool, slot: Int, shared: Bool, streams: [Subscription])? in
             guard let pool = currentPool(of: event.variant, generation: event.generation, &state) else { return nil }
             record(event)
             let wanting = event.streams.filter { $0.lifecycle.receivesFrames && wants($0, event.numbers) }
@@ -195,7 +195,7 @@ extension DeviceStreamer {
             if wanting.allSatisfy({ $0.dropReason != nil }) {
                 for stream in wanting {
                     stream.lastOffered = frame.timestampNanoseconds
-                    dropHeld(frame.sequence, stream.dropReason!, stream)
+                    stream.dropHeld(frame.sequence, stream.dropReason!)
                 }
                 return nil
             }
@@ -254,7 +254,7 @@ extension DeviceStreamer {
                     stream.drops.add(.discontinuity, count: 1, sequence: frame.sequence)
                     continue
                 }
-                offer(converted, to: stream)
+                stream.offer(converted)
             }
             // Nobody kept it (copies taken, or every stream gone): back to the device.
             if shared && pool.references[slot] == 0 { pool.loans[slot] = nil }
@@ -291,63 +291,9 @@ extension DeviceStreamer {
         }
     }
 
-    /// Whether a stream takes this frame, given its minimum frame duration. Half a
-    /// device frame of slack keeps 30 fps from a 60 fps device steady.
-    private func wants(_ stream: Stream, _ frame: FrameNumbers) -> Bool {
-        let minimum = stream.options.minFrameDurationNanoseconds
-        guard minimum > 0, let last = stream.lastOffered else { return true }
-        return frame.timestampNanoseconds - last >= minimum - frame.durationNanoseconds / 2
-    }
-
-    /// Gives a stream a converted frame, or drops it for that stream alone:
-    /// the in-flight limit and late-frame policy every sink has.
-    private func offer(_ frame: PooledFrame, to stream: Stream) {
-        stream.lastOffered = frame.timestampNanoseconds
-        if stream.options.inline {
-            // A copy goes: nothing held.
-            send(stream.drops, to: stream)
-            stream.drops = DropTally()
-            if !stream.outbox.post(.frame(frame)) {
-                stream.drops.add(.frameWasLate, count: 1, sequence: frame.sequence)
-            }
-            return
-        }
-        let reference = SlotReference(poolID: frame.pool.id, slot: frame.slot)
-        if stream.canTakeFrame {
-            frame.pool.references[frame.slot] += 1
-            stream.held.insert(reference)
-            send(stream.drops, to: stream)
-            stream.drops = DropTally()
-            if !stream.outbox.post(.frame(frame)) {
-                // Its frame ring is full (or the sink is gone, and close() follows).
-                frame.pool.unreference(frame.slot)
-                stream.held.remove(reference)
-                stream.drops.add(.frameWasLate, count: 1, sequence: frame.sequence)
-            }
-        } else if let reason = stream.dropReason {
-            dropHeld(frame.sequence, reason, stream)
-        } else {
-            frame.pool.references[frame.slot] += 1
-            stream.queue.append((reference, frame, stream.drops))
-            stream.drops = DropTally()
-        }
-    }
-
-    /// A frame a stream misses because it holds all it may (or its queue is
-    /// full). With nothing queued for it, reported now rather than with its
-    /// next frame: a client holding its frames hears of each one it misses as
-    /// it goes (AVFoundation's didDrop) instead of silence until it lets one
-    /// go. Behind queued frames it waits its turn, to keep capture order.
-    private func dropHeld(_ sequence: UInt64, _ reason: DropReason, _ stream: Stream) {
-        stream.drops.add(reason, count: 1, sequence: sequence)
-        guard stream.queue.isEmpty else { return }
-        send(stream.drops, to: stream)
-        stream.drops = DropTally()
-    }
-
-    /// Posts a tally to a stream, if it has drops.
-    func send(_ drops: DropTally, to stream: Stream) {
-        if !drops.isEmpty { stream.outbox.post(.dropped(drops)) }
+    /// Whether a subscription takes this frame (its minimum frame duration).
+    private func wants(_ stream: Subscription, _ frame: FrameNumbers) -> Bool {
+        stream.wants(timestampNanoseconds: frame.timestampNanoseconds, durationNanoseconds: frame.durationNanoseconds)
     }
 }
 

@@ -54,59 +54,6 @@ final class DeviceStreamer: @unchecked Sendable {
     /// Output variants one device makes at most: each costs a conversion per frame.
     static let maxVariants = 16
 
-    struct SlotReference: Hashable {
-        let poolID: UInt64
-        let slot: Int
-    }
-
-    /// One client's stream: what it asked for, what it holds, and where its
-    /// messages go. A class, guarded by the streamer's lock: per frame the
-    /// streamer reaches each stream through a reference, never copying what it holds.
-    final class Stream: @unchecked Sendable {
-        let id: UInt64
-        /// What it costs its connection and its user (``ClientBudget``).
-        let charge: ClientBudget.StreamCharge
-        let options: StreamOptions
-        /// Where its messages are posted, for its sink.
-        let outbox: StreamOutbox
-        /// Where its client writes releases, read as each frame comes; nil: messages only.
-        let releaseRing: ReleaseRing?
-        /// Where its frames are announced (its outbox writes it); nil: messages only.
-        /// Here too, so that a frame's look at its tail is one reference away.
-        let frameRing: FrameRing?
-        var poolID: UInt64
-        var lifecycle = StreamLifecycle()
-        var held: Set<SlotReference> = []
-        /// Frames waiting for room, each with the drops that came before it.
-        var queue: [(reference: SlotReference, frame: PooledFrame, dropsBefore: DropTally)] = []
-        var lastOffered: Int64?
-        /// Drops since the last frame sent or queued.
-        var drops = DropTally()
-
-        init(id: UInt64, charge: ClientBudget.StreamCharge, options: StreamOptions, outbox: StreamOutbox,
-             releaseRing: ReleaseRing?, poolID: UInt64) {
-            self.id = id
-            self.charge = charge
-            self.options = options
-            self.outbox = outbox
-            self.releaseRing = releaseRing
-            frameRing = outbox.announcer?.ring
-            self.poolID = poolID
-        }
-
-        /// Whether a frame offered now goes straight to the sink: it holds
-        /// less than it may and nothing waits before it (a copying stream holds nothing).
-        var canTakeFrame: Bool { options.inline || (queue.isEmpty && held.count < options.maxFramesInFlight) }
-
-        /// Why a frame offered now would be dropped, if it would: late for a
-        /// stream that discards late frames, out of buffers for one whose queue is full.
-        var dropReason: DropReason? {
-            if canTakeFrame { return nil }
-            if options.alwaysDiscardsLateFrames { return .frameWasLate }
-            return queue.count < StreamOptions.queueLimit ? nil : .outOfBuffers
-        }
-    }
-
     /// Guarded by ``state``'s lock.
     struct State {
         var lifecycle = CaptureLifecycle()
@@ -124,7 +71,7 @@ final class DeviceStreamer: @unchecked Sendable {
         var currentPool: [FrameVariant: UInt64] = [:]
         /// Each variant's worker, while it makes frames or has events to finish.
         var workers: [FrameVariant: VariantWorker] = [:]
-        var streams: [UInt64: Stream] = [:]
+        var streams: [UInt64: Subscription] = [:]
         var nextStreamID: UInt64 = 1
         /// Photos waiting for a frame.
 
@@ -192,7 +139,7 @@ final class DeviceStreamer: @unchecked Sendable {
                 throw error
             }
             state.nextStreamID += 1
-            state.streams[id] = Stream(id: id, charge: charge, options: options,
+            state.streams[id] = Subscription(id: id, streamer: self, charge: charge, options: options,
                                        outbox: StreamOutbox(sink: sink, copies: options.inline, unsent: unsent,
                                                             announcer: announcer),
                                        releaseRing: ring, poolID: pool.id)
@@ -239,35 +186,23 @@ final class DeviceStreamer: @unchecked Sendable {
 
     /// ``release(_:poolID:slots:)`` under the lock: from a ReleaseFrames, or
     /// read from the stream's ring.
-    func release(_ stream: Stream, poolID: UInt64, slots: some Collection<Int>, _ state: inout State) throws(CameraError) {
+    func release(_ stream: Subscription, poolID: UInt64, slots: some Collection<Int>, _ state: inout State) throws(CameraError) {
         // A slot not held, or named twice (which would give it back twice and
         // let camerad rewrite it under another stream). A stream holds at most
         // 8: whatever a list names, this stops within 9.
         for (index, slot) in slots.enumerated() {
-            guard stream.held.contains(SlotReference(poolID: poolID, slot: slot)), !slots.prefix(index).contains(slot) else {
+            guard stream.held.contains(Subscription.SlotReference(poolID: poolID, slot: slot)), !slots.prefix(index).contains(slot) else {
                 throw CameraError(.invalidArgument,
                                   "slot \(slot) of pool \(poolID) is not held by this stream; release each frame once")
             }
         }
         for slot in slots {
-            stream.held.remove(SlotReference(poolID: poolID, slot: slot))
+            stream.held.remove(Subscription.SlotReference(poolID: poolID, slot: slot))
             state.pools[poolID]?.unreference(slot)
         }
         // A replaced pool (no streams left) may now be unused; a current one is not.
-        var mayBeUnused = state.pools[poolID]?.streamIDs.isEmpty == true
-        while stream.held.count < stream.options.maxFramesInFlight, !stream.queue.isEmpty {
-            let next = stream.queue.removeFirst()
-            stream.held.insert(next.reference)
-            send(next.dropsBefore, to: stream)
-            if !stream.outbox.post(.frame(next.frame)) {
-                // Its frame ring is full (or the sink is gone, and close() follows).
-                stream.held.remove(next.reference)
-                state.pools[next.reference.poolID]?.unreference(next.reference.slot)
-                stream.drops.add(.frameWasLate, count: 1, sequence: next.frame.sequence)
-                mayBeUnused = true
-            }
-        }
-        if mayBeUnused { dropUnusedPools(&state) }
+        let mayBeUnused = state.pools[poolID]?.streamIDs.isEmpty == true
+        if stream.moveQueuedUp(state.pools) || mayBeUnused { dropUnusedPools(&state) }
     }
 
     /// Reads what clients wrote to their streams' release rings (as each frame
@@ -302,7 +237,7 @@ final class DeviceStreamer: @unchecked Sendable {
     }
 
     /// Moves a stream along its lifecycle; an illegal transition is our bug, logged.
-    func transition(_ stream: Stream, _ event: StreamLifecycle.Event) {
+    func transition(_ stream: Subscription, _ event: StreamLifecycle.Event) {
         if case .illegal(let reason) = stream.lifecycle.handle(event) {
             logger.error("\(device.uniqueID): stream \(stream.id): \(reason)")
             assertionFailure(reason)
@@ -321,7 +256,7 @@ final class DeviceStreamer: @unchecked Sendable {
     /// Forgets a stream: what it held goes back to its pools, and its charge to
     /// its connection's budget.
     @discardableResult
-    func remove(_ streamID: UInt64, _ state: inout State) -> Stream? {
+    func remove(_ streamID: UInt64, _ state: inout State) -> Subscription? {
         guard let stream = state.streams.removeValue(forKey: streamID) else { return nil }
         transition(stream, .closed)
         for reference in stream.held.union(stream.queue.map(\.reference)) {

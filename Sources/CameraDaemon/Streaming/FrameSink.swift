@@ -14,14 +14,14 @@ import Synchronization
 /// the one before (``dropped(_:)``), and ``formatChanged(_:)`` when the pool
 /// changes; then ``interrupted(_:_:)`` if the stream ends by itself, and
 /// ``end(with:)``. A frame stays the sink's until it releases it
-/// (``DeviceStreamer/release(_:poolID:slots:)``), unless the stream takes copies
-/// (``StreamOptions/inline``).
+/// (``FrameHandle/release()``, or its client by slot), unless the stream takes
+/// copies (``StreamOptions/inline``).
 protocol FrameSink: Sendable {
     /// The stream runs; its frames will be in `news.pool`.
     func started(_ news: StreamNews)
     /// A frame; false when the sink could not take it (a copying stream too far
     /// behind, or a sink that is gone).
-    func frame(_ frame: PooledFrame) -> Bool
+    func frame(_ frame: FrameHandle) -> Bool
     /// Frames the stream did not get since its last one, by reason.
     func dropped(_ drops: DropTally)
     /// Frames come from another pool from now on (the device's mode changed, or

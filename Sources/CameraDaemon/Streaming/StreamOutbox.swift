@@ -22,7 +22,7 @@ import CameraIPC
 final class StreamOutbox: @unchecked Sendable {
     enum Message: Sendable {
         case started(StreamNews)
-        case frame(PooledFrame)
+        case frame(FrameHandle)
         case dropped(DropTally)
         case formatChanged(StreamNews)
         case interrupted(StreamInterruption, CameraError)
@@ -52,14 +52,14 @@ final class StreamOutbox: @unchecked Sendable {
     /// reading: the stream should end).
     @discardableResult
     func post(_ message: Message) -> Bool {
-        if copies, case .frame(let frame) = message {
-            enqueue(.frame(PooledFrame(copying: frame)))
+        if copies, case .frame(let handle) = message {
+            enqueue(.frame(handle.copied()))
             return true
         }
         if let announcer {
             switch message {
-            case .frame(let frame):
-                guard announcer.frame(frame) else { return false }
+            case .frame(let handle):
+                guard announcer.frame(handle.frame) else { return false }
                 unsent.raise(announcer.signal)
                 return true
             case .dropped(let drops):
@@ -97,11 +97,11 @@ final class StreamOutbox: @unchecked Sendable {
         queue.deliver { message in
             switch message {
             case .started(let news): sink.started(news)
-            case .frame(let frame):
+            case .frame(let handle):
                 // A shared frame a sink refuses is gone with its call; a copy, late.
-                if !sink.frame(frame), copies {
+                if !sink.frame(handle), copies {
                     var late = DropTally()
-                    late.add(.frameWasLate, count: 1, sequence: frame.sequence)
+                    late.add(.frameWasLate, count: 1, sequence: handle.frame.sequence)
                     sink.dropped(late)
                 }
             case .dropped(let drops): sink.dropped(drops)
