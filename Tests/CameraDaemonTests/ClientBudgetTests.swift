@@ -20,15 +20,30 @@ import Testing
         let streams = #expect(throws: CameraError.self) { try budget.chargeStream(Self.owner(1), bytes: 1, "e") }
         #expect(streams?.message.contains("close one first") == true)
         _ = try budget.chargeStream(Self.owner(2, user: 1001), bytes: 100, "another user's")
-        #expect(budget.streamCount == 4)
+        #expect(budget.streamCount() == 4)
     }
 
     @Test func refundsGiveRoomBackAndForgetAConnectionWithNoStreams() throws {
         let charge = try budget.chargeStream(Self.owner(1), bytes: 100, "a")
         budget.refund(charge)
-        #expect(budget.streamCount == 0)
+        #expect(budget.streamCount() == 0)
         _ = try budget.chargeStream(Self.owner(1), bytes: 100, "a again")
-        #expect(budget.streamCount == 1)
+        #expect(budget.streamCount() == 1)
+    }
+
+    /// A node several connections share (an encoder, a detector) subscribes
+    /// as camerad: charged once, to no connection or user, so no client pays
+    /// for another's share and none can be refused for it.
+    @Test func camerasOwnSubscriptionsAreChargedToNoClient() throws {
+        _ = try budget.chargeStream(Self.owner(1), bytes: 100, "a client's")
+        let shared = try budget.chargeStream(.daemon, bytes: 300, "a shared encoder's")
+        #expect(budget.streamCount(of: Self.owner(1)) == 1 && budget.streamCount(of: .daemon) == 1)
+        // Every user's share stays whole: another user still takes all of theirs.
+        _ = try budget.chargeStream(Self.owner(2, user: 1001), bytes: 100, "another user's")
+        #expect(throws: CameraError.self) { try budget.chargeStream(.daemon, bytes: 101, "one too many") }
+        #expect(throws: CameraError.self) { try budget.chargeStream(.daemon, bytes: 1, descriptors: 1, "a ring") }
+        budget.refund(shared)
+        #expect(budget.streamCount(of: .daemon) == 0)
     }
 
     @Test func poolsTogetherStayUnderTheirLimit() throws {

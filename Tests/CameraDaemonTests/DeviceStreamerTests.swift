@@ -466,7 +466,7 @@ final class LockWatchingResponder: StreamResponder, @unchecked Sendable {
         await camera.executor.drain()
         #expect(camera.log == ["start 1", "stop 1 begins", "stop 1 ends"])
         #expect(streamer.statistics().streams == 0 && streamer.statistics().variants.isEmpty)
-        #expect(streamer.budget.streamCount == 0, "its charge went back")
+        #expect(streamer.budget.streamCount() == 0, "its charge went back")
     }
 
     /// A photo while a client streams the device's own variant joins its pool.

@@ -18,6 +18,7 @@ import Synchronization
 /// | a stream's frames: what it may hold, in flight and queued | | frames × frame size | connection, user |
 /// | a user's frame signal on a device (``FrameSignal``: an eventfd and an epoll instance, kept while camerad runs) | 2, once | | user |
 /// | a frame pool, shared by its variant's streams | 1 | its size | camerad |
+/// | camerad's own subscription (a node several connections share, ``Owner/daemon``) | | frames × frame size | camerad |
 ///
 /// A user may take a quarter (``Limits/userShare``) of the descriptors and of
 /// the pools' memory: however many connections one user opens, three quarters
@@ -59,10 +60,23 @@ final class ClientBudget: Sendable {
     /// Descriptors a connection costs before it opens anything: its socket.
     static let connectionDescriptors = 1
 
-    /// Who a stream is charged to: its client's connection and user (uid).
-    struct Owner: Hashable, Sendable {
-        let connection: UInt64
-        let user: UInt32
+    /// Who a subscription is charged to: its client's connection and user
+    /// (uid), or camerad itself — a node several connections share (an
+    /// encoder, a detector) subscribes once, charged to no client: each
+    /// connection pays for its own subscription to that node instead.
+    enum Owner: Hashable, Sendable {
+        case client(connection: UInt64, user: UInt32)
+        case daemon
+
+        init(connection: UInt64, user: UInt32) {
+            self = .client(connection: connection, user: user)
+        }
+
+        /// The client's uid; nil for camerad's own.
+        var user: UInt32? {
+            if case .client(_, let user) = self { return user }
+            return nil
+        }
     }
 
     /// What a stream was charged, to give back when it goes.
@@ -84,6 +98,8 @@ final class ClientBudget: Sendable {
         /// Each open connection's user (``admit(connection:user:)``).
         var users: [UInt64: UInt32] = [:]
         var perUser: [UInt32: Usage] = [:]
+        /// camerad's own subscriptions (``Owner/daemon``): bounded by the pools' memory in all.
+        var daemon = Usage()
         var descriptors = 0
         var poolBytes = 0
     }
@@ -128,7 +144,17 @@ final class ClientBudget: Sendable {
     func chargeStream(
         _ owner: Owner, bytes: Int, descriptors: Int = 0, _ what: String
     ) throws(CameraError) -> StreamCharge {
-        let (connection, user) = (owner.connection, owner.user)
+        guard case .client(let connection, let user) = owner else {
+            return try state.withLock { state throws(CameraError) in
+                guard descriptors == 0, state.daemon.bytes + bytes <= limits.poolBytes else {
+                    throw CameraError(.resourceExhausted,
+                                      "camerad's own \(what) would hold more than its \(Self.mebibytes(limits.poolBytes)) of frames; try again when others end")
+                }
+                state.daemon.streams += 1
+                state.daemon.bytes += bytes
+                return StreamCharge(owner: owner, bytes: bytes, descriptors: 0)
+            }
+        }
         return try state.withLock { state throws(CameraError) in
             let usage = state.connections[connection] ?? Usage()
             guard usage.streams < limits.streamsPerConnection else {
@@ -160,7 +186,11 @@ final class ClientBudget: Sendable {
 
     func refund(_ charge: StreamCharge) {
         state.withLock { state in
-            let (connection, user) = (charge.owner.connection, charge.owner.user)
+            guard case .client(let connection, let user) = charge.owner else {
+                state.daemon.streams -= 1
+                state.daemon.bytes -= charge.bytes
+                return
+            }
             refundDescriptors(charge.descriptors, user: user, &state)
             if var usage = state.connections[connection] {
                 usage.streams -= 1
@@ -216,8 +246,16 @@ final class ClientBudget: Sendable {
 
     // MARK: - Figures, for tests
 
-    /// Streams charged now.
-    var streamCount: Int { state.withLock { $0.connections.values.reduce(0) { $0 + $1.streams } } }
+    /// Streams charged now: to clients, or to camerad itself.
+    func streamCount(of owner: Owner? = nil) -> Int {
+        state.withLock { state in
+            switch owner {
+            case .daemon: state.daemon.streams
+            case .client(let connection, _): state.connections[connection]?.streams ?? 0
+            case nil: state.connections.values.reduce(0) { $0 + $1.streams }
+            }
+        }
+    }
 
     /// Descriptors charged now: to `user`, or in all.
     func descriptors(of user: UInt32? = nil) -> Int {

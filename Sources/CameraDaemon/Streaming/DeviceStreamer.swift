@@ -132,7 +132,12 @@ final class DeviceStreamer: @unchecked Sendable {
             let id = state.nextStreamID
             let pool: VariantPool
             do {
-                if let frameRing { announcer = FrameAnnouncer(ring: frameRing, signal: try frameSignal(for: owner.user)) }
+                if let frameRing {
+                    guard let user = owner.user else {
+                        throw CameraError(.invalidArgument, "a frame ring is a client's; camerad's own sinks take frames as they come")
+                    }
+                    announcer = FrameAnnouncer(ring: frameRing, signal: try frameSignal(for: user))
+                }
                 pool = try self.pool(for: options, joining: id, in: &state, source: mode.layout)
             } catch {
                 budget.refund(charge)
