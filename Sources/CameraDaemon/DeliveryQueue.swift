@@ -21,8 +21,15 @@ final class DeliveryQueue<Message: Sendable>: Sendable {
     }
 
     /// Queues a message, in order with every other posted.
-    func post(_ message: Message) {
-        queue.withLock { $0.messages.append(message) }
+    ///
+    /// - Returns: whether none was waiting: the caller sees that ``deliver(_:)``
+    ///   is called (one waiting is handed on by whoever posted it, or with it).
+    @discardableResult
+    func post(_ message: Message) -> Bool {
+        queue.withLock { queue in
+            defer { queue.messages.append(message) }
+            return queue.messages.isEmpty
+        }
     }
 
     /// Hands on what was posted, in order, with no lock held by the caller;

@@ -43,6 +43,10 @@ public enum LockLevel: Int32, CaseIterable, Sendable {
     case configurationObserver
     /// A stream's outbox queue (`StreamOutbox`).
     case streamOutbox
+    /// A streamer's outboxes with messages and signals to raise (`UnsentOutboxes`).
+    case unsentOutboxes
+    /// A frame ring's announcer: the drops waiting for room (`FrameAnnouncer`).
+    case frameAnnouncer
     /// A pooled frame's message, serialized once for every client.
     case encodedFrame
     /// `ClientBudget`'s charges.

@@ -382,20 +382,20 @@ final class LockWatchingResponder: StreamResponder, @unchecked Sendable {
         camera.emit(0)
         // Holds up the slow variant's worker, as a long conversion would.
         let gate = DispatchSemaphore(value: 0)
-        let (slowWorker, cheapWorker) = try #require(streamer.state.withLock { state in
-            state.streams[slowID].flatMap { state.workers[$0.options.variant] }
-                .flatMap { slow in state.streams[cheapID].flatMap { state.workers[$0.options.variant] }.map { (slow, $0) } }
+        let (slowVariant, cheapVariant) = try #require(streamer.state.withLock { state in
+            state.streams[slowID].flatMap { slow in state.streams[cheapID].map { (slow.options.variant, $0.options.variant) } }
         })
+        let slowWorker = try #require(streamer.state.withLock { $0.workers[slowVariant] })
         slowWorker.thread.async { gate.wait() }
         for sequence in 1...5 as ClosedRange<UInt64> {
             camera.emit(sequence, waitUntilDone: false)
             // Its own worker done with it, so the cheap one is never behind itself.
-            #expect(await waitUntil { streamer.state.withLock { _ in cheapWorker.framesHeld == 0 } })
+            #expect(await waitUntil { streamer.state.withLock { $0.workers[cheapVariant]?.framesHeld == 0 } })
         }
         #expect(cheap.recorded == ["started"] + (0...5).map { "frame \($0)" })
         #expect(slow.recorded == ["started", "frame 0"])
         gate.signal()
-        #expect(await waitUntil { streamer.state.withLock { _ in slowWorker.pending == 0 } })
+        #expect(await waitUntil { streamer.state.withLock { ($0.workers[slowVariant]?.pending ?? 0) == 0 } })
         camera.emit(6)
         // Frames 1 and 2 waited for the stuck worker (it holds two); 3 to 5 came meanwhile.
         #expect(slow.recorded == ["started", "frame 0", "frame 1", "frame 2", "dropped frameWasLate 3 up to 5", "frame 6"])

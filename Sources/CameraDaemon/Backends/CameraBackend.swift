@@ -122,6 +122,10 @@ extension CaptureStream {
 /// buffer goes back (V4L2 queues it again; a virtual camera draws into it anew),
 /// unless a pool shares it with clients (``DeviceBuffers/loan(_:)``).
 /// So its conversions can run on other threads than the capture thread.
+///
+/// Unchecked Sendable: `bytes` points into the device's buffer (or the
+/// capture's packed copy), which nobody writes while this frame lives — its
+/// lease keeps the buffer from the device until `giveBack`.
 final class CapturedFrame: @unchecked Sendable {
     let bytes: UnsafeRawBufferPointer
     let sequence: UInt64

@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// Stopping a capture waits only for its frames (the daemon's own readers):
 /// a buffer clients still hold stays theirs, its memory kept by the loans.
-final class BufferLeases: @unchecked Sendable {
+final class BufferLeases: Sendable {
     private struct State {
         /// Free buffers, the one back last at the end.
         var free: [Int]
@@ -121,9 +121,9 @@ final class BufferLeases: @unchecked Sendable {
 /// they are (``VariantPool``): no copy. The memory lives while anything
 /// refers to it — the capture, its frames, a pool, a loan — so a stopped
 /// capture's buffers stay readable for the clients that hold them.
-final class DeviceBuffers: @unchecked Sendable {
+final class DeviceBuffers: Sendable {
     /// One buffer as a frame refers to it.
-    struct Buffer: @unchecked Sendable {
+    struct Buffer: Sendable {
         let buffers: DeviceBuffers
         let index: Int
     }

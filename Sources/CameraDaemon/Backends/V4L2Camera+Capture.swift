@@ -63,14 +63,14 @@ extension V4L2Camera {
 /// frame it lost (also while every buffer is out). A V4L2 error ends the thread
 /// and is reported through `onEnd` (nil when stopped); either way the thread
 /// waits for every frame to go before it stops the node.
-final class V4L2Capture: CaptureStream, @unchecked Sendable {
+final class V4L2Capture: CaptureStream, Sendable {
     private let thread: PollingThread
     private let stopped = Atomic(false)
     let buffers: DeviceBuffers?
     let unsharedBecause: String?
 
     init(
-        queue: V4L2BufferQueue, mode: CaptureMode, bytesPerLine: Int,
+        queue: sending V4L2BufferQueue, mode: CaptureMode, bytesPerLine: Int,
         onFrame: @escaping @Sendable (CapturedFrame) -> Void, onEnd: @escaping @Sendable (V4L2Error?) -> Void
     ) throws(V4L2Error) {
         let thread: PollingThread
@@ -94,8 +94,8 @@ final class V4L2Capture: CaptureStream, @unchecked Sendable {
             unsharedBecause = "\(error)"
         }
         let buffers = buffers
+        let path = queue.device.path
         // The thread owns the queue from here on.
-        nonisolated(unsafe) let queue = queue
         do {
             try thread.start { [self] thread in
                 let error = Self.run(queue: queue, mode: mode, bytesPerLine: bytesPerLine, thread: thread, leases: leases,
@@ -105,7 +105,7 @@ final class V4L2Capture: CaptureStream, @unchecked Sendable {
                 onEnd(stopped.load(ordering: .relaxed) ? nil : error)
             }
         } catch {
-            throw V4L2Error("pthread_create", path: queue.device.path)
+            throw V4L2Error("pthread_create", path: path)
         }
     }
 

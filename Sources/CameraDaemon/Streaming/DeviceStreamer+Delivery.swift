@@ -24,8 +24,8 @@ import Dispatch
 /// worker never waits behind it. Each variant holds at most two device buffers.
 extension DeviceStreamer {
     /// One variant's worker: a thread of its own, the frames it holds, and how
-    /// many events wait on it. All but the thread guarded by the streamer's lock.
-    final class VariantWorker: @unchecked Sendable {
+    /// many events wait on it. A value in the streamer's state.
+    struct VariantWorker: Sendable {
         let thread: WorkerThread
         /// Frames taken and not yet converted: while it holds ``depth``, the
         /// next ones are skipped.
@@ -63,7 +63,7 @@ extension DeviceStreamer {
     /// that is not the current one (being stopped, or superseded) are ignored.
     func deliver(_ frame: CapturedFrame, generation: UInt64) {
         let zoom = device.settingsState.digitalZoom
-        var events: [(worker: VariantWorker, event: VariantEvent)] = []
+        var events: [(worker: WorkerThread, event: VariantEvent)] = []
         var sharedHere: [VariantEvent] = []
         locked { state in
             guard state.lifecycle.currentGeneration == generation, state.lifecycle.mode != nil else { return }
@@ -93,17 +93,17 @@ extension DeviceStreamer {
                     }
                     continue
                 }
-                worker.pending += 1
                 let take = worker.framesHeld < VariantWorker.depth
-                if take { worker.framesHeld += 1 } else { state.pools[poolID]?.framesSkipped += 1 }
-                events.append((worker, VariantEvent(variant: variant, generation: generation, streams: streams, gap: gap,
+                state.workers[variant]!.pending += 1
+                if take { state.workers[variant]!.framesHeld += 1 } else { state.pools[poolID]?.framesSkipped += 1 }
+                events.append((worker.thread, VariantEvent(variant: variant, generation: generation, streams: streams, gap: gap,
                                                     numbers: FrameNumbers(frame), frame: take ? frame : nil)))
             }
         }
         // The cheapest first: a costly conversion woken first would take the free core.
         events.sort { $0.event.variant.cost < $1.event.variant.cost }
         for (worker, event) in events {
-            worker.thread.async { [self] in handle(event, on: worker) }
+            worker.async { [self] in handle(event) }
         }
         // The workers woken first: their conversions start on the other core meanwhile.
         for event in sharedHere { convert(event.frame!, event) }
@@ -130,7 +130,7 @@ extension DeviceStreamer {
     }
 
     /// A frame as one variant's worker gets it.
-    struct VariantEvent: @unchecked Sendable {
+    struct VariantEvent: Sendable {
         let variant: FrameVariant
         let generation: UInt64
         /// The variant's streams that were streaming when the frame came, oldest
@@ -159,15 +159,16 @@ extension DeviceStreamer {
     }
 
     /// One event on a variant's worker, in capture order.
-    private func handle(_ event: VariantEvent, on worker: VariantWorker) {
+    private func handle(_ event: VariantEvent) {
         if let frame = event.frame {
             convert(frame, event)
         } else {
             skip(event)
         }
         locked { state in
-            if event.frame != nil { worker.framesHeld -= 1 }
-            worker.pending -= 1
+            // Still there: a worker is forgotten only once no event waits on it.
+            if event.frame != nil { state.workers[event.variant]?.framesHeld -= 1 }
+            state.workers[event.variant]?.pending -= 1
             forgetIdleWorkers(&state)
         }
     }

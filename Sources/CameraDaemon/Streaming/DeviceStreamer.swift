@@ -31,7 +31,7 @@ import Synchronization
 /// follows ``StreamLifecycle``: opening until the capture runs, streaming, closed.
 /// State is behind one lock, held briefly and never across a
 /// call out (a conversion, a job, a waiter resumed).
-final class DeviceStreamer: @unchecked Sendable {
+final class DeviceStreamer: Sendable {
     let device: any CameraBackend
     let logger: Logger
     /// Used through ``locked(_:)``, which sends what was posted to streams once it is let go.

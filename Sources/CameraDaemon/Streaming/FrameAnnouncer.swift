@@ -9,11 +9,12 @@ import CameraIPC
 /// Never waits on the client: a frame that finds no room (or drops still
 /// waiting for room before it) is refused, and the streamer counts it late; a
 /// drop report waits here until there is room, ahead of the next frame.
-final class FrameAnnouncer: @unchecked Sendable {
+final class FrameAnnouncer: Sendable {
     let ring: FrameRing
     let signal: FrameSignal
-    /// Drops that found no room yet. Guarded by the streamer's lock, as the ring is.
-    private var waiting = DropTally()
+    /// Drops that found no room yet; the ring is written under this lock too
+    /// (and under the streamer's: one writer at a time).
+    private let waiting = OrderedMutex(.frameAnnouncer, DropTally())
 
     init(ring: FrameRing, signal: FrameSignal) {
         self.ring = ring
@@ -22,33 +23,39 @@ final class FrameAnnouncer: @unchecked Sendable {
 
     /// A frame's record; false when there is no room for it (or for the drops before it).
     func frame(_ frame: PooledFrame) -> Bool {
-        guard writeWaiting() else { return false }
-        return ring.write(.frame(poolID: frame.pool.id, slot: UInt32(frame.slot), sequence: frame.sequence,
-                                 presentationTimeNs: frame.timestampNanoseconds, durationNs: frame.durationNanoseconds,
-                                 bytesUsed: UInt64(frame.bytesUsed)))
+        waiting.withLock { waiting in
+            guard writeWaiting(&waiting) else { return false }
+            return ring.write(.frame(poolID: frame.pool.id, slot: UInt32(frame.slot), sequence: frame.sequence,
+                                     presentationTimeNs: frame.timestampNanoseconds, durationNs: frame.durationNanoseconds,
+                                     bytesUsed: UInt64(frame.bytesUsed)))
+        }
     }
 
     /// Drop reports, now or once there is room; true when written now.
     func dropped(_ drops: DropTally) -> Bool {
-        waiting.add(drops)
-        return writeWaiting()
+        waiting.withLock { waiting in
+            waiting.add(drops)
+            return writeWaiting(&waiting)
+        }
     }
 
     /// A news record for a message that goes on the socket; false when there
     /// is no room: the client stopped reading, and the stream should end.
     func news() -> Bool {
-        writeWaiting() && ring.write(.news)
+        waiting.withLock { waiting in writeWaiting(&waiting) && ring.write(.news) }
     }
 
     /// The drops that never found room, to go as messages before the stream's end.
     func takeWaiting() -> DropTally {
-        _ = writeWaiting()
-        defer { waiting = DropTally() }
-        return waiting
+        waiting.withLock { waiting in
+            _ = writeWaiting(&waiting)
+            defer { waiting = DropTally() }
+            return waiting
+        }
     }
 
     /// Writes the waiting drop reports; false when some still wait.
-    private func writeWaiting() -> Bool {
+    private func writeWaiting(_ waiting: inout DropTally) -> Bool {
         guard !waiting.isEmpty else { return true }
         let reports = waiting.reports
         guard let room = ring.room, room >= reports.count else { return false }

@@ -19,7 +19,7 @@ import CameraIPC
 /// written there, under the lock, and its news both there (a news record) and
 /// here; its client's signal is raised once the lock is let go, once for all
 /// the streams of that user.
-final class StreamOutbox: @unchecked Sendable {
+final class StreamOutbox: Sendable {
     enum Message: Sendable {
         case started(StreamNews)
         case frame(FrameHandle)
@@ -36,8 +36,6 @@ final class StreamOutbox: @unchecked Sendable {
     let announcer: FrameAnnouncer?
     /// The streamer's list of outboxes with messages to send.
     private let unsent: UnsentOutboxes
-    /// Whether this outbox is in `unsent`. Guarded by the streamer's lock.
-    fileprivate var listed = false
     private let queue = DeliveryQueue<Message>(.streamOutbox)
 
     init(sink: any FrameSink, copies: Bool, unsent: UnsentOutboxes, announcer: FrameAnnouncer? = nil) {
@@ -85,11 +83,8 @@ final class StreamOutbox: @unchecked Sendable {
 
     /// Queues a message for ``send()``, under the streamer's lock.
     private func enqueue(_ message: Message) {
-        queue.post(message)
-        if !listed {
-            listed = true
-            unsent.outboxes.append(self)
-        }
+        // The first waiting: listed, so that the streamer sends once its lock is let go.
+        if queue.post(message) { unsent.list(self) }
     }
 
     /// Sends what was posted, in order, with no lock of the streamer's held.
@@ -114,25 +109,37 @@ final class StreamOutbox: @unchecked Sendable {
 }
 
 /// The outboxes a streamer posted to since it last sent, and the frame
-/// signals of rings it wrote to. Guarded by the streamer's lock.
-final class UnsentOutboxes: @unchecked Sendable {
-    fileprivate(set) var outboxes: [StreamOutbox] = []
-    fileprivate(set) var signals: [FrameSignal] = []
+/// signals of rings it wrote to: filled under the streamer's lock, taken at
+/// its end (``DeviceStreamer/locked(_:)``).
+final class UnsentOutboxes: Sendable {
+    private struct Lists {
+        var outboxes: [StreamOutbox] = []
+        var signals: [FrameSignal] = []
+    }
+    private let lists = OrderedMutex(.unsentOutboxes, Lists())
+
+    /// An outbox with a first message waiting.
+    func list(_ outbox: StreamOutbox) {
+        lists.withLock { $0.outboxes.append(outbox) }
+    }
 
     /// A signal to raise once the lock is let go (once, however many rings it wakes).
     func raise(_ signal: FrameSignal) {
-        if !signals.contains(where: { $0 === signal }) { signals.append(signal) }
+        lists.withLock { lists in
+            if !lists.signals.contains(where: { $0 === signal }) { lists.signals.append(signal) }
+        }
     }
 
     /// Takes the lists, under the streamer's lock.
     func take() -> (outboxes: [StreamOutbox], signals: [FrameSignal]) {
-        guard !outboxes.isEmpty || !signals.isEmpty else { return ([], []) }
-        for outbox in outboxes { outbox.listed = false }
-        defer {
-            outboxes.removeAll(keepingCapacity: true)
-            signals.removeAll(keepingCapacity: true)
+        lists.withLock { lists in
+            guard !lists.outboxes.isEmpty || !lists.signals.isEmpty else { return ([], []) }
+            defer {
+                lists.outboxes.removeAll(keepingCapacity: true)
+                lists.signals.removeAll(keepingCapacity: true)
+            }
+            return (lists.outboxes, lists.signals)
         }
-        return (outboxes, signals)
     }
 }
 

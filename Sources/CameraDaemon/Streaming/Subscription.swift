@@ -8,6 +8,8 @@ import CameraIPC
 /// A class guarded by its streamer's lock: per frame the streamer reaches each
 /// subscription through a reference, never copying what it holds. Messages go
 /// to its outbox, which hands them to the sink once the lock is let go.
+/// Unchecked Sendable: its `var`s are read and written only under its
+/// streamer's lock (`DeviceStreamer.state`).
 final class Subscription: @unchecked Sendable {
     let id: UInt64
     /// What it costs its owner (a connection and its user, or camerad) in the ``ClientBudget``.

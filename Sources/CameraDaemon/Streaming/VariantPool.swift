@@ -14,8 +14,9 @@ import CameraMedia
 /// the buffer stays from the device while a stream holds it (a loan). Only
 /// when that would leave the device fewer than ``reserveBuffers`` to fill is
 /// the frame copied into a slot of the pool's own, and counted
-/// (``framesCopied``). State is guarded by the owning ``DeviceStreamer``'s
-/// lock; the converter is the variant's worker's alone.
+/// (``framesCopied``). Unchecked Sendable: its `var`s are guarded by the
+/// owning ``DeviceStreamer``'s lock (`state`); the converter is the variant's
+/// worker's alone.
 final class VariantPool: @unchecked Sendable {
     let id: UInt64
     let variant: FrameVariant
