@@ -143,7 +143,6 @@ extension DeviceStreamer {
         let frame: CapturedFrame?
     }
 
-    /// The worker of a variant, made on its first frame.
     /// The worker of a variant, made on its first frame; nil when no thread
     /// can be made (the process is out of threads or descriptors).
     private func worker(for variant: FrameVariant, _ state: inout State) -> VariantWorker? {

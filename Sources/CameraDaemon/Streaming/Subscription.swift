@@ -22,8 +22,9 @@ final class Subscription: @unchecked Sendable {
     /// Where its frames are announced (its outbox writes it); nil: messages only.
     /// Here too, so that a frame's look at its tail is one reference away.
     let frameRing: FrameRing?
-    /// Its streamer, for the handles of its frames (``FrameHandle/release()``).
-    unowned let streamer: DeviceStreamer
+    /// Its streamer, for the handles of its frames (``FrameHandle/release()``);
+    /// a handle kept past its streamer gives back nothing.
+    private(set) weak var streamer: DeviceStreamer?
 
     var poolID: UInt64
     var lifecycle = StreamLifecycle()
@@ -167,6 +168,6 @@ struct FrameHandle: Sendable {
     /// - Throws: `INVALID_ARGUMENT` when it was given back already.
     func release() throws {
         guard frame.copied == nil else { return }
-        try subscription.streamer.release(subscription.id, poolID: frame.pool.id, slots: [frame.slot])
+        try subscription.streamer?.release(subscription.id, poolID: frame.pool.id, slots: [frame.slot])
     }
 }
