@@ -433,6 +433,18 @@ final class LockWatchingResponder: StreamResponder, @unchecked Sendable {
         #expect(responder.locksHeld.isEmpty, "locks held as the call was handed a message: \(responder.locksHeld)")
     }
 
+    /// A stream still opening when its device goes (its start planned, its
+    /// wait not yet begun) is told why — the device went — not that it
+    /// "stopped as it started" (a photo of a removed device said DEVICE_BUSY).
+    @Test func aStreamOpeningAsItsDeviceGoesIsToldWhy() async throws {
+        streamer.interrupt(.deviceDisconnected, CameraError(.deviceDisconnected, "gone"))
+        let error = await #expect(throws: CameraError.self) { try await streamer.waitUntilRunning() }
+        #expect(error?.code == .deviceDisconnected && error?.message == "gone")
+        // The next open starts afresh.
+        let id = try await streamer.open(Self.open(), for: Self.owner, writer: RecordingResponder())
+        streamer.close(id)
+    }
+
     /// Frames from the fake camera, numbered on from `start`, until `body` is
     /// done: what a running camera does while a photo waits. Returns its
     /// result and the next number.

@@ -46,7 +46,9 @@ extension DeviceStreamer {
                 case .failed(let reason):
                     return .failure(reason)
                 case .starting, .stopping, .idle:
-                    return .failure(CameraError(.deviceBusy, "\(device.uniqueID) stopped as it started; try again"))
+                    // Ended by an interruption before this waiter came: told why.
+                    return .failure(state.interruption
+                        ?? CameraError(.deviceBusy, "\(device.uniqueID) stopped as it started; try again"))
                 }
             }
             if let result { continuation.wake(with: result) }

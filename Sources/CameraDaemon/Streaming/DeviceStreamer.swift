@@ -73,6 +73,10 @@ final class DeviceStreamer: Sendable {
         var workers: [FrameVariant: VariantWorker] = [:]
         var streams: [UInt64: Subscription] = [:]
         var nextStreamID: UInt64 = 1
+        /// Why the streams were last ended all at once (the device went or
+        /// failed), for a stream that was opening then: it is told that, not
+        /// that the device stopped as it started. Cleared by the next open.
+        var interruption: CameraError?
         /// Photos waiting for a frame.
 
         /// Whether anything needs the capture: a stream (opening or streaming) or a photo.
@@ -148,6 +152,7 @@ final class DeviceStreamer: Sendable {
                                        outbox: StreamOutbox(sink: sink, copies: options.inline, unsent: unsent,
                                                             announcer: announcer),
                                        releaseRing: ring, poolID: pool.id)
+            state.interruption = nil
             return (id, planned(state.lifecycle.handle(.start(mode))))
         }
         perform(jobs)
@@ -313,6 +318,7 @@ final class DeviceStreamer: Sendable {
     /// daemon stops), and the capture.
     func interrupt(_ reason: StreamInterruption, _ error: CameraError) {
         let (waiters, jobs) = locked { state in
+            state.interruption = error
             for stream in state.streams.keys.compactMap({ remove($0, &state) }) {
                 stream.outbox.post(.interrupted(reason, error))
                 stream.outbox.post(.end(error))
