@@ -1,4 +1,5 @@
 import CameraIPC
+import CameraMedia
 
 /// The device's capture: ``CaptureLifecycle`` decides, the jobs it asks for run
 /// on the device's executor, one after another, and report back.
@@ -64,6 +65,13 @@ extension DeviceStreamer {
                 self?.captureFailed(error, generation: generation)
             })
         }
+        // The variants' pools for the new capture, made here with the lock let go.
+        var prepared: [FrameVariant: Result<VariantPool, CameraError>] = [:]
+        if case .success(let capture) = result {
+            for need in poolsToRebuild(mode, buffers: capture.buffers) {
+                prepared[need.variant] = Result { () throws(CameraError) in try makePool(need) }
+            }
+        }
         typealias Settled = (waiters: [CheckedContinuation<Void, any Error>], outcome: Result<Void, CameraError>?, jobs: [CaptureLifecycle.Job])
         let (waiters, outcome, jobs) = locked { state -> Settled in
             switch result {
@@ -81,7 +89,7 @@ extension DeviceStreamer {
                 }
                 state.lastSequence = nil
                 state.deviceBuffers = capture.buffers
-                rebuildPools(&state)
+                rebuildPools(&state, prepared: prepared)
                 logger.info("\(device.uniqueID): capturing \(mode)")
                 if let reason = capture.unsharedBecause {
                     logger.notice("\(device.uniqueID): its buffers cannot be shared with clients (\(reason)); frames of its own format are copied")

@@ -3,34 +3,64 @@ import CameraMedia
 /// A variant's frame pool: found or made as streams join, grown for them, made
 /// anew when the device's mode changes, forgotten when nobody uses it.
 extension DeviceStreamer {
-    /// The pool a new stream of `options` joins: the variant's, grown if it
-    /// lacks room for the newcomer's allowance, or a new one.
-    func pool(
-        for options: StreamOptions, joining streamID: UInt64, in state: inout State, source: FrameLayout
-    ) throws -> VariantPool {
+    /// What a variant's new pool must be: made with the lock let go (a memfd
+    /// and its mapping), installed under it if it still fits.
+    struct PoolNeed {
+        let variant: FrameVariant
+        /// The device's frames it is made from.
+        let source: FrameLayout
+        /// Slots of its own, at least.
+        let slots: Int
+        /// The capture's buffers, shared when the variant is the device's own frames.
+        let deviceBuffers: DeviceBuffers?
+    }
+
+    /// The pool a stream of `options` would need made, or nil when the
+    /// variant's current pool has room for it.
+    ///
+    /// - Throws: RESOURCE_EXHAUSTED when the device makes as many variants as it may.
+    func poolNeed(for options: StreamOptions, in state: State, source: FrameLayout) throws -> PoolNeed? {
         let current = state.currentPool[options.variant].flatMap { state.pools[$0] }
         let others = current.map { pool in pool.streamIDs.compactMap { state.streams[$0]?.options.slotsHeld } } ?? []
         let needed = Self.spareSlots + options.slotsHeld + others.reduce(0, +)
-        if let current, current.ownSlots >= needed {
-            current.streamIDs.insert(streamID)
-            return current
-        }
+        if let current, current.ownSlots >= needed { return nil }
         if current == nil && state.currentPool.count >= Self.maxVariants {
             throw CameraError(.resourceExhausted,
                               "\(device.uniqueID) already makes \(Self.maxVariants) output variants, the most camerad allows; ask for one of them ('camctl stats \(device.uniqueID)' lists them)")
         }
         // Growing doubles, so that a crowd joining one by one moves pools a few times, not once each.
-        let slots = max(needed, 2 * (current?.ownSlots ?? 0))
-        let pool: VariantPool
+        return PoolNeed(variant: options.variant, source: source, slots: max(needed, 2 * (current?.ownSlots ?? 0)),
+                        deviceBuffers: state.deviceBuffers)
+    }
+
+    /// Makes a pool for `need` — with the streamer's lock let go.
+    ///
+    /// - Throws: UNSUPPORTED_FORMAT when the device's frames cannot be made into
+    ///   the variant; RESOURCE_EXHAUSTED past the pools' memory or descriptors.
+    func makePool(_ need: PoolNeed) throws(CameraError) -> VariantPool {
         do {
-            pool = try VariantPool(id: Self.nextPoolID.wrappingAdd(1, ordering: .relaxed).oldValue, source: source,
-                                   variant: options.variant, ownSlots: slots, deviceBuffers: state.deviceBuffers, budget: budget)
+            return try VariantPool(id: Self.nextPoolID.wrappingAdd(1, ordering: .relaxed).oldValue, source: need.source,
+                                   variant: need.variant, ownSlots: need.slots, deviceBuffers: need.deviceBuffers, budget: budget)
         } catch let error as CameraError {
             throw error
         } catch let error as ConversionError {
-            throw CameraError(.unsupportedFormat, "\(options.variant): \(error.message)")
+            throw CameraError(.unsupportedFormat, "\(need.variant): \(error.message)")
         } catch {
-            throw CameraError(.resourceExhausted, "cannot make a frame pool for \(options.variant): \(error)")
+            throw CameraError(.resourceExhausted, "cannot make a frame pool for \(need.variant): \(error)")
+        }
+    }
+
+    /// The pool a new stream of `options` joins: the variant's, when it has
+    /// room, else `prepared` (made for ``poolNeed(for:in:source:)``), installed
+    /// as the variant's current pool; the streams of the one it replaces move to it.
+    func pool(
+        for options: StreamOptions, joining streamID: UInt64, in state: inout State, prepared: VariantPool?
+    ) -> VariantPool {
+        let current = state.currentPool[options.variant].flatMap { state.pools[$0] }
+        guard let pool = prepared else {
+            // poolNeed said the current one has room.
+            current!.streamIDs.insert(streamID)
+            return current!
         }
         state.pools[pool.id] = pool
         state.currentPool[options.variant] = pool.id
@@ -72,7 +102,10 @@ extension DeviceStreamer {
     /// from another capture's buffers it shares, a new pool, moves its streams
     /// there and tells those streaming. The device is described for them only
     /// when the mode changed, not on every start.
-    func rebuildPools(_ state: inout State) {
+    ///
+    /// The pools are made beforehand, the lock let go (``poolsToRebuild(_:buffers:)``
+    /// and ``makePool(_:)``): none is made under the lock.
+    func rebuildPools(_ state: inout State, prepared: [FrameVariant: Result<VariantPool, CameraError>] = [:]) {
         guard let mode = state.lifecycle.mode else { return }
         var description: DeviceDescription?
         for (variant, poolID) in state.currentPool {
@@ -85,16 +118,23 @@ extension DeviceStreamer {
                 description = device.describe()
                 description!.activeMode = mode
             }
+            let need = PoolNeed(variant: variant, source: mode.layout, slots: old.ownSlots, deviceBuffers: state.deviceBuffers)
+            guard let made = prepared[variant], (try? made.get())?.fits(need) ?? true else {
+                // A stream joined after the plan, with a larger pool made from
+                // the new mode's frames (an opening stream's pool always is):
+                // only the capture's buffers changed. It keeps that pool, its
+                // device-format frames copied rather than shared.
+                continue
+            }
             let ids = old.streamIDs
             old.streamIDs = []
             state.currentPool[variant] = nil
             let pool: VariantPool
-            do {
-                pool = try VariantPool(id: Self.nextPoolID.wrappingAdd(1, ordering: .relaxed).oldValue, source: mode.layout,
-                                       variant: variant, ownSlots: old.ownSlots, deviceBuffers: state.deviceBuffers, budget: budget)
+            do throws(CameraError) {
+                pool = try made.get()
             } catch {
-                let failure = error as? CameraError ?? CameraError(.unsupportedFormat,
-                    "\(device.uniqueID) now runs \(mode), from which \(variant) cannot be made: \((error as? ConversionError)?.message ?? "\(error)"); open the stream again")
+                let failure = error.code == .unsupportedFormat ? CameraError(.unsupportedFormat,
+                    "\(device.uniqueID) now runs \(mode), from which \(variant) cannot be made (\(error.message)); open the stream again") : error
                 for id in ids { remove(id, &state)?.outbox.post(.end(failure)) }
                 continue
             }
@@ -111,6 +151,16 @@ extension DeviceStreamer {
             }
         }
         dropUnusedPools(&state)
+    }
+
+    /// The pools a capture starting in `mode` with `buffers` will need for the
+    /// variants made now (read under the lock, to be made with it let go).
+    func poolsToRebuild(_ mode: CaptureMode, buffers: DeviceBuffers?) -> [PoolNeed] {
+        locked { state in
+            state.currentPool.compactMap { variant, id in
+                state.pools[id].map { PoolNeed(variant: variant, source: mode.layout, slots: $0.ownSlots, deviceBuffers: buffers) }
+            }
+        }
     }
 
     /// Tells a streaming stream its frames come from another pool (FormatChanged).

@@ -122,39 +122,29 @@ final class DeviceStreamer: Sendable {
         } catch {
             throw CameraError(.resourceExhausted, "cannot make a release or frame ring: \(error); open the stream without one")
         }
-        let (id, jobs) = try locked { state throws -> (UInt64, [CaptureLifecycle.Job]) in
-            let mode = state.lifecycle.mode ?? wanted
-            guard mode.format.isStreamable else {
-                throw CameraError(.unsupportedFormat,
-                                  "\(device.uniqueID) runs \(mode.format.pixelFormat.code), which camerad cannot read; pick a YUYV, NV12, YU12, AR24 or MJPG format")
-            }
-            let options = try StreamOptions(request, mode: mode)
-            let rings = (ring == nil ? 0 : 1) + (frameRing == nil ? 0 : 1)
-            let charge = try budget.chargeStream(owner, bytes: options.bytesHeld, descriptors: rings,
-                                                 "a stream of \(options.variant)")
-            var announcer: FrameAnnouncer?
-            let id = state.nextStreamID
-            let pool: VariantPool
-            do {
-                if let frameRing {
-                    guard let user = owner.user else {
-                        throw CameraError(.invalidArgument, "a frame ring is a client's; camerad's own sinks take frames as they come")
-                    }
-                    announcer = FrameAnnouncer(ring: frameRing, signal: try frameSignal(for: user))
+        // A new pool (a memfd and its mapping) is made with the lock let go,
+        // then installed if it still fits; else the stream is planned again.
+        var prepared: VariantPool?
+        var opened: (id: UInt64, jobs: [CaptureLifecycle.Job])?
+        while opened == nil {
+            let step = try locked { state throws -> OpenStep in
+                let mode = state.lifecycle.mode ?? wanted
+                guard mode.format.isStreamable else {
+                    throw CameraError(.unsupportedFormat,
+                                      "\(device.uniqueID) runs \(mode.format.pixelFormat.code), which camerad cannot read; pick a YUYV, NV12, YU12, AR24 or MJPG format")
                 }
-                pool = try self.pool(for: options, joining: id, in: &state, source: mode.layout)
-            } catch {
-                budget.refund(charge)
-                throw error
+                let options = try StreamOptions(request, mode: mode)
+                let need = try poolNeed(for: options, in: state, source: mode.layout)
+                if let need, prepared?.fits(need) != true { return .makePool(need) }
+                return .opened(try register(sink, options: options, mode: mode, owner: owner, releaseRing: ring,
+                                            frameRing: frameRing, pool: need == nil ? nil : prepared, &state))
             }
-            state.nextStreamID += 1
-            state.streams[id] = Subscription(id: id, streamer: self, charge: charge, options: options,
-                                       outbox: StreamOutbox(sink: sink, copies: options.inline, unsent: unsent,
-                                                            announcer: announcer),
-                                       releaseRing: ring, poolID: pool.id)
-            state.interruption = nil
-            return (id, planned(state.lifecycle.handle(.start(mode))))
+            switch step {
+            case .makePool(let need): prepared = try makePool(need)
+            case .opened(let registered): opened = registered
+            }
         }
+        let (id, jobs) = opened!
         perform(jobs)
         do {
             try await waitUntilRunning()
@@ -182,6 +172,44 @@ final class DeviceStreamer: Sendable {
             transition(stream, .started)
         }
         return id
+    }
+
+    /// A step of ``open(_:for:sink:)`` under the lock.
+    private enum OpenStep {
+        /// A pool must be made first, the lock let go.
+        case makePool(PoolNeed)
+        case opened((id: UInt64, jobs: [CaptureLifecycle.Job]))
+    }
+
+    /// Charges and registers a new subscription under the lock, in the
+    /// variant's pool (or `pool`, made for it), and plans the capture's start.
+    private func register(
+        _ sink: any FrameSink, options: StreamOptions, mode: CaptureMode, owner: ClientBudget.Owner,
+        releaseRing ring: ReleaseRing?, frameRing: FrameRing?, pool prepared: VariantPool?, _ state: inout State
+    ) throws -> (id: UInt64, jobs: [CaptureLifecycle.Job]) {
+        let rings = (ring == nil ? 0 : 1) + (frameRing == nil ? 0 : 1)
+        let charge = try budget.chargeStream(owner, bytes: options.bytesHeld, descriptors: rings, "a stream of \(options.variant)")
+        var announcer: FrameAnnouncer?
+        if let frameRing {
+            do {
+                guard let user = owner.user else {
+                    throw CameraError(.invalidArgument, "a frame ring is a client's; camerad's own sinks take frames as they come")
+                }
+                announcer = FrameAnnouncer(ring: frameRing, signal: try frameSignal(for: user))
+            } catch {
+                budget.refund(charge)
+                throw error
+            }
+        }
+        let id = state.nextStreamID
+        state.nextStreamID += 1
+        let pool = self.pool(for: options, joining: id, in: &state, prepared: prepared)
+        state.streams[id] = Subscription(id: id, streamer: self, charge: charge, options: options,
+                                         outbox: StreamOutbox(sink: sink, copies: options.inline, unsent: unsent,
+                                                              announcer: announcer),
+                                         releaseRing: ring, poolID: pool.id)
+        state.interruption = nil
+        return (id, planned(state.lifecycle.handle(.start(mode))))
     }
 
     /// A sink is done with some slots of a pool; queued frames move up.

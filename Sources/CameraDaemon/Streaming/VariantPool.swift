@@ -68,6 +68,8 @@ final class VariantPool: @unchecked Sendable {
         id: UInt64, source: FrameLayout, variant: FrameVariant, ownSlots: Int, deviceBuffers: DeviceBuffers?,
         budget: ClientBudget
     ) throws {
+        // A memfd made and mapped: never under a lock (the event loop would wait for it).
+        LockOrder.checkNoneHeld("making a frame pool")
         converter = try FrameConverter(source: source, target: variant)
         self.id = id
         self.variant = variant
@@ -91,6 +93,13 @@ final class VariantPool: @unchecked Sendable {
     }
 
     deinit { budget.refundPool(bytes: slotSize * ownSlots) }
+
+    /// Whether it is the pool `need` asks for: the same variant of the same
+    /// frames, room enough, and the same capture buffers shared (if any).
+    func fits(_ need: DeviceStreamer.PoolNeed) -> Bool {
+        variant == need.variant && source == need.source && ownSlots >= need.slots
+            && deviceBuffers === (converter.passesThrough() ? Self.shareable(need.deviceBuffers, for: layout) : nil)
+    }
 
     /// `buffers`, if frames of `layout` fit in them.
     static func shareable(_ buffers: DeviceBuffers?, for layout: FrameLayout) -> DeviceBuffers? {
