@@ -18,7 +18,7 @@ extension DeviceStreamer {
 
     /// Stops the capture when nothing needs it any more.
     func stopIfUnused(_ state: inout State) -> [CaptureLifecycle.Job] {
-        state.isUsed ? [] : planned(state.lifecycle.handle(.stop))
+        state.isUsed ? [] : planned(state.source.lifecycle.handle(.stop))
     }
 
     /// Queues jobs on the device's executor, in order. Call outside the lock.
@@ -39,16 +39,16 @@ extension DeviceStreamer {
     func waitUntilRunning() async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let result = locked { state -> Result<Void, CameraError>? in
-                switch state.lifecycle.state {
+                switch state.source.lifecycle.state {
                 case .running: return .success(())
                 case .starting(_, _, stopWhenStarted: false):
-                    state.startWaiters.append(continuation)
+                    state.source.startWaiters.append(continuation)
                     return nil
                 case .failed(let reason):
                     return .failure(reason)
                 case .starting, .stopping, .idle:
                     // Ended by an interruption before this waiter came: told why.
-                    return .failure(state.interruption
+                    return .failure(state.source.interruption
                         ?? CameraError(.deviceBusy, "\(device.uniqueID) stopped as it started; try again"))
                 }
             }
@@ -76,31 +76,31 @@ extension DeviceStreamer {
         let (waiters, outcome, jobs) = locked { state -> Settled in
             switch result {
             case .success(let capture):
-                state.captures[generation] = capture
-                guard state.lifecycle.currentGeneration == generation else {
+                state.source.captures[generation] = capture
+                guard state.source.lifecycle.currentGeneration == generation else {
                     // Superseded: the stop job queued with the newer start stops it.
-                    return ([], nil, planned(state.lifecycle.handle(.started(generation: generation))))
+                    return ([], nil, planned(state.source.lifecycle.handle(.started(generation: generation))))
                 }
-                let jobs = planned(state.lifecycle.handle(.started(generation: generation)))
-                defer { state.startWaiters.removeAll() }
-                guard state.lifecycle.isRunning else {
+                let jobs = planned(state.source.lifecycle.handle(.started(generation: generation)))
+                defer { state.source.startWaiters.removeAll() }
+                guard state.source.lifecycle.isRunning else {
                     // It failed, or was no longer wanted, as it started: it stops again.
-                    return (state.startWaiters, .failure(CameraError(.deviceBusy, "\(device.uniqueID) stopped as it started; try again")), jobs)
+                    return (state.source.startWaiters, .failure(CameraError(.deviceBusy, "\(device.uniqueID) stopped as it started; try again")), jobs)
                 }
-                state.lastSequence = nil
-                state.deviceBuffers = capture.buffers
+                state.source.lastSequence = nil
+                state.source.deviceBuffers = capture.buffers
                 rebuildPools(&state, prepared: prepared)
                 logger.info("\(device.uniqueID): capturing \(mode)")
                 if let reason = capture.unsharedBecause {
                     logger.notice("\(device.uniqueID): its buffers cannot be shared with clients (\(reason)); frames of its own format are copied")
                 }
-                return (state.startWaiters, .success(()), jobs)
+                return (state.source.startWaiters, .success(()), jobs)
             case .failure(let error):
                 let failure = error as? CameraError ?? CameraError(.deviceBusy, "\(device.uniqueID) cannot start: \(error)")
-                guard state.lifecycle.currentGeneration == generation else { return ([], nil, []) }
-                let jobs = planned(state.lifecycle.handle(.startFailed(generation: generation, failure)))
-                defer { state.startWaiters.removeAll() }
-                return (state.startWaiters, .failure(failure), jobs)
+                guard state.source.lifecycle.currentGeneration == generation else { return ([], nil, []) }
+                let jobs = planned(state.source.lifecycle.handle(.startFailed(generation: generation, failure)))
+                defer { state.source.startWaiters.removeAll() }
+                return (state.source.startWaiters, .failure(failure), jobs)
             }
         }
         if let outcome {
@@ -114,14 +114,14 @@ extension DeviceStreamer {
     /// shine only while the device runs.
     private func runStop(_ generation: UInt64) {
         let capture = locked { state in
-            let capture = state.captures.removeValue(forKey: generation)
-            if let buffers = capture?.buffers, buffers === state.deviceBuffers { state.deviceBuffers = nil }
+            let capture = state.source.captures.removeValue(forKey: generation)
+            if let buffers = capture?.buffers, buffers === state.source.deviceBuffers { state.source.deviceBuffers = nil }
             return capture
         }
         capture?.stop()
         let idle = locked { state -> Bool in
-            _ = planned(state.lifecycle.handle(.stopped(generation: generation)))
-            return state.lifecycle.state == .idle
+            _ = planned(state.source.lifecycle.handle(.stopped(generation: generation)))
+            return state.source.lifecycle.state == .idle
         }
         if capture != nil { logger.info("\(device.uniqueID): capture stopped") }
         guard idle else { return }
@@ -140,7 +140,7 @@ extension DeviceStreamer {
     /// the streams as disconnected), or failed in place (the streams end as failed).
     func captureFailed(_ error: CameraError, generation: UInt64) {
         let (current, jobs) = locked { state in
-            (state.lifecycle.currentGeneration == generation, planned(state.lifecycle.handle(.failed(generation: generation))))
+            (state.source.lifecycle.currentGeneration == generation, planned(state.source.lifecycle.handle(.failed(generation: generation))))
         }
         perform(jobs)
         guard current else { return }
@@ -164,8 +164,8 @@ extension DeviceStreamer {
     ///   started again in the mode it ran; if that fails too, its streams end).
     func switchMode(to mode: CaptureMode) async throws {
         let (previous, jobs) = locked { state -> (CaptureMode?, [CaptureLifecycle.Job]) in
-            guard let running = state.lifecycle.mode, running != mode else { return (nil, []) }
-            return (running, planned(state.lifecycle.handle(.restart(mode))))
+            guard let running = state.source.lifecycle.mode, running != mode else { return (nil, []) }
+            return (running, planned(state.source.lifecycle.handle(.restart(mode))))
         }
         guard let previous else { return }
         perform(jobs)
@@ -175,7 +175,7 @@ extension DeviceStreamer {
             let failure = error as? CameraError ?? CameraError(.deviceBusy, "\(device.uniqueID) cannot start in \(mode): \(error)")
             // Back to what ran, so the streams go on.
             let jobs = locked { state in
-                state.isUsed ? planned(state.lifecycle.handle(.start(previous))) : []
+                state.isUsed ? planned(state.source.lifecycle.handle(.start(previous))) : []
             }
             perform(jobs)
             if !jobs.isEmpty, (try? await waitUntilRunning()) == nil { interrupt(.deviceFailed, failure) }

@@ -66,15 +66,15 @@ extension DeviceStreamer {
         var events: [(worker: WorkerThread, event: VariantEvent)] = []
         var sharedHere: [VariantEvent] = []
         locked { state in
-            guard state.lifecycle.currentGeneration == generation, state.lifecycle.mode != nil else { return }
+            guard state.source.lifecycle.currentGeneration == generation, state.source.lifecycle.mode != nil else { return }
             // What clients gave back through their rings since the last frame: room for this one.
             readClientRings(&state)
-            state.framesCaptured += 1
+            state.source.framesCaptured += 1
             var gap: Gap?
-            if let last = state.lastSequence, frame.sequence > last + 1 {
+            if let last = state.source.lastSequence, frame.sequence > last + 1 {
                 gap = (Int(frame.sequence - last - 1), frame.sequence - 1)
             }
-            state.lastSequence = frame.sequence
+            state.source.lastSequence = frame.sequence
             for (variant, poolID) in state.currentPool {
                 // The streams streaming now: one that starts later never hears of this frame.
                 guard let pool = state.pools[poolID],
@@ -277,7 +277,7 @@ extension DeviceStreamer {
     /// The variant's pool, if this generation's frames still go there: after a
     /// mode change, frames of the old capture are not converted with the new pools.
     private func currentPool(of variant: FrameVariant, generation: UInt64, _ state: inout State) -> VariantPool? {
-        guard state.lifecycle.currentGeneration == generation, let mode = state.lifecycle.mode,
+        guard state.source.lifecycle.currentGeneration == generation, let mode = state.source.lifecycle.mode,
               let pool = state.currentPool[variant].flatMap({ state.pools[$0] }), pool.source == mode.layout else { return nil }
         return pool
     }

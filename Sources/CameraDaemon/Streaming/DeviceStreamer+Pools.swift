@@ -30,7 +30,7 @@ extension DeviceStreamer {
         }
         // Growing doubles, so that a crowd joining one by one moves pools a few times, not once each.
         return PoolNeed(variant: options.variant, source: source, slots: max(needed, 2 * (current?.ownSlots ?? 0)),
-                        deviceBuffers: state.deviceBuffers)
+                        deviceBuffers: state.source.deviceBuffers)
     }
 
     /// Makes a pool for `need` — with the streamer's lock let go.
@@ -73,7 +73,7 @@ extension DeviceStreamer {
                 pool.streamIDs.insert(id)
                 // An opening stream learns its pool from its StreamStarted.
                 if let stream = state.streams[id], stream.lifecycle.receivesFrames {
-                    tell(id, StreamNews(pool: pool, mode: state.lifecycle.mode,
+                    tell(id, StreamNews(pool: pool, mode: state.source.lifecycle.mode,
                                         note: "a larger pool for a new stream of the same variant", device: nil), &state)
                 }
             }
@@ -106,19 +106,19 @@ extension DeviceStreamer {
     /// The pools are made beforehand, the lock let go (``poolsToRebuild(_:buffers:)``
     /// and ``makePool(_:)``): none is made under the lock.
     func rebuildPools(_ state: inout State, prepared: [FrameVariant: Result<VariantPool, CameraError>] = [:]) {
-        guard let mode = state.lifecycle.mode else { return }
+        guard let mode = state.source.lifecycle.mode else { return }
         var description: DeviceDescription?
         for (variant, poolID) in state.currentPool {
             guard let old = state.pools[poolID] else { continue }
             let modeChanged = old.source != mode.layout
             let buffersChanged = old.converter.passesThrough()
-                && old.deviceBuffers !== VariantPool.shareable(state.deviceBuffers, for: old.layout)
+                && old.deviceBuffers !== VariantPool.shareable(state.source.deviceBuffers, for: old.layout)
             guard modeChanged || buffersChanged else { continue }
             if modeChanged && description == nil {
                 description = device.describe()
                 description!.activeMode = mode
             }
-            let need = PoolNeed(variant: variant, source: mode.layout, slots: old.ownSlots, deviceBuffers: state.deviceBuffers)
+            let need = PoolNeed(variant: variant, source: mode.layout, slots: old.ownSlots, deviceBuffers: state.source.deviceBuffers)
             guard let made = prepared[variant], (try? made.get())?.fits(need) ?? true else {
                 // A stream joined after the plan, with a larger pool made from
                 // the new mode's frames (an opening stream's pool always is):

@@ -54,18 +54,10 @@ final class DeviceStreamer: Sendable {
     /// Output variants one device makes at most: each costs a conversion per frame.
     static let maxVariants = 16
 
-    /// Guarded by ``state``'s lock.
+    /// Guarded by ``state``'s lock: the graph's source (``CaptureSource``),
+    /// its variants' pools and workers, and its subscriptions.
     struct State {
-        var lifecycle = CaptureLifecycle()
-        /// Each generation's capture, from its start job to its stop job.
-        var captures: [UInt64: any CaptureStream] = [:]
-        /// The running capture's buffers, when they can be shared: the first
-        /// slots of the pool of the device's own frames.
-        var deviceBuffers: DeviceBuffers?
-        /// Waiting for the capture now starting to run (or fail).
-        var startWaiters: [CheckedContinuation<Void, any Error>] = []
-        var lastSequence: UInt64?
-        var framesCaptured: UInt64 = 0
+        var source = CaptureSource()
         /// Every pool: the current one of each variant, and replaced ones still held.
         var pools: [UInt64: VariantPool] = [:]
         var currentPool: [FrameVariant: UInt64] = [:]
@@ -73,11 +65,6 @@ final class DeviceStreamer: Sendable {
         var workers: [FrameVariant: VariantWorker] = [:]
         var streams: [UInt64: Subscription] = [:]
         var nextStreamID: UInt64 = 1
-        /// Why the streams were last ended all at once (the device went or
-        /// failed), for a stream that was opening then: it is told that, not
-        /// that the device stopped as it started. Cleared by the next open.
-        var interruption: CameraError?
-        /// Photos waiting for a frame.
 
         /// Whether anything needs the capture: a stream (opening or streaming) or a photo.
         var isUsed: Bool { !streams.isEmpty }
@@ -94,7 +81,7 @@ final class DeviceStreamer: Sendable {
     }
 
     /// The mode the device captures in, or is starting in; nil when idle.
-    var runningMode: CaptureMode? { locked { $0.lifecycle.mode } }
+    var runningMode: CaptureMode? { locked { $0.source.lifecycle.mode } }
 
     // MARK: - Streams
 
@@ -128,7 +115,7 @@ final class DeviceStreamer: Sendable {
         var opened: (id: UInt64, jobs: [CaptureLifecycle.Job])?
         while opened == nil {
             let step = try locked { state throws -> OpenStep in
-                let mode = state.lifecycle.mode ?? wanted
+                let mode = state.source.lifecycle.mode ?? wanted
                 guard mode.format.isStreamable else {
                     throw CameraError(.unsupportedFormat,
                                       "\(device.uniqueID) runs \(mode.format.pixelFormat.code), which camerad cannot read; pick a YUYV, NV12, YU12, AR24 or MJPG format")
@@ -157,7 +144,7 @@ final class DeviceStreamer: Sendable {
             throw error
         }
         locked { state in
-            guard let stream = state.streams[id], let mode = state.lifecycle.mode,
+            guard let stream = state.streams[id], let mode = state.source.lifecycle.mode,
                   let pool = state.pools[stream.poolID] else { return }  // ended meanwhile: the call says why
             var note: String?
             if let configured = device.configuredMode, configured == mode,
@@ -208,8 +195,8 @@ final class DeviceStreamer: Sendable {
                                          outbox: StreamOutbox(sink: sink, copies: options.inline, unsent: unsent,
                                                               announcer: announcer),
                                          releaseRing: ring, poolID: pool.id)
-        state.interruption = nil
-        return (id, planned(state.lifecycle.handle(.start(mode))))
+        state.source.interruption = nil
+        return (id, planned(state.source.lifecycle.handle(.start(mode))))
     }
 
     /// A sink is done with some slots of a pool; queued frames move up.
@@ -346,7 +333,7 @@ final class DeviceStreamer: Sendable {
     /// daemon stops), and the capture.
     func interrupt(_ reason: StreamInterruption, _ error: CameraError) {
         let (waiters, jobs) = locked { state in
-            state.interruption = error
+            state.source.interruption = error
             for stream in state.streams.keys.compactMap({ remove($0, &state) }) {
                 stream.outbox.post(.interrupted(reason, error))
                 stream.outbox.post(.end(error))
@@ -354,9 +341,9 @@ final class DeviceStreamer: Sendable {
             state.pools.removeAll()
             state.currentPool.removeAll()
             forgetIdleWorkers(&state)
-            let waiters = state.startWaiters
-            state.startWaiters.removeAll()
-            return (waiters, planned(state.lifecycle.handle(.stop)))
+            let waiters = state.source.startWaiters
+            state.source.startWaiters.removeAll()
+            return (waiters, planned(state.source.lifecycle.handle(.stop)))
         }
         for waiter in waiters { waiter.wake(throwing: error) }
         perform(jobs)
@@ -386,7 +373,7 @@ final class DeviceStreamer: Sendable {
     func statistics() -> Statistics {
         locked { state in
             Statistics(
-                isCapturing: state.lifecycle.isRunning, framesCaptured: state.framesCaptured, streams: state.streams.count,
+                isCapturing: state.source.lifecycle.isRunning, framesCaptured: state.source.framesCaptured, streams: state.streams.count,
                 variants: state.currentPool.values.compactMap { state.pools[$0] }.sorted { $0.id < $1.id }.map { pool in
                     Statistics.Variant(poolID: pool.id, variant: pool.variant, streams: pool.streamIDs.count,
                                        slotCount: pool.slotCount, slotsInUse: pool.slotsInUse, conversions: pool.conversions,
