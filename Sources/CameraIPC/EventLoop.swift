@@ -260,6 +260,8 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     private func dueTimers() -> [@Sendable () -> Void] {
         let now = monotonicNanoseconds()
         return state.withLock { state -> [@Sendable () -> Void] in
+            // Most rounds have none: nothing filtered, sorted or allocated.
+            guard !state.timers.isEmpty else { return [] }
             let due = state.timers.filter { $0.value.deadline <= now }.sorted { ($0.value.deadline, $0.key) < ($1.value.deadline, $1.key) }
             for (id, _) in due { state.timers[id] = nil }
             return due.map(\.value.work)

@@ -61,6 +61,8 @@ public enum LockLevel: Int32, CaseIterable, Sendable {
     case defaultsStore
     /// A `WorkerThread`'s job queue.
     case workerJobs
+    /// `V4L2Discovery`'s hotplug thread, while it follows.
+    case hotplugThread
 
     /// Where it stands in the order: leaves share the last rank.
     public var rank: Int32 { min(rawValue, LockLevel.eventLoop.rawValue) }

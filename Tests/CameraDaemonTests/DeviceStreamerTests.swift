@@ -172,13 +172,16 @@ final class RecordingSink: FrameSink, @unchecked Sendable {
 }
 
 /// Records what a stream is sent, as short lines: "started", "frame 3",
-/// "dropped outOfBuffers 1 up to 5", "ended".
+/// "dropped outOfBuffers 1 up to 5", "ended", and any handed over under an ordered lock.
 final class RecordingResponder: StreamResponder, @unchecked Sendable {
     private let lines = Mutex<[String]>([])
     private let frames = Mutex<[Camerad_V1_FrameReady]>([])
+    /// Each message handed over while the handing thread held an ordered lock (none, ever).
+    private let underLock = Mutex<[String]>([])
 
     var recorded: [String] { lines.withLock { $0 } }
     var receivedFrames: [Camerad_V1_FrameReady] { frames.withLock { $0 } }
+    var locksHeld: [String] { underLock.withLock { $0 } }
 
     func send(_ response: Camerad_V1_StreamResponse, descriptors: [OwnedFD]) -> Bool {
         record(response)
@@ -196,7 +199,13 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
     }
 
     func end(with error: RPCError?) {
-        lines.withLock { $0.append("ended \(error?.message ?? "OK")") }
+        append("ended \(error?.message ?? "OK")")
+    }
+
+    private func append(_ line: String) {
+        let held = LockOrder.held
+        if !held.isEmpty { underLock.withLock { $0.append("\(line): \(held)") } }
+        lines.withLock { $0.append(line) }
     }
 
     private func record(_ response: Camerad_V1_StreamResponse) {
@@ -211,53 +220,8 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
         case .interrupted: line = "interrupted"
         case nil: line = "?"
         }
-        lines.withLock { $0.append(line) }
+        append(line)
     }
-}
-
-/// Records each message a stream's call is handed, and the ordered locks
-/// held by the thread handing it over (none, ever).
-final class LockWatchingResponder: StreamResponder, @unchecked Sendable {
-    private let state = Mutex<(calls: [String], locksHeld: [String])>(([], []))
-
-    var calls: [String] { state.withLock { $0.calls } }
-    var locksHeld: [String] { state.withLock { $0.locksHeld } }
-
-    private func record(_ call: String) {
-        let held = LockOrder.held
-        state.withLock { state in
-            state.calls.append(call)
-            if !held.isEmpty { state.locksHeld.append("\(call): \(held)") }
-        }
-    }
-
-    private func record(_ response: Camerad_V1_StreamResponse) {
-        switch response.kind {
-        case .started: record("started")
-        case .frame: record("frame")
-        case .dropped: record("dropped")
-        case .formatChanged: record("format changed")
-        case .interrupted: record("interrupted")
-        case nil: record("?")
-        }
-    }
-
-    func send(_ response: Camerad_V1_StreamResponse, descriptors: [OwnedFD]) -> Bool {
-        record(response)
-        return true
-    }
-
-    func send(_ response: Camerad_V1_StreamResponse, descriptors: [OwnedFD], droppingAbove threshold: Int) -> Bool {
-        record(response)
-        return true
-    }
-
-    func send(serialized response: [UInt8], descriptors: [OwnedFD]) -> Bool {
-        record(try! Camerad_V1_StreamResponse(serializedBytes: response))
-        return true
-    }
-
-    func end(with error: RPCError?) { record("ended") }
 }
 
 @Suite struct DeviceStreamerTests {
@@ -421,15 +385,15 @@ final class LockWatchingResponder: StreamResponder, @unchecked Sendable {
     /// cancels the call's task, whose handlers wake waiters. Now every one of
     /// its messages reaches the call with no lock held.
     @Test func aCopyingStreamsMessagesReachItsCallWithNoLockHeld() async throws {
-        let responder = LockWatchingResponder()
+        let responder = RecordingResponder()
         var request = Self.open()
         request.settings.delivery = .inline
         _ = try await streamer.open(request, for: Self.owner, writer: responder)
         for sequence in 0..<3 { camera.emit(UInt64(sequence)) }
         streamer.interrupt(.deviceDisconnected, CameraError(.deviceDisconnected, "gone"))
         await camera.executor.drain()
-        #expect(responder.calls.first == "started" && responder.calls.last == "ended")
-        #expect(responder.calls.filter { $0 == "frame" }.count + responder.calls.filter { $0 == "dropped" }.count >= 1)
+        #expect(responder.recorded.first == "started" && responder.recorded.last == "ended gone")
+        #expect(responder.recorded.count { $0.hasPrefix("frame") || $0.hasPrefix("dropped") } >= 1)
         #expect(responder.locksHeld.isEmpty, "locks held as the call was handed a message: \(responder.locksHeld)")
     }
 

@@ -4,7 +4,6 @@ internal import CUDev
 import Foundation
 import Glibc
 import Logging
-import Synchronization
 import V4L2
 
 /// Finds the V4L2 cameras: scans /dev/video* at start, then follows hotplug
@@ -19,7 +18,7 @@ final class V4L2Discovery: Sendable {
     /// Where a node that failed is probed again a second later, the work done on a worker.
     private let timers: EventLoop
     /// The hotplug monitor's thread, while it follows.
-    private let monitorThread = Mutex<PollingThread?>(nil)
+    private let monitorThread = OrderedMutex<PollingThread?>(.hotplugThread, nil)
 
     init(registry: DeviceRegistry, logger: Logger, devicesFolder: String = "/dev", timers: EventLoop) {
         self.registry = registry

@@ -113,7 +113,7 @@ final class VirtualCameraCapture: CaptureStream, Sendable {
                     sequence = UInt64((now - start) / duration)
                     timestamp = start + Int64(sequence) * duration
                 }
-                // Until the frame is due; woken early by a stop (or a buffer back, and sleeps on).
+                // Until the frame is due; woken early by a stop (any other wake-up: it sleeps on).
                 var remaining = timestamp - monotonicNanoseconds()
                 while remaining > 0, !stop.load(ordering: .relaxed) {
                     _ = thread.wait(timeout: remaining)

@@ -105,7 +105,7 @@ extension DeviceStreamer {
     ///
     /// The pools are made beforehand, the lock let go (``poolsToRebuild(_:buffers:)``
     /// and ``makePool(_:)``): none is made under the lock.
-    func rebuildPools(_ state: inout State, prepared: [FrameVariant: Result<VariantPool, CameraError>] = [:]) {
+    func rebuildPools(_ state: inout State, prepared: [FrameVariant: Result<VariantPool, CameraError>]) {
         guard let mode = state.source.lifecycle.mode else { return }
         var description: DeviceDescription?
         for (variant, poolID) in state.currentPool {
