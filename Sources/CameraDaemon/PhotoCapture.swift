@@ -124,7 +124,7 @@ enum PhotoCapture {
         _ frame: PooledFrame, fired fires: Bool, settings: PhotoSettings,
         description: DeviceDescription, device: any CameraBackend
     ) throws -> Photo {
-        let source = frame.pool.layout
+        let source = try frame.videoLayout
 
         var photo = Photo()
         let (width, height) = fit(source.width, source.height, into: settings.maxWidth, settings.maxHeight)
@@ -219,7 +219,7 @@ enum PhotoCapture {
 
     /// The frame's mean luma, from a small NV12 copy of it.
     static func meanLuma(_ frame: PooledFrame) throws -> Double {
-        let small = try PhotoEncoder().uncompressed(frame.bytes, source: frame.pool.layout,
+        let small = try PhotoEncoder().uncompressed(frame.bytes, source: try frame.videoLayout,
                                                     target: FrameVariant(format: .nv12, width: 64, height: 48))
         return Double(small.prefix(64 * 48).reduce(0) { $0 + Int($1) }) / Double(64 * 48)
     }
@@ -286,5 +286,17 @@ enum PhotoCapture {
         let units = (duration / CameraSettingsMapping.exposureUnit).rounded()
         guard units >= 1, units <= Double(UInt32.max) else { return nil }
         return (UInt32(units), UInt32(Duration.seconds(1) / CameraSettingsMapping.exposureUnit))
+    }
+}
+
+extension PooledFrame {
+    /// Its video frame's layout: a photo's subscription is to a variant of a camera's frames.
+    fileprivate var videoLayout: FrameLayout {
+        get throws(CameraError) {
+            guard let layout = pool.media.video else {
+                throw CameraError(.internalError, "a photo was given \(pool.media), not a video frame; report this camerad bug")
+            }
+            return layout
+        }
     }
 }

@@ -16,6 +16,8 @@ public enum LockLevel: Int32, CaseIterable, Sendable {
     case configurationLocks
     /// A `DeviceStreamer`'s state: capture, pools, streams (charges budgets, takes buffer loans under it).
     case deviceStreamer
+    /// A `MediaNode`'s state: its pool and subscriptions (charges budgets under it).
+    case mediaNode
     /// `DeviceStreamer.frameSignals`, every user's frame signal per device (charges the budget under it).
     case frameSignals
     /// A `ServerCall`'s output: whether its end went out (held across each response's write).

@@ -347,7 +347,8 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
         // Holds up the slow variant's worker, as a long conversion would.
         let gate = DispatchSemaphore(value: 0)
         let (slowVariant, cheapVariant) = try #require(streamer.state.withLock { state in
-            state.streams[slowID].flatMap { slow in state.streams[cheapID].map { (slow.options.variant, $0.options.variant) } }
+            func variant(_ id: UInt64) -> FrameVariant? { state.streams[id].flatMap { state.pools[$0.poolID]?.variant } }
+            return variant(slowID).flatMap { slow in variant(cheapID).map { (slow, $0) } }
         })
         let slowWorker = try #require(streamer.state.withLock { $0.workers[slowVariant] })
         slowWorker.thread.async { gate.wait() }

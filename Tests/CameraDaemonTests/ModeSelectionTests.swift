@@ -72,13 +72,13 @@ import Testing
 
     @Test func defaultsFollowAVFoundation() throws {
         let defaults = try options { _ in }
-        #expect(defaults.alwaysDiscardsLateFrames)
-        #expect(defaults.maxFramesInFlight == 3)
-        #expect(defaults.minFrameDurationNanoseconds == 0)
+        #expect(defaults.policy.alwaysDiscardsLate)
+        #expect(defaults.policy.maxInFlight == 3)
+        #expect(defaults.policy.minDurationNanoseconds == 0)
         #expect(!defaults.inline)
         #expect(defaults.slotsHeld == 3)
         let queueing = try options { $0.alwaysDiscardsLateVideoFrames = false }
-        #expect(queueing.slotsHeld == 3 + StreamOptions.queueLimit)
+        #expect(queueing.slotsHeld == 3 + SubscriptionPolicy.queueLimit)
     }
 
     @Test func impossibleSettingsAreRefused() {

@@ -37,7 +37,7 @@ struct ClientStreamSink: FrameSink {
             var response = Camerad_V1_StreamResponse()
             response.frame = message
             // Two frames behind in reading: this one is late.
-            return writer.send(response, droppingAbove: 2 * frame.pool.layout.capacity)
+            return writer.send(response, droppingAbove: 2 * frame.pool.media.capacity)
         }
         // Serialized once for every client of the variant.
         let serialized = frame.encoded.withLock { encoded in
@@ -95,7 +95,7 @@ struct ClientStreamSink: FrameSink {
         message.presentationTimeNs = frame.timestampNanoseconds
         message.durationNs = frame.durationNanoseconds
         message.bytesUsed = UInt64(frame.bytesUsed)
-        message.planes = frame.pool.layout.planeInfos
+        message.planes = frame.pool.media.video?.planeInfos ?? []
         return message
     }
 }

@@ -491,7 +491,7 @@ extension Camerad_V1_DeviceStatistics {
 extension Camerad_V1_FramePool {
     /// A pool as the protocol describes it; when `shared`, its memory is the
     /// envelope's descriptors in the order of ``VariantPool/descriptors``.
-    init(_ pool: VariantPool, shared: Bool) {
+    init(_ pool: MediaPool, shared: Bool) {
         self.init()
         poolID = pool.id
         fdIndex = 0
@@ -506,12 +506,15 @@ extension Camerad_V1_FramePool {
                 return slot
             }
         }
-        fourcc = pool.layout.format.fourcc
-        width = UInt32(pool.layout.width)
-        height = UInt32(pool.layout.height)
-        planes = pool.layout.planeInfos
-        compressed = pool.layout.format.isCompressed
-        fullRange = pool.variant.fullRange
+        // Video is all a client streams today; other media's fields come with their streams.
+        if let layout = pool.media.video {
+            fourcc = layout.format.fourcc
+            width = UInt32(layout.width)
+            height = UInt32(layout.height)
+            planes = layout.planeInfos
+            compressed = layout.format.isCompressed
+        }
+        fullRange = (pool as? VariantPool)?.variant.fullRange ?? false
     }
 }
 

@@ -111,7 +111,7 @@ extension DeviceStreamer {
 
     /// A pool's streams that stream now, oldest first.
     private func streaming(_ pool: VariantPool, _ state: State) -> [Subscription] {
-        pool.streamIDs.compactMap { state.streams[$0] }.filter(\.lifecycle.receivesFrames).sorted { $0.id < $1.id }
+        pool.subscriptionIDs.compactMap { state.streams[$0] }.filter(\.lifecycle.receivesFrames).sorted { $0.id < $1.id }
     }
 
     /// Whether a variant's frame is offered right here, on the capture thread,
@@ -126,7 +126,7 @@ extension DeviceStreamer {
         guard let buffer = frame.buffer, buffer.buffers === pool.deviceBuffers, pool.converter.passesThrough(zoom: zoom),
               buffer.buffers.leases.available >= VariantPool.reserveBuffers,
               state.workers[pool.variant].map({ $0.pending == 0 }) ?? true else { return false }
-        return streams.allSatisfy { !$0.options.inline }
+        return streams.allSatisfy { !$0.policy.copies }
     }
 
     /// A frame as one variant's worker gets it.

@@ -21,7 +21,7 @@ extension DeviceStreamer {
     /// - Throws: RESOURCE_EXHAUSTED when the device makes as many variants as it may.
     func poolNeed(for options: StreamOptions, in state: State, source: FrameLayout) throws -> PoolNeed? {
         let current = state.currentPool[options.variant].flatMap { state.pools[$0] }
-        let others = current.map { pool in pool.streamIDs.compactMap { state.streams[$0]?.options.slotsHeld } } ?? []
+        let others = current.map { pool in pool.subscriptionIDs.compactMap { state.streams[$0]?.policy.slotsHeld } } ?? []
         let needed = Self.spareSlots + options.slotsHeld + others.reduce(0, +)
         if let current, current.ownSlots >= needed { return nil }
         if current == nil && state.currentPool.count >= Self.maxVariants {
@@ -39,7 +39,7 @@ extension DeviceStreamer {
     ///   the variant; RESOURCE_EXHAUSTED past the pools' memory or descriptors.
     func makePool(_ need: PoolNeed) throws(CameraError) -> VariantPool {
         do {
-            return try VariantPool(id: Self.nextPoolID.wrappingAdd(1, ordering: .relaxed).oldValue, source: need.source,
+            return try VariantPool(id: MediaPool.nextID(), source: need.source,
                                    variant: need.variant, ownSlots: need.slots, deviceBuffers: need.deviceBuffers, budget: budget)
         } catch let error as CameraError {
             throw error
@@ -59,25 +59,25 @@ extension DeviceStreamer {
         let current = state.currentPool[options.variant].flatMap { state.pools[$0] }
         guard let pool = prepared else {
             // poolNeed said the current one has room.
-            current!.streamIDs.insert(streamID)
+            current!.subscriptionIDs.insert(streamID)
             return current!
         }
         state.pools[pool.id] = pool
         state.currentPool[options.variant] = pool.id
-        pool.streamIDs = [streamID]
+        pool.subscriptionIDs = [streamID]
         if let current {
             // Too small for the newcomer: its streams move to the new pool and
             // keep the old one's slots until they release them.
-            for id in current.streamIDs {
+            for id in current.subscriptionIDs {
                 state.streams[id]?.poolID = pool.id
-                pool.streamIDs.insert(id)
+                pool.subscriptionIDs.insert(id)
                 // An opening stream learns its pool from its StreamStarted.
                 if let stream = state.streams[id], stream.lifecycle.receivesFrames {
                     tell(id, StreamNews(pool: pool, mode: state.source.lifecycle.mode,
                                         note: "a larger pool for a new stream of the same variant", device: nil), &state)
                 }
             }
-            current.streamIDs = []
+            current.subscriptionIDs = []
             dropUnusedPools(&state)
         }
         return pool
@@ -91,7 +91,7 @@ extension DeviceStreamer {
 
     /// Forgets pools no stream uses and no client holds.
     func dropUnusedPools(_ state: inout State) {
-        for (id, pool) in state.pools where pool.streamIDs.isEmpty && pool.slotsInUse == 0 {
+        for (id, pool) in state.pools where pool.subscriptionIDs.isEmpty && pool.slotsInUse == 0 {
             state.pools[id] = nil
             if state.currentPool[pool.variant] == id { state.currentPool[pool.variant] = nil }
         }
@@ -126,8 +126,8 @@ extension DeviceStreamer {
                 // device-format frames copied rather than shared.
                 continue
             }
-            let ids = old.streamIDs
-            old.streamIDs = []
+            let ids = old.subscriptionIDs
+            old.subscriptionIDs = []
             state.currentPool[variant] = nil
             let pool: VariantPool
             do throws(CameraError) {
@@ -140,7 +140,7 @@ extension DeviceStreamer {
             }
             state.pools[pool.id] = pool
             state.currentPool[variant] = pool.id
-            pool.streamIDs = ids
+            pool.subscriptionIDs = ids
             for id in ids {
                 guard let stream = state.streams[id] else { continue }
                 state.streams[id]!.poolID = pool.id

@@ -31,7 +31,7 @@ import Synchronization
 /// follows ``StreamLifecycle``: opening until the capture runs, streaming, closed.
 /// State is behind one lock, held briefly and never across a
 /// call out (a conversion, a job, a waiter resumed).
-final class DeviceStreamer: Sendable {
+final class DeviceStreamer: SubscriptionHost {
     let device: any CameraBackend
     let logger: Logger
     /// Used through ``locked(_:)``, which sends what was posted to streams once it is let go.
@@ -48,8 +48,6 @@ final class DeviceStreamer: Sendable {
     /// Called when the streamer changed the device's description (the torch
     /// turned off as capture stopped).
     let onDeviceChanged: @Sendable () -> Void
-
-    static let nextPoolID = Atomic<UInt64>(1)
 
     /// Output variants one device makes at most: each costs a conversion per frame.
     static let maxVariants = 16
@@ -149,9 +147,9 @@ final class DeviceStreamer: Sendable {
             var note: String?
             if let configured = device.configuredMode, configured == mode,
                mode != ModeSelection.mode(for: request.preset, formats: device.formats, active: mode) {
-                note = "the device runs \(mode) as configured under its lock; you get \(stream.options.variant)"
+                note = "the device runs \(mode) as configured under its lock; you get \(pool.variant)"
             } else if mode != wanted {
-                note = "the device runs \(mode) for another client; you get \(stream.options.variant)"
+                note = "the device runs \(mode) for another client; you get \(pool.variant)"
             }
             description.activeMode = mode
             stream.outbox.post(.started(StreamNews(pool: pool, mode: mode, note: note, device: description,
@@ -191,7 +189,7 @@ final class DeviceStreamer: Sendable {
         let id = state.nextStreamID
         state.nextStreamID += 1
         let pool = self.pool(for: options, joining: id, in: &state, prepared: prepared)
-        state.streams[id] = Subscription(id: id, streamer: self, charge: charge, options: options,
+        state.streams[id] = Subscription(id: id, node: self, charge: charge, policy: options.policy,
                                          outbox: StreamOutbox(sink: sink, copies: options.inline, unsent: unsent,
                                                               announcer: announcer),
                                          releaseRing: ring, poolID: pool.id)
@@ -212,22 +210,10 @@ final class DeviceStreamer: Sendable {
     /// ``release(_:poolID:slots:)`` under the lock: from a ReleaseFrames, or
     /// read from the stream's ring.
     func release(_ stream: Subscription, poolID: UInt64, slots: some Collection<Int>, _ state: inout State) throws(CameraError) {
-        // A slot not held, or named twice (which would give it back twice and
-        // let camerad rewrite it under another stream). A stream holds at most
-        // 8: whatever a list names, this stops within 9.
-        for (index, slot) in slots.enumerated() {
-            guard stream.held.contains(Subscription.SlotReference(poolID: poolID, slot: slot)), !slots.prefix(index).contains(slot) else {
-                throw CameraError(.invalidArgument,
-                                  "slot \(slot) of pool \(poolID) is not held by this stream; release each frame once")
-            }
-        }
-        for slot in slots {
-            stream.held.remove(Subscription.SlotReference(poolID: poolID, slot: slot))
-            state.pools[poolID]?.unreference(slot)
-        }
+        let movedUpFailed = try stream.release(poolID: poolID, slots: slots, in: state.pools[poolID])
         // A replaced pool (no streams left) may now be unused; a current one is not.
-        let mayBeUnused = state.pools[poolID]?.streamIDs.isEmpty == true
-        if stream.moveQueuedUp(state.pools) || mayBeUnused { dropUnusedPools(&state) }
+        let mayBeUnused = state.pools[poolID]?.subscriptionIDs.isEmpty == true
+        if movedUpFailed || mayBeUnused { dropUnusedPools(&state) }
     }
 
     /// Reads what clients wrote to their streams' release rings (as each frame
@@ -284,10 +270,7 @@ final class DeviceStreamer: Sendable {
     func remove(_ streamID: UInt64, _ state: inout State) -> Subscription? {
         guard let stream = state.streams.removeValue(forKey: streamID) else { return nil }
         transition(stream, .closed)
-        for reference in stream.held.union(stream.queue.map(\.reference)) {
-            state.pools[reference.poolID]?.unreference(reference.slot)
-        }
-        state.pools[stream.poolID]?.streamIDs.remove(stream.id)
+        stream.letGoOfEverything { state.pools[$0] }
         dropUnusedPools(&state)
         budget.refund(stream.charge)
         return stream
@@ -375,7 +358,7 @@ final class DeviceStreamer: Sendable {
             Statistics(
                 isCapturing: state.source.lifecycle.isRunning, framesCaptured: state.source.framesCaptured, streams: state.streams.count,
                 variants: state.currentPool.values.compactMap { state.pools[$0] }.sorted { $0.id < $1.id }.map { pool in
-                    Statistics.Variant(poolID: pool.id, variant: pool.variant, streams: pool.streamIDs.count,
+                    Statistics.Variant(poolID: pool.id, variant: pool.variant, streams: pool.subscriptionIDs.count,
                                        slotCount: pool.slotCount, slotsInUse: pool.slotsInUse, conversions: pool.conversions,
                                        framesSkipped: pool.framesSkipped, framesShared: pool.framesShared,
                                        framesCopied: pool.framesCopied)

@@ -35,7 +35,7 @@ protocol FrameSink: Sendable {
 
 /// What a sink learns as its stream starts or its pool changes.
 struct StreamNews: Sendable {
-    let pool: VariantPool
+    let pool: MediaPool
     /// The device's mode (nil only in the moment a capture stops).
     let mode: CaptureMode?
     /// Why the stream does not get what it asked for, or what changed.
@@ -55,34 +55,40 @@ enum StreamInterruption: Sendable {
     case shuttingDown
 }
 
-/// One converted frame in a variant's pool, as every sink of the variant gets it.
+/// One buffer in a node's pool, as every sink of the node gets it: a video
+/// frame, a PCM period, an encoded packet or a record (its pool's
+/// ``MediaPool/media`` says which). Called a frame whatever the media, as
+/// AVFoundation and ALSA both do.
 final class PooledFrame: Sendable {
-    let pool: VariantPool
+    let pool: MediaPool
     let slot: Int
     let sequence: UInt64
-    /// CLOCK_MONOTONIC nanoseconds at capture.
+    /// CLOCK_MONOTONIC nanoseconds at capture (an encoded packet's presentation time).
     let timestampNanoseconds: Int64
     let durationNanoseconds: Int64
     let bytesUsed: Int
+    /// An encoded packet's own numbers; nil for other media.
+    let packet: PacketInfo?
     /// What a client sink made of it, made once for every client of the variant.
     let encoded = OrderedMutex<[UInt8]?>(.encodedFrame, nil)
 
     /// Its bytes copied out of the slot, for a stream that takes copies; nil: read them in the slot.
     let copied: Data?
 
-    init(pool: VariantPool, slot: Int, sequence: UInt64, timestampNanoseconds: Int64, durationNanoseconds: Int64,
-         bytesUsed: Int) {
+    init(pool: MediaPool, slot: Int, sequence: UInt64, timestampNanoseconds: Int64, durationNanoseconds: Int64,
+         bytesUsed: Int, packet: PacketInfo? = nil) {
         self.pool = pool
         self.slot = slot
         self.sequence = sequence
         self.timestampNanoseconds = timestampNanoseconds
         self.durationNanoseconds = durationNanoseconds
         self.bytesUsed = bytesUsed
+        self.packet = packet
         copied = nil
     }
 
     /// A copy of `frame`'s bytes, made while its slot is held (under the
-    /// streamer's lock): valid after the slot is written again.
+    /// node's lock): valid after the slot is written again.
     init(copying frame: PooledFrame) {
         pool = frame.pool
         slot = frame.slot
@@ -90,9 +96,19 @@ final class PooledFrame: Sendable {
         timestampNanoseconds = frame.timestampNanoseconds
         durationNanoseconds = frame.durationNanoseconds
         bytesUsed = frame.bytesUsed
+        packet = frame.packet
         copied = Data(frame.bytes)
     }
 
     /// Its bytes in the slot, valid while the slot is held.
     var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: pool.slot(slot)[..<bytesUsed]) }
+}
+
+/// What an encoded packet carries besides its bytes (FFmpeg's AVPacket flags and dts).
+struct PacketInfo: Sendable, Equatable {
+    /// A decoder can start here (AV_PKT_FLAG_KEY).
+    let isKeyframe: Bool
+    /// When it is decoded, CLOCK_MONOTONIC nanoseconds: before its presentation
+    /// time when frames are reordered (B-frames).
+    let decodeTimestampNanoseconds: Int64
 }

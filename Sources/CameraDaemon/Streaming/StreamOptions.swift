@@ -32,19 +32,17 @@ struct StreamRequest: Sendable {
 struct StreamOptions: Sendable {
     /// Frames a client holds at most, when it does not say.
     static let defaultFramesInFlight = 3
-    /// Frames waiting for a client that does not discard late ones.
-    static let queueLimit = 3
 
     let variant: FrameVariant
     /// The frames' layout (what a slot holds).
     let layout: FrameLayout
-    let maxFramesInFlight: Int
-    let alwaysDiscardsLateFrames: Bool
-    let minFrameDurationNanoseconds: Int64
-    let inline: Bool
+    /// Its subscription's in-flight limit, late-frame policy and frame rate.
+    let policy: SubscriptionPolicy
 
+    /// Frames copied into messages instead of shared memory.
+    var inline: Bool { policy.copies }
     /// Slots a stream of these options may hold at once.
-    var slotsHeld: Int { inline ? 0 : maxFramesInFlight + (alwaysDiscardsLateFrames ? 0 : Self.queueLimit) }
+    var slotsHeld: Int { policy.slotsHeld }
 
     /// - Throws: `INVALID_ARGUMENT` for out-of-range numbers, `UNSUPPORTED_FORMAT`
     ///   for a format or size the device's frames cannot be made into.
@@ -78,8 +76,7 @@ struct StreamOptions: Sendable {
         } catch let error as ConversionError {
             throw CameraError(.unsupportedFormat, "\(variant) from the device's \(mode.layout): \(error.message)")
         }
-        inline = request.inline
-        if inline && layout.capacity > Self.maxInlineFrameSize {
+        if request.inline && layout.capacity > Self.maxInlineFrameSize {
             throw CameraError(.resourceExhausted,
                               "inline frames of \(variant) take \(layout.capacity) bytes, more than a message holds (\(Self.maxInlineFrameSize)); use shared memory (without --inline) or a smaller size")
         }
@@ -93,9 +90,8 @@ struct StreamOptions: Sendable {
         guard (1...8).contains(inFlight) else {
             throw CameraError(.invalidArgument, "max_frames_in_flight \(inFlight) is out of range; use 1 to 8")
         }
-        maxFramesInFlight = inFlight
-        alwaysDiscardsLateFrames = request.alwaysDiscardsLateFrames
-        minFrameDurationNanoseconds = request.minFrameDuration?.nanoseconds ?? 0
+        policy = SubscriptionPolicy(maxInFlight: inFlight, alwaysDiscardsLate: request.alwaysDiscardsLateFrames,
+                                    minDurationNanoseconds: request.minFrameDuration?.nanoseconds ?? 0, copies: request.inline)
     }
 
     /// The most pixels an output may have when the device's own frames have
@@ -103,7 +99,7 @@ struct StreamOptions: Sendable {
     static let maxUpscaledPixels = 1920 * 1080
 
     /// The most shared memory a stream of these options may hold.
-    var bytesHeld: Int { max(1, slotsHeld) * VariantPool.slotSize(of: layout) }
+    var bytesHeld: Int { max(1, slotsHeld) * MediaPool.slotSize(of: .video(layout)) }
 
     /// The largest frame inline delivery carries: a message less room for its fields.
     static let maxInlineFrameSize = Frame.maxPayloadLength - 4096

@@ -143,19 +143,29 @@ final class UnsentOutboxes: Sendable {
     }
 }
 
-extension DeviceStreamer {
-    /// Runs `body` under the streamer's lock, then raises the frame signals of
-    /// the rings it wrote to and sends the messages it posted to streams, the
-    /// lock free. Every use of the lock goes through it.
-    func locked<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
+extension UnsentOutboxes {
+    /// Runs `body` under a node's `lock`, then raises the frame signals of the
+    /// rings it wrote to and sends the messages it posted to subscriptions,
+    /// the lock free. Every use of a node's lock goes through it.
+    func locked<Value: Sendable, Result, Failure: Error>(
+        _ lock: borrowing OrderedMutex<Value>, _ body: (inout Value) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
         var unsent: (outboxes: [StreamOutbox], signals: [FrameSignal]) = ([], [])
         defer {
             for signal in unsent.signals { signal.raise() }
             for outbox in unsent.outboxes { outbox.send() }
         }
-        return try state.withLock { (state) throws(Failure) -> Result in
-            defer { unsent = self.unsent.take() }
-            return try body(&state)
+        return try lock.withLock { (value) throws(Failure) -> Result in
+            defer { unsent = take() }
+            return try body(&value)
         }
+    }
+}
+
+extension DeviceStreamer {
+    /// Runs `body` under the streamer's lock; what it posted is sent once the
+    /// lock is let go (``UnsentOutboxes/locked(_:_:)``).
+    func locked<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
+        try unsent.locked(state, body)
     }
 }

@@ -1,0 +1,279 @@
+import CameraIPC
+import CameraMedia
+import Logging
+
+/// A node of the media graph that is not a camera's variant: a source of
+/// buffers of any media (a microphone's periods) or a node derived from
+/// another node's buffers (a resampler, an encoder, a detector: its input is
+/// a ``NodeInput``, a sink like any other). It writes each buffer once into a
+/// slot of its ``MediaPool`` and offers it to every subscription, with what a
+/// camera's variants give theirs: the same ``Subscription`` (in-flight limit,
+/// late-frame policy, queue, ``DropTally``), ``FrameHandle``s its sinks give
+/// back by themselves, and charges to each subscription's owner in the
+/// ``ClientBudget`` — a node several connections share is charged once, to
+/// camerad, and each connection its own subscription.
+///
+/// ```
+/// source thread or input's worker ─► publish: subscriptions that want it (frame rate, keyframe)
+///     none with room ─► each drops it;  no free slot ─► each drops it (OUT_OF_BUFFERS)
+///     else a free slot, written once with the lock let go ─► offered to each
+/// upstream drops ─► each subscription's tally, ahead of its next buffer
+/// ```
+///
+/// Its pool has a fixed number of slots: a subscription is refused when the
+/// ones it has could hold them all (one is always left to write), so one that
+/// never gives back costs only itself. Buffers are published by one thread at
+/// a time, in order.
+final class MediaNode: SubscriptionHost {
+    /// What the log and errors call it ("the test resampler", "camera X's encoder").
+    let name: String
+    let budget: ClientBudget
+    let logger: Logger
+    let state: OrderedMutex<State>
+    /// Subscriptions' outboxes with messages posted under the lock (``StreamOutbox``).
+    let unsent = UnsentOutboxes()
+
+    /// Guarded by ``state``'s lock.
+    struct State {
+        let pool: MediaPool
+        var subscriptions: [UInt64: Subscription] = [:]
+        var nextID: UInt64 = 1
+        /// It ended: no new subscription, nothing more published.
+        var isEnded = false
+    }
+
+    /// Makes the node and its pool (a memfd; no lock may be held), charged to camerad's pools.
+    ///
+    /// - Throws: RESOURCE_EXHAUSTED past the pools' memory or descriptors.
+    init(name: String, media: MediaLayout, slots: Int, budget: ClientBudget, logger: Logger) throws(CameraError) {
+        self.name = name
+        self.budget = budget
+        self.logger = logger
+        let pool: MediaPool
+        do {
+            pool = try MediaPool(id: MediaPool.nextID(), media: media, ownSlots: slots, budget: budget)
+        } catch let error as CameraError {
+            throw error
+        } catch {
+            throw CameraError(.resourceExhausted, "cannot make \(name)'s pool of \(slots) × \(media): \(error)")
+        }
+        state = OrderedMutex(.mediaNode, State(pool: pool))
+    }
+
+    var media: MediaLayout { state.withLock { $0.pool.media } }
+
+    /// Runs `body` under the node's lock; what it posted is sent once the lock is let go.
+    private func locked<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
+        try unsent.locked(state, body)
+    }
+
+    // MARK: - Subscriptions
+
+    /// Subscribes `sink` to the node's buffers from the next one on; it is
+    /// told it started, with the pool, at once. Charged to `owner`.
+    ///
+    /// - Returns: the subscription's id, for ``unsubscribe(_:)``.
+    /// - Throws: INVALID_STATE once the node ended; RESOURCE_EXHAUSTED when the
+    ///   pool has no room for what it may hold, or past the owner's budget.
+    func subscribe(_ sink: any FrameSink, policy: SubscriptionPolicy, for owner: ClientBudget.Owner) throws(CameraError) -> UInt64 {
+        try locked { state throws(CameraError) in
+            guard !state.isEnded else {
+                throw CameraError(.invalidState, "\(name) has ended; subscribe to its successor")
+            }
+            let pool = state.pool
+            let held = state.subscriptions.values.reduce(0) { $0 + $1.policy.slotsHeld }
+            guard held + policy.slotsHeld + DeviceStreamer.spareSlots <= pool.ownSlots else {
+                throw CameraError(.resourceExhausted,
+                                  "\(name)'s \(pool.ownSlots) buffers are spoken for (its subscriptions may hold \(held)); ask for fewer in flight")
+            }
+            let charge = try budget.chargeStream(owner, bytes: max(1, policy.slotsHeld) * pool.slotSize,
+                                                 "a subscription to \(name)")
+            let id = state.nextID
+            state.nextID += 1
+            let subscription = Subscription(id: id, node: self, charge: charge, policy: policy,
+                                            outbox: StreamOutbox(sink: sink, copies: policy.copies, unsent: unsent),
+                                            poolID: pool.id)
+            state.subscriptions[id] = subscription
+            pool.subscriptionIDs.insert(id)
+            subscription.outbox.post(.started(StreamNews(pool: pool, mode: nil, note: nil, device: nil)))
+            transition(subscription, .started)
+            return id
+        }
+    }
+
+    /// Ends a subscription as its sink asked: what it holds goes back, its
+    /// charge is refunded; its sink hears nothing more.
+    func unsubscribe(_ id: UInt64) {
+        locked { state in _ = remove(id, &state) }
+    }
+
+    func release(_ subscriptionID: UInt64, poolID: UInt64, slots: [Int]) throws {
+        try locked { state throws(CameraError) in
+            guard let subscription = state.subscriptions[subscriptionID] else { return }
+            let pool = state.pool
+            _ = try subscription.release(poolID: poolID, slots: slots, in: pool.id == poolID ? pool : nil)
+        }
+    }
+
+    /// Subscriptions now (statistics, tests).
+    var subscriptionCount: Int { state.withLock { $0.subscriptions.count } }
+
+    // MARK: - Buffers
+
+    /// Publishes one buffer: written by `write` (which returns the bytes it
+    /// wrote) into a free slot, with the lock let go, then offered to every
+    /// subscription that wants it; or dropped, for each, with its reason.
+    /// Returns whether any subscription was offered it.
+    @discardableResult
+    func publish(
+        sequence: UInt64, timestampNanoseconds: Int64, durationNanoseconds: Int64, packet: PacketInfo? = nil,
+        write: (UnsafeMutableRawBufferPointer) throws -> Int
+    ) -> Bool {
+        let target = locked { state -> (pool: MediaPool, slot: Int, subscriptions: [Subscription])? in
+            guard !state.isEnded else { return nil }
+            let wanting = state.subscriptions.values.sorted { $0.id < $1.id }.filter { subscription in
+                subscription.lifecycle.receivesFrames
+                    && !subscription.waitsForKeyframe(packet, sequence: sequence)
+                    && subscription.wants(timestampNanoseconds: timestampNanoseconds, durationNanoseconds: durationNanoseconds)
+            }
+            for subscription in wanting { subscription.lastOffered = timestampNanoseconds }
+            // Nothing written for subscriptions that would only drop it.
+            if wanting.allSatisfy({ $0.dropReason != nil }) {
+                for subscription in wanting { subscription.dropHeld(sequence, subscription.dropReason!) }
+                return nil
+            }
+            guard let slot = state.pool.freeSlot() else {
+                for subscription in wanting { subscription.dropHeld(sequence, .outOfBuffers) }
+                return nil
+            }
+            state.pool.writing = slot
+            return (state.pool, slot, wanting)
+        }
+        guard let (pool, slot, subscriptions) = target else { return false }
+
+        // Written with the lock free: releases go on meanwhile.
+        let written: Int?
+        do {
+            let count = try write(pool.slot(slot))
+            guard (0...pool.slotSize).contains(count) else {
+                throw CameraError(.internalError, "wrote \(count) bytes into a slot of \(pool.slotSize)")
+            }
+            written = count
+        } catch {
+            logger.error("\(name): making buffer \(sequence) failed: \(error)")
+            written = nil
+        }
+
+        return locked { state in
+            pool.writing = nil
+            let current = subscriptions.filter(\.lifecycle.receivesFrames)
+            guard let written else {
+                for subscription in current { subscription.dropHeld(sequence, .discontinuity) }
+                return false
+            }
+            pool.bytesUsed[slot] = written
+            let frame = PooledFrame(pool: pool, slot: slot, sequence: sequence, timestampNanoseconds: timestampNanoseconds,
+                                    durationNanoseconds: durationNanoseconds, bytesUsed: written, packet: packet)
+            for subscription in current { subscription.offer(frame) }
+            return !current.isEmpty
+        }
+    }
+
+    /// Buffers its input did not get (upstream drops): each subscription
+    /// hears of them ahead of its next buffer, as if this node had dropped them.
+    func report(_ drops: DropTally) {
+        locked { state in
+            for subscription in state.subscriptions.values where subscription.lifecycle.receivesFrames {
+                for report in drops.reports {
+                    subscription.drop(report.reason, count: report.count, sequence: report.lastSequence)
+                }
+            }
+        }
+    }
+
+    /// Ends the node and every subscription: drops not yet reported go
+    /// first, then `interruption` if it ended by itself, then the end
+    /// (`error` nil: it ended as asked). Later calls do nothing.
+    func end(_ interruption: StreamInterruption? = nil, _ error: CameraError? = nil) {
+        locked { state in
+            guard !state.isEnded else { return }
+            state.isEnded = true
+            for subscription in state.subscriptions.keys.sorted().compactMap({ remove($0, &state) }) {
+                subscription.postDrops()
+                if let interruption, let error { subscription.outbox.post(.interrupted(interruption, error)) }
+                subscription.outbox.post(.end(error))
+            }
+        }
+    }
+
+    // MARK: -
+
+    private func remove(_ id: UInt64, _ state: inout State) -> Subscription? {
+        guard let subscription = state.subscriptions.removeValue(forKey: id) else { return nil }
+        transition(subscription, .closed)
+        let pool = state.pool
+        subscription.letGoOfEverything { $0 == pool.id ? pool : nil }
+        budget.refund(subscription.charge)
+        return subscription
+    }
+
+    private func transition(_ subscription: Subscription, _ event: StreamLifecycle.Event) {
+        if case .illegal(let reason) = subscription.lifecycle.handle(event) {
+            logger.error("\(name): subscription \(subscription.id): \(reason)")
+            assertionFailure(reason)
+        }
+    }
+}
+
+/// A derived node's input: a sink on another node (a camera's variant, or a
+/// ``MediaNode``) whose frames `process` makes into buffers of `node` —
+/// none, one or several per frame (``MediaNode/publish(sequence:timestampNanoseconds:durationNanoseconds:packet:write:)``) —
+/// on a worker thread of its own, so the node it reads from never waits for
+/// it. Each frame is given back once processed; while the worker is behind,
+/// the upstream subscription's in-flight limit drops frames for it alone,
+/// and those drops, like any upstream drop, reach the node's subscriptions
+/// in order with its buffers. The upstream end ends the node.
+final class NodeInput: FrameSink {
+    typealias Process = @Sendable (_ frame: PooledFrame, _ node: MediaNode) -> Void
+
+    let node: MediaNode
+    /// Its worker: a thread of its own (SCHED_IDLE, as a variant's).
+    private let thread: WorkerThread
+    private let process: Process
+
+    /// - Throws: when no worker thread can be made.
+    init(to node: MediaNode, process: @escaping Process) throws(SystemError) {
+        self.node = node
+        self.process = process
+        thread = try WorkerThread(name: "camerad-node")
+    }
+
+    func started(_ news: StreamNews) {}
+
+    func frame(_ handle: FrameHandle) -> Bool {
+        thread.async { [node, process] in
+            process(handle.frame, node)
+            do {
+                try handle.release()
+            } catch {
+                node.logger.error("\(node.name): giving back frame \(handle.frame.sequence) failed: \(error)")
+            }
+        }
+        return true
+    }
+
+    func dropped(_ drops: DropTally) {
+        thread.async { [node] in node.report(drops) }
+    }
+
+    func formatChanged(_ news: StreamNews) {}
+
+    func interrupted(_ reason: StreamInterruption, _ error: CameraError) {
+        thread.async { [node] in node.end(reason, error) }
+    }
+
+    func end(with error: CameraError?) {
+        thread.async { [node] in node.end(nil, error) }
+        thread.finish()
+    }
+}
