@@ -18,7 +18,7 @@ public enum LockLevel: Int32, CaseIterable, Sendable {
     case deviceStreamer
     /// A `MediaNode`'s state: its pool and subscriptions (charges budgets under it).
     case mediaNode
-    /// `DeviceStreamer.frameSignals`, every user's frame signal per device (charges the budget under it).
+    /// `ClientRings.frameSignals`, every user's frame signal per device (charges the budget under it).
     case frameSignals
     /// A `ServerCall`'s output: whether its end went out (held across each response's write).
     case callOutput

@@ -347,20 +347,20 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
         // Holds up the slow variant's worker, as a long conversion would.
         let gate = DispatchSemaphore(value: 0)
         let (slowVariant, cheapVariant) = try #require(streamer.state.withLock { state in
-            func variant(_ id: UInt64) -> FrameVariant? { state.streams[id].flatMap { state.pools[$0.poolID]?.variant } }
+            func variant(_ id: UInt64) -> FrameVariant? { state.streams[id].flatMap { state.pool($0.poolID)?.variant } }
             return variant(slowID).flatMap { slow in variant(cheapID).map { (slow, $0) } }
         })
-        let slowWorker = try #require(streamer.state.withLock { $0.workers[slowVariant] })
-        slowWorker.thread.async { gate.wait() }
+        let slowWorker = try #require(streamer.state.withLock { $0.variants[slowVariant]?.thread })
+        slowWorker.async { gate.wait() }
         for sequence in 1...5 as ClosedRange<UInt64> {
             camera.emit(sequence, waitUntilDone: false)
             // Its own worker done with it, so the cheap one is never behind itself.
-            #expect(await waitUntil { streamer.state.withLock { $0.workers[cheapVariant]?.framesHeld == 0 } })
+            #expect(await waitUntil { streamer.state.withLock { $0.variants[cheapVariant]?.framesHeld == 0 } })
         }
         #expect(cheap.recorded == ["started"] + (0...5).map { "frame \($0)" })
         #expect(slow.recorded == ["started", "frame 0"])
         gate.signal()
-        #expect(await waitUntil { streamer.state.withLock { ($0.workers[slowVariant]?.pending ?? 0) == 0 } })
+        #expect(await waitUntil { streamer.state.withLock { ($0.variants[slowVariant]?.pending ?? 0) == 0 } })
         camera.emit(6)
         // Frames 1 and 2 waited for the stuck worker (it holds two); 3 to 5 came meanwhile.
         #expect(slow.recorded == ["started", "frame 0", "frame 1", "frame 2", "dropped frameWasLate 3 up to 5", "frame 6"])

@@ -85,7 +85,7 @@ import Testing
                     let text = String(line)
                     if text.trimmingCharacters(in: .whitespaces).hasPrefix("//") { continue }
                     if raw.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil,
-                       !text.contains("thread.finish()") {
+                       !text.contains("thread.finish()"), !text.contains("thread?.finish()") {
                         found.append("\(target)/\(file.lastPathComponent):\(number + 1): \(text.trimmingCharacters(in: .whitespaces))")
                     }
                 }

@@ -10,17 +10,26 @@ struct ClientStreamSink: FrameSink {
     let writer: any StreamResponder
     /// Frames travel in the messages (`Delivery.inline`), not in shared memory.
     let inline: Bool
+    /// Its release and frame rings, when the client asked for them.
+    var rings: ClientRings? = nil
+
+    var descriptorsHeld: Int { rings?.descriptors ?? 0 }
+    var announcer: (any FrameAnnouncing)? { rings?.announcer }
+
+    func readReleases(_ release: (_ poolID: UInt64, _ slot: Int) throws(CameraError) -> Void) throws(CameraError) {
+        try rings?.read(release)
+    }
 
     func started(_ news: StreamNews) {
         var response = Camerad_V1_StreamResponse()
         response.started = message(news)
         var descriptors = inline ? [] : news.pool.descriptors
-        if let ring = news.releaseRing {
+        if let ring = rings?.releaseRing {
             response.started.releaseRing.fdIndex = UInt32(descriptors.count)
             response.started.releaseRing.capacity = UInt32(ring.capacity)
             descriptors.append(ring.memory.descriptor)
         }
-        if let announcer = news.frameRing {
+        if let announcer = rings?.announcer {
             response.started.frameRing.fdIndex = UInt32(descriptors.count)
             response.started.frameRing.capacity = UInt32(announcer.ring.capacity)
             response.started.frameRing.signalFdIndex = UInt32(descriptors.count + 1)
@@ -106,8 +115,14 @@ extension DeviceStreamer {
     func open(
         _ request: Camerad_V1_OpenStream, for owner: ClientBudget.Owner, writer: any StreamResponder
     ) async throws -> UInt64 {
+        let settings = request.settings
         let request = try StreamRequest(request)
-        return try await open(request, for: owner, sink: ClientStreamSink(writer: writer, inline: request.inline))
+        // Rings are for shared-memory frames only.
+        let rings = try owner.user.flatMap { user throws(CameraError) in
+            try ClientRings(releaseRing: settings.releaseRing && !request.inline, frameRing: settings.frameRing && !request.inline,
+                            user: user, device: device.uniqueID, budget: budget)
+        }
+        return try await open(request, for: owner, sink: ClientStreamSink(writer: writer, inline: request.inline, rings: rings))
     }
 
     /// The client is done with some slots (ReleaseFrames).

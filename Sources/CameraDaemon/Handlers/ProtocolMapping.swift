@@ -580,8 +580,6 @@ extension StreamRequest {
         }
         alwaysDiscardsLateFrames = settings.optionalAlwaysDiscardsLateVideoFrames != nil ? settings.alwaysDiscardsLateVideoFrames : true
         inline = try settings.delivery.known("delivery") == .inline
-        releaseRing = settings.releaseRing && !inline
-        frameRing = settings.frameRing && !inline
         maxFramesInFlight = Int(settings.maxFramesInFlight)
         preset = try SessionPreset(open.preset)
     }

@@ -23,26 +23,6 @@ import Dispatch
 /// messages of a frame shared as the device made it), and a cheap variant's
 /// worker never waits behind it. Each variant holds at most two device buffers.
 extension DeviceStreamer {
-    /// One variant's worker: a thread of its own, the frames it holds, and how
-    /// many events wait on it. A value in the streamer's state.
-    struct VariantWorker: Sendable {
-        let thread: WorkerThread
-        /// Frames taken and not yet converted: while it holds ``depth``, the
-        /// next ones are skipped.
-        var framesHeld = 0
-        /// Events queued and not yet done; a worker with none can be forgotten.
-        var pending = 0
-
-        /// Frames a worker holds at most: one converting, the next waiting. So a
-        /// conversion that sometimes takes longer than a frame loses nothing as
-        /// long as it keeps up on average, and adds at most a frame of latency.
-        static let depth = 2
-
-        init() throws(SystemError) {
-            thread = try WorkerThread(name: "camerad-variant")
-        }
-    }
-
     /// The numbers a frame carries, for a variant that skips it.
     struct FrameNumbers {
         let sequence: UInt64
@@ -68,23 +48,22 @@ extension DeviceStreamer {
         locked { state in
             guard state.source.lifecycle.currentGeneration == generation, state.source.lifecycle.mode != nil else { return }
             // What clients gave back through their rings since the last frame: room for this one.
-            readClientRings(&state)
+            readReleases(&state)
             state.source.framesCaptured += 1
             var gap: Gap?
             if let last = state.source.lastSequence, frame.sequence > last + 1 {
                 gap = (Int(frame.sequence - last - 1), frame.sequence - 1)
             }
             state.source.lastSequence = frame.sequence
-            for (variant, poolID) in state.currentPool {
+            for (variant, node) in state.variants {
                 // The streams streaming now: one that starts later never hears of this frame.
-                guard let pool = state.pools[poolID],
-                      case let streams = streaming(pool, state), !streams.isEmpty else { continue }
+                guard let pool = node.pool, case let streams = streaming(pool, state), !streams.isEmpty else { continue }
                 if sharesHere(frame, pool, streams, zoom: zoom, &state) {
                     sharedHere.append(VariantEvent(variant: variant, generation: generation, streams: streams, gap: gap,
                                                    numbers: FrameNumbers(frame), frame: frame))
                     continue
                 }
-                guard let worker = self.worker(for: variant, &state) else {
+                guard let thread = self.worker(for: variant, &state) else {
                     for stream in streams {
                         if let gap { stream.drops.add(.discontinuity, count: gap.count, sequence: gap.lastSequence) }
                         guard wants(stream, FrameNumbers(frame)) else { continue }
@@ -93,10 +72,10 @@ extension DeviceStreamer {
                     }
                     continue
                 }
-                let take = worker.framesHeld < VariantWorker.depth
-                state.workers[variant]!.pending += 1
-                if take { state.workers[variant]!.framesHeld += 1 } else { state.pools[poolID]?.framesSkipped += 1 }
-                events.append((worker.thread, VariantEvent(variant: variant, generation: generation, streams: streams, gap: gap,
+                let take = node.framesHeld < VariantNode.depth
+                state.variants[variant]!.pending += 1
+                if take { state.variants[variant]!.framesHeld += 1 } else { pool.framesSkipped += 1 }
+                events.append((thread, VariantEvent(variant: variant, generation: generation, streams: streams, gap: gap,
                                                     numbers: FrameNumbers(frame), frame: take ? frame : nil)))
             }
         }
@@ -125,7 +104,7 @@ extension DeviceStreamer {
     ) -> Bool {
         guard let buffer = frame.buffer, buffer.buffers === pool.deviceBuffers, pool.converter.passesThrough(zoom: zoom),
               buffer.buffers.leases.available >= VariantPool.reserveBuffers,
-              state.workers[pool.variant].map({ $0.pending == 0 }) ?? true else { return false }
+              state.variants[pool.variant]?.pending == 0 else { return false }
         return streams.allSatisfy { !$0.policy.copies }
     }
 
@@ -145,12 +124,12 @@ extension DeviceStreamer {
 
     /// The worker of a variant, made on its first frame; nil when no thread
     /// can be made (the process is out of threads or descriptors).
-    private func worker(for variant: FrameVariant, _ state: inout State) -> VariantWorker? {
-        if let worker = state.workers[variant] { return worker }
+    private func worker(for variant: FrameVariant, _ state: inout State) -> WorkerThread? {
+        if let thread = state.variants[variant]?.thread { return thread }
         do {
-            let worker = try VariantWorker()
-            state.workers[variant] = worker
-            return worker
+            let thread = try WorkerThread(name: "camerad-variant")
+            state.variants[variant]?.thread = thread
+            return thread
         } catch {
             logger.error("\(device.uniqueID): no worker for \(variant): \(error); its streams lose this frame")
             return nil
@@ -165,18 +144,10 @@ extension DeviceStreamer {
             skip(event)
         }
         locked { state in
-            // Still there: a worker is forgotten only once no event waits on it.
-            if event.frame != nil { state.workers[event.variant]?.framesHeld -= 1 }
-            state.workers[event.variant]?.pending -= 1
-            forgetIdleWorkers(&state)
-        }
-    }
-
-    /// Forgets the workers of variants no pool makes any more, once nothing waits on them.
-    func forgetIdleWorkers(_ state: inout State) {
-        for (variant, worker) in state.workers where worker.pending == 0 && state.currentPool[variant] == nil {
-            state.workers[variant] = nil
-            worker.thread.finish()
+            // Still there: a node is forgotten only once no event waits on its worker.
+            if event.frame != nil { state.variants[event.variant]?.framesHeld -= 1 }
+            state.variants[event.variant]?.pending -= 1
+            if state.variants[event.variant]?.pending == 0 { dropUnusedPools(&state) }
         }
     }
 
@@ -229,7 +200,7 @@ extension DeviceStreamer {
 
         locked { state in
             if !shared { pool.writing = nil }
-            guard let written, state.pools[pool.id] === pool else {
+            guard let written, state.pool(pool.id) === pool else {
                 // Lost to a failed conversion or a pool replaced meanwhile: still told.
                 for stream in streams where stream.lifecycle.receivesFrames {
                     stream.drops.add(.discontinuity, count: 1, sequence: frame.sequence)
@@ -278,7 +249,7 @@ extension DeviceStreamer {
     /// mode change, frames of the old capture are not converted with the new pools.
     private func currentPool(of variant: FrameVariant, generation: UInt64, _ state: inout State) -> VariantPool? {
         guard state.source.lifecycle.currentGeneration == generation, let mode = state.source.lifecycle.mode,
-              let pool = state.currentPool[variant].flatMap({ state.pools[$0] }), pool.source == mode.layout else { return nil }
+              let pool = state.variants[variant]?.pool, pool.source == mode.layout else { return nil }
         return pool
     }
 

@@ -20,11 +20,11 @@ extension DeviceStreamer {
     ///
     /// - Throws: RESOURCE_EXHAUSTED when the device makes as many variants as it may.
     func poolNeed(for options: StreamOptions, in state: State, source: FrameLayout) throws -> PoolNeed? {
-        let current = state.currentPool[options.variant].flatMap { state.pools[$0] }
+        let current = state.variants[options.variant]?.pool
         let others = current.map { pool in pool.subscriptionIDs.compactMap { state.streams[$0]?.policy.slotsHeld } } ?? []
         let needed = Self.spareSlots + options.slotsHeld + others.reduce(0, +)
         if let current, current.ownSlots >= needed { return nil }
-        if current == nil && state.currentPool.count >= Self.maxVariants {
+        if current == nil && state.currentPools.count >= Self.maxVariants {
             throw CameraError(.resourceExhausted,
                               "\(device.uniqueID) already makes \(Self.maxVariants) output variants, the most camerad allows; ask for one of them ('camctl stats \(device.uniqueID)' lists them)")
         }
@@ -56,14 +56,13 @@ extension DeviceStreamer {
     func pool(
         for options: StreamOptions, joining streamID: UInt64, in state: inout State, prepared: VariantPool?
     ) -> VariantPool {
-        let current = state.currentPool[options.variant].flatMap { state.pools[$0] }
+        let current = state.variants[options.variant]?.pool
         guard let pool = prepared else {
             // poolNeed said the current one has room.
             current!.subscriptionIDs.insert(streamID)
             return current!
         }
-        state.pools[pool.id] = pool
-        state.currentPool[options.variant] = pool.id
+        state.variants[options.variant, default: VariantNode(variant: options.variant)].replacePool(with: pool)
         pool.subscriptionIDs = [streamID]
         if let current {
             // Too small for the newcomer: its streams move to the new pool and
@@ -89,13 +88,18 @@ extension DeviceStreamer {
     /// find a free slot.
     static let spareSlots = 1
 
-    /// Forgets pools no stream uses and no client holds.
+    /// Forgets pools no stream uses and no client holds, and variant nodes
+    /// nothing needs any more (their workers end once their events are done).
     func dropUnusedPools(_ state: inout State) {
-        for (id, pool) in state.pools where pool.subscriptionIDs.isEmpty && pool.slotsInUse == 0 {
-            state.pools[id] = nil
-            if state.currentPool[pool.variant] == id { state.currentPool[pool.variant] = nil }
+        for (variant, var node) in state.variants {
+            let unused = node.dropUnusedPools()
+            if unused {
+                node.thread?.finish()
+                state.variants[variant] = nil
+            } else {
+                state.variants[variant] = node
+            }
         }
-        forgetIdleWorkers(&state)
     }
 
     /// Gives every variant whose pool was made from another mode's frames, or
@@ -108,8 +112,8 @@ extension DeviceStreamer {
     func rebuildPools(_ state: inout State, prepared: [FrameVariant: Result<VariantPool, CameraError>]) {
         guard let mode = state.source.lifecycle.mode else { return }
         var description: DeviceDescription?
-        for (variant, poolID) in state.currentPool {
-            guard let old = state.pools[poolID] else { continue }
+        for (variant, node) in state.variants {
+            guard let old = node.pool else { continue }
             let modeChanged = old.source != mode.layout
             let buffersChanged = old.converter.passesThrough()
                 && old.deviceBuffers !== VariantPool.shareable(state.source.deviceBuffers, for: old.layout)
@@ -128,7 +132,7 @@ extension DeviceStreamer {
             }
             let ids = old.subscriptionIDs
             old.subscriptionIDs = []
-            state.currentPool[variant] = nil
+            state.variants[variant]!.replacePool(with: nil)
             let pool: VariantPool
             do throws(CameraError) {
                 pool = try made.get()
@@ -138,8 +142,7 @@ extension DeviceStreamer {
                 for id in ids { remove(id, &state)?.outbox.post(.end(failure)) }
                 continue
             }
-            state.pools[pool.id] = pool
-            state.currentPool[variant] = pool.id
+            state.variants[variant]!.pool = pool
             pool.subscriptionIDs = ids
             for id in ids {
                 guard let stream = state.streams[id] else { continue }
@@ -157,9 +160,7 @@ extension DeviceStreamer {
     /// variants made now (read under the lock, to be made with it let go).
     func poolsToRebuild(_ mode: CaptureMode, buffers: DeviceBuffers?) -> [PoolNeed] {
         locked { state in
-            state.currentPool.compactMap { variant, id in
-                state.pools[id].map { PoolNeed(variant: variant, source: mode.layout, slots: $0.ownSlots, deviceBuffers: buffers) }
-            }
+            state.currentPools.map { PoolNeed(variant: $0.variant, source: mode.layout, slots: $0.ownSlots, deviceBuffers: buffers) }
         }
     }
 

@@ -53,19 +53,26 @@ final class DeviceStreamer: SubscriptionHost {
     static let maxVariants = 16
 
     /// Guarded by ``state``'s lock: the graph's source (``CaptureSource``),
-    /// its variants' pools and workers, and its subscriptions.
+    /// its variant nodes (``VariantNode``), and its subscriptions.
     struct State {
         var source = CaptureSource()
-        /// Every pool: the current one of each variant, and replaced ones still held.
-        var pools: [UInt64: VariantPool] = [:]
-        var currentPool: [FrameVariant: UInt64] = [:]
-        /// Each variant's worker, while it makes frames or has events to finish.
-        var workers: [FrameVariant: VariantWorker] = [:]
+        var variants: [FrameVariant: VariantNode] = [:]
         var streams: [UInt64: Subscription] = [:]
         var nextStreamID: UInt64 = 1
 
         /// Whether anything needs the capture: a stream (opening or streaming) or a photo.
         var isUsed: Bool { !streams.isEmpty }
+
+        /// A pool by id: a variant's current one, or one it replaced that is still held.
+        func pool(_ id: UInt64) -> VariantPool? {
+            for node in variants.values {
+                if let pool = node.pool(id) { return pool }
+            }
+            return nil
+        }
+
+        /// The variants' current pools.
+        var currentPools: [VariantPool] { variants.values.compactMap(\.pool) }
     }
 
     init(device: any CameraBackend, timers: EventLoop, budget: ClientBudget = ClientBudget(), logger: Logger,
@@ -99,14 +106,6 @@ final class DeviceStreamer: SubscriptionHost {
         // Reading the node's own mode opens it: the device's work, on its executor.
         let active = await device.executor.run { [device] in device.activeMode }
         let wanted = device.configuredMode ?? ModeSelection.mode(for: request.preset, formats: device.formats, active: active)
-        let ring: ReleaseRing?
-        let frameRing: FrameRing?
-        do {
-            ring = request.releaseRing ? try ReleaseRing() : nil
-            frameRing = request.frameRing ? try FrameRing() : nil
-        } catch {
-            throw CameraError(.resourceExhausted, "cannot make a release or frame ring: \(error); open the stream without one")
-        }
         // A new pool (a memfd and its mapping) is made with the lock let go,
         // then installed if it still fits; else the stream is planned again.
         var prepared: VariantPool?
@@ -121,8 +120,8 @@ final class DeviceStreamer: SubscriptionHost {
                 let options = try StreamOptions(request, mode: mode)
                 let need = try poolNeed(for: options, in: state, source: mode.layout)
                 if let need, prepared?.fits(need) != true { return .makePool(need) }
-                return .opened(try register(sink, options: options, mode: mode, owner: owner, releaseRing: ring,
-                                            frameRing: frameRing, pool: need == nil ? nil : prepared, &state))
+                return .opened(try register(sink, options: options, mode: mode, owner: owner,
+                                            pool: need == nil ? nil : prepared, &state))
             }
             switch step {
             case .makePool(let need): prepared = try makePool(need)
@@ -143,7 +142,7 @@ final class DeviceStreamer: SubscriptionHost {
         }
         locked { state in
             guard let stream = state.streams[id], let mode = state.source.lifecycle.mode,
-                  let pool = state.pools[stream.poolID] else { return }  // ended meanwhile: the call says why
+                  let pool = state.pool(stream.poolID) else { return }  // ended meanwhile: the call says why
             var note: String?
             if let configured = device.configuredMode, configured == mode,
                mode != ModeSelection.mode(for: request.preset, formats: device.formats, active: mode) {
@@ -152,8 +151,7 @@ final class DeviceStreamer: SubscriptionHost {
                 note = "the device runs \(mode) for another client; you get \(pool.variant)"
             }
             description.activeMode = mode
-            stream.outbox.post(.started(StreamNews(pool: pool, mode: mode, note: note, device: description,
-                                                   releaseRing: stream.releaseRing, frameRing: stream.outbox.announcer)))
+            stream.outbox.post(.started(StreamNews(pool: pool, mode: mode, note: note, device: description)))
             transition(stream, .started)
         }
         return id
@@ -170,29 +168,16 @@ final class DeviceStreamer: SubscriptionHost {
     /// variant's pool (or `pool`, made for it), and plans the capture's start.
     private func register(
         _ sink: any FrameSink, options: StreamOptions, mode: CaptureMode, owner: ClientBudget.Owner,
-        releaseRing ring: ReleaseRing?, frameRing: FrameRing?, pool prepared: VariantPool?, _ state: inout State
+        pool prepared: VariantPool?, _ state: inout State
     ) throws -> (id: UInt64, jobs: [CaptureLifecycle.Job]) {
-        let rings = (ring == nil ? 0 : 1) + (frameRing == nil ? 0 : 1)
-        let charge = try budget.chargeStream(owner, bytes: options.bytesHeld, descriptors: rings, "a stream of \(options.variant)")
-        var announcer: FrameAnnouncer?
-        if let frameRing {
-            do {
-                guard let user = owner.user else {
-                    throw CameraError(.invalidArgument, "a frame ring is a client's; camerad's own sinks take frames as they come")
-                }
-                announcer = FrameAnnouncer(ring: frameRing, signal: try frameSignal(for: user))
-            } catch {
-                budget.refund(charge)
-                throw error
-            }
-        }
+        let charge = try budget.chargeStream(owner, bytes: options.bytesHeld, descriptors: sink.descriptorsHeld,
+                                             "a stream of \(options.variant)")
         let id = state.nextStreamID
         state.nextStreamID += 1
         let pool = self.pool(for: options, joining: id, in: &state, prepared: prepared)
         state.streams[id] = Subscription(id: id, node: self, charge: charge, policy: options.policy,
-                                         outbox: StreamOutbox(sink: sink, copies: options.inline, unsent: unsent,
-                                                              announcer: announcer),
-                                         releaseRing: ring, poolID: pool.id)
+                                         outbox: StreamOutbox(sink: sink, copies: options.inline, unsent: unsent),
+                                         poolID: pool.id)
         state.source.interruption = nil
         return (id, planned(state.source.lifecycle.handle(.start(mode))))
     }
@@ -210,32 +195,23 @@ final class DeviceStreamer: SubscriptionHost {
     /// ``release(_:poolID:slots:)`` under the lock: from a ReleaseFrames, or
     /// read from the stream's ring.
     func release(_ stream: Subscription, poolID: UInt64, slots: some Collection<Int>, _ state: inout State) throws(CameraError) {
-        let movedUpFailed = try stream.release(poolID: poolID, slots: slots, in: state.pools[poolID])
+        let pool = state.pool(poolID)
+        let movedUpFailed = try stream.release(poolID: poolID, slots: slots, in: pool)
         // A replaced pool (no streams left) may now be unused; a current one is not.
-        let mayBeUnused = state.pools[poolID]?.subscriptionIDs.isEmpty == true
+        let mayBeUnused = pool?.subscriptionIDs.isEmpty == true
         if movedUpFailed || mayBeUnused { dropUnusedPools(&state) }
     }
 
-    /// Reads what clients wrote to their streams' release rings (as each frame
-    /// comes, under the lock). A release ring that makes no sense, or names a
-    /// slot its stream does not hold, or a frame ring whose tail made no sense
-    /// when last read (``FrameRing/room``), ends that stream alone with
-    /// INVALID_ARGUMENT.
-    func readClientRings(_ state: inout State) {
+    /// Reads what sinks gave back without a message since the last frame
+    /// (a client's release ring: ``FrameSink/readReleases(_:)``), as each frame
+    /// comes, under the lock. What makes no sense — a ring in disorder, a slot
+    /// its stream does not hold — ends that stream alone with INVALID_ARGUMENT.
+    func readReleases(_ state: inout State) {
         var broken: [(UInt64, CameraError)] = []
         for stream in state.streams.values {
             do throws(CameraError) {
-                if stream.frameRing?.tailMadeNoSense == true {
-                    throw CameraError(.invalidArgument,
-                                      "the frame ring's tail is behind an earlier one or ahead of its head; store the count of records read")
-                }
-                guard let ring = stream.releaseRing else { continue }
-                let sane = try ring.read { (poolID, slot) throws(CameraError) in
-                    try release(stream, poolID: poolID, slots: CollectionOfOne(Int(slot)), &state)
-                }
-                guard sane else {
-                    throw CameraError(.invalidArgument,
-                                      "the release ring's head is behind its tail or more than \(ring.capacity) ahead; write each release once, then its head")
+                try stream.outbox.sink.readReleases { (poolID, slot) throws(CameraError) in
+                    try release(stream, poolID: poolID, slots: CollectionOfOne(slot), &state)
                 }
             } catch {
                 broken.append((stream.id, error))
@@ -270,46 +246,10 @@ final class DeviceStreamer: SubscriptionHost {
     func remove(_ streamID: UInt64, _ state: inout State) -> Subscription? {
         guard let stream = state.streams.removeValue(forKey: streamID) else { return nil }
         transition(stream, .closed)
-        stream.letGoOfEverything { state.pools[$0] }
+        stream.letGoOfEverything { state.pool($0) }
         dropUnusedPools(&state)
         budget.refund(stream.charge)
         return stream
-    }
-
-    /// Whose frame signal: a user's, on a device (by uniqueID, which outlives
-    /// a device unplugged and plugged in again).
-    struct SignalOwner: Hashable {
-        let user: UInt32
-        let device: String
-    }
-
-    /// Every user's frame signal on every device, made for the user's first
-    /// stream with a frame ring there and kept while camerad runs: a signal is
-    /// never closed (``FrameSignal``), so it is used again. The lock is taken
-    /// under the streamer's, and takes the client budget's.
-    static let frameSignals = OrderedMutex<[SignalOwner: FrameSignal]>(.frameSignals, [:])
-
-    /// Descriptors a frame signal holds, charged to its user once: its eventfd
-    /// and its epoll instance.
-    static let signalDescriptors = 2
-
-    /// The frame signal of `user`'s streams on this device.
-    ///
-    /// - Throws: RESOURCE_EXHAUSTED past the user's descriptors, or when none can be made.
-    private func frameSignal(for user: UInt32) throws(CameraError) -> FrameSignal {
-        let owner = SignalOwner(user: user, device: device.uniqueID)
-        return try Self.frameSignals.withLock { signals throws(CameraError) in
-            if let signal = signals[owner] { return signal }
-            try budget.chargeUser(user, descriptors: Self.signalDescriptors, "a frame ring's signal")
-            do {
-                let signal = try FrameSignal()
-                signals[owner] = signal
-                return signal
-            } catch {
-                budget.refundUser(user, descriptors: Self.signalDescriptors)
-                throw CameraError(.resourceExhausted, "cannot make a frame ring's signal (\(error)); open the stream without one")
-            }
-        }
     }
 
     /// Ends every stream (photos' too) with `reason` (the device went, the
@@ -321,9 +261,11 @@ final class DeviceStreamer: SubscriptionHost {
                 stream.outbox.post(.interrupted(reason, error))
                 stream.outbox.post(.end(error))
             }
-            state.pools.removeAll()
-            state.currentPool.removeAll()
-            forgetIdleWorkers(&state)
+            for variant in state.variants.keys {
+                state.variants[variant]!.pool = nil
+                state.variants[variant]!.retired = []
+            }
+            dropUnusedPools(&state)
             let waiters = state.source.startWaiters
             state.source.startWaiters.removeAll()
             return (waiters, planned(state.source.lifecycle.handle(.stop)))
@@ -357,7 +299,7 @@ final class DeviceStreamer: SubscriptionHost {
         locked { state in
             Statistics(
                 isCapturing: state.source.lifecycle.isRunning, framesCaptured: state.source.framesCaptured, streams: state.streams.count,
-                variants: state.currentPool.values.compactMap { state.pools[$0] }.sorted { $0.id < $1.id }.map { pool in
+                variants: state.currentPools.sorted { $0.id < $1.id }.map { pool in
                     Statistics.Variant(poolID: pool.id, variant: pool.variant, streams: pool.subscriptionIDs.count,
                                        slotCount: pool.slotCount, slotsInUse: pool.slotsInUse, conversions: pool.conversions,
                                        framesSkipped: pool.framesSkipped, framesShared: pool.framesShared,

@@ -31,6 +31,42 @@ protocol FrameSink: Sendable {
     func interrupted(_ reason: StreamInterruption, _ error: CameraError)
     /// The stream is over (nil: it ended as asked).
     func end(with error: CameraError?)
+
+    // What a sink with a transport of its own has (a client's rings: ClientRings); none by default.
+
+    /// Descriptors its transport holds, charged with its subscription.
+    var descriptorsHeld: Int { get }
+    /// Where its frames, drops and news are written under the node's lock, in
+    /// the order decided, instead of (or besides) the calls above after it.
+    var announcer: (any FrameAnnouncing)? { get }
+    /// Reads what it gave back without a call to ``FrameHandle/release()``
+    /// since the last look, under the node's lock as each frame comes:
+    /// `release` is called for each slot.
+    ///
+    /// - Throws: `INVALID_ARGUMENT` when what it reads makes no sense (its
+    ///   subscription ends), or for a slot `release` refuses.
+    func readReleases(_ release: (_ poolID: UInt64, _ slot: Int) throws(CameraError) -> Void) throws(CameraError)
+}
+
+extension FrameSink {
+    var descriptorsHeld: Int { 0 }
+    var announcer: (any FrameAnnouncing)? { nil }
+    func readReleases(_ release: (_ poolID: UInt64, _ slot: Int) throws(CameraError) -> Void) throws(CameraError) {}
+}
+
+/// A sink's way of hearing of frames under its node's lock (a client's frame
+/// ring: ``FrameAnnouncer``): never waits, and says when it has no room.
+/// Its ``signal`` is raised once the lock is let go.
+protocol FrameAnnouncing: Sendable {
+    var signal: FrameSignal { get }
+    /// A frame's record; false when there is no room for it.
+    func frame(_ frame: PooledFrame) -> Bool
+    /// Drop reports, now or once there is room; true when written now.
+    func dropped(_ drops: DropTally) -> Bool
+    /// A record that news went as a message; false when there is no room.
+    func news() -> Bool
+    /// The drops that never found room, to go as messages before the end.
+    func takeWaiting() -> DropTally
 }
 
 /// What a sink learns as its stream starts or its pool changes.
@@ -42,10 +78,6 @@ struct StreamNews: Sendable {
     let note: String?
     /// The device as clients see it, when it is news.
     let device: DeviceDescription?
-    /// Where the stream's releases are written, with its start (when asked for).
-    var releaseRing: ReleaseRing? = nil
-    /// Where its frames are announced, with its start (when asked for).
-    var frameRing: FrameAnnouncer? = nil
 }
 
 /// Why a stream ended by itself (AVCaptureSession.InterruptionReason).

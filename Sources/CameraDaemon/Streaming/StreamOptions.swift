@@ -19,10 +19,6 @@ struct StreamRequest: Sendable {
     var alwaysDiscardsLateFrames = true
     /// Frames copied into messages instead of shared memory.
     var inline = false
-    /// Releases written to a ``ReleaseRing`` in shared memory (not for inline frames).
-    var releaseRing = false
-    /// Frames and drops announced through a ``FrameRing`` (not for inline frames).
-    var frameRing = false
     /// 0: ``StreamOptions/defaultFramesInFlight``.
     var maxFramesInFlight = 0
     var preset = SessionPreset.inputPriority

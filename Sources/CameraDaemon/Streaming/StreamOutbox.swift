@@ -32,17 +32,18 @@ final class StreamOutbox: Sendable {
     let sink: any FrameSink
     /// Whether its frames are copied into its messages (``StreamOptions/inline``).
     let copies: Bool
-    /// Where frames are announced instead of sent, when the client asked for a frame ring.
-    let announcer: FrameAnnouncer?
+    /// Where frames are announced under the lock instead of sent after it (a
+    /// client's frame ring: ``FrameSink/announcer``).
+    let announcer: (any FrameAnnouncing)?
     /// The streamer's list of outboxes with messages to send.
     private let unsent: UnsentOutboxes
     private let queue = DeliveryQueue<Message>(.streamOutbox)
 
-    init(sink: any FrameSink, copies: Bool, unsent: UnsentOutboxes, announcer: FrameAnnouncer? = nil) {
+    init(sink: any FrameSink, copies: Bool, unsent: UnsentOutboxes) {
         self.sink = sink
         self.copies = copies
         self.unsent = unsent
-        self.announcer = announcer
+        announcer = sink.announcer
     }
 
     /// Posts a message, under the streamer's lock. False when a frame found no

@@ -18,11 +18,6 @@ final class Subscription: @unchecked Sendable {
     let policy: SubscriptionPolicy
     /// Where its messages are posted, for its sink.
     let outbox: StreamOutbox
-    /// Where its client writes releases, read as each frame comes; nil: messages only.
-    let releaseRing: ReleaseRing?
-    /// Where its frames are announced (its outbox writes it); nil: messages only.
-    /// Here too, so that a frame's look at its tail is one reference away.
-    let frameRing: FrameRing?
     /// Its node, for the handles of its frames (``FrameHandle/release()``);
     /// a handle kept past its node gives back nothing.
     private(set) weak var node: (any SubscriptionHost)?
@@ -55,14 +50,12 @@ final class Subscription: @unchecked Sendable {
     }
 
     init(id: UInt64, node: any SubscriptionHost, charge: ClientBudget.StreamCharge, policy: SubscriptionPolicy,
-         outbox: StreamOutbox, releaseRing: ReleaseRing? = nil, poolID: UInt64) {
+         outbox: StreamOutbox, poolID: UInt64) {
         self.id = id
         self.node = node
         self.charge = charge
         self.policy = policy
         self.outbox = outbox
-        self.releaseRing = releaseRing
-        frameRing = outbox.announcer?.ring
         self.poolID = poolID
         keyframes = policy.startsAtKeyframe ? .first : .taking
     }

@@ -9,7 +9,7 @@ import CameraIPC
 /// Never waits on the client: a frame that finds no room (or drops still
 /// waiting for room before it) is refused, and the streamer counts it late; a
 /// drop report waits here until there is room, ahead of the next frame.
-final class FrameAnnouncer: Sendable {
+final class FrameAnnouncer: FrameAnnouncing {
     let ring: FrameRing
     let signal: FrameSignal
     /// Drops that found no room yet; the ring is written under this lock too
