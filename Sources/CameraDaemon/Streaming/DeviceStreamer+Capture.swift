@@ -38,20 +38,7 @@ extension DeviceStreamer {
     /// - Throws: why it could not start, or ended before it ran.
     func waitUntilRunning() async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let result = locked { state -> Result<Void, CameraError>? in
-                switch state.source.lifecycle.state {
-                case .running: return .success(())
-                case .starting(_, _, stopWhenStarted: false):
-                    state.source.startWaiters.append(continuation)
-                    return nil
-                case .failed(let reason):
-                    return .failure(reason)
-                case .starting, .stopping, .idle:
-                    // Ended by an interruption before this waiter came: told why.
-                    return .failure(state.source.interruption
-                        ?? CameraError(.deviceBusy, "\(device.uniqueID) stopped as it started; try again"))
-                }
-            }
+            let result = locked { state in state.source.waitUntilRunning(continuation, device: device.uniqueID) }
             if let result { continuation.wake(with: result) }
         }
     }
@@ -82,25 +69,23 @@ extension DeviceStreamer {
                     return ([], nil, planned(state.source.lifecycle.handle(.started(generation: generation))))
                 }
                 let jobs = planned(state.source.lifecycle.handle(.started(generation: generation)))
-                defer { state.source.startWaiters.removeAll() }
+                let waiters = state.source.takeStartWaiters()
                 guard state.source.lifecycle.isRunning else {
                     // It failed, or was no longer wanted, as it started: it stops again.
-                    return (state.source.startWaiters, .failure(CameraError(.deviceBusy, "\(device.uniqueID) stopped as it started; try again")), jobs)
+                    return (waiters, .failure(CameraError(.deviceBusy, "\(device.uniqueID) stopped as it started; try again")), jobs)
                 }
-                state.source.lastSequence = nil
-                state.source.deviceBuffers = capture.buffers
+                state.source.run(capture)
                 rebuildPools(&state, prepared: prepared)
                 logger.info("\(device.uniqueID): capturing \(mode)")
                 if let reason = capture.unsharedBecause {
                     logger.notice("\(device.uniqueID): its buffers cannot be shared with clients (\(reason)); frames of its own format are copied")
                 }
-                return (state.source.startWaiters, .success(()), jobs)
+                return (waiters, .success(()), jobs)
             case .failure(let error):
                 let failure = error as? CameraError ?? CameraError(.deviceBusy, "\(device.uniqueID) cannot start: \(error)")
                 guard state.source.lifecycle.currentGeneration == generation else { return ([], nil, []) }
                 let jobs = planned(state.source.lifecycle.handle(.startFailed(generation: generation, failure)))
-                defer { state.source.startWaiters.removeAll() }
-                return (state.source.startWaiters, .failure(failure), jobs)
+                return (state.source.takeStartWaiters(), .failure(failure), jobs)
             }
         }
         if let outcome {
@@ -113,11 +98,7 @@ extension DeviceStreamer {
     /// then, unless another start is queued, turns off the torch, which may
     /// shine only while the device runs.
     private func runStop(_ generation: UInt64) {
-        let capture = locked { state in
-            let capture = state.source.captures.removeValue(forKey: generation)
-            if let buffers = capture?.buffers, buffers === state.source.deviceBuffers { state.source.deviceBuffers = nil }
-            return capture
-        }
+        let capture = locked { state in state.source.takeCapture(generation) }
         capture?.stop()
         let idle = locked { state -> Bool in
             _ = planned(state.source.lifecycle.handle(.stopped(generation: generation)))

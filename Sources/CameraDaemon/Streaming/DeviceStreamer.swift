@@ -266,8 +266,7 @@ final class DeviceStreamer: SubscriptionHost {
                 state.variants[variant]!.retired = []
             }
             dropUnusedPools(&state)
-            let waiters = state.source.startWaiters
-            state.source.startWaiters.removeAll()
+            let waiters = state.source.takeStartWaiters()
             return (waiters, planned(state.source.lifecycle.handle(.stop)))
         }
         for waiter in waiters { waiter.wake(throwing: error) }
