@@ -154,7 +154,11 @@ public final class CameraDaemon: Sendable {
                 maxConnections: configuration.maxConnections ?? RPCServer.connectionLimit(descriptors: descriptors),
                 admission: budget,
                 hello: Self.answerHello,
-                onConnectionClosed: { connection in registry.locks.releaseAll(heldBy: connection.id) })
+                onConnectionClosed: { connection in
+                    registry.locks.releaseAll(heldBy: connection.id)
+                    // The device's own work, off the loop.
+                    Task { await configurator.connectionEnded(connection.id) }
+                })
             try server.start()
             logger.info("camerad \(cameradVersion) serving \(registry.devices.count) device(s) on \(configuration.socketPath)")
             return CameraDaemon(configuration: configuration, logger: logger, loop: loop, socket: socket,

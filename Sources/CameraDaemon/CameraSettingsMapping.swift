@@ -106,12 +106,14 @@ enum CameraSettingsMapping {
 
     /// The control values that carry out a configuration's AVFoundation-named settings.
     ///
-    /// - Parameter capturing: whether a stream runs (the torch needs one).
+    /// The torch may be lit on an idle device, as iOS lights it with no
+    /// session running; it is the lighting client's (``ConfigurationClaims``).
+    ///
     /// - Throws: `UNSUPPORTED` for a mode or setting the device lacks, `INVALID_ARGUMENT`
-    ///   for a value out of range, `INVALID_STATE` for the torch of an idle device.
+    ///   for a value out of range.
     static func plan(
         _ configuration: DeviceConfiguration, controls: [CameraControl], capabilities: DeviceCapabilities,
-        of name: String, capturing: Bool
+        of name: String
     ) throws -> Plan {
         let byID = controls.byID
         var plan = Plan()
@@ -252,9 +254,6 @@ enum CameraSettingsMapping {
         }
         if let torchMode = configuration.torchMode ?? (configuration.torchLevel != nil ? .on : nil) {
             try require(torchMode, in: capabilities.torchModes, "torch")
-            if torchMode == .on && !capturing {
-                throw CameraError(.invalidState, "the torch of \(name) can be on only while a session runs on it; start one first")
-            }
             set(.flashLEDMode, (torchMode == .on ? FlashLEDMode.torch : .none).rawValue)
         }
         if let level = configuration.torchLevel, let intensity = byID[.flashTorchIntensity] {

@@ -11,14 +11,23 @@ struct DeviceConfigurator: Sendable {
     let registry: DeviceRegistry
     let defaults: DefaultsStore?
     let logger: Logger
+    /// The torches and modes clients' configurations hold, until their connections end.
+    let claims = ConfigurationClaims()
 
     /// Applies `configuration` on the device's executor; with `persist`, also
-    /// stores it as the device's default. A running capture restarts in a new mode.
+    /// stores it as the device's default. A running capture restarts in a new
+    /// mode. A torch it lights, and a mode it sets without `persist`, are
+    /// `connection`'s until that connection ends (``ConfigurationClaims``).
     ///
     /// - Throws: ``CameraError``: `INVALID_ARGUMENT`, `UNSUPPORTED_FORMAT`,
-    ///   `INVALID_STATE` (the torch of an idle device, or the defaults not writable).
-    func apply(_ configuration: DeviceConfiguration, to device: any CameraBackend, persist: Bool = false) async throws {
+    ///   `INVALID_STATE` (the defaults not writable).
+    func apply(
+        _ configuration: DeviceConfiguration, to device: any CameraBackend, persist: Bool = false, by connection: UInt64? = nil
+    ) async throws {
         let mode = try await device.executor.run { try applyToDevice(configuration, device) }
+        if let connection {
+            claims.record(configuration, setsMode: mode != nil, persisted: persist, on: device.uniqueID, by: connection)
+        }
         if let mode, let streamer = registry.streamer(device.uniqueID), streamer.runningMode != nil {
             try await streamer.switchMode(to: mode)
             registry.deviceDidChange(device)
@@ -42,7 +51,7 @@ struct DeviceConfigurator: Sendable {
         let mode = try Self.mode(configuration, on: device, current: running ?? device.activeMode)
         let controls = device.controls
         let plan = try CameraSettingsMapping.plan(configuration, controls: controls, capabilities: device.capabilities,
-                                                  of: device.uniqueID, capturing: running != nil)
+                                                  of: device.uniqueID)
         let values = plan.controls + configuration.controls
         let changes = values.isEmpty ? [] : try ControlChange.resolve(values, among: controls, of: device.uniqueID)
         guard mode != nil || !changes.isEmpty || plan.focusPointOfInterest != nil || plan.exposurePointOfInterest != nil
@@ -63,6 +72,42 @@ struct DeviceConfigurator: Sendable {
             }
         }
         return mode
+    }
+
+    /// A client's connection ended: the torches it lit go off, and the devices
+    /// whose mode it set choose by preset again (or by their stored mode). A
+    /// capture running in that mode runs on; the next start is the preset's.
+    func connectionEnded(_ connection: UInt64) async {
+        let (torches, modes) = claims.take(connection)
+        for uniqueID in torches {
+            guard let device = registry.device(uniqueID) else { continue }
+            await device.executor.run {
+                let off = CameraSettingsMapping.torchOff(device.controls)
+                guard !off.isEmpty else { return }
+                do {
+                    try device.setControls(try ControlChange.resolve(off, among: device.controls, of: device.uniqueID))
+                    logger.info("\(uniqueID): the torch went off with the client that lit it")
+                } catch {
+                    logger.warning("\(uniqueID): turning the torch off failed: \(error)")
+                }
+            }
+            registry.deviceDidChange(device)
+        }
+        for uniqueID in modes {
+            guard let device = registry.device(uniqueID) else { continue }
+            await device.executor.run {
+                device.clearConfiguredMode()
+                do {
+                    if let stored = try defaults?.configuration(for: uniqueID),
+                       let mode = try Self.mode(stored, on: device, current: device.activeMode) {
+                        try device.configure(mode)
+                    }
+                } catch {
+                    logger.warning("\(uniqueID): its stored mode was not restored: \(error)")
+                }
+            }
+            registry.deviceDidChange(device)
+        }
     }
 
     /// Applies a device's stored defaults as it connects, on its executor; a

@@ -88,8 +88,6 @@ final class DeviceRegistry: Sendable {
             let uniqueID = device.uniqueID
             state.streamers[uniqueID] = DeviceStreamer(device: device, timers: timers, budget: clientBudget, logger: logger, onDeviceLost: { [weak self] error in
                 self?.remove(uniqueID, because: error)
-            }, onDeviceChanged: { [weak self, weak device] in
-                if let device { self?.deviceDidChange(device) }
             })
             broadcast(.connected, describe(device, streamer: nil), &state)
         }

@@ -61,6 +61,8 @@ public enum LockLevel: Int32, CaseIterable, Sendable {
     case photoSink
     /// `DefaultsStore`'s stored defaults (the file is written under it).
     case defaultsStore
+    /// `ConfigurationClaims`: the torches and modes each client's configuration holds.
+    case configurationClaims
     /// A `WorkerThread`'s job queue.
     case workerJobs
     /// `V4L2Discovery`'s hotplug thread, while it follows.

@@ -34,16 +34,29 @@ extension CaptureDevice {
     }
 
     /// AVCaptureDevice.unlockForConfiguration: undoes one ``lockForConfiguration(waitingUpTo:)``,
-    /// sending first the settings set as properties (``commitConfiguration()``).
-    /// Like Apple's, it does not fail: settings the daemon refuses are dropped
-    /// and the error posted as ``configurationDidFailNotification``. Unlocking a
-    /// device this process does not hold does nothing.
+    /// sending first the settings set as properties. Like Apple's, it does not
+    /// fail, and one setting camerad refuses takes no other down with it: the
+    /// settings go as one change, and if camerad refuses it, one by one; each
+    /// refused one is posted as ``configurationDidFailNotification`` and
+    /// printed to stderr (``CaptureDiagnostics``). Unlocking a device this
+    /// process does not hold does nothing.
     public func unlockForConfiguration() async {
-        do {
-            try await commitConfiguration()
-        } catch {
-            NotificationCenter.default.post(name: Self.configurationDidFailNotification, object: self,
-                                            userInfo: [Self.configurationErrorKey: error])
+        if let changes = StagedConfigurations.shared.take(uniqueID) {
+            do {
+                try await configure(changes)
+            } catch {
+                let parts = changes.parts
+                for (name, part) in parts {
+                    do throws(CaptureError) {
+                        // One part alone: the error is the whole change's.
+                        if parts.count > 1 { try await configure(part) } else { throw error }
+                    } catch {
+                        NotificationCenter.default.post(name: Self.configurationDidFailNotification, object: self,
+                                                        userInfo: [Self.configurationErrorKey: error])
+                        CaptureDiagnostics.report("\(name) of \(uniqueID) was not applied at unlockForConfiguration()", error)
+                    }
+                }
+            }
         }
         var request = Camerad_V1_UnlockForConfigurationRequest()
         request.uniqueID = uniqueID
@@ -91,6 +104,40 @@ extension CaptureDevice {
 
         public init() {}
 
+        /// Its settings as separate changes, named as their properties: the
+        /// ones that only make sense together (a custom exposure's mode,
+        /// duration and ISO; the torch's mode and level) stay together.
+        var parts: [(name: String, configuration: Configuration)] {
+            var parts: [(String, Configuration)] = []
+            func part(_ name: String, _ isSet: Bool, _ fill: (inout Configuration) -> Void) {
+                guard isSet else { return }
+                var configuration = Configuration()
+                fill(&configuration)
+                parts.append((name, configuration))
+            }
+            part("activeFormat", activeFormat != nil) { $0.activeFormat = activeFormat }
+            part("activeVideoMinFrameDuration", activeVideoMinFrameDuration != nil) { $0.activeVideoMinFrameDuration = activeVideoMinFrameDuration }
+            part("activeVideoMaxFrameDuration", activeVideoMaxFrameDuration != nil) { $0.activeVideoMaxFrameDuration = activeVideoMaxFrameDuration }
+            part("focusMode", focusMode != nil) { $0.focusMode = focusMode }
+            part("lensPosition", lensPosition != nil) { $0.lensPosition = lensPosition }
+            part("focusPointOfInterest", focusPointOfInterest != nil) { $0.focusPointOfInterest = focusPointOfInterest }
+            part("exposureMode", exposureMode != nil || exposureDuration != nil || iso != nil) {
+                $0.exposureMode = exposureMode
+                $0.exposureDuration = exposureDuration
+                $0.iso = iso
+            }
+            part("exposurePointOfInterest", exposurePointOfInterest != nil) { $0.exposurePointOfInterest = exposurePointOfInterest }
+            part("whiteBalanceMode", whiteBalanceMode != nil) { $0.whiteBalanceMode = whiteBalanceMode }
+            part("whiteBalanceTemperature", whiteBalanceTemperature != nil) { $0.whiteBalanceTemperature = whiteBalanceTemperature }
+            part("torchMode", torchMode != nil || torchLevel != nil) {
+                $0.torchMode = torchMode
+                $0.torchLevel = torchLevel
+            }
+            part("videoZoomFactor", videoZoomFactor != nil) { $0.videoZoomFactor = videoZoomFactor }
+            part("controls", !controls.isEmpty) { $0.controls = controls }
+            return parts
+        }
+
         var proto: Camerad_V1_DeviceConfiguration {
             var message = Camerad_V1_DeviceConfiguration()
             if let format = activeFormat {
@@ -135,8 +182,7 @@ extension CaptureDevice {
     ///     whenever it connects (the torch is never stored). Linux only.
     /// - Throws: `notLocked` without the lock; `unsupportedFormat` for a format
     ///   or frame rate the device lacks; `unsupported` for a focus, exposure,
-    ///   white-balance or torch mode or setting it lacks; `invalidArgument` naming the allowed values;
-    ///   `invalidState` for the torch of a device no session runs.
+    ///   white-balance or torch mode or setting it lacks; `invalidArgument` naming the allowed values.
     public func configure(_ configuration: Configuration, persist: Bool = false) async throws(CaptureError) {
         var request = Camerad_V1_ConfigureDeviceRequest()
         request.uniqueID = uniqueID
@@ -210,7 +256,9 @@ extension CaptureDevice {
         try await configure { $0.whiteBalanceTemperature = temperature }
     }
 
-    /// `.on` only while a session runs on the device; it turns off when the device stops.
+    /// Lights the torch with or without a session running, as iOS does; it
+    /// stays as set until changed, or until this process's connection to
+    /// camerad ends (the process exits), when it goes off.
     public func setTorchMode(_ mode: TorchMode) async throws(CaptureError) {
         try await configure { $0.torchMode = mode }
     }
@@ -276,10 +324,41 @@ extension CaptureDevice {
     ///
     /// - Precondition: this process holds the configuration lock, as AVFoundation
     ///   requires (it raises otherwise).
-    private func stage(_ name: String, _ change: (inout Configuration) -> Void) {
+    ///
+    /// A value the device cannot take (`refusal` says why) is refused here, as
+    /// AVFoundation's setter raises: it is not kept, so nothing set with it is
+    /// lost, and the refusal is posted as ``configurationDidFailNotification``
+    /// and printed to stderr (``CaptureDiagnostics``).
+    private func stage(_ name: String, refusing refusal: String? = nil, _ change: (inout Configuration) -> Void) {
         precondition(read { $0.hasLock && $0.lock.pid == getpid() },
                      "set \(name) of \(uniqueID) between lockForConfiguration() and unlockForConfiguration(), as AVFoundation requires")
+        if let refusal {
+            let error = CaptureError(.invalidArgument, "\(name) of \(uniqueID) not set: \(refusal)")
+            NotificationCenter.default.post(name: Self.configurationDidFailNotification, object: self,
+                                            userInfo: [Self.configurationErrorKey: error])
+            CaptureDiagnostics.report("a setting was refused", error)
+            return
+        }
         StagedConfigurations.shared.change(uniqueID, change)
+    }
+
+    /// Why `value` is outside `range`, if it is.
+    private func outside<T: Comparable>(_ value: T, _ range: ClosedRange<T>, _ what: String) -> String? {
+        range.contains(value) ? nil : "\(value) is outside \(what) \(range.lowerBound)...\(range.upperBound)"
+    }
+
+    /// Why a point of interest cannot be set, if it cannot.
+    private func pointRefusal(_ point: CGPoint, supported: Bool) -> String? {
+        guard supported else { return "the device has no point of interest for it" }
+        return (0...1).contains(point.x) && (0...1).contains(point.y) ? nil : "\(point) is outside (0, 0)...(1, 1)"
+    }
+
+    /// Why a frame duration cannot be set with the active format (or the one set with it), if it cannot.
+    private func frameDurationRefusal(_ duration: CMTime) -> String? {
+        guard let format = activeFormat else { return nil }
+        let ranges = format.videoSupportedFrameRateRanges
+        guard !ranges.contains(where: { $0.minFrameDuration <= duration && duration <= $0.maxFrameDuration }) else { return nil }
+        return "\(duration.seconds) s is not among \(format)'s frame rates (\(ranges.map(\.description).joined(separator: ", ")))"
     }
 
     private func staged<T>(_ value: (Configuration) -> T?) -> T? {
@@ -297,36 +376,58 @@ extension CaptureDevice {
 extension CaptureDevice {
     public var activeFormat: Format? {
         get { staged(\.activeFormat) ?? snapshotActiveFormat }
-        set { stage("activeFormat") { $0.activeFormat = newValue } }
+        set {
+            stage("activeFormat", refusing: newValue.map { formats.contains($0) ? nil : "\($0) is not one of the device's formats" } ?? "nil is not a format") {
+                $0.activeFormat = newValue
+            }
+        }
     }
 
     public var activeVideoMinFrameDuration: CMTime {
         get { staged(\.activeVideoMinFrameDuration) ?? CMTime(read(\.activeMinFrameDuration)) }
-        set { stage("activeVideoMinFrameDuration") { $0.activeVideoMinFrameDuration = newValue } }
+        set {
+            stage("activeVideoMinFrameDuration", refusing: frameDurationRefusal(newValue)) { $0.activeVideoMinFrameDuration = newValue }
+        }
     }
 
     public var activeVideoMaxFrameDuration: CMTime {
         get { staged(\.activeVideoMaxFrameDuration) ?? CMTime(read(\.activeMaxFrameDuration)) }
-        set { stage("activeVideoMaxFrameDuration") { $0.activeVideoMaxFrameDuration = newValue } }
+        set {
+            stage("activeVideoMaxFrameDuration", refusing: frameDurationRefusal(newValue)) { $0.activeVideoMaxFrameDuration = newValue }
+        }
     }
 
     /// Nil when the device has no focus control; setting nil changes nothing.
     public var focusMode: FocusMode? {
         get { staged(\.focusMode) ?? FocusMode(read(\.settings.focusMode)) }
-        set { if let newValue { stage("focusMode") { $0.focusMode = newValue } } }
+        set {
+            guard let newValue else { return }
+            stage("focusMode", refusing: isFocusModeSupported(newValue) ? nil : "the device cannot focus in \(newValue)") {
+                $0.focusMode = newValue
+            }
+        }
     }
     /// 0 (near) to 1 (far); nil when the device has no lens position.
     public var lensPosition: Float? { read { $0.settings.lensPosition < 0 ? nil : $0.settings.lensPosition } }
     public var focusPointOfInterest: CGPoint {
         get { staged(\.focusPointOfInterest) ?? read { CGPoint($0.settings.focusPointOfInterest, unset: !$0.settings.hasFocusPointOfInterest) } }
-        set { stage("focusPointOfInterest") { $0.focusPointOfInterest = newValue } }
+        set {
+            stage("focusPointOfInterest", refusing: pointRefusal(newValue, supported: isFocusPointOfInterestSupported)) {
+                $0.focusPointOfInterest = newValue
+            }
+        }
     }
     public var isAdjustingFocus: Bool { read(\.settings.adjustingFocus) }
 
     /// Nil when the device has no exposure control; setting nil changes nothing.
     public var exposureMode: ExposureMode? {
         get { staged(\.exposureMode) ?? ExposureMode(read(\.settings.exposureMode)) }
-        set { if let newValue { stage("exposureMode") { $0.exposureMode = newValue } } }
+        set {
+            guard let newValue else { return }
+            stage("exposureMode", refusing: isExposureModeSupported(newValue) ? nil : "the device has no \(newValue) exposure") {
+                $0.exposureMode = newValue
+            }
+        }
     }
     public var exposureDuration: CMTime { CMTime(read(\.settings.exposureDuration)) }
     public var iso: Float { read(\.settings.iso) }
@@ -335,7 +436,11 @@ extension CaptureDevice {
             staged(\.exposurePointOfInterest)
                 ?? read { CGPoint($0.settings.exposurePointOfInterest, unset: !$0.settings.hasExposurePointOfInterest) }
         }
-        set { stage("exposurePointOfInterest") { $0.exposurePointOfInterest = newValue } }
+        set {
+            stage("exposurePointOfInterest", refusing: pointRefusal(newValue, supported: isExposurePointOfInterestSupported)) {
+                $0.exposurePointOfInterest = newValue
+            }
+        }
     }
     public var isAdjustingExposure: Bool { read(\.settings.adjustingExposure) }
     /// Custom exposure's range (Apple has these on the active format).
@@ -347,23 +452,39 @@ extension CaptureDevice {
     /// Nil when the device has no white balance control; setting nil changes nothing.
     public var whiteBalanceMode: WhiteBalanceMode? {
         get { staged(\.whiteBalanceMode) ?? WhiteBalanceMode(read(\.settings.whiteBalanceMode)) }
-        set { if let newValue { stage("whiteBalanceMode") { $0.whiteBalanceMode = newValue } } }
+        set {
+            guard let newValue else { return }
+            stage("whiteBalanceMode", refusing: isWhiteBalanceModeSupported(newValue) ? nil : "the device has no \(newValue) white balance") {
+                $0.whiteBalanceMode = newValue
+            }
+        }
     }
     /// Kelvin; 0 when the device has no temperature control. Linux only.
     public var whiteBalanceTemperature: Float { read(\.settings.whiteBalanceTemperature) }
     public var isAdjustingWhiteBalance: Bool { read(\.settings.adjustingWhiteBalance) }
 
-    /// `.on` only while a session runs on the device.
+    /// As set (read back at once); it shines with or without a session
+    /// running, until changed or until this process exits (``setTorchMode(_:)``).
     public var torchMode: TorchMode {
         get { staged(\.torchMode) ?? TorchMode(read(\.settings.torchMode)) ?? .off }
-        set { stage("torchMode") { $0.torchMode = newValue } }
+        set {
+            stage("torchMode", refusing: isTorchModeSupported(newValue) ? nil : hasTorch ? "the torch has no \(newValue) mode" : "the device has no torch") {
+                $0.torchMode = newValue
+            }
+        }
     }
     public var torchLevel: Float { read(\.settings.torchLevel) }
-    public var isTorchActive: Bool { torchMode == .on }
+    /// Whether the torch shines now, as camerad last said: not what was set
+    /// and not yet applied (``torchMode`` reads that back at once).
+    public var isTorchActive: Bool { TorchMode(read(\.settings.torchMode)) == .on }
 
     public var videoZoomFactor: Double {
         get { staged(\.videoZoomFactor) ?? read { $0.settings.videoZoomFactor == 0 ? 1 : $0.settings.videoZoomFactor } }
-        set { stage("videoZoomFactor") { $0.videoZoomFactor = newValue } }
+        set {
+            stage("videoZoomFactor", refusing: outside(newValue, minAvailableVideoZoomFactor...max(minAvailableVideoZoomFactor, maxAvailableVideoZoomFactor), "the device's zoom")) {
+                $0.videoZoomFactor = newValue
+            }
+        }
     }
 }
 

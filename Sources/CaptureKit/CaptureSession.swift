@@ -28,14 +28,16 @@ import Synchronization
 public final class CaptureSession: @unchecked Sendable {
     public typealias Preset = SessionPreset
 
-    /// AVCaptureSession.InterruptionReason, for what interrupts a session on Linux.
+    /// AVCaptureSession.InterruptionReason, for what interrupts a session on
+    /// Linux. The reasons Apple has keep Apple's raw values; Linux's own are
+    /// numbered from 101, clear of Apple's.
     public enum InterruptionReason: Int, Sendable {
-        /// The device went away or failed.
-        case videoDeviceNotAvailable = 1
-        /// Another program holds the device.
-        case videoDeviceInUseByAnotherClient = 2
-        /// camerad stopped, or the connection to it broke.
-        case daemonNotAvailable = 3
+        /// Another program holds the device (Apple's 3).
+        case videoDeviceInUseByAnotherClient = 3
+        /// The device went away or failed. Linux only: an iPhone's cameras do not go.
+        case videoDeviceNotAvailable = 101
+        /// camerad stopped, or the connection to it broke. Linux only.
+        case daemonNotAvailable = 102
     }
 
     /// What the notifications say, as an AsyncSequence (``events()``).
@@ -226,9 +228,15 @@ public final class CaptureSession: @unchecked Sendable {
     }
 
     /// The session's device got an `activeFormat`: as in AVFoundation, the
-    /// preset becomes `.inputPriority` (the format is already in force).
+    /// preset becomes `.inputPriority` (the format is already in force), and a
+    /// running session's buffers follow the new format (its outputs that name
+    /// no size of their own get the format's, not the old preset's).
     func activeFormatWasSet() {
-        state.withLock { $0.preset = .inputPriority }
+        let changed = state.withLock { state -> Bool in
+            defer { state.preset = .inputPriority }
+            return state.preset != .inputPriority
+        }
+        if changed { configurationDidChange() }
     }
 
     /// Whether every device input supports `preset` (true with none).
@@ -373,6 +381,7 @@ public final class CaptureSession: @unchecked Sendable {
             // The run ends before it began: a sequence waiting for it ends too.
             for output in outputs { output.sessionDidStop(endedByItself: true) }
             post(.runtimeError(error))
+            CaptureDiagnostics.report("the session did not start", error)
             throw error
         }
         state.withLock { state in
@@ -553,6 +562,26 @@ public final class CaptureSession: @unchecked Sendable {
         }
     }
 }
+
+// The notification names and keys as AVFoundation spells them, without the
+// `AV` (`.AVCaptureSessionRuntimeError` → `.CaptureSessionRuntimeError`).
+extension Notification.Name {
+    /// ``CaptureSession/runtimeErrorNotification``.
+    public static let CaptureSessionRuntimeError = CaptureSession.runtimeErrorNotification
+    /// ``CaptureSession/didStartRunningNotification``.
+    public static let CaptureSessionDidStartRunning = CaptureSession.didStartRunningNotification
+    /// ``CaptureSession/didStopRunningNotification``.
+    public static let CaptureSessionDidStopRunning = CaptureSession.didStopRunningNotification
+    /// ``CaptureSession/wasInterruptedNotification``.
+    public static let CaptureSessionWasInterrupted = CaptureSession.wasInterruptedNotification
+    /// ``CaptureSession/interruptionEndedNotification``.
+    public static let CaptureSessionInterruptionEnded = CaptureSession.interruptionEndedNotification
+}
+
+/// AVCaptureSessionErrorKey: ``CaptureSession/errorKey``.
+public let CaptureSessionErrorKey = CaptureSession.errorKey
+/// AVCaptureSessionInterruptionReasonKey: ``CaptureSession/interruptionReasonKey``.
+public let CaptureSessionInterruptionReasonKey = CaptureSession.interruptionReasonKey
 
 /// Every CaptureSession alive in the process, so that a device's new
 /// `activeFormat` reaches the sessions using it.

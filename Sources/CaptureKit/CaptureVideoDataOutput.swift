@@ -46,11 +46,16 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
             self.height = height
         }
 
-        /// The dictionary form: ``kCVPixelBufferPixelFormatTypeKey`` (an OSType or
-        /// any integer), ``kCVPixelBufferWidthKey`` and ``kCVPixelBufferHeightKey``.
+        /// The dictionary form: ``kCVPixelBufferPixelFormatTypeKey`` (an OSType,
+        /// any integer, or an `NSNumber` holding one), ``kCVPixelBufferWidthKey``
+        /// and ``kCVPixelBufferHeightKey``.
         public init(_ dictionary: [String: Any]) {
             func integer(_ key: String) -> Int? {
                 guard let value = dictionary[key] else { return nil }
+                // AVFoundation's code often wraps the value: NSNumber(value: kCVPixelFormatType_32BGRA).
+                if let number = value as? NSNumber, Double(number.int64Value) == number.doubleValue {
+                    return Int(exactly: number.int64Value)
+                }
                 guard let number = value as? any BinaryInteger, let integer = Int(exactly: number) else {
                     unsupportedKeys.append("\(key) (a \(type(of: value)), not an integer)")
                     return nil

@@ -75,11 +75,42 @@ import Testing
             #expect(set.status == 0, "\(set.standardError)")
             #expect(set.lines == ["format: NV12:1280x720 at 15 fps", "focus: locked", "exposure: locked",
                                   "white balance: locked", "zoom: 2"])
-            for (name, value) in [("activeFormat", "NV12:1280x720"), ("activeVideoMinFrameDuration", "1/15"),
-                                  ("focusMode", "locked"), ("exposureMode", "locked"), ("whiteBalanceMode", "locked"),
-                                  ("videoZoomFactor", "2.0"), ("zoom_absolute", "200"), ("focus_automatic_continuous", "0")] {
+            // The controls stay; the mode was camctl's, gone with it (issue 33), unless stored.
+            for (name, value) in [("activeFormat", "YUYV:640x480"), ("focusMode", "locked"), ("exposureMode", "locked"),
+                                  ("whiteBalanceMode", "locked"), ("videoZoomFactor", "2.0"), ("zoom_absolute", "200"),
+                                  ("focus_automatic_continuous", "0")] {
                 let get = try await camctl(["get", "virtual-0", name], socket: daemon.socketPath)
                 #expect(get.lines == ["\(name): \(value)"], "\(get.standardError)")
+            }
+        }
+    }
+
+    /// Issue 33's points 1 and 5: the torch lights on an idle device, and it
+    /// and a mode set without --persist are the setting process's — a torch
+    /// goes off and the device chooses by preset again once it exits, as an
+    /// iOS app's torch and format do; a stored mode stays.
+    @Test func aTorchAndAModeAreTheSettingProcesssUntilItExits() async throws {
+        try await withTemporaryDirectory { state in
+            try await withRunningDaemon(arguments: ["--state-dir", state]) { daemon in
+                let lit = try await camctl(["set", "virtual-0", "--torch", "on", "--format", "NV12:1280x720", "--fps", "15"],
+                                           socket: daemon.socketPath)
+                #expect(lit.status == 0, "\(lit.standardError)")
+                #expect(lit.lines == ["format: NV12:1280x720 at 15 fps", "torch: on"], "lit with no session running")
+                #expect(try await waitUntil {
+                    let torch = try await camctl(["get", "virtual-0", "torchMode"], socket: daemon.socketPath)
+                    return torch.lines == ["torchMode: off"]
+                }, "the torch went off with camctl")
+                let mode = try await camctl(["get", "virtual-0", "activeFormat"], socket: daemon.socketPath)
+                #expect(mode.lines == ["activeFormat: YUYV:640x480"], "the device chooses by preset again")
+
+                let stored = try await camctl(["set", "virtual-0", "--format", "NV12:1280x720", "--persist"], socket: daemon.socketPath)
+                #expect(stored.status == 0, "\(stored.standardError)")
+                let passing = try await camctl(["set", "virtual-0", "--format", "YUYV:1920x1080"], socket: daemon.socketPath)
+                #expect(passing.status == 0, "\(passing.standardError)")
+                #expect(try await waitUntil {
+                    let format = try await camctl(["get", "virtual-0", "activeFormat"], socket: daemon.socketPath)
+                    return format.lines == ["activeFormat: NV12:1280x720"]
+                }, "a passing mode gives way to the stored one")
             }
         }
     }
@@ -120,8 +151,6 @@ import Testing
                     "\(mode.standardError)")
             let zoom = try await camctl(["set", "virtual-0", "--zoom", "9"], socket: daemon.socketPath)
             #expect(zoom.standardError.contains("zoom factor 9.0 is outside virtual-0's 1.0 to 4.0"), "\(zoom.standardError)")
-            let torch = try await camctl(["set", "virtual-0", "--torch", "on"], socket: daemon.socketPath)
-            #expect(torch.standardError.contains("can be on only while a session runs"), "\(torch.standardError)")
             let format = try await camctl(["set", "virtual-0", "--format", "YUYV:800x600"], socket: daemon.socketPath)
             #expect(format.standardError.contains("virtual-0 has no format YUYV:800x600; 'camctl info virtual-0' lists its formats"), "\(format.standardError)")
             let unknown = try await camctl(["get", "virtual-0", "sharpness"], socket: daemon.socketPath)

@@ -23,6 +23,7 @@ final class FakeCamera: CameraBackend, @unchecked Sendable {
     var activeMode: CaptureMode { base.activeMode }
     var configuredMode: CaptureMode? { base.configuredMode }
     func configure(_ mode: CaptureMode) throws { try base.configure(mode) }
+    func clearConfiguredMode() { base.clearConfiguredMode() }
     var settingsState: CameraSettingsState { base.settingsState }
     func setControls(_ changes: [ControlChange]) throws { try base.setControls(changes) }
 

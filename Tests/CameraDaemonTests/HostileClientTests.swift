@@ -490,7 +490,10 @@ import Testing
             for bystander in [near, far] {
                 let report = try await bystander.finish()
                 print("bystander: \(report)")
-                #expect(report.frames > 90 && report.accountsForEveryFrame, "\(report)")
+                // Its stream spans the 90 frames captured while the saboteur ran,
+                // each got or reported (a loaded machine makes a slow reader late,
+                // never camerad stall).
+                #expect(report.accounting.span > 90 && report.frames > 0 && report.accountsForEveryFrame, "\(report)")
                 #expect(report.check?.intact == report.frames && report.check?.torn == 0, "\(report)")
                 #expect(report.drops["outOfBuffers"] == 0, "\(report)")
             }

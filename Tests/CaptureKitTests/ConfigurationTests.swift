@@ -193,7 +193,11 @@ extension CaptureKitEndToEnd {
                 try await device.setWhiteBalanceMode(.autoWhiteBalance)
             }
             await Self.expectError(.unsupported, containing: "no torch mode auto") { try await device.setTorchMode(.auto) }
-            await Self.expectError(.invalidState, containing: "only while a session runs") { try await device.setTorchMode(.on) }
+            // With no session running, as iOS lights it (issue 33).
+            try await device.setTorchMode(.on)
+            #expect(device.torchMode == .on && device.isTorchActive)
+            try await device.setTorchMode(.off)
+            #expect(!device.isTorchActive)
             await device.unlockForConfiguration()
         }
     }
@@ -221,27 +225,33 @@ extension CaptureKitEndToEnd {
             #expect(device.focusMode == .locked && device.exposureMode == .locked)
             #expect(device.activeVideoMinFrameDuration == CMTime(value: 1, timescale: 15))
 
+            // A value out of range is refused at its setter (issue 33), said,
+            // and takes nothing set with it down.
             let recorder = NotificationRecorder([CaptureDevice.configurationDidFailNotification])
             try await device.lockForConfiguration()
             device.videoZoomFactor = 9
             device.focusMode = .continuousAutoFocus
-            #expect(device.videoZoomFactor == 9)
+            #expect(device.videoZoomFactor == 2, "refused: the value before")
             await device.unlockForConfiguration()
-            #expect(await recorder.wait(for: 1))
+            #expect(recorder.notifications.count == 1)
             let error = recorder.notifications.first?.error
             #expect(error?.message.contains("9.0") == true, "\(String(describing: error))")
-            #expect(device.videoZoomFactor == 2 && device.focusMode == .locked, "all or none: both dropped")
+            #expect(device.videoZoomFactor == 2 && device.focusMode == .continuousAutoFocus, "the other setting applied")
 
+            // What only camerad can refuse (a frame rate the format set with it
+            // lacks): commitConfiguration() throws it, all or none.
+            let fullHD = try #require(device.formats.first { $0.dimensions == CMVideoDimensions(width: 1920, height: 1080) })
             try await device.lockForConfiguration()
-            device.videoZoomFactor = 9
+            device.activeVideoMinFrameDuration = CMTime(value: 1, timescale: 60)
+            device.activeFormat = fullHD
             let thrown = await #expect(throws: CaptureError.self) { try await device.commitConfiguration() }
-            #expect(thrown?.code == error?.code)
+            #expect(thrown?.code == .invalidArgument)
             await device.unlockForConfiguration()
             #expect(recorder.notifications.count == 1, "nothing left to send at the unlock")
         }
     }
 
-    /// Exposure time and the torch show in the picture; the torch goes off with the session.
+    /// Exposure time and the torch show in the picture; the torch outlives the session.
     @Test func exposureAndTorchChangeThePicturesBrightness() async throws {
         try await withCaptureKitDaemon(virtualCameras: 1) { _ in
             let device = try await CaptureDevice.matching("virtual-0")
@@ -264,7 +274,11 @@ extension CaptureKitEndToEnd {
                 let lit = try await settledLuma()
                 #expect(lit > normal * 1.2, "the torch brightens: \(lit) vs \(normal)")
             }
-            // The session stopped: the torch is off, as stopRunning returns (issue 16, point 6: no stale isTorchActive).
+            // The session stopped; the torch is this process's and shines on,
+            // as on iOS, until it is turned off (or the process exits).
+            try await device.refresh()
+            #expect(device.isTorchActive && device.torchMode == .on)
+            try await device.setTorchMode(.off)
             #expect(!device.isTorchActive && device.torchMode == .off)
             await device.unlockForConfiguration()
         }

@@ -42,6 +42,9 @@ protocol CameraBackend: AnyObject, Sendable {
     /// Makes `mode` the configured one; a V4L2 node is set to it at once when idle.
     func configure(_ mode: CaptureMode) throws
 
+    /// Forgets the configured mode: presets pick again (the client that set it is gone).
+    func clearConfiguredMode()
+
     /// Points of interest, the kind of manual exposure, settling automatic modes.
     var settingsState: CameraSettingsState { get }
 

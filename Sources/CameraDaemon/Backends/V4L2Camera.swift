@@ -102,6 +102,12 @@ final class V4L2Camera: CameraBackend {
 
     var configuredMode: CaptureMode? { state.withLock { $0.configuredMode } }
 
+    /// The node keeps the format it was set to (another program may read it);
+    /// camerad's presets pick again.
+    func clearConfiguredMode() {
+        state.withLock { $0.configuredMode = nil }
+    }
+
     var controls: [CameraControl] { state.withLock { $0.controls } }
 
     /// Sets the node to `mode` now when camerad is not capturing from it (as

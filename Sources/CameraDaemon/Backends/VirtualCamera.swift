@@ -114,6 +114,10 @@ final class VirtualCamera: CameraBackend {
 
     var configuredMode: CaptureMode? { state.withLock { $0.configuredMode } }
 
+    func clearConfiguredMode() {
+        state.withLock { $0.configuredMode = nil }
+    }
+
     func configure(_ mode: CaptureMode) throws {
         state.withLock { $0.configuredMode = mode }
     }

@@ -78,7 +78,8 @@ struct CameraServiceHandlers: Sendable {
     ) async throws -> Camerad_V1_ConfigureDeviceResponse {
         let device = try device(request.uniqueID)
         try registry.locks.requireHolder(device.uniqueID, connectionID: context.connectionID, toChange: "the configuration")
-        try await configurator.apply(DeviceConfiguration(request.configuration), to: device, persist: request.persist)
+        try await configurator.apply(DeviceConfiguration(request.configuration), to: device, persist: request.persist,
+                                     by: context.connectionID)
         var response = Camerad_V1_ConfigureDeviceResponse()
         response.device = Camerad_V1_Device(registry.describe(device))
         return response

@@ -94,27 +94,14 @@ extension DeviceStreamer {
         perform(jobs)
     }
 
-    /// A stop job, on the executor: stops the capture (waiting for its thread),
-    /// then, unless another start is queued, turns off the torch, which may
-    /// shine only while the device runs.
+    /// A stop job, on the executor: stops the capture (waiting for its thread).
+    /// The torch stays as it is: it is the client's that lit it
+    /// (``ConfigurationClaims``), with or without a capture.
     private func runStop(_ generation: UInt64) {
         let capture = locked { state in state.source.takeCapture(generation) }
         capture?.stop()
-        let idle = locked { state -> Bool in
-            _ = planned(state.source.lifecycle.handle(.stopped(generation: generation)))
-            return state.source.lifecycle.state == .idle
-        }
+        locked { state in _ = planned(state.source.lifecycle.handle(.stopped(generation: generation))) }
         if capture != nil { logger.info("\(device.uniqueID): capture stopped") }
-        guard idle else { return }
-        let controls = device.controls
-        let off = CameraSettingsMapping.torchOff(controls)
-        guard !off.isEmpty, let changes = try? ControlChange.resolve(off, among: controls, of: device.uniqueID) else { return }
-        do {
-            try device.setControls(changes)
-            onDeviceChanged()
-        } catch {
-            logger.warning("\(device.uniqueID): turning the torch off failed: \(error)")
-        }
     }
 
     /// The device failed under a capture: gone (the registry removes it and ends

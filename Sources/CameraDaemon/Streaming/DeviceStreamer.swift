@@ -45,9 +45,6 @@ final class DeviceStreamer: SubscriptionHost {
     /// Called when a capture finds the device gone: the registry removes it,
     /// which ends the streams.
     let onDeviceLost: @Sendable (CameraError) -> Void
-    /// Called when the streamer changed the device's description (the torch
-    /// turned off as capture stopped).
-    let onDeviceChanged: @Sendable () -> Void
 
     /// Output variants one device makes at most: each costs a conversion per frame.
     static let maxVariants = 16
@@ -76,13 +73,12 @@ final class DeviceStreamer: SubscriptionHost {
     }
 
     init(device: any CameraBackend, timers: EventLoop, budget: ClientBudget = ClientBudget(), logger: Logger,
-         onDeviceLost: @escaping @Sendable (CameraError) -> Void = { _ in }, onDeviceChanged: @escaping @Sendable () -> Void = {}) {
+         onDeviceLost: @escaping @Sendable (CameraError) -> Void = { _ in }) {
         self.device = device
         self.timers = timers
         self.budget = budget
         self.logger = logger
         self.onDeviceLost = onDeviceLost
-        self.onDeviceChanged = onDeviceChanged
     }
 
     /// The mode the device captures in, or is starting in; nil when idle.
@@ -90,11 +86,11 @@ final class DeviceStreamer: SubscriptionHost {
 
     // MARK: - Streams
 
-    /// Opens a stream for a client, waits for the capture to run (starting
-    /// the device if it is idle, in the mode its preset picks), and tells its
-    /// sink it started, with its pool. The stream is charged to `owner`, whose
-    /// user (the client's uid) also picks the frame signal its frame ring
-    /// shares, when it asked for one.
+    /// Opens a stream for a sink (a client's, a photo's, a node's input),
+    /// waits for the capture to run (starting the device if it is idle, in
+    /// the mode its preset picks), and tells its sink it started, with its
+    /// pool. The stream is charged to `owner`, with the descriptors its sink's
+    /// transport holds.
     ///
     /// - Returns: the stream's id, for ``release(_:poolID:slots:)`` and ``close(_:)``.
     /// - Throws: ``CameraError`` for settings the device cannot serve, a device that

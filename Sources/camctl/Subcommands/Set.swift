@@ -38,7 +38,9 @@ extension Camctl {
             valueName: "mode"))
         var whiteBalance: ModeArgument<CaptureDevice.WhiteBalanceMode>?
 
-        @Option(help: ArgumentHelp("Torch: off, on (only while the device streams), auto.", valueName: "mode"))
+        @Option(help: ArgumentHelp(
+            "Torch: off, on, auto. A torch is the process's that lit it, as an app's on iOS: it goes off as camctl exits.",
+            valueName: "mode"))
         var torch: ModeArgument<CaptureDevice.TorchMode>?
 
         @Option(help: ArgumentHelp("videoZoomFactor, from 1 to the device's maximum.", valueName: "x"))
@@ -58,7 +60,7 @@ extension Camctl {
         @Option(help: ArgumentHelp("Lock white balance at this temperature, in kelvin.", valueName: "K"))
         var whiteBalanceTemperature: Float?
 
-        @Option(help: ArgumentHelp("Turn the torch on at this level, above 0 to 1 (only while the device streams).", valueName: "0-1"))
+        @Option(help: ArgumentHelp("Turn the torch on at this level, above 0 to 1 (it goes off as camctl exits).", valueName: "0-1"))
         var torchLevel: Float?
 
         @Option(name: [.customShort("c"), .customLong("control")], help: ArgumentHelp(
