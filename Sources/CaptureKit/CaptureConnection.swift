@@ -1,4 +1,5 @@
 import CameraProtocol
+import Foundation
 import Synchronization
 
 /// AVCaptureConnection: links a session's input to one of its outputs, and says
@@ -29,6 +30,7 @@ public final class CaptureConnection: @unchecked Sendable {
     private struct State {
         var videoOrientation = VideoOrientation.landscapeRight
         var isVideoMirrored = false
+        var adjustsMirroring = false
         var isEnabled = true
         var modeNote: String?
     }
@@ -62,10 +64,54 @@ public final class CaptureConnection: @unchecked Sendable {
         set { update { $0.videoOrientation = newValue } }
     }
 
+    /// AVCaptureConnection.videoRotationAngle: how far the frames are turned,
+    /// in degrees clockwise — 0 (the camera's own, `.landscapeRight`), 90
+    /// (`.portrait`), 180 (`.landscapeLeft`), 270 (`.portraitUpsideDown`).
+    /// Another spelling of ``videoOrientation``.
+    public var videoRotationAngle: CGFloat {
+        get {
+            switch videoOrientation {
+            case .landscapeRight: 0
+            case .portrait: 90
+            case .landscapeLeft: 180
+            case .portraitUpsideDown: 270
+            }
+        }
+        set {
+            precondition(isVideoRotationAngleSupported(newValue),
+                         "videoRotationAngle \(newValue) is not 0, 90, 180 or 270: check isVideoRotationAngleSupported first")
+            videoOrientation = switch Int(newValue) {
+            case 90: .portrait
+            case 180: .landscapeLeft
+            case 270: .portraitUpsideDown
+            default: .landscapeRight
+            }
+        }
+    }
+
+    /// Whether frames can be turned by `angle`: any multiple of 90° from 0 to 270.
+    public func isVideoRotationAngleSupported(_ angle: CGFloat) -> Bool {
+        [0, 90, 180, 270].contains(angle)
+    }
+
     /// Flipped left to right, after rotation.
     public var isVideoMirrored: Bool {
         get { state.withLock { $0.isVideoMirrored } }
         set { update { $0.isVideoMirrored = newValue } }
+    }
+
+    /// AVCaptureConnection.automaticallyAdjustsVideoMirroring: when set true,
+    /// ``isVideoMirrored`` follows the device — a front camera's frames
+    /// mirrored, as a selfie shows, a back camera's not. Default false (Apple's
+    /// is true), so that setting ``isVideoMirrored`` needs nothing first.
+    public var automaticallyAdjustsVideoMirroring: Bool {
+        get { state.withLock { $0.adjustsMirroring } }
+        set {
+            update { state in
+                state.adjustsMirroring = newValue
+                if newValue { state.isVideoMirrored = input.device.position == .front }
+            }
+        }
     }
 
     /// A disabled connection gets no frames; its output's stream closes.

@@ -73,6 +73,21 @@ public protocol CapturePhotoCaptureDelegate: AnyObject, Sendable {
 public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     public override init() {}
 
+    /// The flash modes the output's device has (empty before it is in a
+    /// session with a device input, as in AVFoundation).
+    public var supportedFlashModes: [CaptureDevice.FlashMode] {
+        guard let device = connection(with: .video)?.input.device else { return [] }
+        return CaptureDevice.FlashMode.allCases.filter { device.isFlashModeSupported($0) }
+    }
+
+    /// AVCapturePhotoOutput.isHighResolutionCaptureEnabled: accepted, and
+    /// always the case here — a photo is taken in the device's largest mode
+    /// (its photo mode) unless its settings ask for less.
+    public var isHighResolutionCaptureEnabled: Bool {
+        get { true }
+        set {}  // swiftlint:disable:this unused_setter_value
+    }
+
     /// Takes a photo.
     ///
     /// - Throws: `invalidState` when the output has no device (add it and a device

@@ -122,5 +122,38 @@ extension CaptureKitEndToEnd {
             }
         }
     }
+
+    /// The spellings seed code uses: the session notifications' short names
+    /// and keys, Apple's interruption reason numbers, iOS 17's rotation angle,
+    /// automatic mirroring, the photo output's flash modes.
+    @Test func theSpellingsSeedCodeUses() async throws {
+        #expect(Notification.Name.CaptureSessionRuntimeError == CaptureSession.runtimeErrorNotification)
+        #expect(Notification.Name.CaptureSessionWasInterrupted == CaptureSession.wasInterruptedNotification)
+        #expect(Notification.Name.CaptureSessionInterruptionEnded == CaptureSession.interruptionEndedNotification)
+        #expect(Notification.Name.CaptureSessionDidStartRunning == CaptureSession.didStartRunningNotification)
+        #expect(Notification.Name.CaptureSessionDidStopRunning == CaptureSession.didStopRunningNotification)
+        #expect(CaptureSessionErrorKey == CaptureSession.errorKey)
+        #expect(CaptureSessionInterruptionReasonKey == CaptureSession.interruptionReasonKey)
+        #expect(CaptureSession.InterruptionReason.videoDeviceInUseByAnotherClient.rawValue == 3, "Apple's number")
+        try await withCaptureKitDaemon(virtualCameras: 1) { _ in
+            let device = try await CaptureDevice.matching("virtual-0")
+            let session = CaptureSession()
+            let output = CaptureVideoDataOutput()
+            let photos = CapturePhotoOutput()
+            #expect(photos.supportedFlashModes.isEmpty, "no device yet")
+            session.addInput(try CaptureDeviceInput(device: device))
+            session.addOutput(output)
+            session.addOutput(photos)
+            #expect(photos.supportedFlashModes == CaptureDevice.FlashMode.allCases.filter { device.isFlashModeSupported($0) })
+            #expect(!photos.supportedFlashModes.isEmpty)
+            let connection = try #require(output.connection(with: .video))
+            #expect(connection.videoRotationAngle == 0 && connection.videoOrientation == .landscapeRight)
+            connection.videoRotationAngle = 90
+            #expect(connection.videoOrientation == .portrait)
+            #expect(!connection.isVideoRotationAngleSupported(45))
+            connection.automaticallyAdjustsVideoMirroring = true
+            #expect(connection.isVideoMirrored == (device.position == .front))
+        }
+    }
 }
 }
