@@ -50,7 +50,7 @@ extension CaptureKitEndToEnd {
             if device.isWhiteBalanceModeSupported(.continuousAutoWhiteBalance) {
                 device.whiteBalanceMode = .continuousAutoWhiteBalance
             }
-            device.videoZoomFactor = min(2, device.maxAvailableVideoZoomFactor)
+            device.videoZoomFactor = min(2, device.maxAvailableVideoZoomFactor)  // Linux: not yet the format's videoMaxZoomFactor
             let format = try #require(device.formats.first { $0.dimensions.width == 1280 && $0.dimensions.height == 720 })
             device.activeFormat = format
             device.activeVideoMinFrameDuration = CMTimeMake(value: 1, timescale: 15)
@@ -68,7 +68,7 @@ extension CaptureKitEndToEnd {
 
     // MARK: 2. A video data output computing luma, portrait and mirrored (seed 003)
 
-    final class LumaViewController: CaptureVideoDataOutputSampleBufferDelegate, @unchecked Sendable {
+    final class LumaViewController: CaptureVideoDataOutputSampleBufferDelegate, @unchecked Sendable {  // Linux: Sendable, not NSObject
         let captureSession = CaptureSession()
         private let frames = AsyncStream<(width: Int, height: Int, luma: Double, ok: Bool)>.makeStream()
         var measured: AsyncStream<(width: Int, height: Int, luma: Double, ok: Bool)> { frames.stream }
@@ -160,10 +160,10 @@ extension CaptureKitEndToEnd {
 
     // MARK: 3. A photo with flash (seed 000's still image output, as AVCapturePhotoOutput)
 
-    final class PhotoDelegate: CapturePhotoCaptureDelegate, @unchecked Sendable {
+    final class PhotoDelegate: CapturePhotoCaptureDelegate, @unchecked Sendable {  // Linux: Sendable, not NSObject
         let done = AsyncStream<(CapturePhoto?, CaptureError?)>.makeStream()
 
-        func photoOutput(_ output: CapturePhotoOutput, didFinishProcessingPhoto photo: CapturePhoto?, error: CaptureError?) {
+        func photoOutput(_ output: CapturePhotoOutput, didFinishProcessingPhoto photo: CapturePhoto?, error: CaptureError?) {  // Linux: optional photo, CaptureError
             done.continuation.yield((photo, error))
         }
     }
@@ -178,7 +178,7 @@ extension CaptureKitEndToEnd {
             session.addOutput(photoOutput)
 
             var settings = PhotoSettings()  // Linux: PhotoSettings, not AVCapturePhotoSettings
-            settings.flashMode = device.hasFlash ? .on : .off
+            settings.flashMode = photoOutput.supportedFlashModes.contains(.on) ? .on : .off
             let delegate = PhotoDelegate()
             photoOutput.capturePhoto(with: settings, delegate: delegate)
             var results = delegate.done.stream.makeAsyncIterator()
@@ -186,7 +186,7 @@ extension CaptureKitEndToEnd {
             #expect(error == nil)
             let data = try #require(photo?.fileDataRepresentation())
             #expect(data.starts(with: [0xFF, 0xD8]), "a JPEG")
-            #expect(photo?.isFlashFired == device.hasFlash)
+            #expect(photo?.isFlashFired == photoOutput.supportedFlashModes.contains(.on))
         }
     }
 
@@ -196,8 +196,7 @@ extension CaptureKitEndToEnd {
         try await withPhoneCameras { _ in
             let recorder = NotificationRecorder([
                 .CaptureDeviceWasConnected, .CaptureDeviceWasDisconnected,
-                CaptureSession.didStartRunningNotification, CaptureSession.runtimeErrorNotification,
-                CaptureSession.didStopRunningNotification,
+                .CaptureSessionDidStartRunning, .CaptureSessionRuntimeError, .CaptureSessionDidStopRunning,
             ])
             try await CaptureDevice.beginGeneratingDeviceNotifications()  // Linux: asked for, as UIDevice's orientation is
             defer { CaptureDevice.endGeneratingDeviceNotifications() }
@@ -212,11 +211,44 @@ extension CaptureKitEndToEnd {
             #expect(await recorder.wait(for: 5), "\(recorder.notifications.map(\.name.rawValue))")
             let names = recorder.notifications.map(\.name)
             #expect(names.first == .CaptureDeviceWasConnected)
-            #expect(names.contains(CaptureSession.didStartRunningNotification))
+            #expect(names.contains(.CaptureSessionDidStartRunning))
             #expect(names.contains(.CaptureDeviceWasDisconnected))
-            #expect(names.contains(CaptureSession.runtimeErrorNotification), "the session says why it stopped")
-            #expect(names.last == CaptureSession.didStopRunningNotification || names.contains(CaptureSession.didStopRunningNotification))
+            #expect(names.contains(.CaptureSessionRuntimeError), "the session says why it stopped")
+            #expect(names.contains(.CaptureSessionDidStopRunning))
             #expect(!added.isConnected && !session.isRunning && !session.isInterrupted)
+        }
+    }
+
+    // MARK: The count of changed lines
+
+    /// Each program's lines changed from AVFoundation (`// Linux:`), counted
+    /// here and listed in the DocC article Differences from AVFoundation:
+    /// the counts may only go down, and the article says what they are.
+    @Test func eachProgramsChangedLinesAreCountedAndOnlyGoDown() throws {
+        let tests = URL(filePath: #filePath)
+        let source = try String(contentsOf: tests, encoding: .utf8)
+        var counts: [(program: String, changed: Int)] = []
+        var counting = false  // in a numbered program's section, not in this test's
+        for line in source.split(separator: "\n", omittingEmptySubsequences: false) {
+            let text = line.trimmingCharacters(in: .whitespaces)
+            if text.hasPrefix("// MARK: ") {
+                counting = text.dropFirst(9).first?.isNumber == true
+                if counting { counts.append((String(text.dropFirst(9).prefix { $0 != " " }.dropLast()), 0)) }
+            } else if counting, line.contains("// Linux:"), !text.hasPrefix("//") {
+                counts[counts.count - 1].changed += 1
+            }
+        }
+        let ceilings = ["1": 6, "2": 5, "3": 4, "4": 2]
+        #expect(counts.map(\.program) == ["1", "2", "3", "4"], "\(counts)")
+        for (program, changed) in counts {
+            #expect(changed <= ceilings[program] ?? 0, "program \(program) changes \(changed) lines, more than its \(ceilings[program] ?? 0)")
+        }
+        let article = try String(contentsOf: tests.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appending(path: "Sources/CaptureKit/CaptureKit.docc/DifferencesFromAVFoundation.md"), encoding: .utf8)
+        for (program, changed) in counts {
+            let row = article.split(separator: "\n").first { $0.hasPrefix("| \(program). ") }
+            #expect(row?.hasSuffix("| \(changed) |") == true,
+                    "the article's row for program \(program) says \(changed) changed lines: \(row ?? "none")")
         }
     }
 }
