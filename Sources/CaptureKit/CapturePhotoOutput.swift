@@ -1,5 +1,6 @@
 import CameraProtocol
 import Foundation
+import Synchronization
 
 /// AVCapturePhotoSettings: how one photo is taken.
 public struct PhotoSettings: Sendable {
@@ -48,6 +49,21 @@ public struct CapturePhoto: Sendable {
         pixelFormat == FourCharCode("MJPG") ? data : nil
     }
 
+    /// A photo that was not taken, as AVFoundation hands one to its delegate
+    /// with the error: no data (``fileDataRepresentation()`` is nil).
+    init(failedAt sequenceNumber: UInt64 = 0) {
+        data = Data()
+        pixelFormat = FourCharCode(rawValue: 0)
+        dimensions = CMVideoDimensions(width: 0, height: 0)
+        planeOffsets = []
+        bytesPerRow = []
+        timestamp = .invalid
+        self.sequenceNumber = sequenceNumber
+        isFlashFired = false
+        isPassedThrough = false
+        note = nil
+    }
+
     init(_ response: Camerad_V1_CapturePhotoResponse) {
         data = response.data
         pixelFormat = FourCharCode(rawValue: response.fourcc)
@@ -62,9 +78,34 @@ public struct CapturePhoto: Sendable {
     }
 }
 
-/// AVCapturePhotoCaptureDelegate.
-public protocol CapturePhotoCaptureDelegate: AnyObject, Sendable {
-    func photoOutput(_ output: CapturePhotoOutput, didFinishProcessingPhoto photo: CapturePhoto?, error: CaptureError?)
+/// AVCaptureResolvedPhotoSettings: what one photo request is taken with.
+public struct CaptureResolvedPhotoSettings: Sendable {
+    /// The request's number, unique in this process.
+    public let uniqueID: Int64
+    /// Whether the flash fires: as asked when the capture begins (`.auto`
+    /// decides as the frame is taken: false until then), as it fired when it ends.
+    public let isFlashEnabled: Bool
+    /// The photo's size; zero until it is taken.
+    public let photoDimensions: CMVideoDimensions
+}
+
+/// AVCapturePhotoCaptureDelegate, in Apple's shape: every method optional,
+/// called in order for each request — capture begins, the photo (with the
+/// error if it failed; then it holds no data), capture ends.
+public protocol CapturePhotoCaptureDelegate: AnyObject {
+    func photoOutput(_ output: CapturePhotoOutput, willBeginCaptureFor resolvedSettings: CaptureResolvedPhotoSettings)
+    func photoOutput(_ output: CapturePhotoOutput, didFinishProcessingPhoto photo: CapturePhoto, error: (any Error)?)
+    func photoOutput(
+        _ output: CapturePhotoOutput, didFinishCaptureFor resolvedSettings: CaptureResolvedPhotoSettings, error: (any Error)?
+    )
+}
+
+extension CapturePhotoCaptureDelegate {
+    public func photoOutput(_ output: CapturePhotoOutput, willBeginCaptureFor resolvedSettings: CaptureResolvedPhotoSettings) {}
+    public func photoOutput(_ output: CapturePhotoOutput, didFinishProcessingPhoto photo: CapturePhoto, error: (any Error)?) {}
+    public func photoOutput(
+        _ output: CapturePhotoOutput, didFinishCaptureFor resolvedSettings: CaptureResolvedPhotoSettings, error: (any Error)?
+    ) {}
 }
 
 /// AVCapturePhotoOutput: still photos from the session's device, turned and
@@ -114,15 +155,36 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         return CapturePhoto(try await DaemonClient.shared.unary(CameraService.capturePhoto, request))
     }
 
-    /// Takes a photo and hands it to `delegate` (AVFoundation's form).
+    /// Takes a photo and hands it to `delegate` (AVFoundation's form), from a task of its own.
     public func capturePhoto(with settings: PhotoSettings, delegate: any CapturePhotoCaptureDelegate) {
+        let id = Self.nextRequestID.wrappingAdd(1, ordering: .relaxed).newValue
+        // AVFoundation calls its delegates on a queue of its own; so does this,
+        // on one task, one call after another: the delegate is never called twice at once.
+        let handle = DelegateHandle(delegate: delegate)
         Task {
+            let delegate = handle.delegate
+            delegate.photoOutput(self, willBeginCaptureFor: CaptureResolvedPhotoSettings(
+                uniqueID: id, isFlashEnabled: settings.flashMode == .on, photoDimensions: CMVideoDimensions(width: 0, height: 0)))
+            let photo: CapturePhoto
+            let failure: CaptureError?
             do throws(CaptureError) {
-                let photo = try await capturePhoto(with: settings)
-                delegate.photoOutput(self, didFinishProcessingPhoto: photo, error: nil)
+                photo = try await capturePhoto(with: settings)
+                failure = nil
             } catch {
-                delegate.photoOutput(self, didFinishProcessingPhoto: nil, error: error)
+                photo = CapturePhoto(failedAt: 0)
+                failure = error
             }
+            delegate.photoOutput(self, didFinishProcessingPhoto: photo, error: failure)
+            delegate.photoOutput(self, didFinishCaptureFor: CaptureResolvedPhotoSettings(
+                uniqueID: id, isFlashEnabled: photo.isFlashFired, photoDimensions: photo.dimensions), error: failure)
         }
+    }
+
+    private static let nextRequestID = Atomic<Int64>(0)
+
+    /// A delegate carried into the task that calls it. Unchecked Sendable:
+    /// the task is the only one that calls it, one call after another.
+    private struct DelegateHandle: @unchecked Sendable {
+        let delegate: any CapturePhotoCaptureDelegate
     }
 }
