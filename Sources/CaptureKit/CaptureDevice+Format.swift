@@ -94,6 +94,10 @@ extension CaptureDevice {
         public let videoSupportedFrameRateRanges: [FrameRateRange]
         /// Whether frames are compressed (MJPEG).
         public let isCompressed: Bool
+        /// The largest `videoZoomFactor` in this format: the device's
+        /// (``CaptureDevice/maxAvailableVideoZoomFactor``), the same in every
+        /// format, as a V4L2 zoom control or camerad's crop is; 1 when it cannot zoom.
+        public let videoMaxZoomFactor: Double
 
         /// The format's CMFormatDescription: its subtype and dimensions.
         public var formatDescription: CMFormatDescription {
@@ -104,7 +108,8 @@ extension CaptureDevice {
             "'\(PixelFormats.name(mediaSubType))' \(dimensions) " + videoSupportedFrameRateRanges.map(\.description).joined(separator: ", ")
         }
 
-        init(_ format: Camerad_V1_Format) {
+        init(_ format: Camerad_V1_Format, maxZoom: Double) {
+            videoMaxZoomFactor = max(1, maxZoom)
             v4l2PixelFormat = FourCharCode(rawValue: format.fourcc)
             mediaSubType = PixelFormats.type(fourcc: format.fourcc)
             pixelFormatDescription = format.description_p

@@ -50,13 +50,15 @@ public final class CaptureDevice: Hashable, Sendable, CustomStringConvertible, I
     public func hasMediaType(_ mediaType: MediaType) -> Bool { mediaType == .video }
 
     /// Every pixel format and size the device offers.
-    public var formats: [Format] { read { $0.formats.map(Format.init) } }
+    public var formats: [Format] {
+        read { device in device.formats.map { Format($0, maxZoom: device.capabilities.maxZoomFactor) } }
+    }
 
     /// The mode the device runs (or will run) in, as the daemon said.
     var snapshotActiveFormat: Format? {
         read { device in
             guard device.optionalActiveFormatIndex != nil, Int(device.activeFormatIndex) < device.formats.count else { return nil }
-            return Format(device.formats[Int(device.activeFormatIndex)])
+            return Format(device.formats[Int(device.activeFormatIndex)], maxZoom: device.capabilities.maxZoomFactor)
         }
     }
 

@@ -50,7 +50,7 @@ extension CaptureKitEndToEnd {
             if device.isWhiteBalanceModeSupported(.continuousAutoWhiteBalance) {
                 device.whiteBalanceMode = .continuousAutoWhiteBalance
             }
-            device.videoZoomFactor = min(2, device.maxAvailableVideoZoomFactor)  // Linux: not yet the format's videoMaxZoomFactor
+            device.videoZoomFactor = min(2, device.activeFormat!.videoMaxZoomFactor)  // Linux: `!`, activeFormat is optional
             let format = try #require(device.formats.first { $0.dimensions.width == 1280 && $0.dimensions.height == 720 })
             device.activeFormat = format
             device.activeVideoMinFrameDuration = CMTimeMake(value: 1, timescale: 15)
