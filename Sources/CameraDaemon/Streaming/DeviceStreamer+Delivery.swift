@@ -63,7 +63,7 @@ extension DeviceStreamer {
                                                    numbers: FrameNumbers(frame), frame: frame))
                     continue
                 }
-                guard let thread = self.worker(for: variant, &state) else {
+                guard let thread = self.worker(of: node) else {
                     for stream in streams {
                         if let gap { stream.drops.add(.discontinuity, count: gap.count, sequence: gap.lastSequence) }
                         guard wants(stream, FrameNumbers(frame)) else { continue }
@@ -73,8 +73,8 @@ extension DeviceStreamer {
                     continue
                 }
                 let take = node.framesHeld < VariantNode.depth
-                state.variants[variant]!.pending += 1
-                if take { state.variants[variant]!.framesHeld += 1 } else { pool.framesSkipped += 1 }
+                node.pending += 1
+                if take { node.framesHeld += 1 } else { pool.framesSkipped += 1 }
                 events.append((thread, VariantEvent(variant: variant, generation: generation, streams: streams, gap: gap,
                                                     numbers: FrameNumbers(frame), frame: take ? frame : nil)))
             }
@@ -124,14 +124,14 @@ extension DeviceStreamer {
 
     /// The worker of a variant, made on its first frame; nil when no thread
     /// can be made (the process is out of threads or descriptors).
-    private func worker(for variant: FrameVariant, _ state: inout State) -> WorkerThread? {
-        if let thread = state.variants[variant]?.thread { return thread }
+    private func worker(of node: VariantNode) -> WorkerThread? {
+        if let thread = node.thread { return thread }
         do {
             let thread = try WorkerThread(name: "camerad-variant")
-            state.variants[variant]?.thread = thread
+            node.thread = thread
             return thread
         } catch {
-            logger.error("\(device.uniqueID): no worker for \(variant): \(error); its streams lose this frame")
+            logger.error("\(device.uniqueID): no worker for \(node.variant): \(error); its streams lose this frame")
             return nil
         }
     }
@@ -145,9 +145,10 @@ extension DeviceStreamer {
         }
         locked { state in
             // Still there: a node is forgotten only once no event waits on its worker.
-            if event.frame != nil { state.variants[event.variant]?.framesHeld -= 1 }
-            state.variants[event.variant]?.pending -= 1
-            if state.variants[event.variant]?.pending == 0 { dropUnusedPools(&state) }
+            guard let node = state.variants[event.variant] else { return }
+            if event.frame != nil { node.framesHeld -= 1 }
+            node.pending -= 1
+            if node.pending == 0 { dropUnusedPools(&state) }
         }
     }
 

@@ -22,7 +22,7 @@ extension DeviceStreamer {
     func poolNeed(for options: StreamOptions, in state: State, source: FrameLayout) throws -> PoolNeed? {
         let current = state.variants[options.variant]?.pool
         let others = current.map { pool in pool.subscriptionIDs.compactMap { state.streams[$0]?.policy.slotsHeld } } ?? []
-        let needed = Self.spareSlots + options.slotsHeld + others.reduce(0, +)
+        let needed = MediaPool.spareSlots + options.slotsHeld + others.reduce(0, +)
         if let current, current.ownSlots >= needed { return nil }
         if current == nil && state.currentPools.count >= Self.maxVariants {
             throw CameraError(.resourceExhausted,
@@ -62,7 +62,7 @@ extension DeviceStreamer {
             current!.subscriptionIDs.insert(streamID)
             return current!
         }
-        state.variants[options.variant, default: VariantNode(variant: options.variant)].replacePool(with: pool)
+        state.node(for: options.variant).replacePool(with: pool)
         pool.subscriptionIDs = [streamID]
         if let current {
             // Too small for the newcomer: its streams move to the new pool and
@@ -82,23 +82,12 @@ extension DeviceStreamer {
         return pool
     }
 
-    /// Slots beyond what all its streams may hold together (frames on their way
-    /// to a client count as held): the one being written. So a stream that holds
-    /// all it may, never releasing, costs only itself; its neighbours always
-    /// find a free slot.
-    static let spareSlots = 1
-
     /// Forgets pools no stream uses and no client holds, and variant nodes
     /// nothing needs any more (their workers end once their events are done).
     func dropUnusedPools(_ state: inout State) {
-        for (variant, var node) in state.variants {
-            let unused = node.dropUnusedPools()
-            if unused {
-                node.thread?.finish()
-                state.variants[variant] = nil
-            } else {
-                state.variants[variant] = node
-            }
+        for (variant, node) in state.variants where node.dropUnusedPools() {
+            node.thread?.finish()
+            state.variants[variant] = nil
         }
     }
 
@@ -132,7 +121,7 @@ extension DeviceStreamer {
             }
             let ids = old.subscriptionIDs
             old.subscriptionIDs = []
-            state.variants[variant]!.replacePool(with: nil)
+            node.replacePool(with: nil)
             let pool: VariantPool
             do throws(CameraError) {
                 pool = try made.get()
@@ -142,7 +131,7 @@ extension DeviceStreamer {
                 for id in ids { remove(id, &state)?.outbox.post(.end(failure)) }
                 continue
             }
-            state.variants[variant]!.pool = pool
+            node.pool = pool
             pool.subscriptionIDs = ids
             for id in ids {
                 guard let stream = state.streams[id] else { continue }

@@ -70,6 +70,14 @@ final class DeviceStreamer: SubscriptionHost {
 
         /// The variants' current pools.
         var currentPools: [VariantPool] { variants.values.compactMap(\.pool) }
+
+        /// A variant's node, made for its first stream.
+        mutating func node(for variant: FrameVariant) -> VariantNode {
+            if let node = variants[variant] { return node }
+            let node = VariantNode(variant: variant)
+            variants[variant] = node
+            return node
+        }
     }
 
     init(device: any CameraBackend, timers: EventLoop, budget: ClientBudget = ClientBudget(), logger: Logger,
@@ -148,7 +156,7 @@ final class DeviceStreamer: SubscriptionHost {
             }
             description.activeMode = mode
             stream.outbox.post(.started(StreamNews(pool: pool, mode: mode, note: note, device: description)))
-            transition(stream, .started)
+            stream.transition(.started, of: device.uniqueID, logger)
         }
         return id
     }
@@ -219,14 +227,6 @@ final class DeviceStreamer: SubscriptionHost {
         }
     }
 
-    /// Moves a stream along its lifecycle; an illegal transition is our bug, logged.
-    func transition(_ stream: Subscription, _ event: StreamLifecycle.Event) {
-        if case .illegal(let reason) = stream.lifecycle.handle(event) {
-            logger.error("\(device.uniqueID): stream \(stream.id): \(reason)")
-            assertionFailure(reason)
-        }
-    }
-
     /// Closes a stream: its slots return, and the device stops if nothing else needs it.
     func close(_ streamID: UInt64) {
         let jobs = locked { state -> [CaptureLifecycle.Job] in
@@ -241,7 +241,7 @@ final class DeviceStreamer: SubscriptionHost {
     @discardableResult
     func remove(_ streamID: UInt64, _ state: inout State) -> Subscription? {
         guard let stream = state.streams.removeValue(forKey: streamID) else { return nil }
-        transition(stream, .closed)
+        stream.transition(.closed, of: device.uniqueID, logger)
         stream.letGoOfEverything { state.pool($0) }
         dropUnusedPools(&state)
         budget.refund(stream.charge)
@@ -257,9 +257,9 @@ final class DeviceStreamer: SubscriptionHost {
                 stream.outbox.post(.interrupted(reason, error))
                 stream.outbox.post(.end(error))
             }
-            for variant in state.variants.keys {
-                state.variants[variant]!.pool = nil
-                state.variants[variant]!.retired = []
+            for node in state.variants.values {
+                node.pool = nil
+                node.retired = []
             }
             dropUnusedPools(&state)
             let waiters = state.source.takeStartWaiters()

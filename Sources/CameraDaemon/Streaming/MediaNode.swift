@@ -60,8 +60,6 @@ final class MediaNode: SubscriptionHost {
         state = OrderedMutex(.mediaNode, State(pool: pool))
     }
 
-    var media: MediaLayout { state.withLock { $0.pool.media } }
-
     /// Runs `body` under the node's lock; what it posted is sent once the lock is let go.
     private func locked<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
         try unsent.locked(state, body)
@@ -82,7 +80,7 @@ final class MediaNode: SubscriptionHost {
             }
             let pool = state.pool
             let held = state.subscriptions.values.reduce(0) { $0 + $1.policy.slotsHeld }
-            guard held + policy.slotsHeld + DeviceStreamer.spareSlots <= pool.ownSlots else {
+            guard held + policy.slotsHeld + MediaPool.spareSlots <= pool.ownSlots else {
                 throw CameraError(.resourceExhausted,
                                   "\(name)'s \(pool.ownSlots) buffers are spoken for (its subscriptions may hold \(held)); ask for fewer in flight")
             }
@@ -96,7 +94,7 @@ final class MediaNode: SubscriptionHost {
             state.subscriptions[id] = subscription
             pool.subscriptionIDs.insert(id)
             subscription.outbox.post(.started(StreamNews(pool: pool, mode: nil, note: nil, device: nil)))
-            transition(subscription, .started)
+            subscription.transition(.started, of: name, logger)
             return id
         }
     }
@@ -114,9 +112,6 @@ final class MediaNode: SubscriptionHost {
             _ = try subscription.release(poolID: poolID, slots: slots, in: pool.id == poolID ? pool : nil)
         }
     }
-
-    /// Subscriptions now (statistics, tests).
-    var subscriptionCount: Int { state.withLock { $0.subscriptions.count } }
 
     // MARK: - Buffers
 
@@ -210,18 +205,11 @@ final class MediaNode: SubscriptionHost {
 
     private func remove(_ id: UInt64, _ state: inout State) -> Subscription? {
         guard let subscription = state.subscriptions.removeValue(forKey: id) else { return nil }
-        transition(subscription, .closed)
+        subscription.transition(.closed, of: name, logger)
         let pool = state.pool
         subscription.letGoOfEverything { $0 == pool.id ? pool : nil }
         budget.refund(subscription.charge)
         return subscription
-    }
-
-    private func transition(_ subscription: Subscription, _ event: StreamLifecycle.Event) {
-        if case .illegal(let reason) = subscription.lifecycle.handle(event) {
-            logger.error("\(name): subscription \(subscription.id): \(reason)")
-            assertionFailure(reason)
-        }
     }
 }
 

@@ -60,6 +60,12 @@ class MediaPool: @unchecked Sendable {
 
     deinit { budget.refundPool(bytes: slotSize * ownSlots) }
 
+    /// Slots beyond what all its subscriptions may hold together (frames on
+    /// their way to a sink count as held): the one being written. So a
+    /// subscription that holds all it may, never releasing, costs only itself;
+    /// its neighbours always find a free slot.
+    static let spareSlots = 1
+
     private static let lastID = Atomic<UInt64>(0)
 
     /// A new pool's id, unique among every node's pools while camerad runs

@@ -1,4 +1,5 @@
 import CameraIPC
+import Logging
 
 /// A sink's subscription to one node of the graph — a variant of a device's
 /// frames, or a ``MediaNode``'s buffers of any media: what it asked for, what
@@ -78,6 +79,15 @@ final class Subscription: @unchecked Sendable {
         let minimum = policy.minDurationNanoseconds
         guard minimum > 0, let last = lastOffered else { return true }
         return timestampNanoseconds - last >= minimum - durationNanoseconds / 2
+    }
+
+    /// Moves it along its lifecycle; an illegal transition is its node's bug,
+    /// logged as `node`'s.
+    func transition(_ event: StreamLifecycle.Event, of node: String, _ logger: Logger) {
+        if case .illegal(let reason) = lifecycle.handle(event) {
+            logger.error("\(node): subscription \(id): \(reason)")
+            assertionFailure(reason)
+        }
     }
 
     /// Counts a frame it misses. One that starts at keyframes waits for the

@@ -4,11 +4,14 @@ import CameraMedia
 /// the pool its frames are made into now (one conversion per frame, shared by
 /// every stream of the variant), the pools it replaced that streams still hold
 /// frames of, and its worker, the thread that converts (made on its first frame).
-/// A value in its ``DeviceStreamer``'s state, under the streamer's lock.
+/// A class in its ``DeviceStreamer``'s state, so that the capture thread
+/// counts a frame given to its worker without writing the state's dictionary
+/// (or copying it, while iterating it). Unchecked Sendable: its `var`s are
+/// read and written only under its streamer's lock.
 ///
 /// A node lives while anything needs it: a stream of its variant, a frame
 /// held in one of its pools, or an event its worker has yet to finish.
-struct VariantNode {
+final class VariantNode: @unchecked Sendable {
     let variant: FrameVariant
     /// Where its frames are made now; nil once no stream wants the variant.
     var pool: VariantPool?
@@ -38,14 +41,14 @@ struct VariantNode {
     }
 
     /// Replaces its current pool; the old one is kept while streams hold its slots.
-    mutating func replacePool(with new: VariantPool?) {
+    func replacePool(with new: VariantPool?) {
         if let old = pool, old !== new { retired.append(old) }
         pool = new
     }
 
     /// Lets go of pools no stream uses and no frame is held in. Returns whether
     /// the node is needed no more: no pool, and no event left on its worker.
-    mutating func dropUnusedPools() -> Bool {
+    func dropUnusedPools() -> Bool {
         retired.removeAll { $0.subscriptionIDs.isEmpty && $0.slotsInUse == 0 }
         if let pool, pool.subscriptionIDs.isEmpty, pool.slotsInUse == 0 { self.pool = nil }
         return pool == nil && retired.isEmpty && pending == 0
