@@ -78,14 +78,17 @@ public enum LockLevel: Int32, CaseIterable, Sendable {
 /// Release builds take the mutex and nothing else.
 public struct OrderedMutex<Value: ~Copyable>: ~Copyable {
     public let level: LockLevel
-    private let mutex: Mutex<Value>
+    // Inlinable, so each caller's module specializes the lock for its value:
+    // unspecialized, every call looked up `Mutex<Value>`'s metadata at run time.
+    @usableFromInline let mutex: Mutex<Value>
 
+    @inlinable
     public init(_ level: LockLevel, _ value: consuming sending Value) {
         self.level = level
         mutex = Mutex(value)
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     public borrowing func withLock<Result: ~Copyable, Failure: Error>(
         _ body: (inout sending Value) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result {
@@ -121,6 +124,7 @@ public enum LockOrder {
         #endif
     }
 
+    @usableFromInline
     static func willTake(_ level: LockLevel) {
         let depth = CCameraShims_held_locks_push(level.rawValue)
         guard depth >= 0 else {
@@ -133,6 +137,7 @@ public enum LockOrder {
         }
     }
 
+    @usableFromInline
     static func didLetGo() {
         CCameraShims_held_locks_pop()
     }

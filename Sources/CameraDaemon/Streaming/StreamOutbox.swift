@@ -21,10 +21,11 @@ import CameraIPC
 /// the streams of that user.
 final class StreamOutbox: Sendable {
     enum Message: Sendable {
-        case started(StreamNews)
+        // News boxed: a message is copied with every frame posted, and news is rare.
+        indirect case started(StreamNews)
         case frame(FrameHandle)
         case dropped(DropTally)
-        case formatChanged(StreamNews)
+        indirect case formatChanged(StreamNews)
         case interrupted(StreamInterruption, CameraError)
         case end(CameraError?)
     }
