@@ -35,7 +35,7 @@ public final class FrameConverter {
                   target.rotation == .none, !target.mirrored
             else {
                 throw ConversionError(message:
-                    "MJPEG is passed through only unchanged; ask for nv12, i420, yuyv or bgra to scale, turn or convert")
+                    "MJPEG is passed through only unchanged; ask for nv12, i420, yuyv, bgra or argb to scale, turn or convert")
             }
         }
         if target.fullRange && target.format != .nv12 {
@@ -173,6 +173,10 @@ public final class FrameConverter {
         case .bgra:
             try check(ARGBToI420(src, Int32(sp[0].bytesPerRow), image.y, image.strideY, image.u, image.strideUV,
                                  image.v, image.strideUV, w, h), "ARGBToI420")
+        case .argb:
+            // libyuv names a format by its 32-bit word: its "BGRA" is A, R, G, B in memory.
+            try check(BGRAToI420(src, Int32(sp[0].bytesPerRow), image.y, image.strideY, image.u, image.strideUV,
+                                 image.v, image.strideUV, w, h), "BGRAToI420")
         default:
             throw ConversionError(message: "cannot read \(source.format.code) frames")
         }
@@ -224,6 +228,9 @@ public final class FrameConverter {
         case .bgra:
             try check(I420ToARGB(image.y, image.strideY, image.u, image.strideUV, image.v, image.strideUV,
                                  out, Int32(dp[0].bytesPerRow), w, h), "I420ToARGB")
+        case .argb:
+            try check(I420ToBGRA(image.y, image.strideY, image.u, image.strideUV, image.v, image.strideUV,
+                                 out, Int32(dp[0].bytesPerRow), w, h), "I420ToBGRA")
         default:
             throw ConversionError(message: "cannot make \(target.format.code) frames")
         }

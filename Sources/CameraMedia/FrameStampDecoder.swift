@@ -38,26 +38,29 @@ public enum FrameStampDecoder {
         return Result(top: band(top: true), bottom: band(top: false))
     }
 
-    /// Decodes a tightly packed frame of `format` (YUYV, NV12, I420, or BGRA).
+    /// Decodes a tightly packed frame of `format` (YUYV, NV12, I420, BGRA or ARGB).
     public static func decode(frame: UnsafeRawBufferPointer, format: PixelFormat, width: Int, height: Int) -> Result {
         switch format {
         case .yuyv:
             return decode(luma: frame, width: width, height: height, bytesPerRow: width * 2, pixelStride: 2)
         case .nv12, .i420:
             return decode(luma: frame, width: width, height: height, bytesPerRow: width)
-        case .bgra:
-            let luma = bgraLuma(frame, width: width, height: height)
+        case .bgra, .argb:
+            let luma = bgraLuma(frame, width: width, height: height, blueAt: format == .argb ? 3 : 0)
             return luma.withUnsafeBytes { decode(luma: $0, width: width, height: height, bytesPerRow: width) }
         default:
             preconditionFailure("FrameStampDecoder cannot read \(format)")
         }
     }
 
-    /// BT.601 limited-range luma of a BGRA image.
-    public static func bgraLuma(_ frame: UnsafeRawBufferPointer, width: Int, height: Int) -> [UInt8] {
+    /// BT.601 limited-range luma of a BGRA image (`blueAt` 0), or of an ARGB
+    /// one (`blueAt` 3: the bytes the other way round).
+    public static func bgraLuma(_ frame: UnsafeRawBufferPointer, width: Int, height: Int, blueAt: Int = 0) -> [UInt8] {
         var luma = [UInt8](repeating: 0, count: width * height)
+        let step = blueAt == 0 ? 1 : -1
         for index in 0..<width * height {
-            let b = Int(frame[index * 4]), g = Int(frame[index * 4 + 1]), r = Int(frame[index * 4 + 2])
+            let blue = index * 4 + blueAt
+            let b = Int(frame[blue]), g = Int(frame[blue + step]), r = Int(frame[blue + 2 * step])
             luma[index] = UInt8(clamping: (66 * r + 129 * g + 25 * b + 128) >> 8 + 16)
         }
         return luma

@@ -30,11 +30,14 @@ public struct PixelFormat: Hashable, Sendable, CustomStringConvertible {
     public static let i420 = PixelFormat(code: "YU12")!
     /// BGRA: 4 bytes per pixel, B, G, R, A in memory (V4L2 `AR24`, libyuv "ARGB").
     public static let bgra = PixelFormat(code: "AR24")!
+    /// ARGB: 4 bytes per pixel, A, R, G, B in memory (V4L2 `BA24`, libyuv "BGRA",
+    /// CoreVideo's kCVPixelFormatType_32ARGB).
+    public static let argb = PixelFormat(code: "BA24")!
     /// Motion-JPEG: each frame a JPEG image.
     public static let mjpeg = PixelFormat(code: "MJPG")!
 
     /// The formats CameraMedia can lay out and convert.
-    public static let known: [PixelFormat] = [.yuyv, .nv12, .i420, .bgra, .mjpeg]
+    public static let known: [PixelFormat] = [.yuyv, .nv12, .i420, .bgra, .argb, .mjpeg]
 
     /// The name V4L2's VIDIOC_ENUM_FMT gives the format, or its fourcc.
     public var description: String {
@@ -43,6 +46,7 @@ public struct PixelFormat: Hashable, Sendable, CustomStringConvertible {
         case .nv12: "Y/UV 4:2:0"
         case .i420: "Planar YUV 4:2:0"
         case .bgra: "32-bit BGRA 8-8-8-8"
+        case .argb: "32-bit ARGB 8-8-8-8"
         case .mjpeg: "Motion-JPEG"
         default: code
         }
@@ -66,7 +70,7 @@ public struct PixelFormat: Hashable, Sendable, CustomStringConvertible {
             let luma = PlaneLayout(offset: 0, bytesPerRow: width, height: height)
             let u = PlaneLayout(offset: luma.byteCount, bytesPerRow: chromaWidth, height: chromaHeight)
             return [luma, u, PlaneLayout(offset: u.offset + u.byteCount, bytesPerRow: chromaWidth, height: chromaHeight)]
-        case .bgra:
+        case .bgra, .argb:
             return [PlaneLayout(offset: 0, bytesPerRow: width * 4, height: height)]
         default:
             return nil

@@ -5,6 +5,9 @@ public typealias OSType = UInt32
 
 /// BGRA, 4 bytes per pixel (V4L2 `AR24`).
 public let kCVPixelFormatType_32BGRA: OSType = 0x4247_5241  // 'BGRA'
+/// ARGB, 4 bytes per pixel, A, R, G, B in memory (V4L2 `BA24`). CoreVideo's
+/// code is the number 32, not four characters.
+public let kCVPixelFormatType_32ARGB: OSType = 0x0000_0020
 /// NV12: a Y plane and an interleaved CbCr plane, video range (V4L2 `NV12`).
 public let kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange: OSType = 0x3432_3076  // '420v'
 /// NV12 with full-range values (Y and CbCr 0–255, as JPEG has them), made by
@@ -23,7 +26,7 @@ enum PixelFormats {
     static let convertible: [OSType] = [
         kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange, kCVPixelFormatType_420YpCbCr8BiPlanarFullRange,
         kCVPixelFormatType_420YpCbCr8Planar,
-        kCVPixelFormatType_422YpCbCr8_yuvs, kCVPixelFormatType_32BGRA,
+        kCVPixelFormatType_422YpCbCr8_yuvs, kCVPixelFormatType_32BGRA, kCVPixelFormatType_32ARGB,
     ]
 
     static func output(_ type: OSType?) -> Camerad_V1_OutputPixelFormat? {
@@ -34,6 +37,7 @@ enum PixelFormats {
         case kCVPixelFormatType_420YpCbCr8Planar: .i420
         case kCVPixelFormatType_422YpCbCr8_yuvs: .yuyv
         case kCVPixelFormatType_32BGRA: .bgra
+        case kCVPixelFormatType_32ARGB: .argb
         default: nil
         }
     }
@@ -52,11 +56,14 @@ enum PixelFormats {
         FourCharCode("YU12")!.rawValue: kCVPixelFormatType_420YpCbCr8Planar,
         FourCharCode("YUYV")!.rawValue: kCVPixelFormatType_422YpCbCr8_yuvs,
         FourCharCode("AR24")!.rawValue: kCVPixelFormatType_32BGRA,
+        FourCharCode("BA24")!.rawValue: kCVPixelFormatType_32ARGB,
         FourCharCode("MJPG")!.rawValue: kCMVideoCodecType_JPEG_OpenDML,
     ]
 
-    /// "420v", "BGRA": a code as its four characters, most significant first.
+    /// "420v", "BGRA": a code as its four characters, most significant first
+    /// ("32ARGB" for kCVPixelFormatType_32ARGB, which is the number 32).
     static func name(_ type: OSType) -> String {
-        String(decoding: (0..<4).reversed().map { UInt8(truncatingIfNeeded: type >> (8 * $0)) }, as: UTF8.self)
+        if type == kCVPixelFormatType_32ARGB { return "32ARGB" }
+        return String(decoding: (0..<4).reversed().map { UInt8(truncatingIfNeeded: type >> (8 * $0)) }, as: UTF8.self)
     }
 }

@@ -118,6 +118,8 @@ struct StreamStatistics {
                                                 bytesPerRow: pixels.bytesPerRow, pixelStride: 2)
             case kCVPixelFormatType_32BGRA:
                 return FrameStampDecoder.decode(frame: bytes, format: .bgra, width: pixels.width, height: pixels.height)
+            case kCVPixelFormatType_32ARGB:
+                return FrameStampDecoder.decode(frame: bytes, format: .argb, width: pixels.width, height: pixels.height)
             case kCMVideoCodecType_JPEG_OpenDML:
                 guard let decoder = try? JPEGDecoder(), let gray = try? decoder.decodeGray(Array(bytes)) else { return nil }
                 return gray.pixels.withUnsafeBytes {

@@ -223,9 +223,10 @@ func withStreamingDaemon(_ body: (DaemonProcess) async throws -> Void) async thr
 
     /// Pixel formats by camctl's names in any case, or by CoreVideo's codes:
     /// '420f' is full-range NV12, and its stamps still read (--check).
+    /// ARGB is CoreVideo's number 32, named 32ARGB.
     @Test func pixelFormatsByNameOrCoreVideoCode() async throws {
         try await withStreamingDaemon { daemon in
-            for (argument, shown) in [("NV12-full", "420f"), ("420f", "420f"), ("BGRA", "BGRA"), ("y420", "y420"), ("Yuyv", "yuvs")] {
+            for (argument, shown) in [("NV12-full", "420f"), ("420f", "420f"), ("BGRA", "BGRA"), ("y420", "y420"), ("Yuyv", "yuvs"), ("argb", "32ARGB")] {
                 let result = try await camctl(["stream", "virtual-0", "--count", "3", "--pixel-format", argument, "--check"],
                                               socket: daemon.socketPath)
                 #expect(result.status == 0 && result.standardError.contains("3 frames of \(shown) "), "\(argument): \(result.standardError)")

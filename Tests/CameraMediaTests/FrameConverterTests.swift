@@ -19,6 +19,11 @@ func sourceFrame(_ format: PixelFormat, width: Int, height: Int, stamp: FrameSta
         }
         return bgra
     }
+    if format == .argb {
+        // BGRA's bytes the other way round: A, R, G, B.
+        let bgra = try sourceFrame(.bgra, width: width, height: height, stamp: stamp)
+        return stride(from: 0, to: bgra.count, by: 4).flatMap { bgra[$0..<$0 + 4].reversed() }
+    }
     return RenderedFrame(stamp, format, width: width, height: height).bytes
 }
 
@@ -41,7 +46,7 @@ func meanAbsoluteDifference(_ a: [UInt8], _ b: [UInt8]) -> Double {
 let converterStamp = FrameStamp(sequence: 31_337, timestampNanoseconds: 9_876_543_210_000)
 
 @Suite struct FrameConverterTests {
-    @Test(arguments: [PixelFormat.yuyv, .nv12, .i420, .bgra, .mjpeg], [PixelFormat.nv12, .i420, .yuyv, .bgra])
+    @Test(arguments: [PixelFormat.yuyv, .nv12, .i420, .bgra, .argb, .mjpeg], [PixelFormat.nv12, .i420, .yuyv, .bgra, .argb])
     func everyOutputFormatCarriesTheStamp(source: PixelFormat, target: PixelFormat) throws {
         let layout = FrameLayout(format: source, width: 1280, height: 720)
         let frame = try sourceFrame(source, width: 1280, height: 720, stamp: converterStamp)
@@ -51,7 +56,7 @@ let converterStamp = FrameStamp(sequence: 31_337, timestampNanoseconds: 9_876_54
         #expect(result.stamp == converterStamp)
     }
 
-    @Test(arguments: [(320, 240), (640, 360), (2560, 1440)], [PixelFormat.nv12, .bgra, .yuyv, .i420])
+    @Test(arguments: [(320, 240), (640, 360), (2560, 1440)], [PixelFormat.nv12, .bgra, .argb, .yuyv, .i420])
     func scaledOutputsCarryTheStamp(size: (Int, Int), target: PixelFormat) throws {
         for source in [PixelFormat.yuyv, .nv12, .mjpeg] {
             let layout = FrameLayout(format: source, width: 1920, height: 1080)
@@ -81,6 +86,14 @@ let converterStamp = FrameStamp(sequence: 31_337, timestampNanoseconds: 9_876_54
             _ = NV12ToARGB(src, Int32(w), uv, Int32(w), dst.baseAddress, Int32(w * 4), Int32(w), Int32(h))
         }
         #expect(try convert(nv12, from: layout, to: FrameVariant(format: .bgra, width: w, height: h)) == bgra)
+        // ARGB (CoreVideo's 32ARGB, V4L2 BA24) is BGRA's bytes the other way round, as libyuv's ARGBToBGRA makes them.
+        var argb = [UInt8](repeating: 0, count: w * h * 4)
+        _ = bgra.withUnsafeBufferPointer { s in
+            argb.withUnsafeMutableBufferPointer { d in ARGBToBGRA(s.baseAddress, Int32(w * 4), d.baseAddress, Int32(w * 4), Int32(w), Int32(h)) }
+        }
+        #expect(argb[0..<4] == [bgra[3], bgra[2], bgra[1], bgra[0]], "A, R, G, B in memory")
+        let converted = try convert(nv12, from: layout, to: FrameVariant(format: .argb, width: w, height: h))
+        #expect(meanAbsoluteDifference(converted, argb) < 1.5, "through I420: equal within rounding")
 
         var yuyv = [UInt8](repeating: 0, count: w * h * 2)
         i420.withUnsafeBufferPointer { s in

@@ -103,6 +103,12 @@ enum Reference {
         return out
     }
 
+    /// kCVPixelFormatType_32ARGB: BGRA's bytes the other way round (A, R, G, B).
+    static func argb(_ nv12: [UInt8], _ w: Int, _ h: Int) -> [UInt8] {
+        let bgra = bgra(nv12, w, h)
+        return stride(from: 0, to: bgra.count, by: 4).flatMap { bgra[$0..<$0 + 4].reversed() }
+    }
+
     static func scaled(_ nv12: [UInt8], _ w: Int, _ h: Int, to ow: Int, _ oh: Int) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: ow * oh * 3 / 2)
         nv12.withUnsafeBufferPointer { s in
@@ -146,6 +152,7 @@ extension CaptureKitEndToEnd {
                 (kCVPixelFormatType_420YpCbCr8Planar, nil, nil, { Reference.i420($0, 640, 480) }, true),
                 (kCVPixelFormatType_422YpCbCr8_yuvs, nil, nil, { Reference.yuyv($0, 640, 480) }, true),
                 (kCVPixelFormatType_32BGRA, nil, nil, { Reference.bgra($0, 640, 480) }, true),
+                (kCVPixelFormatType_32ARGB, nil, nil, { Reference.argb($0, 640, 480) }, false),
                 (kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange, 320, 240, { Reference.scaled($0, 640, 480, to: 320, 240) }, true),
                 (kCVPixelFormatType_32BGRA, 320, 240, { Reference.bgra(Reference.scaled($0, 640, 480, to: 320, 240), 320, 240) }, false),
             ]
@@ -169,6 +176,7 @@ extension CaptureKitEndToEnd {
                         case kCVPixelFormatType_420YpCbCr8Planar: .i420
                         case kCVPixelFormatType_422YpCbCr8_yuvs: .yuyv
                         case kCVPixelFormatType_32BGRA: .bgra
+                        case kCVPixelFormatType_32ARGB: .argb
                         default: .nv12
                         }
                         let stamp = received.withUnsafeBytes {

@@ -18,7 +18,7 @@ from .client import DROP_REASONS, Client
 from .errors import CaptureError
 from .v1 import stream_pb2
 
-COREVIDEO_NAMES = {"NV12": "420v", "YU12": "y420", "YUYV": "yuvs", "AR24": "BGRA", "MJPG": "dmb1"}
+COREVIDEO_NAMES = {"NV12": "420v", "YU12": "y420", "YUYV": "yuvs", "AR24": "BGRA", "BA24": "32ARGB", "MJPG": "dmb1"}
 
 
 def list_devices(client: Client, as_json: bool) -> None:

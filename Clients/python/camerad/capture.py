@@ -26,7 +26,8 @@ DEVICE_TYPES = {device_pb2.DEVICE_TYPE_BUILT_IN_WIDE_ANGLE_CAMERA: "builtInWideA
                 device_pb2.DEVICE_TYPE_EXTERNAL: "external"}
 PIXEL_FORMATS = {None: stream_pb2.OUTPUT_PIXEL_FORMAT_NATIVE, "nv12": stream_pb2.OUTPUT_PIXEL_FORMAT_NV12,
                  "i420": stream_pb2.OUTPUT_PIXEL_FORMAT_I420, "yuyv": stream_pb2.OUTPUT_PIXEL_FORMAT_YUYV,
-                 "bgra": stream_pb2.OUTPUT_PIXEL_FORMAT_BGRA, "nv12-full": stream_pb2.OUTPUT_PIXEL_FORMAT_NV12_FULL_RANGE}
+                 "bgra": stream_pb2.OUTPUT_PIXEL_FORMAT_BGRA, "nv12-full": stream_pb2.OUTPUT_PIXEL_FORMAT_NV12_FULL_RANGE,
+                 "argb": stream_pb2.OUTPUT_PIXEL_FORMAT_ARGB}
 
 
 def set_socket(path: Optional[str]) -> None:
@@ -206,7 +207,7 @@ class CaptureDeviceInput:
 class VideoDataOutput:
     """AVCaptureVideoDataOutput with its connection's orientation and mirroring.
 
-    ``pixel_format``: None (the device's own), "nv12", "nv12-full" (full-range values, CoreVideo's '420f'), "i420", "yuyv", "bgra".
+    ``pixel_format``: None (the device's own), "nv12", "nv12-full" (full-range values, CoreVideo's '420f'), "i420", "yuyv", "bgra", "argb".
     While its session runs, ``frame()`` is the next frame.
     """
 

@@ -262,13 +262,13 @@ class Frame:
     def array(self) -> np.ndarray:
         """A read-only numpy view straight onto the frame's memory (no copy), valid until the frame is released.
 
-        BGRA: (height, width, 4); YUYV: (height, width, 2); NV12 and I420 with rows
+        BGRA and ARGB: (height, width, 4); YUYV: (height, width, 2); NV12 and I420 with rows
         packed: (height * 3 // 2, width) as picamera2 gives YUV420; otherwise (MJPEG)
         the bytes, one dimension.
         """
         buffer = self.buffer
         bytes_per_row = self.planes[0][1] if self.planes else 0
-        if self.pixel_format == "AR24" and bytes_per_row:
+        if self.pixel_format in ("AR24", "BA24") and bytes_per_row:
             return np.ndarray((self.height, self.width, 4), np.uint8, buffer, 0, (bytes_per_row, 4, 1))
         if self.pixel_format == "YUYV" and bytes_per_row:
             return np.ndarray((self.height, self.width, 2), np.uint8, buffer, 0, (bytes_per_row, 2, 1))

@@ -59,6 +59,18 @@ def test_planes_and_formats_read_as_their_layout(client):
         assert stamp.check(frame) == "intact"
 
 
+def test_argb_is_bgra_the_other_way_round(client):
+    """CoreVideo's 32ARGB (V4L2 BA24): alpha first, where BGRA has it last."""
+    for name, fourcc, alpha in ((stream_pb2.OUTPUT_PIXEL_FORMAT_BGRA, "AR24", 3),
+                                (stream_pb2.OUTPUT_PIXEL_FORMAT_ARGB, "BA24", 0)):
+        settings = stream_pb2.OutputSettings(pixel_format=name, width=160, height=120)
+        with client.stream("virtual-0", settings) as stream, stream.frame(timeout=60) as frame:
+            pixels = frame.array()
+            assert frame.pixel_format == fourcc and pixels.shape == (120, 160, 4)
+            assert (pixels[:, :, alpha] == 255).all()
+            assert not (pixels[:, :, 3 - alpha] == 255).all(), "the blue channel is not all 255"
+
+
 def test_full_range_nv12_spans_0_to_255(client):
     for name, low, high in ((stream_pb2.OUTPUT_PIXEL_FORMAT_NV12, 16, 235),
                             (stream_pb2.OUTPUT_PIXEL_FORMAT_NV12_FULL_RANGE, 0, 255)):

@@ -567,6 +567,7 @@ extension StreamRequest {
         case .i420: pixelFormat = .i420
         case .yuyv: pixelFormat = .yuyv
         case .bgra: pixelFormat = .bgra
+        case .argb: pixelFormat = .argb
         case .native: pixelFormat = nil
         case .UNRECOGNIZED(let raw):
             throw Camerad_V1_OutputPixelFormat.unknown(raw, "pixel_format")

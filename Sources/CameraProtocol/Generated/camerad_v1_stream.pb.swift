@@ -57,6 +57,9 @@ public nonisolated enum Camerad_V1_OutputPixelFormat: SwiftProtobuf.Enum, Swift.
   /// (kCVPixelFormatType_420YpCbCr8BiPlanarFullRange, '420f'); the pool says
   /// full_range. The others are video range (Y 16–235, Cb/Cr 16–240).
   case nv12FullRange // = 5
+
+  /// 4 bytes per pixel, A R G B in memory (kCVPixelFormatType_32ARGB; V4L2 BA24).
+  case argb // = 6
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -71,6 +74,7 @@ public nonisolated enum Camerad_V1_OutputPixelFormat: SwiftProtobuf.Enum, Swift.
     case 3: self = .yuyv
     case 4: self = .bgra
     case 5: self = .nv12FullRange
+    case 6: self = .argb
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -83,6 +87,7 @@ public nonisolated enum Camerad_V1_OutputPixelFormat: SwiftProtobuf.Enum, Swift.
     case .yuyv: return 3
     case .bgra: return 4
     case .nv12FullRange: return 5
+    case .argb: return 6
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -95,6 +100,7 @@ public nonisolated enum Camerad_V1_OutputPixelFormat: SwiftProtobuf.Enum, Swift.
     .yuyv,
     .bgra,
     .nv12FullRange,
+    .argb,
   ]
 
 }
@@ -909,7 +915,7 @@ public nonisolated struct Camerad_V1_VariantStatistics: Sendable {
 fileprivate nonisolated let _protobuf_package = "camerad.v1"
 
 nonisolated extension Camerad_V1_OutputPixelFormat: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0OUTPUT_PIXEL_FORMAT_NATIVE\0\u{1}OUTPUT_PIXEL_FORMAT_NV12\0\u{1}OUTPUT_PIXEL_FORMAT_I420\0\u{1}OUTPUT_PIXEL_FORMAT_YUYV\0\u{1}OUTPUT_PIXEL_FORMAT_BGRA\0\u{1}OUTPUT_PIXEL_FORMAT_NV12_FULL_RANGE\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0OUTPUT_PIXEL_FORMAT_NATIVE\0\u{1}OUTPUT_PIXEL_FORMAT_NV12\0\u{1}OUTPUT_PIXEL_FORMAT_I420\0\u{1}OUTPUT_PIXEL_FORMAT_YUYV\0\u{1}OUTPUT_PIXEL_FORMAT_BGRA\0\u{1}OUTPUT_PIXEL_FORMAT_NV12_FULL_RANGE\0\u{1}OUTPUT_PIXEL_FORMAT_ARGB\0")
 }
 
 nonisolated extension Camerad_V1_VideoOrientation: SwiftProtobuf._ProtoNameProviding {

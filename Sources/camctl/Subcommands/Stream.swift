@@ -240,9 +240,10 @@ enum PixelFormatArgument: String, CaseIterable, ExpressibleByArgument {
     case native, nv12
     /// NV12 with full-range values (CoreVideo's '420f').
     case nv12Full = "nv12-full"
-    case i420, yuyv, bgra
+    case i420, yuyv, bgra, argb
 
-    /// Also CoreVideo's codes ('420v', '420f', 'y420', 'yuvs', 'BGRA'), as AVFoundation code names them.
+    /// Also CoreVideo's codes ('420v', '420f', 'y420', 'yuvs', 'BGRA'), as AVFoundation code names them
+    /// (ARGB's code is the number 32: `argb`).
     init?(argument: String) {
         // A CoreVideo code is its four characters, the first in the high byte: FourCharCode's reversed.
         let code = FourCharCode(argument).map { $0.rawValue.byteSwapped }
@@ -259,6 +260,7 @@ enum PixelFormatArgument: String, CaseIterable, ExpressibleByArgument {
         case .i420: kCVPixelFormatType_420YpCbCr8Planar
         case .yuyv: kCVPixelFormatType_422YpCbCr8_yuvs
         case .bgra: kCVPixelFormatType_32BGRA
+        case .argb: kCVPixelFormatType_32ARGB
         }
     }
 }

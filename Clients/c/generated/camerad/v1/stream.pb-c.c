@@ -2398,7 +2398,7 @@ const ProtobufCMessageDescriptor camerad__v1__variant_statistics__descriptor =
   (ProtobufCMessageInit) camerad__v1__variant_statistics__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCEnumValue camerad__v1__output_pixel_format__enum_values_by_number[6] =
+static const ProtobufCEnumValue camerad__v1__output_pixel_format__enum_values_by_number[7] =
 {
   { "OUTPUT_PIXEL_FORMAT_NATIVE", "CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_NATIVE", 0 },
   { "OUTPUT_PIXEL_FORMAT_NV12", "CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_NV12", 1 },
@@ -2406,12 +2406,14 @@ static const ProtobufCEnumValue camerad__v1__output_pixel_format__enum_values_by
   { "OUTPUT_PIXEL_FORMAT_YUYV", "CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_YUYV", 3 },
   { "OUTPUT_PIXEL_FORMAT_BGRA", "CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_BGRA", 4 },
   { "OUTPUT_PIXEL_FORMAT_NV12_FULL_RANGE", "CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_NV12_FULL_RANGE", 5 },
+  { "OUTPUT_PIXEL_FORMAT_ARGB", "CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_ARGB", 6 },
 };
 static const ProtobufCIntRange camerad__v1__output_pixel_format__value_ranges[] = {
-{0, 0},{0, 6}
+{0, 0},{0, 7}
 };
-static const ProtobufCEnumValueIndex camerad__v1__output_pixel_format__enum_values_by_name[6] =
+static const ProtobufCEnumValueIndex camerad__v1__output_pixel_format__enum_values_by_name[7] =
 {
+  { "OUTPUT_PIXEL_FORMAT_ARGB", 6 },
   { "OUTPUT_PIXEL_FORMAT_BGRA", 4 },
   { "OUTPUT_PIXEL_FORMAT_I420", 2 },
   { "OUTPUT_PIXEL_FORMAT_NATIVE", 0 },
@@ -2426,9 +2428,9 @@ const ProtobufCEnumDescriptor camerad__v1__output_pixel_format__descriptor =
   "OutputPixelFormat",
   "Camerad__V1__OutputPixelFormat",
   "camerad.v1",
-  6,
+  7,
   camerad__v1__output_pixel_format__enum_values_by_number,
-  6,
+  7,
   camerad__v1__output_pixel_format__enum_values_by_name,
   1,
   camerad__v1__output_pixel_format__value_ranges,

@@ -67,7 +67,11 @@ typedef enum _Camerad__V1__OutputPixelFormat {
    * (kCVPixelFormatType_420YpCbCr8BiPlanarFullRange, '420f'); the pool says
    * full_range. The others are video range (Y 16–235, Cb/Cr 16–240).
    */
-  CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_NV12_FULL_RANGE = 5
+  CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_NV12_FULL_RANGE = 5,
+  /*
+   * 4 bytes per pixel, A R G B in memory (kCVPixelFormatType_32ARGB; V4L2 BA24).
+   */
+  CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_ARGB = 6
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CAMERAD__V1__OUTPUT_PIXEL_FORMAT)
 } Camerad__V1__OutputPixelFormat;
 /*
