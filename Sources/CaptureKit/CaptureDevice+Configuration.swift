@@ -355,9 +355,9 @@ extension CaptureDevice {
 
     /// Why a frame duration cannot be set with the active format (or the one set with it), if it cannot.
     private func frameDurationRefusal(_ duration: CMTime) -> String? {
-        guard let format = activeFormat else { return nil }
+        let format = activeFormat
         let ranges = format.videoSupportedFrameRateRanges
-        guard !ranges.contains(where: { $0.minFrameDuration <= duration && duration <= $0.maxFrameDuration }) else { return nil }
+        guard !ranges.isEmpty, !ranges.contains(where: { $0.minFrameDuration <= duration && duration <= $0.maxFrameDuration }) else { return nil }
         return "\(duration.seconds) s is not among \(format)'s frame rates (\(ranges.map(\.description).joined(separator: ", ")))"
     }
 
@@ -374,10 +374,13 @@ extension CaptureDevice {
 /// ``CaptureDevice/commitConfiguration()``). The `set…` methods send each
 /// change at once and throw its error.
 extension CaptureDevice {
-    public var activeFormat: Format? {
-        get { staged(\.activeFormat) ?? snapshotActiveFormat }
+    /// The format the device runs (or will run) in. Never nil, as Apple's: a
+    /// connected camera always has a mode; a device camerad offers no format
+    /// of (none it can stream) answers an empty 0x0 format.
+    public var activeFormat: Format {
+        get { staged(\.activeFormat) ?? snapshotActiveFormat ?? formats.first ?? Format.none }
         set {
-            stage("activeFormat", refusing: newValue.map { formats.contains($0) ? nil : "\($0) is not one of the device's formats" } ?? "nil is not a format") {
+            stage("activeFormat", refusing: formats.contains(newValue) ? nil : "\(newValue) is not one of the device's formats") {
                 $0.activeFormat = newValue
             }
         }
@@ -397,11 +400,11 @@ extension CaptureDevice {
         }
     }
 
-    /// Nil when the device has no focus control; setting nil changes nothing.
-    public var focusMode: FocusMode? {
-        get { staged(\.focusMode) ?? FocusMode(read(\.settings.focusMode)) }
+    /// `.locked` when the device has no focus control (a fixed lens), as
+    /// Apple's fixed-focus cameras answer; `reportedFocusMode`, for camctl, tells the two apart.
+    public var focusMode: FocusMode {
+        get { reportedFocusMode ?? .locked }
         set {
-            guard let newValue else { return }
             stage("focusMode", refusing: isFocusModeSupported(newValue) ? nil : "the device cannot focus in \(newValue)") {
                 $0.focusMode = newValue
             }
@@ -419,11 +422,11 @@ extension CaptureDevice {
     }
     public var isAdjustingFocus: Bool { read(\.settings.adjustingFocus) }
 
-    /// Nil when the device has no exposure control; setting nil changes nothing.
-    public var exposureMode: ExposureMode? {
-        get { staged(\.exposureMode) ?? ExposureMode(read(\.settings.exposureMode)) }
+    /// `.continuousAutoExposure` when the device has no exposure control: the
+    /// camera exposes by itself (`reportedExposureMode`, for camctl, tells the two apart).
+    public var exposureMode: ExposureMode {
+        get { reportedExposureMode ?? .continuousAutoExposure }
         set {
-            guard let newValue else { return }
             stage("exposureMode", refusing: isExposureModeSupported(newValue) ? nil : "the device has no \(newValue) exposure") {
                 $0.exposureMode = newValue
             }
@@ -449,11 +452,11 @@ extension CaptureDevice {
     public var minISO: Float { read(\.capabilities.minIso) }
     public var maxISO: Float { read(\.capabilities.maxIso) }
 
-    /// Nil when the device has no white balance control; setting nil changes nothing.
-    public var whiteBalanceMode: WhiteBalanceMode? {
-        get { staged(\.whiteBalanceMode) ?? WhiteBalanceMode(read(\.settings.whiteBalanceMode)) }
+    /// `.continuousAutoWhiteBalance` when the device has no white balance
+    /// control: the camera balances by itself (`reportedWhiteBalanceMode`, for camctl, tells the two apart).
+    public var whiteBalanceMode: WhiteBalanceMode {
+        get { reportedWhiteBalanceMode ?? .continuousAutoWhiteBalance }
         set {
-            guard let newValue else { return }
             stage("whiteBalanceMode", refusing: isWhiteBalanceModeSupported(newValue) ? nil : "the device has no \(newValue) white balance") {
                 $0.whiteBalanceMode = newValue
             }
@@ -462,6 +465,14 @@ extension CaptureDevice {
     /// Kelvin; 0 when the device has no temperature control. Linux only.
     public var whiteBalanceTemperature: Float { read(\.settings.whiteBalanceTemperature) }
     public var isAdjustingWhiteBalance: Bool { read(\.settings.adjustingWhiteBalance) }
+
+    /// The modes as set or as camerad last said; nil when the device has no
+    /// such control: camctl prints "none".
+    package var reportedFocusMode: FocusMode? { staged(\.focusMode) ?? FocusMode(read(\.settings.focusMode)) }
+    package var reportedExposureMode: ExposureMode? { staged(\.exposureMode) ?? ExposureMode(read(\.settings.exposureMode)) }
+    package var reportedWhiteBalanceMode: WhiteBalanceMode? {
+        staged(\.whiteBalanceMode) ?? WhiteBalanceMode(read(\.settings.whiteBalanceMode))
+    }
 
     /// As set (read back at once); it shines with or without a session
     /// running, until changed or until this process exits (``setTorchMode(_:)``).

@@ -108,6 +108,9 @@ extension CaptureDevice {
             "'\(PixelFormats.name(mediaSubType))' \(dimensions) " + videoSupportedFrameRateRanges.map(\.description).joined(separator: ", ")
         }
 
+        /// A device's format when camerad offers none of it: 0x0, no frame rates.
+        static let none = Format(Camerad_V1_Format(), maxZoom: 1)
+
         init(_ format: Camerad_V1_Format, maxZoom: Double) {
             videoMaxZoomFactor = max(1, maxZoom)
             v4l2PixelFormat = FourCharCode(rawValue: format.fourcc)

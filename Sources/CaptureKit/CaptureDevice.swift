@@ -32,8 +32,8 @@ public final class CaptureDevice: Hashable, Sendable, CustomStringConvertible, I
     public var localizedName: String { read(\.localizedName) }
     public var manufacturer: String { read(\.manufacturer) }
     public var position: Position { Position(read(\.position)) }
-    /// Nil for a kind of device this version of CaptureKit does not know.
-    public var deviceType: DeviceType? { DeviceType(read(\.deviceType)) }
+    /// A kind of device this version of CaptureKit does not know reads `.external`.
+    public var deviceType: DeviceType { DeviceType(read(\.deviceType)) ?? .external }
     /// False once the device has gone away.
     public var isConnected: Bool { read(\.isConnected) }
 

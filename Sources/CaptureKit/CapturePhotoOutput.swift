@@ -16,6 +16,9 @@ public struct PhotoSettings: Sendable {
     /// The photo fits in these, in the device's aspect ratio (before the
     /// connection turns it); nil: the frame's size.
     public var maxPhotoDimensions: CMVideoDimensions?
+    /// AVCapturePhotoSettings.isHighResolutionPhotoEnabled: accepted, and
+    /// always the case (``CapturePhotoOutput/isHighResolutionCaptureEnabled``).
+    public var isHighResolutionPhotoEnabled = true
 
     public init(codec: Codec = .jpeg, jpegQuality: Int = 90, flashMode: CaptureDevice.FlashMode = .off,
                 maxPhotoDimensions: CMVideoDimensions? = nil) {
@@ -90,10 +93,18 @@ public struct CaptureResolvedPhotoSettings: Sendable {
 }
 
 /// AVCapturePhotoCaptureDelegate, in Apple's shape: every method optional,
-/// called in order for each request — capture begins, the photo (with the
-/// error if it failed; then it holds no data), capture ends.
+/// called in order for each request — capture begins, the shot is about to be
+/// taken, it was taken, the photo (with the error if it failed; then it holds
+/// no data), capture ends.
+///
+/// camerad takes and encodes a photo in one call: `willCapturePhotoFor` comes
+/// as the request goes to it, `didCapturePhotoFor` when the photo is back (only
+/// then: a failed photo has no capture), and the frame's own moment is the
+/// photo's ``CapturePhoto/timestamp``.
 public protocol CapturePhotoCaptureDelegate: AnyObject {
     func photoOutput(_ output: CapturePhotoOutput, willBeginCaptureFor resolvedSettings: CaptureResolvedPhotoSettings)
+    func photoOutput(_ output: CapturePhotoOutput, willCapturePhotoFor resolvedSettings: CaptureResolvedPhotoSettings)
+    func photoOutput(_ output: CapturePhotoOutput, didCapturePhotoFor resolvedSettings: CaptureResolvedPhotoSettings)
     func photoOutput(_ output: CapturePhotoOutput, didFinishProcessingPhoto photo: CapturePhoto, error: (any Error)?)
     func photoOutput(
         _ output: CapturePhotoOutput, didFinishCaptureFor resolvedSettings: CaptureResolvedPhotoSettings, error: (any Error)?
@@ -102,6 +113,8 @@ public protocol CapturePhotoCaptureDelegate: AnyObject {
 
 extension CapturePhotoCaptureDelegate {
     public func photoOutput(_ output: CapturePhotoOutput, willBeginCaptureFor resolvedSettings: CaptureResolvedPhotoSettings) {}
+    public func photoOutput(_ output: CapturePhotoOutput, willCapturePhotoFor resolvedSettings: CaptureResolvedPhotoSettings) {}
+    public func photoOutput(_ output: CapturePhotoOutput, didCapturePhotoFor resolvedSettings: CaptureResolvedPhotoSettings) {}
     public func photoOutput(_ output: CapturePhotoOutput, didFinishProcessingPhoto photo: CapturePhoto, error: (any Error)?) {}
     public func photoOutput(
         _ output: CapturePhotoOutput, didFinishCaptureFor resolvedSettings: CaptureResolvedPhotoSettings, error: (any Error)?
@@ -163,13 +176,17 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         let handle = DelegateHandle(delegate: delegate)
         Task {
             let delegate = handle.delegate
-            delegate.photoOutput(self, willBeginCaptureFor: CaptureResolvedPhotoSettings(
-                uniqueID: id, isFlashEnabled: settings.flashMode == .on, photoDimensions: CMVideoDimensions(width: 0, height: 0)))
+            let asked = CaptureResolvedPhotoSettings(
+                uniqueID: id, isFlashEnabled: settings.flashMode == .on, photoDimensions: CMVideoDimensions(width: 0, height: 0))
+            delegate.photoOutput(self, willBeginCaptureFor: asked)
+            delegate.photoOutput(self, willCapturePhotoFor: asked)
             let photo: CapturePhoto
             let failure: CaptureError?
             do throws(CaptureError) {
                 photo = try await capturePhoto(with: settings)
                 failure = nil
+                delegate.photoOutput(self, didCapturePhotoFor: CaptureResolvedPhotoSettings(
+                    uniqueID: id, isFlashEnabled: photo.isFlashFired, photoDimensions: photo.dimensions))
             } catch {
                 photo = CapturePhoto(failedAt: 0)
                 failure = error

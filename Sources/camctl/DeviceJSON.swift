@@ -24,7 +24,7 @@ struct DeviceSummary: Encodable {
         modelID = device.modelID
         localizedName = device.localizedName
         position = device.position.description
-        deviceType = device.deviceType?.description ?? "unknown"
+        deviceType = device.deviceType.description
         isConnected = device.isConnected
     }
 }
@@ -100,16 +100,16 @@ struct DeviceDetails: Encodable {
         let videoZoomFactor: Double
 
         init(_ device: CaptureDevice) {
-            focusMode = device.focusMode.map { "\($0)" }
+            focusMode = device.reportedFocusMode.map { "\($0)" }
             lensPosition = device.lensPosition
             focusPointOfInterest = [Double(device.focusPointOfInterest.x), Double(device.focusPointOfInterest.y)]
             isAdjustingFocus = device.isAdjustingFocus
-            exposureMode = device.exposureMode.map { "\($0)" }
+            exposureMode = device.reportedExposureMode.map { "\($0)" }
             exposureDuration = "\(device.exposureDuration.value)/\(device.exposureDuration.timescale)"
             iso = device.iso
             exposurePointOfInterest = [Double(device.exposurePointOfInterest.x), Double(device.exposurePointOfInterest.y)]
             isAdjustingExposure = device.isAdjustingExposure
-            whiteBalanceMode = device.whiteBalanceMode.map { "\($0)" }
+            whiteBalanceMode = device.reportedWhiteBalanceMode.map { "\($0)" }
             whiteBalanceTemperature = device.whiteBalanceTemperature
             isAdjustingWhiteBalance = device.isAdjustingWhiteBalance
             torchMode = "\(device.torchMode)"
@@ -165,12 +165,12 @@ struct DeviceDetails: Encodable {
         localizedName = device.localizedName
         manufacturer = device.manufacturer
         position = device.position.description
-        deviceType = device.deviceType?.description ?? "unknown"
+        deviceType = device.deviceType.description
         isConnected = device.isConnected
         unavailableReason = device.unavailableReason
         devicePath = device.devicePath
         let allFormats = device.formats
-        activeFormatIndex = device.activeFormat.flatMap { allFormats.firstIndex(of: $0) }
+        activeFormatIndex = allFormats.firstIndex(of: device.activeFormat)
         activeVideoMinFrameDuration = fraction(device.activeVideoMinFrameDuration)
         activeVideoMaxFrameDuration = fraction(device.activeVideoMaxFrameDuration)
         formats = allFormats.map { format in

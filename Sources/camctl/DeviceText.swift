@@ -6,7 +6,7 @@ import Foundation
 enum DeviceText {
     /// `0  virtual-0  "Virtual Camera 0"  front  builtInWideAngleCamera  connected`
     static func listLine(index: Int, device: CaptureDevice) -> String {
-        let type = device.deviceType?.description ?? "unknown"
+        let type = device.deviceType.description
         let state = device.isConnected ? (device.unavailableReason.map { "busy: \($0)" } ?? "connected") : "disconnected"
         let path = device.devicePath.map { "  \($0)" } ?? ""
         return "\(index)  \(device.uniqueID)  \"\(device.localizedName)\"  \(device.position)  \(type)  \(state)\(path)"
@@ -24,11 +24,11 @@ enum DeviceText {
         lines.append("\tModel ID       : \(device.modelID)")
         lines.append("\tManufacturer   : \(device.manufacturer)")
         lines.append("\tPosition       : \(device.position)")
-        lines.append("\tDevice type    : \(device.deviceType?.description ?? "unknown")")
+        lines.append("\tDevice type    : \(device.deviceType)")
         lines.append("\tConnected      : \(device.isConnected ? "yes" : "no")")
         if let reason = device.unavailableReason { lines.append("\tUnavailable    : \(reason)") }
         lines.append("\tPath           : \(device.devicePath ?? "(virtual)")")
-        if let active = device.activeFormat {
+        if case let active = device.activeFormat, device.formats.contains(active) {
             let duration = device.activeVideoMinFrameDuration
             let rate = duration.isValid ? " at \(fixed(1 / duration.seconds)) fps" : ""
             lines.append("\tActive format  : '\(active.v4l2PixelFormat)' \(active.dimensions)\(rate)")

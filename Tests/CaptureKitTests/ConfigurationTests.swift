@@ -123,7 +123,7 @@ extension CaptureKitEndToEnd {
                                                socket: daemon.socketPath)
                     #expect(set.status == 0, "\(set.standardError)")
                     #expect(await changes.wait(for: 2), "both streams were told: \(changes.notifications)")
-                    #expect(device.activeFormat?.dimensions == CMVideoDimensions(width: 1280, height: 720))
+                    #expect(device.activeFormat.dimensions == CMVideoDimensions(width: 1280, height: 720))
                     for (frames, type, width, height) in [(small, kCVPixelFormatType_32BGRA, 320, 240),
                                                           (large, kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange, 640, 480)] {
                         for _ in 0..<10 {

@@ -1,3 +1,4 @@
+import CameraProtocol
 import CameraTestSupport
 @testable import CaptureKit
 import Foundation
@@ -154,6 +155,37 @@ extension CaptureKitEndToEnd {
             connection.automaticallyAdjustsVideoMirroring = true
             #expect(connection.isVideoMirrored == (device.position == .front))
         }
+    }
+
+    /// The settings Apple has as non-optional are non-optional here: a device
+    /// with no control for one reads what the camera does by itself, one with
+    /// no format camerad can stream an empty format, an unknown kind `.external`.
+    @Test func settingsADeviceHasNoControlForReadAsTheCameraDoesByItself() {
+        var bare = Camerad_V1_Device()
+        bare.uniqueID = "unit-test-no-controls"
+        bare.deviceType = .UNRECOGNIZED(99)
+        let device = CaptureDevice(bare)
+        #expect(device.focusMode == .locked && !CaptureDevice.FocusMode.allCases.contains(where: device.isFocusModeSupported))
+        #expect(device.exposureMode == .continuousAutoExposure && device.whiteBalanceMode == .continuousAutoWhiteBalance)
+        #expect(device.reportedFocusMode == nil && device.reportedExposureMode == nil && device.reportedWhiteBalanceMode == nil)
+        #expect(device.activeFormat.dimensions == CMVideoDimensions(width: 0, height: 0) && device.formats.isEmpty)
+        #expect(device.deviceType == .external)
+
+        var described = bare
+        described.uniqueID = "unit-test-two-formats"
+        described.deviceType = .builtInWideAngleCamera
+        for (width, height) in [(640, 480), (1280, 720)] {
+            var format = Camerad_V1_Format()
+            format.fourcc = FourCharCode("NV12")!.rawValue
+            format.width = UInt32(width)
+            format.height = UInt32(height)
+            described.formats.append(format)
+        }
+        described.activeFormatIndex = 1
+        described.settings.focusMode = .continuousAutoFocus
+        let camera = CaptureDevice(described)
+        #expect(camera.activeFormat.dimensions == CMVideoDimensions(width: 1280, height: 720))
+        #expect(camera.focusMode == .continuousAutoFocus && camera.deviceType == .builtInWideAngleCamera)
     }
 }
 }

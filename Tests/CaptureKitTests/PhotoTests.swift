@@ -85,7 +85,37 @@ extension CaptureKitEndToEnd {
                 let jpeg = [UInt8](try #require(photo.fileDataRepresentation()))
                 #expect(EXIF.values(in: jpeg)["Orientation"] == expected, "\(orientation) mirrored \(mirrored)")
                 #expect(try JPEGDecoder().dimensions(of: jpeg) == (320, 180), "the camera's pixel order")
+                // AVCapturePhoto.metadata says the same, as a number (EXIF's 1 to 8, in libexif's names' order).
+                let names = ["Top-left", "Top-right", "Bottom-right", "Bottom-left", "Left-top", "Right-top", "Right-bottom", "Left-bottom"]
+                #expect(photo.metadata[kCGImagePropertyOrientation] as? Int == names.firstIndex(of: expected).map { $0 + 1 })
             }
+        }
+    }
+
+    /// AVCapturePhoto.metadata is the file's EXIF: every value in it is what
+    /// libexif reads in the JPEG.
+    @Test func aPhotosMetadataIsWhatLibexifReadsInItsFile() async throws {
+        try await withCaptureKitDaemon(virtualCameras: 1) { _ in
+            let device = try await CaptureDevice.matching("virtual-0")
+            let (_, output) = try Self.photoOutput(for: device)
+            let photo = try await output.capturePhoto(with: PhotoSettings(flashMode: .on))
+            let exif = EXIF.values(in: [UInt8](try #require(photo.fileDataRepresentation())))
+            let metadata = photo.metadata
+            let tiff = try #require(metadata[kCGImagePropertyTIFFDictionary] as? [String: Any])
+            let exifDictionary = try #require(metadata[kCGImagePropertyExifDictionary] as? [String: Any])
+            for key in [kCGImagePropertyTIFFMake, kCGImagePropertyTIFFModel, kCGImagePropertyTIFFSoftware, kCGImagePropertyTIFFDateTime] {
+                #expect(tiff[key] as? String == exif[key], "\(key)")
+            }
+            #expect(exifDictionary[kCGImagePropertyExifDateTimeOriginal] as? String == exif["DateTimeOriginal"])
+            #expect(exifDictionary[kCGImagePropertyExifSubsecTimeOriginal] as? String == exif["SubSecTimeOriginal"])
+            for key in [kCGImagePropertyExifPixelXDimension, kCGImagePropertyExifPixelYDimension] {
+                #expect((exifDictionary[key] as? Int).map(String.init) == exif[key], "\(key)")
+            }
+            #expect(exifDictionary[kCGImagePropertyExifFlash] as? Int == 1 && exif["Flash"]?.hasPrefix("Flash fired") == true)
+            #expect(metadata[kCGImagePropertyPixelWidth] as? Int == Int(photo.dimensions.width))
+            // An uncompressed photo carries no EXIF, so no metadata.
+            let raw = try await output.capturePhoto(with: PhotoSettings(codec: .bgra))
+            #expect(raw.metadata.isEmpty)
         }
     }
 
@@ -196,7 +226,7 @@ extension CaptureKitEndToEnd {
                     let sample = try await frames.nextFrame()
                     #expect(sample.imageBuffer?.width == 640, "the stream keeps its size")
                 }
-                #expect(device.activeFormat?.dimensions.width == 640, "and the device is back in its mode")
+                #expect(device.activeFormat.dimensions.width == 640, "and the device is back in its mode")
             }
         }
     }

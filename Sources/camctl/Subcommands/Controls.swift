@@ -72,15 +72,15 @@ extension Camctl {
             }
             func time(_ time: CMTime) -> String { "\(time.value)/\(time.timescale)" }
             let value: String = switch setting {
-            case .activeFormat: camera.activeFormat.map { "\($0.v4l2PixelFormat):\($0.dimensions)" } ?? "none"
+            case .activeFormat: camera.formats.isEmpty ? "none" : "\(camera.activeFormat.v4l2PixelFormat):\(camera.activeFormat.dimensions)"
             case .activeVideoMinFrameDuration: time(camera.activeVideoMinFrameDuration)
             case .activeVideoMaxFrameDuration: time(camera.activeVideoMaxFrameDuration)
-            case .focusMode: camera.focusMode.map { "\($0)" } ?? "none"
+            case .focusMode: camera.reportedFocusMode.map { "\($0)" } ?? "none"
             case .lensPosition: camera.lensPosition.map { "\($0)" } ?? "none"
-            case .exposureMode: camera.exposureMode.map { "\($0)" } ?? "none"
+            case .exposureMode: camera.reportedExposureMode.map { "\($0)" } ?? "none"
             case .exposureDuration: time(camera.exposureDuration)
             case .iso: "\(camera.iso)"
-            case .whiteBalanceMode: camera.whiteBalanceMode.map { "\($0)" } ?? "none"
+            case .whiteBalanceMode: camera.reportedWhiteBalanceMode.map { "\($0)" } ?? "none"
             case .whiteBalanceTemperature: "\(camera.whiteBalanceTemperature)"
             case .torchMode: "\(camera.torchMode)"
             case .torchLevel: "\(camera.torchLevel)"

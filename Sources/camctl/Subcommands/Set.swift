@@ -103,7 +103,7 @@ extension Camctl {
                 change.activeFormat = found
             }
             if let fps {
-                let ranges = (change.activeFormat ?? camera.activeFormat)?.videoSupportedFrameRateRanges ?? []
+                let ranges = (change.activeFormat ?? camera.activeFormat).videoSupportedFrameRateRanges
                 change.activeVideoMinFrameDuration = Self.frameDuration(fps: fps, among: ranges)
             }
             change.focusMode = focus?.mode
@@ -134,13 +134,14 @@ extension Camctl {
 
         /// Prints what is in force now, for each thing asked.
         private func report(_ camera: CaptureDevice) {
-            if format != nil || fps != nil, let active = camera.activeFormat {
+            if format != nil || fps != nil {
+                let active = camera.activeFormat
                 let rate = 1 / camera.activeVideoMinFrameDuration.seconds
                 Output.line("format: \(active.v4l2PixelFormat):\(active.dimensions) at \(String(format: "%g", rate)) fps")
             }
-            if focus != nil { Output.line("focus: \(camera.focusMode.map { "\($0)" } ?? "none")") }
-            if exposure != nil { Output.line("exposure: \(camera.exposureMode.map { "\($0)" } ?? "none")") }
-            if whiteBalance != nil { Output.line("white balance: \(camera.whiteBalanceMode.map { "\($0)" } ?? "none")") }
+            if focus != nil { Output.line("focus: \(camera.reportedFocusMode.map { "\($0)" } ?? "none")") }
+            if exposure != nil { Output.line("exposure: \(camera.reportedExposureMode.map { "\($0)" } ?? "none")") }
+            if whiteBalance != nil { Output.line("white balance: \(camera.reportedWhiteBalanceMode.map { "\($0)" } ?? "none")") }
             if torch != nil { Output.line("torch: \(camera.torchMode)") }
             if zoom != nil { Output.line("zoom: \(String(format: "%g", camera.videoZoomFactor))") }
             if lensPosition != nil { Output.line("lens position: \(camera.lensPosition.map { "\($0)" } ?? "none")") }
