@@ -68,7 +68,7 @@ extension CaptureKitEndToEnd {
 
     // MARK: 2. A video data output computing luma, portrait and mirrored (seed 003)
 
-    final class LumaViewController: CaptureVideoDataOutputSampleBufferDelegate, @unchecked Sendable {  // Linux: Sendable, not NSObject
+    final class LumaViewController: NSObject, CaptureVideoDataOutputSampleBufferDelegate {
         let captureSession = CaptureSession()
         private let frames = AsyncStream<(width: Int, height: Int, luma: Double, ok: Bool)>.makeStream()
         var measured: AsyncStream<(width: Int, height: Int, luma: Double, ok: Bool)> { frames.stream }
@@ -452,7 +452,7 @@ extension CaptureKitEndToEnd {
                 counts[counts.count - 1].changed += 1
             }
         }
-        let ceilings = ["1": 5, "2": 5, "3": 2, "4": 2, "5": 3, "6": 3, "7": 2, "8": 7]
+        let ceilings = ["1": 5, "2": 4, "3": 2, "4": 2, "5": 3, "6": 3, "7": 2, "8": 7]
         #expect(counts.map(\.program) == ["1", "2", "3", "4", "5", "6", "7", "8"], "\(counts)")
         for (program, changed) in counts {
             #expect(changed <= ceilings[program] ?? 0, "program \(program) changes \(changed) lines, more than its \(ceilings[program] ?? 0)")
