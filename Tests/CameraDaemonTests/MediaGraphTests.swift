@@ -201,6 +201,7 @@ import Testing
 final class GraphSink: FrameSink, Sendable {
     struct Received {
         let sequence: UInt64
+        let timestampNanoseconds: Int64
         let bytes: [UInt8]
         let packet: PacketInfo?
     }
@@ -249,7 +250,8 @@ final class GraphSink: FrameSink, Sendable {
         let frame = handle.frame
         let releaseNow = state.withLock { state in
             state.log.append("frame \(frame.sequence)")
-            state.frames.append(Received(sequence: frame.sequence, bytes: Array(frame.bytes), packet: frame.packet))
+            state.frames.append(Received(sequence: frame.sequence, timestampNanoseconds: frame.timestampNanoseconds,
+                                         bytes: Array(frame.bytes), packet: frame.packet))
             state.accountedThrough = max(state.accountedThrough, frame.sequence)
             if !state.releasesAtOnce { state.held.append(handle) }
             return state.releasesAtOnce

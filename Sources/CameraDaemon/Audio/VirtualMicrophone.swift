@@ -1,0 +1,116 @@
+import CameraIPC
+import CameraMedia
+import Logging
+import Synchronization
+
+/// A virtual microphone (issue 34; not yet listed to clients): the
+/// ``AudioStamp`` signal at 48 kHz in periods of its layout, made on its own
+/// thread on absolute CLOCK_MONOTONIC deadlines and published by its
+/// ``MediaNode``, whose subscriptions get each period as a camera's streams get
+/// a frame — the same pool, in-flight limits and drop accounting.
+///
+/// Period *n* holds the samples from position *n* × frames-per-period on; its
+/// timestamp is the capture time of its first sample (the start plus the
+/// position over the rate, so periods never drift from the clock) and it is
+/// published once its last sample is due. A thread that falls more than a
+/// period behind (a stalled machine) skips to the period due now, as an ALSA
+/// device overruns: the periods skipped are reported to every subscription as
+/// a discontinuity, and the stamp's positions skip with them.
+final class VirtualMicrophone: Sendable {
+    let node: MediaNode
+    let layout: AudioLayout
+    private let thread: PollingThread
+    private let stopRequested = Atomic(false)
+
+    /// Starts it.
+    ///
+    /// - Throws: INVALID_ARGUMENT for a rate other than 48 kHz; RESOURCE_EXHAUSTED
+    ///   when its pool or thread cannot be made.
+    init(name: String, layout: AudioLayout, slots: Int = 16, budget: ClientBudget, logger: Logger) throws(CameraError) {
+        guard layout.sampleRate == AudioStamp.sampleRate else {
+            throw CameraError(.invalidArgument, "a virtual microphone runs at \(AudioStamp.sampleRate) Hz, not \(layout.sampleRate)")
+        }
+        self.layout = layout
+        node = try MediaNode(name: name, media: .audio(layout), slots: slots, budget: budget, logger: logger)
+        do {
+            thread = try PollingThread(name: "camerad-mic")
+            // The thread keeps this object until it ends.
+            try thread.start { [self] thread in
+                Self.run(layout: layout, node: node, stop: stopRequested, thread: thread)
+            }
+        } catch {
+            node.end()
+            throw CameraError(.resourceExhausted, "cannot start \(name)'s thread: \(error)")
+        }
+    }
+
+    /// Stops making periods and ends every subscription (as asked: no error).
+    func stop() {
+        stopRequested.store(true, ordering: .relaxed)
+        thread.wake()
+        thread.join()
+        node.end()
+    }
+
+    /// When frame `position` was captured, for a microphone started at `start`.
+    static func timestamp(of position: UInt64, start: Int64, rate: Int) -> Int64 {
+        start + Int64(position) * 1_000_000_000 / Int64(rate)
+    }
+
+    private static func run(layout: AudioLayout, node: MediaNode, stop: borrowing Atomic<Bool>, thread: PollingThread) {
+        let frames = UInt64(layout.framesPerPeriod)
+        let rate = layout.sampleRate
+        let start = monotonicNanoseconds()
+        let duration = timestamp(of: frames, start: 0, rate: rate)
+        var sequence: UInt64 = 0
+        while !stop.load(ordering: .relaxed) {
+            // Due once its last sample is captured.
+            var due = timestamp(of: (sequence + 1) * frames, start: start, rate: rate)
+            let now = monotonicNanoseconds()
+            if now > due + duration {
+                // Behind by more than a period: the periods no longer due are lost.
+                let caughtUp = UInt64((now - start) / duration) - 1
+                if caughtUp > sequence {
+                    var drops = DropTally()
+                    drops.add(.discontinuity, count: Int(caughtUp - sequence), sequence: caughtUp - 1)
+                    node.report(drops)
+                    sequence = caughtUp
+                    due = timestamp(of: (sequence + 1) * frames, start: start, rate: rate)
+                }
+            }
+            var remaining = due - monotonicNanoseconds()
+            while remaining > 0, !stop.load(ordering: .relaxed) {
+                _ = thread.wait(timeout: remaining)
+                remaining = due - monotonicNanoseconds()
+            }
+            if stop.load(ordering: .relaxed) { break }
+            let position = sequence * frames
+            node.publish(sequence: sequence, timestampNanoseconds: timestamp(of: position, start: start, rate: rate),
+                         durationNanoseconds: duration) { slot in
+                render(layout, from: position, into: slot)
+            }
+            sequence += 1
+        }
+    }
+
+    /// One period of the signal from `position`, in the layout's sample format; the bytes written.
+    static func render(_ layout: AudioLayout, from position: UInt64, into slot: UnsafeMutableRawBufferPointer) -> Int {
+        let samples = layout.framesPerPeriod * layout.channels
+        switch layout.sampleFormat {
+        case .s16:
+            AudioStamp.render(into: UnsafeMutableBufferPointer(start: slot.baseAddress!.assumingMemoryBound(to: Int16.self), count: samples),
+                              channels: layout.channels, from: position)
+        case .f32:
+            AudioStamp.render(into: UnsafeMutableBufferPointer(start: slot.baseAddress!.assumingMemoryBound(to: Float.self), count: samples),
+                              channels: layout.channels, from: position)
+        case .s32:
+            var floats = [Float](repeating: 0, count: samples)
+            floats.withUnsafeMutableBufferPointer { AudioStamp.render(into: $0, channels: layout.channels, from: position) }
+            for (index, value) in floats.enumerated() {
+                slot.storeBytes(of: Int32(clamping: Int64((Double(value) * Double(Int32.max)).rounded())),
+                                toByteOffset: index * 4, as: Int32.self)
+            }
+        }
+        return layout.capacity
+    }
+}
