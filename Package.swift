@@ -27,6 +27,7 @@ let package = Package(
         .systemLibrary(name: "CUDev", pkgConfig: "libudev"),
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg"),
         .systemLibrary(name: "CExif", pkgConfig: "libexif"),
+        .systemLibrary(name: "CSwresample", pkgConfig: "libswresample"),
         /// libyuv ships no pkg-config file; the module map links `yuv`.
         .systemLibrary(name: "CYUV"),
 
@@ -42,7 +43,7 @@ let package = Package(
             ],
             exclude: ["Generated/proto-hashes.txt"]
         ),
-        .target(name: "CameraMedia", dependencies: ["CTurboJPEG", "CYUV", "CExif"]),
+        .target(name: "CameraMedia", dependencies: ["CTurboJPEG", "CYUV", "CExif", "CSwresample"]),
         /// One V4L2 capture node through libv4l2: formats, controls, mmap streaming.
         .target(name: "V4L2", dependencies: ["CV4L2"]),
         .target(
