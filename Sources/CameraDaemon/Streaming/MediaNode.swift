@@ -228,11 +228,16 @@ final class NodeInput: FrameSink {
     /// Its worker: a thread of its own (SCHED_IDLE, as a variant's).
     private let thread: WorkerThread
     private let process: Process
+    /// Whether upstream drops reach the node's subscriptions as they are; false
+    /// for a node that numbers its buffers its own way and reports its gaps itself
+    /// (an audio variant, whose periods are not its source's).
+    private let passesDropsOn: Bool
 
     /// - Throws: when no worker thread can be made.
-    init(to node: MediaNode, process: @escaping Process) throws(SystemError) {
+    init(to node: MediaNode, passesDropsOn: Bool = true, process: @escaping Process) throws(SystemError) {
         self.node = node
         self.process = process
+        self.passesDropsOn = passesDropsOn
         thread = try WorkerThread(name: "camerad-node")
     }
 
@@ -251,6 +256,7 @@ final class NodeInput: FrameSink {
     }
 
     func dropped(_ drops: DropTally) {
+        guard passesDropsOn else { return }
         thread.async { [node] in node.report(drops) }
     }
 

@@ -1,0 +1,162 @@
+import CameraMedia
+import Logging
+import Synchronization
+
+/// A microphone's variant (ARCHITECTURE.md, "Audio's transport"): the
+/// microphone's periods resampled to its layout — rate, channels, sample
+/// format — and cut into its period size, written once into its node's pool
+/// for all its listeners, who subscribe to ``node`` as to any node.
+///
+/// Its periods are numbered by position: period *s* holds output frames from
+/// *s* × frames-per-period on, on the microphone's clock (the microphone's frame
+/// *p* is the variant's *p* × rate ÷ the microphone's rate, give or take the
+/// resampler's few samples of delay). A gap in the microphone's periods (its
+/// own overrun, or this variant's input falling behind) restarts the resampler
+/// at the next period boundary after the gap: the periods in between are
+/// reported as a discontinuity, so a gap in the numbers is a gap in samples.
+final class AudioVariant: Sendable {
+    let node: MediaNode
+    let layout: AudioLayout
+    private let input: NodeInput
+    private let source: MediaNode
+    private let subscription: UInt64
+
+    /// Makes the variant and subscribes it to `source` (charged to camerad).
+    ///
+    /// - Throws: INVALID_ARGUMENT for a layout libswresample cannot make;
+    ///   RESOURCE_EXHAUSTED when its pool, worker or subscription cannot be had.
+    init(of source: MediaNode, layout sourceLayout: AudioLayout, as layout: AudioLayout, slots: Int = 16,
+         budget: ClientBudget, logger: Logger) throws(CameraError) {
+        let cutter: PeriodCutter
+        do {
+            cutter = try PeriodCutter(from: sourceLayout, to: layout)
+        } catch {
+            throw CameraError(.invalidArgument, "\(source.name) cannot be heard as \(layout): \(error)")
+        }
+        self.layout = layout
+        self.source = source
+        node = try MediaNode(name: "\(source.name) as \(layout)", media: .audio(layout), slots: slots, budget: budget, logger: logger)
+        do {
+            input = try NodeInput(to: node, passesDropsOn: false) { period, node in cutter.take(period, into: node) }
+        } catch {
+            node.end()
+            throw CameraError(.resourceExhausted, "no worker for \(node.name): \(error)")
+        }
+        do {
+            subscription = try source.subscribe(input, policy: SubscriptionPolicy(maxInFlight: 4), for: .daemon)
+        } catch {
+            node.end()
+            throw error
+        }
+    }
+
+    /// Stops reading the microphone and ends the variant's listeners.
+    func stop() {
+        source.unsubscribe(subscription)
+        node.end()
+    }
+}
+
+/// The variant's work on its input's worker: resample and cut into periods
+/// under its lock (never contended: one period after another), then publish
+/// them and report its gaps with the lock let go.
+private final class PeriodCutter: Sendable {
+    private struct State {
+        var resampler: AudioResampler
+        /// Resampled bytes not yet a whole period; the first is output frame ``position``.
+        var pending: [UInt8] = []
+        var position: UInt64 = 0
+        /// Output frames still to throw away to reach a period boundary after a restart.
+        var skip = 0
+        /// The microphone's period expected next; nil before the first.
+        var nextInput: UInt64?
+        /// The output frame and capture time the timestamps are counted from.
+        var origin: (position: UInt64, timestampNanoseconds: Int64) = (0, 0)
+    }
+
+    /// A period made, to publish.
+    private struct Made {
+        let sequence: UInt64
+        let timestampNanoseconds: Int64
+        let bytes: [UInt8]
+    }
+
+    private let source: AudioLayout
+    private let target: AudioLayout
+    private let state: Mutex<State>
+
+    init(from source: AudioLayout, to target: AudioLayout) throws(ConversionError) {
+        self.source = source
+        self.target = target
+        state = Mutex(State(resampler: try AudioResampler(from: source, to: target)))
+    }
+
+    func take(_ period: PooledFrame, into node: MediaNode) {
+        let (gap, made) = state.withLock { state -> (DropTally?, [Made]) in
+            var gap: DropTally?
+            if state.nextInput != period.sequence { gap = restart(at: period, &state) }
+            state.nextInput = period.sequence + 1
+            do {
+                return (gap, try cut(period, &state))
+            } catch {
+                node.logger.error("\(node.name): \(error)")
+                return (gap, [])
+            }
+        }
+        if let gap { node.report(gap) }
+        let duration = Int64(target.framesPerPeriod) * 1_000_000_000 / Int64(target.sampleRate)
+        for period in made {
+            node.publish(sequence: period.sequence, timestampNanoseconds: period.timestampNanoseconds, durationNanoseconds: duration) { slot in
+                period.bytes.withUnsafeBytes { slot.copyMemory(from: $0) }
+                return period.bytes.count
+            }
+        }
+    }
+
+    /// Resamples one of the microphone's periods; the variant's periods it completes.
+    private func cut(_ period: PooledFrame, _ state: inout State) throws -> [Made] {
+        var converted = [UInt8](repeating: 0, count: state.resampler.maximumOutputFrames(forInput: source.framesPerPeriod)
+                                    * target.bytesPerFrame)
+        let resampler = state.resampler
+        let written = try converted.withUnsafeMutableBytes { try resampler.convert(period.bytes, into: $0) }
+        let skipped = min(state.skip, written)
+        state.skip -= skipped
+        state.pending += converted[skipped * target.bytesPerFrame..<written * target.bytesPerFrame]
+        let frames = UInt64(target.framesPerPeriod)
+        var made: [Made] = []
+        while state.pending.count - made.count * target.capacity >= target.capacity {
+            let offset = made.count * target.capacity
+            let timestamp = state.origin.timestampNanoseconds
+                + (Int64(state.position) - Int64(state.origin.position)) * 1_000_000_000 / Int64(target.sampleRate)
+            made.append(Made(sequence: state.position / frames, timestampNanoseconds: timestamp,
+                             bytes: Array(state.pending[offset..<offset + target.capacity])))
+            state.position += frames
+        }
+        state.pending.removeFirst(made.count * target.capacity)
+        return made
+    }
+
+    /// The first period, or one after a gap: the resampler starts afresh and
+    /// output starts at the first period boundary at or after where this
+    /// period's first sample falls. Returns the periods not made since, if any.
+    private func restart(at period: PooledFrame, _ state: inout State) -> DropTally? {
+        let start = period.sequence * UInt64(source.framesPerPeriod) * UInt64(target.sampleRate) / UInt64(source.sampleRate)
+        let frames = UInt64(target.framesPerPeriod)
+        let aligned = (start + frames - 1) / frames * frames
+        var gap: DropTally?
+        if state.nextInput != nil {
+            if let fresh = try? AudioResampler(from: source, to: target) { state.resampler = fresh }
+            let lost = aligned / frames - state.position / frames
+            if lost > 0 {
+                var drops = DropTally()
+                drops.add(.discontinuity, count: Int(lost), sequence: aligned / frames - 1)
+                gap = drops
+            }
+        }
+        state.pending = []
+        state.position = aligned
+        state.skip = Int(aligned - start)
+        state.origin = (start, period.timestampNanoseconds)
+        return gap
+    }
+}

@@ -1,0 +1,96 @@
+@testable import CameraDaemon
+import CameraMedia
+import CameraTestSupport
+import Logging
+import Testing
+
+/// A microphone heard at another rate, channel count and format: the
+/// variant's periods are numbered by position on the microphone's clock, every
+/// one given or reported, and the stamp decodes where its blocks belong —
+/// before and after a gap in the microphone's periods.
+@Suite struct AudioVariantTests {
+    let budget = ClientBudget()
+    let logger = Logger(label: "test")
+    static let microphone = AudioLayout(sampleRate: 48_000, channels: 2, sampleFormat: .s16, framesPerPeriod: 480)
+
+    /// The samples of `periods` that follow each other from the first, as floats, and their first frame's position.
+    static func firstRun(_ periods: [GraphSink.Received], _ layout: AudioLayout) -> (position: Int, samples: [Float]) {
+        guard let first = periods.first else { return (0, []) }
+        let run = periods.enumerated().prefix { $0.element.sequence == first.sequence + UInt64($0.offset) }.map(\.element)
+        let samples = run.flatMap { period in
+            period.bytes.withUnsafeBytes { raw in
+                stride(from: 0, to: period.bytes.count, by: layout.bytesPerFrame).map { offset -> Float in
+                    layout.sampleFormat == .f32 ? raw.load(fromByteOffset: offset, as: Float.self)
+                        : Float(raw.load(fromByteOffset: offset, as: Int16.self)) / 32768
+                }
+            }
+        }
+        return (Int(first.sequence) * layout.framesPerPeriod, samples)
+    }
+
+    /// Each block's position on the variant's clock is its number's, scaled, give or take the resampler's delay.
+    static func checkBlocks(_ blocks: [AudioStamp.Block], from position: Int, rate: Int) {
+        for block in blocks {
+            let expected = Double(block.number) * 960 * Double(rate) / 48_000
+            let found = Double(position + block.offset)
+            #expect(found - expected >= -2 && found - expected <= 34, "\(block) at \(position): expected \(expected)")
+        }
+    }
+
+    @Test func aLiveMicrophoneHeardAt44_1kHzMonoFloat() async throws {
+        let microphone = try VirtualMicrophone(name: "the virtual microphone", layout: Self.microphone, budget: budget, logger: logger)
+        let layout = AudioLayout(sampleRate: 44_100, channels: 1, sampleFormat: .f32, framesPerPeriod: 441)
+        let variant = try AudioVariant(of: microphone.node, layout: Self.microphone, as: layout, budget: budget, logger: logger)
+        let listener = GraphSink(releasesAtOnce: true)
+        _ = try variant.node.subscribe(listener, policy: SubscriptionPolicy(maxInFlight: 2), for: .daemon)
+        #expect(await waitUntil(timeout: .seconds(120)) { listener.frames.count >= 100 })
+        microphone.stop()
+        #expect(await waitUntil { listener.hasEnded }, "the microphone's end ends its variant's listeners")
+
+        let periods = listener.frames
+        let first = try #require(periods.first)
+        try listener.checkAccounting(from: first.sequence, through: listener.accountedThrough)
+        #expect(periods.allSatisfy { $0.bytes.count == 441 * 4 })
+        for (previous, next) in zip(periods, periods.dropFirst()) {
+            #expect(next.timestampNanoseconds - previous.timestampNanoseconds == Int64(next.sequence - previous.sequence) * 10_000_000)
+        }
+        let (position, samples) = Self.firstRun(periods, layout)
+        let blocks = AudioStamp.decode(samples, sampleRate: 44_100)
+        #expect(blocks.count >= samples.count / 882 - 2, "\(blocks.count) blocks in \(samples.count) samples")
+        #expect(zip(blocks, blocks.dropFirst()).allSatisfy { $1.number == $0.number + 1 })
+        Self.checkBlocks(blocks, from: position, rate: 44_100)
+    }
+
+    @Test func aGapInTheMicrophonesPeriodsIsReportedAndTheClockKept() async throws {
+        let source = try MediaNode(name: "a microphone", media: .audio(Self.microphone), slots: 16, budget: budget, logger: logger)
+        let layout = AudioLayout(sampleRate: 16_000, channels: 1, sampleFormat: .s16, framesPerPeriod: 160)
+        let variant = try AudioVariant(of: source, layout: Self.microphone, as: layout, budget: budget, logger: logger)
+        let listener = GraphSink(releasesAtOnce: true)
+        _ = try variant.node.subscribe(listener, policy: SubscriptionPolicy(maxInFlight: 4), for: .daemon)
+        // Periods 0 to 39, then 50 to 89: the microphone lost ten. Each is
+        // offered until the variant's input takes it (its in-flight limit), as a
+        // device paces them; what the input refuses never reaches the variant.
+        for sequence in Array(0..<40) + Array(50..<90) as [UInt64] {
+            _ = await waitUntil { source.publish(sequence: sequence, timestampNanoseconds: Int64(sequence) * 10_000_000,
+                                                 durationNanoseconds: 10_000_000) { slot in
+                VirtualMicrophone.render(Self.microphone, from: sequence * 480, into: slot)
+            } }
+        }
+        #expect(await waitUntil { listener.accountedThrough >= 85 })
+        source.end()
+        #expect(await waitUntil { listener.hasEnded })
+
+        try listener.checkAccounting(from: 0, through: listener.accountedThrough)
+        #expect(listener.dropCount(.discontinuity) >= 10, "the ten lost periods at least (and what the resampler held)")
+        let periods = listener.frames
+        let before = periods.filter { $0.sequence < 40 }
+        let after = periods.filter { $0.sequence >= 50 }
+        #expect(after.first?.sequence == 50, "output starts again where the microphone's period 50 falls")
+        for part in [before, after] {
+            let (position, samples) = Self.firstRun(part, layout)
+            let blocks = AudioStamp.decode(samples, sampleRate: 16_000)
+            #expect(blocks.count >= samples.count / 320 - 2, "\(blocks.count) blocks in \(samples.count) samples")
+            Self.checkBlocks(blocks, from: position, rate: 16_000)
+        }
+    }
+}
