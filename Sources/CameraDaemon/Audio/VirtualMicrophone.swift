@@ -1,10 +1,11 @@
 import CameraIPC
 import CameraMedia
+import Foundation
 import Logging
 import Synchronization
 
 /// A virtual microphone (issue 34; not yet listed to clients): the
-/// ``AudioStamp`` signal at 48 kHz in periods of its layout, made on its own
+/// ``AudioStamp`` signal (or a plain tone, for levels) at 48 kHz in periods of its layout, made on its own
 /// thread on absolute CLOCK_MONOTONIC deadlines and published by its
 /// ``MediaNode``, whose subscriptions get each period as a camera's streams get
 /// a frame — the same pool, in-flight limits and drop accounting.
@@ -17,8 +18,17 @@ import Synchronization
 /// device overruns: the periods skipped are reported to every subscription as
 /// a discontinuity, and the stamp's positions skip with them.
 final class VirtualMicrophone: Sendable {
+    /// What it hears.
+    enum Signal: Sendable, Equatable {
+        /// ``AudioStamp``: a tone under marks naming each block's place.
+        case stamp
+        /// A 1 kHz sine alone, its peak `amplitude` (0–1): a known level.
+        case tone(amplitude: Float)
+    }
+
     let node: MediaNode
     let layout: AudioLayout
+    let signal: Signal
     private let thread: PollingThread
     private let stopRequested = Atomic(false)
 
@@ -26,17 +36,19 @@ final class VirtualMicrophone: Sendable {
     ///
     /// - Throws: INVALID_ARGUMENT for a rate other than 48 kHz; RESOURCE_EXHAUSTED
     ///   when its pool or thread cannot be made.
-    init(name: String, layout: AudioLayout, slots: Int = 16, budget: ClientBudget, logger: Logger) throws(CameraError) {
+    init(name: String, layout: AudioLayout, signal: Signal = .stamp, slots: Int = 16, budget: ClientBudget,
+         logger: Logger) throws(CameraError) {
         guard layout.sampleRate == AudioStamp.sampleRate else {
             throw CameraError(.invalidArgument, "a virtual microphone runs at \(AudioStamp.sampleRate) Hz, not \(layout.sampleRate)")
         }
         self.layout = layout
+        self.signal = signal
         node = try MediaNode(name: name, media: .audio(layout), slots: slots, budget: budget, logger: logger)
         do {
             thread = try PollingThread(name: "camerad-mic")
             // The thread keeps this object until it ends.
             try thread.start { [self] thread in
-                Self.run(layout: layout, node: node, stop: stopRequested, thread: thread)
+                Self.run(layout: layout, signal: signal, node: node, stop: stopRequested, thread: thread)
             }
         } catch {
             node.end()
@@ -57,7 +69,7 @@ final class VirtualMicrophone: Sendable {
         start + Int64(position) * 1_000_000_000 / Int64(rate)
     }
 
-    private static func run(layout: AudioLayout, node: MediaNode, stop: borrowing Atomic<Bool>, thread: PollingThread) {
+    private static func run(layout: AudioLayout, signal: Signal, node: MediaNode, stop: borrowing Atomic<Bool>, thread: PollingThread) {
         let frames = UInt64(layout.framesPerPeriod)
         let rate = layout.sampleRate
         let start = monotonicNanoseconds()
@@ -87,28 +99,38 @@ final class VirtualMicrophone: Sendable {
             let position = sequence * frames
             node.publish(sequence: sequence, timestampNanoseconds: timestamp(of: position, start: start, rate: rate),
                          durationNanoseconds: duration) { slot in
-                render(layout, from: position, into: slot)
+                render(layout, signal: signal, from: position, into: slot)
             }
             sequence += 1
         }
     }
 
-    /// One period of the signal from `position`, in the layout's sample format; the bytes written.
-    static func render(_ layout: AudioLayout, from position: UInt64, into slot: UnsafeMutableRawBufferPointer) -> Int {
+    /// One period of `signal` from `position`, in the layout's sample format; the bytes written.
+    static func render(_ layout: AudioLayout, signal: Signal = .stamp, from position: UInt64,
+                       into slot: UnsafeMutableRawBufferPointer) -> Int {
         let samples = layout.framesPerPeriod * layout.channels
-        switch layout.sampleFormat {
-        case .s16:
-            AudioStamp.render(into: UnsafeMutableBufferPointer(start: slot.baseAddress!.assumingMemoryBound(to: Int16.self), count: samples),
-                              channels: layout.channels, from: position)
-        case .f32:
-            AudioStamp.render(into: UnsafeMutableBufferPointer(start: slot.baseAddress!.assumingMemoryBound(to: Float.self), count: samples),
-                              channels: layout.channels, from: position)
-        case .s32:
-            var floats = [Float](repeating: 0, count: samples)
-            floats.withUnsafeMutableBufferPointer { AudioStamp.render(into: $0, channels: layout.channels, from: position) }
-            for (index, value) in floats.enumerated() {
+        var floats = [Float](repeating: 0, count: samples)
+        floats.withUnsafeMutableBufferPointer { floats in
+            switch signal {
+            case .stamp:
+                AudioStamp.render(into: floats, channels: layout.channels, from: position)
+            case .tone(let amplitude):
+                for frame in 0..<layout.framesPerPeriod {
+                    // 1 kHz at 48 kHz: 48 samples a period, exact at any position.
+                    let value = amplitude * Float(sin(2 * Double.pi * Double((position + UInt64(frame)) % 48) / 48))
+                    for channel in 0..<layout.channels { floats[frame * layout.channels + channel] = value }
+                }
+            }
+        }
+        for (index, value) in floats.enumerated() {
+            switch layout.sampleFormat {
+            case .s16:
+                slot.storeBytes(of: Int16(clamping: Int((value * 32767).rounded())), toByteOffset: index * 2, as: Int16.self)
+            case .s32:
                 slot.storeBytes(of: Int32(clamping: Int64((Double(value) * Double(Int32.max)).rounded())),
                                 toByteOffset: index * 4, as: Int32.self)
+            case .f32:
+                slot.storeBytes(of: value, toByteOffset: index * 4, as: Float.self)
             }
         }
         return layout.capacity
