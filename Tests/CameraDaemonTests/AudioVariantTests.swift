@@ -93,4 +93,22 @@ import Testing
             Self.checkBlocks(blocks, from: position, rate: 16_000)
         }
     }
+
+    @Test func stoppingAVariantEndsItsListenersAndNobodyElses() async throws {
+        let microphone = try VirtualMicrophone(name: "the virtual microphone", layout: Self.microphone, budget: budget, logger: logger)
+        defer { microphone.stop() }
+        let direct = GraphSink(releasesAtOnce: true)
+        _ = try microphone.node.subscribe(direct, policy: SubscriptionPolicy(maxInFlight: 2), for: .daemon)
+        let layout = AudioLayout(sampleRate: 16_000, channels: 1, sampleFormat: .s16, framesPerPeriod: 160)
+        let variant = try AudioVariant(of: microphone.node, layout: Self.microphone, as: layout, budget: budget, logger: logger)
+        let listener = GraphSink(releasesAtOnce: true)
+        _ = try variant.node.subscribe(listener, policy: SubscriptionPolicy(maxInFlight: 2), for: .daemon)
+        #expect(await waitUntil(timeout: .seconds(120)) { listener.frames.count >= 5 })
+        variant.stop()
+        #expect(await waitUntil { listener.hasEnded })
+        let heard = direct.frames.count
+        #expect(await waitUntil(timeout: .seconds(120)) { direct.frames.count >= heard + 5 }, "the microphone goes on")
+        #expect(!direct.hasEnded)
+        try listener.checkAccounting(from: listener.frames.first?.sequence ?? 0, through: listener.accountedThrough)
+    }
 }

@@ -568,11 +568,12 @@ extension CaptureKitEndToEnd {
         }
     }
 
-    /// One output's stream ends (the lock holder switched an MJPEG camera to
+    /// One output's stream ends (another process switched an MJPEG camera to
     /// YUYV, which that output's passthrough cannot follow): the session does
-    /// not go on half running. Every stream closes and it stops.
+    /// not go on half running. Every stream closes and it stops. (Were the
+    /// switch this process's own, its session would follow the new format.)
     @Test func aSessionWhoseOneOutputLosesItsStreamStopsAsAWhole() async throws {
-        try await withCaptureKitDaemon(virtualCameras: 0) { _ in
+        try await withCaptureKitDaemon(virtualCameras: 0) { daemon in
             let device = try await CaptureDaemon.addVirtualCamera(options: .init(pixelFormat: FourCharCode("MJPG"), width: 640, height: 480))
             let session = CaptureSession()
             let passthrough = CaptureVideoDataOutput()
@@ -586,13 +587,11 @@ extension CaptureKitEndToEnd {
             _ = passthrough.sampleBuffers
             try await session.start()
             _ = try await convertedFrames.nextFrame()
-            try await device.lockForConfiguration()
-            let yuyv = try #require(device.formats.first { $0.mediaSubType == kCVPixelFormatType_422YpCbCr8_yuvs && $0.dimensions.width == 640 })
-            try await device.setActiveFormat(yuyv)
+            let set = try await camctl(["set", device.uniqueID, "--format", "YUYV:640x480"], socket: daemon.socketPath)
+            #expect(set.status == 0, "\(set.standardError)")
             #expect(await events.wait(for: ["error unsupportedFormat", "stopped"]), "events: \(events.names)")
             #expect(!session.isRunning && !session.isInterrupted)
             #expect(try await waitUntil { try await CaptureDaemon.statistics(for: device).streams == 0 }, "both streams closed")
-            await device.unlockForConfiguration()
         }
     }
 

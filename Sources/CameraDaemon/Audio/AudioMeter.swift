@@ -48,6 +48,8 @@ final class AudioMeter: Sendable {
     /// Stops reading the microphone and ends the meter's subscribers.
     func stop() {
         source.unsubscribe(subscription)
+        // Its worker ends once the periods it has are done (unsubscribed, its input hears no end).
+        input.end(with: nil)
         node.end()
     }
 

@@ -53,6 +53,8 @@ final class AudioVariant: Sendable {
     /// Stops reading the microphone and ends the variant's listeners.
     func stop() {
         source.unsubscribe(subscription)
+        // Its worker ends once the periods it has are done (unsubscribed, its input hears no end).
+        input.end(with: nil)
         node.end()
     }
 }
