@@ -67,6 +67,9 @@ public enum LockLevel: Int32, CaseIterable, Sendable {
     case workerJobs
     /// `V4L2Discovery`'s hotplug thread, while it follows.
     case hotplugThread
+    /// An audio node's work on its worker: an `AudioVariant`'s resampler and
+    /// periods being cut, an `AudioMeter`'s levels and last reading.
+    case audioWork
 
     /// Where it stands in the order: leaves share the last rank.
     public var rank: Int32 { min(rawValue, LockLevel.eventLoop.rawValue) }

@@ -1,6 +1,6 @@
+import CameraIPC
 import CameraMedia
 import Logging
-import Synchronization
 
 /// A microphone's levels, computed once per microphone whatever the number of
 /// listeners (issue 34's `CaptureConnection.audioChannels`): a derived node
@@ -70,8 +70,8 @@ final class AudioMeter: Sendable {
             var readingsMade: UInt64 = 0
         }
 
-        let latest = Mutex<[AudioLevels.Reading]?>(nil)
-        private let meter: Mutex<Meter>
+        let latest = OrderedMutex<[AudioLevels.Reading]?>(.audioWork, nil)
+        private let meter: OrderedMutex<Meter>
         private let layout: AudioLayout
         private let interval: Double
         private let framesPerReading: Int
@@ -80,7 +80,7 @@ final class AudioMeter: Sendable {
             self.layout = layout
             self.interval = interval
             framesPerReading = max(1, Int((interval * Double(layout.sampleRate)).rounded()))
-            meter = Mutex(Meter(levels: AudioLevels(channels: layout.channels, sampleRate: layout.sampleRate)))
+            meter = OrderedMutex(.audioWork, Meter(levels: AudioLevels(channels: layout.channels, sampleRate: layout.sampleRate)))
         }
 
         /// Adds a period; publishes a reading when one is due (with no lock held).

@@ -1,6 +1,6 @@
+import CameraIPC
 import CameraMedia
 import Logging
-import Synchronization
 
 /// A microphone's variant (ARCHITECTURE.md, "Audio's transport"): the
 /// microphone's periods resampled to its layout — rate, channels, sample
@@ -85,12 +85,12 @@ private final class PeriodCutter: Sendable {
 
     private let source: AudioLayout
     private let target: AudioLayout
-    private let state: Mutex<State>
+    private let state: OrderedMutex<State>
 
     init(from source: AudioLayout, to target: AudioLayout) throws(ConversionError) {
         self.source = source
         self.target = target
-        state = Mutex(State(resampler: try AudioResampler(from: source, to: target)))
+        state = OrderedMutex(.audioWork, State(resampler: try AudioResampler(from: source, to: target)))
     }
 
     func take(_ period: PooledFrame, into node: MediaNode) {
