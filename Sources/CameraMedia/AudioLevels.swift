@@ -70,6 +70,16 @@ public struct AudioLevels: Sendable {
         add(frames: samples.count / channels) { Float(samples[$0]) / 32768 }
     }
 
+    /// Packed samples of `format`, as a period holds them.
+    public mutating func add(_ bytes: UnsafeRawBufferPointer, format: AudioLayout.SampleFormat) {
+        let count = bytes.count / format.bytes
+        switch format {
+        case .s16: bytes.withMemoryRebound(to: Int16.self) { add(UnsafeBufferPointer(rebasing: $0.prefix(count))) }
+        case .f32: bytes.withMemoryRebound(to: Float.self) { add(UnsafeBufferPointer(rebasing: $0.prefix(count))) }
+        case .s32: format.floats(in: bytes).withUnsafeBufferPointer { add($0) }
+        }
+    }
+
     private mutating func add(frames: Int, _ sample: (Int) -> Float) {
         for frame in 0..<frames {
             for channel in 0..<channels {

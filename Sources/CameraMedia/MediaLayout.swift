@@ -100,6 +100,35 @@ public struct AudioLayout: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+extension AudioLayout.SampleFormat {
+    /// Writes samples (−1...1) in this format, packed: S16 and S32 scaled to
+    /// their largest value and rounded (clamped), F32 as they are.
+    public func store(_ samples: [Float], into bytes: UnsafeMutableRawBufferPointer) {
+        for (index, value) in samples.enumerated() {
+            switch self {
+            case .s16:
+                bytes.storeBytes(of: Int16(clamping: Int((value * 32767).rounded())), toByteOffset: index * 2, as: Int16.self)
+            case .s32:
+                bytes.storeBytes(of: Int32(clamping: Int64((Double(value) * Double(Int32.max)).rounded())),
+                                 toByteOffset: index * 4, as: Int32.self)
+            case .f32:
+                bytes.storeBytes(of: value, toByteOffset: index * 4, as: Float.self)
+            }
+        }
+    }
+
+    /// The packed samples in `bytes` as floats: S16 over 32768, S32 over 2³¹.
+    public func floats(in bytes: UnsafeRawBufferPointer) -> [Float] {
+        (0..<bytes.count / self.bytes).map { index in
+            switch self {
+            case .s16: Float(bytes.load(fromByteOffset: index * 2, as: Int16.self)) / 32768
+            case .s32: Float(Double(bytes.load(fromByteOffset: index * 4, as: Int32.self)) / 2_147_483_648)
+            case .f32: bytes.load(fromByteOffset: index * 4, as: Float.self)
+            }
+        }
+    }
+}
+
 /// Encoded packets of one stream (an H.264 or AAC elementary stream).
 public struct PacketLayout: Hashable, Sendable, CustomStringConvertible {
     /// The codec's name, as FFmpeg names it ("h264", "aac").

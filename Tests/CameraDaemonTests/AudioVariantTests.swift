@@ -17,14 +17,8 @@ import Testing
     static func firstRun(_ periods: [GraphSink.Received], _ layout: AudioLayout) -> (position: Int, samples: [Float]) {
         guard let first = periods.first else { return (0, []) }
         let run = periods.enumerated().prefix { $0.element.sequence == first.sequence + UInt64($0.offset) }.map(\.element)
-        let samples = run.flatMap { period in
-            period.bytes.withUnsafeBytes { raw in
-                stride(from: 0, to: period.bytes.count, by: layout.bytesPerFrame).map { offset -> Float in
-                    layout.sampleFormat == .f32 ? raw.load(fromByteOffset: offset, as: Float.self)
-                        : Float(raw.load(fromByteOffset: offset, as: Int16.self)) / 32768
-                }
-            }
-        }
+        // The layouts here are mono: every sample is the first channel's.
+        let samples = run.flatMap { period in period.bytes.withUnsafeBytes { layout.sampleFormat.floats(in: $0) } }
         return (Int(first.sequence) * layout.framesPerPeriod, samples)
     }
 
@@ -41,8 +35,7 @@ import Testing
         let microphone = try VirtualMicrophone(name: "the virtual microphone", layout: Self.microphone, budget: budget, logger: logger)
         let layout = AudioLayout(sampleRate: 44_100, channels: 1, sampleFormat: .f32, framesPerPeriod: 441)
         let variant = try AudioVariant(of: microphone.node, layout: Self.microphone, as: layout, budget: budget, logger: logger)
-        let listener = GraphSink(releasesAtOnce: true)
-        _ = try variant.node.subscribe(listener, policy: SubscriptionPolicy(maxInFlight: 2), for: .daemon)
+        let listener = try GraphSink.listening(to: variant.node)
         #expect(await waitUntil(timeout: .seconds(120)) { listener.frames.count >= 100 })
         microphone.stop()
         #expect(await waitUntil { listener.hasEnded }, "the microphone's end ends its variant's listeners")
@@ -65,8 +58,7 @@ import Testing
         let source = try MediaNode(name: "a microphone", media: .audio(Self.microphone), slots: 16, budget: budget, logger: logger)
         let layout = AudioLayout(sampleRate: 16_000, channels: 1, sampleFormat: .s16, framesPerPeriod: 160)
         let variant = try AudioVariant(of: source, layout: Self.microphone, as: layout, budget: budget, logger: logger)
-        let listener = GraphSink(releasesAtOnce: true)
-        _ = try variant.node.subscribe(listener, policy: SubscriptionPolicy(maxInFlight: 4), for: .daemon)
+        let listener = try GraphSink.listening(to: variant.node, inFlight: 4)
         // Periods 0 to 39, then 50 to 89: the microphone lost ten. Each is
         // offered until the variant's input takes it (its in-flight limit), as a
         // device paces them; what the input refuses never reaches the variant.
@@ -97,12 +89,10 @@ import Testing
     @Test func stoppingAVariantEndsItsListenersAndNobodyElses() async throws {
         let microphone = try VirtualMicrophone(name: "the virtual microphone", layout: Self.microphone, budget: budget, logger: logger)
         defer { microphone.stop() }
-        let direct = GraphSink(releasesAtOnce: true)
-        _ = try microphone.node.subscribe(direct, policy: SubscriptionPolicy(maxInFlight: 2), for: .daemon)
+        let direct = try GraphSink.listening(to: microphone.node)
         let layout = AudioLayout(sampleRate: 16_000, channels: 1, sampleFormat: .s16, framesPerPeriod: 160)
         let variant = try AudioVariant(of: microphone.node, layout: Self.microphone, as: layout, budget: budget, logger: logger)
-        let listener = GraphSink(releasesAtOnce: true)
-        _ = try variant.node.subscribe(listener, policy: SubscriptionPolicy(maxInFlight: 2), for: .daemon)
+        let listener = try GraphSink.listening(to: variant.node)
         #expect(await waitUntil(timeout: .seconds(120)) { listener.frames.count >= 5 })
         variant.stop()
         #expect(await waitUntil { listener.hasEnded })

@@ -223,6 +223,13 @@ final class GraphSink: FrameSink, Sendable {
         state = Mutex(State(releasesAtOnce: releasesAtOnce))
     }
 
+    /// A sink that gives each buffer back at once, subscribed to `node` as camerad's own.
+    static func listening(to node: MediaNode, inFlight: Int = 2) throws -> GraphSink {
+        let sink = GraphSink(releasesAtOnce: true)
+        _ = try node.subscribe(sink, policy: SubscriptionPolicy(maxInFlight: inFlight), for: .daemon)
+        return sink
+    }
+
     var log: [String] { state.withLock { $0.log } }
     var frames: [Received] { state.withLock { $0.frames } }
     var frameSequences: [UInt64] { frames.map(\.sequence) }

@@ -64,15 +64,7 @@ import Testing
             var bytes = [UInt8](repeating: 0, count: layout.capacity)
             let written = bytes.withUnsafeMutableBytes { VirtualMicrophone.render(layout, from: 960 * 7, into: $0) }
             #expect(written == layout.capacity)
-            let samples: [Float] = bytes.withUnsafeBytes { raw in
-                (0..<960).map { index in
-                    switch format {
-                    case .s16: Float(raw.load(fromByteOffset: index * 2, as: Int16.self)) / 32767
-                    case .s32: Float(Double(raw.load(fromByteOffset: index * 4, as: Int32.self)) / Double(Int32.max))
-                    case .f32: raw.load(fromByteOffset: index * 4, as: Float.self)
-                    }
-                }
-            }
+            let samples = bytes.withUnsafeBytes { format.floats(in: $0) }
             // One whole block, number 7, from the first sample.
             #expect(AudioStamp.decode(samples + [0, 0, 0], sampleRate: 48_000) == [AudioStamp.Block(number: 7, offset: 0)], "\(format)")
         }

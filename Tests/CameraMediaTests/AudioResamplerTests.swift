@@ -26,15 +26,8 @@ import Testing
 
     /// The first channel, as floats.
     static func firstChannel(_ bytes: [UInt8], _ layout: AudioLayout) -> [Float] {
-        bytes.withUnsafeBytes { raw in
-            stride(from: 0, to: bytes.count, by: layout.bytesPerFrame).map { offset in
-                switch layout.sampleFormat {
-                case .s16: Float(raw.load(fromByteOffset: offset, as: Int16.self)) / 32768
-                case .s32: Float(Double(raw.load(fromByteOffset: offset, as: Int32.self)) / 2_147_483_648)
-                case .f32: raw.load(fromByteOffset: offset, as: Float.self)
-                }
-            }
-        }
+        let samples = bytes.withUnsafeBytes { layout.sampleFormat.floats(in: $0) }
+        return stride(from: 0, to: samples.count, by: layout.channels).map { samples[$0] }
     }
 
     @Test func aFormatAndChannelChangeAtTheSameRateIsExact() throws {

@@ -10,48 +10,29 @@ import Logging
 /// to like any node's buffers. ``latest`` is the last reading, for one-off
 /// questions (`camctl levels --json`).
 final class AudioMeter: Sendable {
-    let node: MediaNode
     /// Seconds between two readings.
     let interval: Double
-    private let input: NodeInput
-    private let source: MediaNode
-    private let subscription: UInt64
+    private let derived: DerivedNode
     private let work: Work
+    var node: MediaNode { derived.node }
 
     /// Makes the meter and subscribes it to `source` (charged to camerad).
     ///
     /// - Throws: RESOURCE_EXHAUSTED when its pool, worker or subscription cannot be had.
     init(of source: MediaNode, layout: AudioLayout, interval: Double = 0.1, budget: ClientBudget, logger: Logger) throws(CameraError) {
-        self.source = source
         self.interval = interval
         let work = Work(layout: layout, interval: interval)
         self.work = work
-        node = try MediaNode(name: "\(source.name)'s levels", media: .records(maxBytes: layout.channels * 8), slots: 8,
-                             budget: budget, logger: logger)
-        do {
-            input = try NodeInput(to: node, passesDropsOn: false) { period, node in work.take(period, into: node) }
-        } catch {
-            node.end()
-            throw CameraError(.resourceExhausted, "no worker for \(node.name): \(error)")
-        }
-        do {
-            subscription = try source.subscribe(input, policy: SubscriptionPolicy(maxInFlight: 4), for: .daemon)
-        } catch {
-            node.end()
-            throw error
-        }
+        let node = try MediaNode(name: "\(source.name)'s levels", media: .records(maxBytes: layout.channels * 8), slots: 8,
+                                 budget: budget, logger: logger)
+        derived = try DerivedNode(node, reading: source, passesDropsOn: false) { period, node in work.take(period, into: node) }
     }
 
     /// The last reading, per channel; nil before the first.
     var latest: [AudioLevels.Reading]? { work.latest.withLock { $0 } }
 
     /// Stops reading the microphone and ends the meter's subscribers.
-    func stop() {
-        source.unsubscribe(subscription)
-        // Its worker ends once the periods it has are done (unsubscribed, its input hears no end).
-        input.end(with: nil)
-        node.end()
-    }
+    func stop() { derived.stop() }
 
     /// A record as published: per channel, average power then peak hold.
     static func readings(in record: UnsafeRawBufferPointer) -> [AudioLevels.Reading] {
@@ -86,7 +67,7 @@ final class AudioMeter: Sendable {
         /// Adds a period; publishes a reading when one is due (with no lock held).
         func take(_ period: PooledFrame, into node: MediaNode) {
             let reading = meter.withLock { meter -> (sequence: UInt64, levels: [AudioLevels.Reading])? in
-                Self.add(period, layout, to: &meter.levels)
+                meter.levels.add(period.bytes, format: layout.sampleFormat)
                 meter.framesSinceReading += layout.framesPerPeriod
                 guard meter.framesSinceReading >= framesPerReading else { return nil }
                 meter.framesSinceReading -= framesPerReading
@@ -102,19 +83,6 @@ final class AudioMeter: Sendable {
                     slot.storeBytes(of: levels.peakHoldLevel, toByteOffset: channel * 8 + 4, as: Float.self)
                 }
                 return reading.levels.count * 8
-            }
-        }
-
-        private static func add(_ period: PooledFrame, _ layout: AudioLayout, to levels: inout AudioLevels) {
-            let count = period.bytes.count / layout.sampleFormat.bytes
-            switch layout.sampleFormat {
-            case .s16:
-                period.bytes.withMemoryRebound(to: Int16.self) { levels.add(UnsafeBufferPointer(rebasing: $0.prefix(count))) }
-            case .f32:
-                period.bytes.withMemoryRebound(to: Float.self) { levels.add(UnsafeBufferPointer(rebasing: $0.prefix(count))) }
-            case .s32:
-                let floats = (0..<count).map { Float(Double(period.bytes.load(fromByteOffset: $0 * 4, as: Int32.self)) / 2_147_483_648) }
-                floats.withUnsafeBufferPointer { levels.add($0) }
             }
         }
     }

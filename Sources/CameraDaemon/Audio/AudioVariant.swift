@@ -15,11 +15,9 @@ import Logging
 /// at the next period boundary after the gap: the periods in between are
 /// reported as a discontinuity, so a gap in the numbers is a gap in samples.
 final class AudioVariant: Sendable {
-    let node: MediaNode
     let layout: AudioLayout
-    private let input: NodeInput
-    private let source: MediaNode
-    private let subscription: UInt64
+    private let derived: DerivedNode
+    var node: MediaNode { derived.node }
 
     /// Makes the variant and subscribes it to `source` (charged to camerad).
     ///
@@ -34,29 +32,12 @@ final class AudioVariant: Sendable {
             throw CameraError(.invalidArgument, "\(source.name) cannot be heard as \(layout): \(error)")
         }
         self.layout = layout
-        self.source = source
-        node = try MediaNode(name: "\(source.name) as \(layout)", media: .audio(layout), slots: slots, budget: budget, logger: logger)
-        do {
-            input = try NodeInput(to: node, passesDropsOn: false) { period, node in cutter.take(period, into: node) }
-        } catch {
-            node.end()
-            throw CameraError(.resourceExhausted, "no worker for \(node.name): \(error)")
-        }
-        do {
-            subscription = try source.subscribe(input, policy: SubscriptionPolicy(maxInFlight: 4), for: .daemon)
-        } catch {
-            node.end()
-            throw error
-        }
+        let node = try MediaNode(name: "\(source.name) as \(layout)", media: .audio(layout), slots: slots, budget: budget, logger: logger)
+        derived = try DerivedNode(node, reading: source, passesDropsOn: false) { period, node in cutter.take(period, into: node) }
     }
 
     /// Stops reading the microphone and ends the variant's listeners.
-    func stop() {
-        source.unsubscribe(subscription)
-        // Its worker ends once the periods it has are done (unsubscribed, its input hears no end).
-        input.end(with: nil)
-        node.end()
-    }
+    func stop() { derived.stop() }
 }
 
 /// The variant's work on its input's worker: resample and cut into periods

@@ -122,17 +122,7 @@ final class VirtualMicrophone: Sendable {
                 }
             }
         }
-        for (index, value) in floats.enumerated() {
-            switch layout.sampleFormat {
-            case .s16:
-                slot.storeBytes(of: Int16(clamping: Int((value * 32767).rounded())), toByteOffset: index * 2, as: Int16.self)
-            case .s32:
-                slot.storeBytes(of: Int32(clamping: Int64((Double(value) * Double(Int32.max)).rounded())),
-                                toByteOffset: index * 4, as: Int32.self)
-            case .f32:
-                slot.storeBytes(of: value, toByteOffset: index * 4, as: Float.self)
-            }
-        }
+        layout.sampleFormat.store(floats, into: slot)
         return layout.capacity
     }
 }

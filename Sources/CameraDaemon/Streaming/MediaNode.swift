@@ -271,3 +271,43 @@ final class NodeInput: FrameSink {
         thread.finish()
     }
 }
+
+/// A derived node attached to the node it reads: its ``NodeInput`` subscribed
+/// to `source` as camerad's own, until ``stop()``. What an audio variant or a
+/// meter is made of (and next an encoder or a detector).
+struct DerivedNode: Sendable {
+    let node: MediaNode
+    private let input: NodeInput
+    private let source: MediaNode
+    private let subscription: UInt64
+
+    /// Subscribes `node`'s input, running `process` for each of `source`'s
+    /// buffers, to `source`; `node` is ended if that fails.
+    ///
+    /// - Throws: RESOURCE_EXHAUSTED when no worker or subscription can be had.
+    init(_ node: MediaNode, reading source: MediaNode, inFlight: Int = 4, passesDropsOn: Bool = true,
+         process: @escaping NodeInput.Process) throws(CameraError) {
+        self.node = node
+        self.source = source
+        do {
+            input = try NodeInput(to: node, passesDropsOn: passesDropsOn, process: process)
+        } catch {
+            node.end()
+            throw CameraError(.resourceExhausted, "no worker for \(node.name): \(error)")
+        }
+        do {
+            subscription = try source.subscribe(input, policy: SubscriptionPolicy(maxInFlight: inFlight), for: .daemon)
+        } catch {
+            node.end()
+            throw error
+        }
+    }
+
+    /// Stops reading `source` and ends the node's subscribers.
+    func stop() {
+        source.unsubscribe(subscription)
+        // Its worker ends once the buffers it has are done (unsubscribed, its input hears no end).
+        input.end(with: nil)
+        node.end()
+    }
+}
