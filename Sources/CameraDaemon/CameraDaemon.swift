@@ -23,6 +23,8 @@ public final class CameraDaemon: Sendable {
         /// found, else none. With two or more, the first is in front and the
         /// second at the back, as on a phone.
         public var virtualCameraCount: Int?
+        /// Virtual microphones to create at start (48 kHz stereo, the audio stamp).
+        public var virtualMicrophoneCount = 0
         /// Serve the V4L2 cameras (/dev/video*) and follow hotplug.
         public var v4l2 = true
         /// How to learn of V4L2 cameras plugged in or out while running.
@@ -50,6 +52,7 @@ public final class CameraDaemon: Sendable {
     /// What Hello reports this daemon can do.
     public static let features = [
         "devices", "device-events", "virtual-cameras", "ping", "streaming", "configuration-lock", "configure-device",
+        "microphones", "audio-levels",
     ]
 
     /// `$XDG_STATE_HOME/camerad` when set, else /var/lib/camerad for root, else
@@ -94,6 +97,10 @@ public final class CameraDaemon: Sendable {
         if let count = configuration.virtualCameraCount, !(0...VirtualCameraRoster.maxCount).contains(count) {
             throw DaemonError.invalidConfiguration(
                 "--virtual-cameras must be 0 to \(VirtualCameraRoster.maxCount), not \(count)")
+        }
+        guard (0...VirtualCameraRoster.maxCount).contains(configuration.virtualMicrophoneCount) else {
+            throw DaemonError.invalidConfiguration(
+                "--virtual-microphones must be 0 to \(VirtualCameraRoster.maxCount), not \(configuration.virtualMicrophoneCount)")
         }
         // First, so that a second daemon on the same socket stops before touching a device.
         let socket = try DaemonSocket.claim(
@@ -143,6 +150,15 @@ public final class CameraDaemon: Sendable {
                 throw error
             }
         }
+        for index in 0..<configuration.virtualMicrophoneCount {
+            do {
+                try roster.addMicrophone(index: index)
+            } catch {
+                discovery?.stop()
+                socket.remove()
+                throw error
+            }
+        }
 
         var router = RPCRouter()
         CameraServiceHandlers(registry: registry, virtualCameras: roster, policy: AccessPolicy(), configurator: configurator)
@@ -160,7 +176,7 @@ public final class CameraDaemon: Sendable {
                     Task { await configurator.connectionEnded(connection.id) }
                 })
             try server.start()
-            logger.info("camerad \(cameradVersion) serving \(registry.devices.count) device(s) on \(configuration.socketPath)")
+            logger.info("camerad \(cameradVersion) serving \(registry.devices.count) camera(s) and \(registry.microphones.count) microphone(s) on \(configuration.socketPath)")
             return CameraDaemon(configuration: configuration, logger: logger, loop: loop, socket: socket,
                                 server: server, registry: registry, discovery: discovery, defaults: defaults)
         } catch {

@@ -1,7 +1,8 @@
-/// A camera as clients see it (AVCaptureDevice's properties), in camerad's own
-/// types: a backend describes itself in it, the registry adds the running mode
-/// and the lock holder, and the protocol's `Device` is made from it at the
-/// handler edge (`Handlers/ProtocolMapping.swift`).
+/// A device — a camera or a microphone — as clients see it (AVCaptureDevice's
+/// properties), in camerad's own types: a backend describes itself in it, the
+/// registry adds the running mode and the lock holder, and the protocol's
+/// `Device` is made from it at the handler edge (`Handlers/ProtocolMapping.swift`).
+/// A microphone has ``audio`` and none of a camera's formats, modes or controls.
 struct DeviceDescription: Sendable {
     /// AVCaptureDevice.Position.
     enum Position: Sendable, Hashable {
@@ -10,12 +11,12 @@ struct DeviceDescription: Sendable {
 
     /// AVCaptureDevice.DeviceType, as far as Linux can tell.
     enum DeviceType: Sendable, Hashable {
-        case builtInWideAngleCamera, external
+        case builtInWideAngleCamera, external, microphone
     }
 
     /// What drives the device.
     enum Backend: Sendable, Hashable {
-        case virtual, v4l2
+        case virtual, v4l2, alsa
     }
 
     /// Stable across reboots and re-plugging; never /dev/videoN.
@@ -26,21 +27,42 @@ struct DeviceDescription: Sendable {
     var position: Position
     var deviceType: DeviceType
     var backend: Backend
-    /// The node (/dev/videoN) of a V4L2 device.
+    /// The node (/dev/videoN) of a V4L2 device, the PCM of an ALSA one.
     var devicePath: String?
     var isConnected = true
     /// Why no stream can start now (another program holds the node).
     var unavailableReason: String?
     /// What it can make, in the order clients number them.
     var formats: [DeviceFormat]
-    /// AVCaptureDevice's `activeFormat` and its frame durations.
-    var activeMode: CaptureMode
+    /// AVCaptureDevice's `activeFormat` and its frame durations; nil for a microphone.
+    var activeMode: CaptureMode?
     var controls: [CameraControl]
     var capabilities: DeviceCapabilities
     var supportedPresets: [SessionPreset]
     var settings: CameraSettings
     /// Who holds its configuration lock.
     var lockHolder: ConfigurationLocks.Holder?
+    /// A microphone's formats; nil for a camera.
+    var audio: AudioCapabilities? = nil
+
+    /// AVCaptureDevice.hasMediaType: a camera's is video, a microphone's audio.
+    var mediaType: MediaType { audio == nil ? .video : .audio }
+
+    /// AVMediaType.
+    enum MediaType: Sendable, Hashable {
+        case video, audio
+    }
+
+    /// A microphone as clients see it: who it is and what it captures.
+    static func microphone(
+        uniqueID: String, modelID: String, localizedName: String, manufacturer: String, backend: Backend,
+        devicePath: String? = nil, audio: AudioCapabilities
+    ) -> DeviceDescription {
+        DeviceDescription(uniqueID: uniqueID, modelID: modelID, localizedName: localizedName, manufacturer: manufacturer,
+                          position: .unspecified, deviceType: .microphone, backend: backend, devicePath: devicePath,
+                          formats: [], activeMode: nil, controls: [], capabilities: DeviceCapabilities(),
+                          supportedPresets: [], settings: CameraSettings(), audio: audio)
+    }
 }
 
 /// A device came, went or changed, as watchers hear it.

@@ -3,8 +3,8 @@ import Glibc
 import Logging
 import Synchronization
 
-/// The devices the daemon serves, in the order it found them, and everyone
-/// watching them come and go.
+/// The devices the daemon serves — cameras and microphones, each in the order
+/// it found them — and everyone watching them come and go.
 ///
 /// Events reach every subscriber in the same order. Subscribing takes the
 /// current devices and the subscription in one step, so a watcher misses nothing.
@@ -14,6 +14,8 @@ final class DeviceRegistry: Sendable {
     private struct State {
         var devices: [any CameraBackend] = []
         var streamers: [String: DeviceStreamer] = [:]
+        /// The microphones, each with its fan-out, in the order they arrived.
+        var microphones: [MicrophoneStreamer] = []
         var subscribers: [UInt64: AsyncStream<Event>.Continuation] = [:]
         var nextSubscriberID: UInt64 = 1
     }
@@ -59,8 +61,44 @@ final class DeviceRegistry: Sendable {
         return description
     }
 
-    /// Every device, in the order they arrived.
+    /// Every camera, in the order they arrived.
     var devices: [any CameraBackend] { state.withLock { $0.devices } }
+
+    /// Every microphone's fan-out, in the order they arrived.
+    var microphones: [MicrophoneStreamer] { state.withLock { $0.microphones } }
+
+    /// A microphone's fan-out.
+    func microphone(_ uniqueID: String) -> MicrophoneStreamer? {
+        state.withLock { state in state.microphones.first { $0.microphone.uniqueID == uniqueID } }
+    }
+
+    /// Every device as clients see it: the cameras, then the microphones.
+    var descriptions: [DeviceDescription] {
+        state.withLock { state in
+            state.devices.map { describe($0, streamer: state.streamers[$0.uniqueID]) }
+                + state.microphones.map { describe($0.microphone) }
+        }
+    }
+
+    /// A camera or a microphone as clients see it; nil when there is none.
+    func description(of uniqueID: String) -> DeviceDescription? {
+        state.withLock { state in
+            if let camera = state.devices.first(where: { $0.uniqueID == uniqueID }) {
+                return describe(camera, streamer: state.streamers[uniqueID])
+            }
+            return state.microphones.first { $0.microphone.uniqueID == uniqueID }.map { describe($0.microphone) }
+        }
+    }
+
+    private func describe(_ microphone: any MicrophoneBackend) -> DeviceDescription {
+        var description = microphone.describe()
+        description.lockHolder = locks.holder(of: microphone.uniqueID)
+        return description
+    }
+
+    private func isTaken(_ uniqueID: String, _ state: State) -> Bool {
+        state.devices.contains { $0.uniqueID == uniqueID } || state.microphones.contains { $0.microphone.uniqueID == uniqueID }
+    }
 
     func device(_ uniqueID: String) -> (any CameraBackend)? {
         state.withLock { state in state.devices.first { $0.uniqueID == uniqueID } }
@@ -74,6 +112,7 @@ final class DeviceRegistry: Sendable {
     /// Ends every stream of every device (the daemon is stopping).
     func interruptAllStreams(_ reason: StreamInterruption, _ error: CameraError) {
         for streamer in state.withLock({ Array($0.streamers.values) }) { streamer.interrupt(reason, error) }
+        for microphone in microphones { microphone.interrupt(reason, error) }
     }
 
     /// Adds a device and tells the watchers.
@@ -81,7 +120,7 @@ final class DeviceRegistry: Sendable {
     /// - Throws: `ALREADY_EXISTS` when a device has the same uniqueID.
     func add(_ device: any CameraBackend) throws {
         try withState { state in
-            guard !state.devices.contains(where: { $0.uniqueID == device.uniqueID }) else {
+            guard !isTaken(device.uniqueID, state) else {
                 throw CameraError(.alreadyExists, "a device '\(device.uniqueID)' already exists; pick another index")
             }
             state.devices.append(device)
@@ -94,10 +133,40 @@ final class DeviceRegistry: Sendable {
         additionObserver.withLock { $0 }(device)
     }
 
+    /// Adds a microphone and tells the watchers.
+    ///
+    /// - Throws: `ALREADY_EXISTS` when a device has the same uniqueID.
+    func add(microphone: any MicrophoneBackend) throws {
+        try withState { state in
+            guard !isTaken(microphone.uniqueID, state) else {
+                throw CameraError(.alreadyExists, "a device '\(microphone.uniqueID)' already exists; pick another index")
+            }
+            let uniqueID = microphone.uniqueID
+            state.microphones.append(MicrophoneStreamer(microphone: microphone, budget: clientBudget, logger: logger) { [weak self] error in
+                self?.remove(uniqueID, because: error)
+            })
+            broadcast(.connected, describe(microphone), &state)
+        }
+    }
+
     /// Removes a device, ends its streams as disconnected (with `error`, else a
-    /// generic one), and tells the watchers; nil when there was none.
+    /// generic one), and tells the watchers; false when there was none.
     @discardableResult
-    func remove(_ uniqueID: String, because error: CameraError? = nil) -> (any CameraBackend)? {
+    func remove(_ uniqueID: String, because error: CameraError? = nil) -> Bool {
+        let disconnected = error ?? CameraError(.deviceDisconnected,
+            "\(uniqueID) was disconnected; streams resume when a session starts again with the device back")
+        let microphone = withState { state -> MicrophoneStreamer? in
+            guard let index = state.microphones.firstIndex(where: { $0.microphone.uniqueID == uniqueID }) else { return nil }
+            let microphone = state.microphones.remove(at: index)
+            var description = describe(microphone.microphone)
+            description.isConnected = false
+            broadcast(.disconnected, description, &state)
+            return microphone
+        }
+        if let microphone {
+            microphone.interrupt(.deviceDisconnected, disconnected)
+            return true
+        }
         let removed = withState { state -> (any CameraBackend, DeviceStreamer?)? in
             guard let index = state.devices.firstIndex(where: { $0.uniqueID == uniqueID }) else { return nil }
             let device = state.devices.remove(at: index)
@@ -106,10 +175,9 @@ final class DeviceRegistry: Sendable {
             broadcast(.disconnected, description, &state)
             return (device, state.streamers.removeValue(forKey: uniqueID))
         }
-        guard let (device, streamer) = removed else { return nil }
-        streamer?.interrupt(.deviceDisconnected, error ?? CameraError(.deviceDisconnected,
-            "\(uniqueID) was disconnected; streams resume when a session starts again with the device back"))
-        return device
+        guard let (_, streamer) = removed else { return false }
+        streamer?.interrupt(.deviceDisconnected, disconnected)
+        return true
     }
 
     /// Tells the watchers a device's description changed.
@@ -123,8 +191,14 @@ final class DeviceRegistry: Sendable {
     /// Tells the watchers a device's configuration lock was taken or released.
     private func lockDidChange(_ uniqueID: String) {
         withState { state in
-            guard let device = state.devices.first(where: { $0.uniqueID == uniqueID }) else { return }
-            let description = describe(device, streamer: state.streamers[uniqueID])
+            let description: DeviceDescription
+            if let device = state.devices.first(where: { $0.uniqueID == uniqueID }) {
+                description = describe(device, streamer: state.streamers[uniqueID])
+            } else if let microphone = state.microphones.first(where: { $0.microphone.uniqueID == uniqueID }) {
+                description = describe(microphone.microphone)
+            } else {
+                return
+            }
             broadcast(description.lockHolder != nil ? .locked : .unlocked, description, &state)
         }
     }
@@ -139,6 +213,9 @@ final class DeviceRegistry: Sendable {
             if includeExisting {
                 for device in state.devices {
                     events.append(Self.event(.connected, describe(device, streamer: state.streamers[device.uniqueID])))
+                }
+                for microphone in state.microphones {
+                    events.append(Self.event(.connected, describe(microphone.microphone)))
                 }
             }
             events.append(Self.event(.subscribed, nil))

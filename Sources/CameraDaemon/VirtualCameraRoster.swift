@@ -1,6 +1,6 @@
 import CameraMedia
 
-/// Adds and removes the daemon's virtual cameras, keeping their indices unique.
+/// Adds and removes the daemon's virtual cameras and microphones, keeping their indices unique.
 struct VirtualCameraRoster: Sendable {
     /// Indices run from 0 to 63.
     static let maxCount = 64
@@ -40,15 +40,48 @@ struct VirtualCameraRoster: Sendable {
         }
     }
 
-    /// Removes a virtual camera, as if it were unplugged.
+    /// Adds `virtual-microphone-<index>`, at the lowest free index when none is given.
+    ///
+    /// - Throws: as ``add(index:localizedName:position:options:)``.
+    @discardableResult
+    func addMicrophone(index: Int? = nil, localizedName: String = "", signal: VirtualMicrophone.Signal = .stamp) throws -> VirtualMicrophone {
+        if let index {
+            guard (0..<Self.maxCount).contains(index) else {
+                throw CameraError(.invalidArgument, "virtual microphone index \(index) is out of range; use 0 to \(Self.maxCount - 1)")
+            }
+            let microphone = VirtualMicrophone(index: index, localizedName: localizedName, signal: signal)
+            try registry.add(microphone: microphone)
+            return microphone
+        }
+        while true {
+            let taken = Set(registry.microphones.compactMap { ($0.microphone as? VirtualMicrophone)?.index })
+            guard let free = (0..<Self.maxCount).first(where: { !taken.contains($0) }) else {
+                throw CameraError(.resourceExhausted, "all \(Self.maxCount) virtual microphones exist; remove one first")
+            }
+            let microphone = VirtualMicrophone(index: free, localizedName: localizedName, signal: signal)
+            do {
+                try registry.add(microphone: microphone)
+                return microphone
+            } catch let error as CameraError where error.code == .alreadyExists {
+                continue
+            }
+        }
+    }
+
+    /// Removes a virtual camera or microphone, as if it were unplugged.
     ///
     /// - Throws: `DEVICE_NOT_FOUND`, or `INVALID_ARGUMENT` for a device that is not virtual.
     func remove(_ uniqueID: String) throws {
-        guard let device = registry.device(uniqueID) else {
+        let isVirtual: Bool
+        if let device = registry.device(uniqueID) {
+            isVirtual = device is VirtualCamera
+        } else if let microphone = registry.microphone(uniqueID) {
+            isVirtual = microphone.microphone is VirtualMicrophone
+        } else {
             throw CameraError.noDevice(uniqueID)
         }
-        guard device is VirtualCamera else {
-            throw CameraError(.invalidArgument, "'\(uniqueID.echoed)' is not a virtual camera; only virtual cameras can be removed")
+        guard isVirtual else {
+            throw CameraError(.invalidArgument, "'\(uniqueID.echoed)' is not virtual; only virtual devices can be removed")
         }
         registry.remove(uniqueID)
     }

@@ -16,6 +16,8 @@ public enum LockLevel: Int32, CaseIterable, Sendable {
     case configurationLocks
     /// A `DeviceStreamer`'s state: capture, pools, streams (charges budgets, takes buffer loans under it).
     case deviceStreamer
+    /// A `MicrophoneStreamer`'s capture, variants, meter and listeners (starts and stops them under it).
+    case microphoneStreamer
     /// A `MediaNode`'s state: its pool and subscriptions (charges budgets under it).
     case mediaNode
     /// `ClientRings.frameSignals`, every user's frame signal per device (charges the budget under it).

@@ -38,6 +38,8 @@ public enum CameraService {
         service: name, method: "ConfigureDevice", kind: .unary)
     public static let capturePhoto = Method<Camerad_V1_CapturePhotoRequest, Camerad_V1_CapturePhotoResponse>(
         service: name, method: "CapturePhoto", kind: .unary)
+    public static let watchAudioLevels = Method<Camerad_V1_WatchAudioLevelsRequest, Camerad_V1_AudioLevels>(
+        service: name, method: "WatchAudioLevels", kind: .serverStreaming)
 
     /// Every method's name and shape, for checks against the .proto file.
     public static let all: [(name: String, kind: MethodKind)] = [
@@ -54,5 +56,6 @@ public enum CameraService {
         (unlockForConfiguration.name, unlockForConfiguration.kind),
         (configureDevice.name, configureDevice.kind),
         (capturePhoto.name, capturePhoto.kind),
+        (watchAudioLevels.name, watchAudioLevels.kind),
     ]
 }

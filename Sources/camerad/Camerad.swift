@@ -34,6 +34,11 @@ struct Camerad: AsyncParsableCommand {
         "Virtual cameras to create at start (0-64; default: one if no real camera is found, else none).", valueName: "n"))
     var virtualCameras: Int?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Virtual microphones to create at start (0-64): 48 kHz stereo, a tone marked with each sample's position.",
+        valueName: "n"))
+    var virtualMicrophones = 0
+
     @Flag(inversion: .prefixedNo, help: "Serve the V4L2 cameras (/dev/video*) and follow hotplug.")
     var v4l2 = true
 
@@ -72,6 +77,9 @@ struct Camerad: AsyncParsableCommand {
         if let virtualCameras, !(0...64).contains(virtualCameras) {
             throw ValidationError("--virtual-cameras must be 0 to 64, not \(virtualCameras)")
         }
+        if !(0...64).contains(virtualMicrophones) {
+            throw ValidationError("--virtual-microphones must be 0 to 64, not \(virtualMicrophones)")
+        }
         if let maxConnections, maxConnections < 1 {
             throw ValidationError("--max-connections must be at least 1, not \(maxConnections)")
         }
@@ -102,6 +110,7 @@ struct Camerad: AsyncParsableCommand {
         configuration.socketMode = parsedSocketMode!
         configuration.socketGroup = socketGroup
         configuration.virtualCameraCount = virtualCameras
+        configuration.virtualMicrophoneCount = virtualMicrophones
         configuration.v4l2 = v4l2
         configuration.hotplug = hotplug
         configuration.stateDirectory = stateDir ?? CameraDaemon.defaultStateDirectory()

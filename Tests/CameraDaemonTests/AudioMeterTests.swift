@@ -14,7 +14,7 @@ import Testing
 
     @Test func aKnownToneReadsItsLevelOnEveryChannel() async throws {
         let layout = AudioLayout(sampleRate: 48_000, channels: 2, sampleFormat: .s16, framesPerPeriod: 480)
-        let microphone = try VirtualMicrophone(name: "a tone", layout: layout, signal: .tone(amplitude: 0.5), budget: budget, logger: logger)
+        let microphone = try VirtualMicrophoneCapture(name: "a tone", layout: layout, signal: .tone(amplitude: 0.5), budget: budget, logger: logger)
         let meter = try AudioMeter(of: microphone.node, layout: layout, interval: 0.1, budget: budget, logger: logger)
         let meters = try GraphSink.listening(to: meter.node)
         #expect(await waitUntil(timeout: .seconds(120)) { meters.frames.count >= 6 })

@@ -32,7 +32,7 @@ import Testing
     }
 
     @Test func aLiveMicrophoneHeardAt44_1kHzMonoFloat() async throws {
-        let microphone = try VirtualMicrophone(name: "the virtual microphone", layout: Self.microphone, budget: budget, logger: logger)
+        let microphone = try VirtualMicrophoneCapture(name: "the virtual microphone", layout: Self.microphone, budget: budget, logger: logger)
         let layout = AudioLayout(sampleRate: 44_100, channels: 1, sampleFormat: .f32, framesPerPeriod: 441)
         let variant = try AudioVariant(of: microphone.node, layout: Self.microphone, as: layout, budget: budget, logger: logger)
         let listener = try GraphSink.listening(to: variant.node)
@@ -65,7 +65,7 @@ import Testing
         for sequence in Array(0..<40) + Array(50..<90) as [UInt64] {
             _ = await waitUntil { source.publish(sequence: sequence, timestampNanoseconds: Int64(sequence) * 10_000_000,
                                                  durationNanoseconds: 10_000_000) { slot in
-                VirtualMicrophone.render(Self.microphone, from: sequence * 480, into: slot)
+                VirtualMicrophoneCapture.render(Self.microphone, from: sequence * 480, into: slot)
             } }
         }
         #expect(await waitUntil { listener.accountedThrough >= 85 })
@@ -87,7 +87,7 @@ import Testing
     }
 
     @Test func stoppingAVariantEndsItsListenersAndNobodyElses() async throws {
-        let microphone = try VirtualMicrophone(name: "the virtual microphone", layout: Self.microphone, budget: budget, logger: logger)
+        let microphone = try VirtualMicrophoneCapture(name: "the virtual microphone", layout: Self.microphone, budget: budget, logger: logger)
         defer { microphone.stop() }
         let direct = try GraphSink.listening(to: microphone.node)
         let layout = AudioLayout(sampleRate: 16_000, channels: 1, sampleFormat: .s16, framesPerPeriod: 160)

@@ -101,6 +101,7 @@ import Testing
         var device = Camerad_V1_Device()
         device.deviceType = .builtInWideAngleCamera
         device.position = .front
+        device.mediaType = .video
         var filter = Camerad_V1_DeviceFilter()
         #expect(device.matches(filter), "an empty filter matches everything")
         filter.position = .back
@@ -111,5 +112,7 @@ import Testing
         filter.deviceTypes = [.external, .builtInWideAngleCamera]
         filter.mediaType = .video
         #expect(device.matches(filter))
+        filter.mediaType = .audio
+        #expect(!device.matches(filter), "a camera is no audio device")
     }
 }

@@ -25,8 +25,9 @@ import Testing
         let device = camera.describe()
         #expect(device.formats.count == 12)
         #expect(device.formats[0].width == 640 && device.formats[0].pixelFormat == .yuyv)
-        let active = device.formats[device.activeMode.formatIndex]
-        #expect(active == device.activeMode.format)
+        let mode = try #require(device.activeMode)
+        let active = device.formats[mode.formatIndex]
+        #expect(active == mode.format)
         #expect(active.pixelFormat == .nv12 && active.width == 3840 && active.height == 2160)
         #expect(active.frameRateRanges[0].minFrameDuration.denominator == 30)
         #expect(device.supportedPresets.contains(.hd4K3840x2160))
@@ -59,8 +60,8 @@ import Testing
         #expect(device.deviceType == .builtInWideAngleCamera)
         #expect(device.backend == .virtual)
         #expect(device.isConnected)
-        #expect(device.activeMode.formatIndex == 0)
-        #expect(device.activeMode.frameDuration == .thirtieth)
+        #expect(device.activeMode?.formatIndex == 0)
+        #expect(device.activeMode?.frameDuration == .thirtieth)
         #expect(device.devicePath == nil && device.unavailableReason == nil && device.lockHolder == nil)
         #expect(VirtualCamera(index: 2).describe().localizedName == "Virtual Camera 2")
     }

@@ -13,7 +13,7 @@ import Testing
     static let stereo = AudioLayout(sampleRate: 48_000, channels: 2, sampleFormat: .s16, framesPerPeriod: 480)
 
     @Test func everyPeriodIsTheStampsSamplesForItsPlaceAndAHoldingListenerHarmsNobody() async throws {
-        let microphone = try VirtualMicrophone(name: "the virtual microphone", layout: Self.stereo, budget: budget, logger: logger)
+        let microphone = try VirtualMicrophoneCapture(name: "the virtual microphone", layout: Self.stereo, budget: budget, logger: logger)
         let prompt = GraphSink(releasesAtOnce: true)
         let holding = GraphSink(releasesAtOnce: false)
         _ = try microphone.node.subscribe(prompt, policy: SubscriptionPolicy(maxInFlight: 2), for: .daemon)
@@ -62,7 +62,7 @@ import Testing
         for format in [AudioLayout.SampleFormat.s16, .s32, .f32] {
             let layout = AudioLayout(sampleRate: 48_000, channels: 1, sampleFormat: format, framesPerPeriod: 960)
             var bytes = [UInt8](repeating: 0, count: layout.capacity)
-            let written = bytes.withUnsafeMutableBytes { VirtualMicrophone.render(layout, from: 960 * 7, into: $0) }
+            let written = bytes.withUnsafeMutableBytes { VirtualMicrophoneCapture.render(layout, from: 960 * 7, into: $0) }
             #expect(written == layout.capacity)
             let samples = bytes.withUnsafeBytes { format.floats(in: $0) }
             // One whole block, number 7, from the first sample.
@@ -72,6 +72,6 @@ import Testing
 
     @Test func onlyTheStampsRateIsOffered() {
         let layout = AudioLayout(sampleRate: 44_100, channels: 2, sampleFormat: .s16, framesPerPeriod: 441)
-        #expect(throws: CameraError.self) { try VirtualMicrophone(name: "a 44.1 kHz one", layout: layout, budget: budget, logger: logger) }
+        #expect(throws: CameraError.self) { try VirtualMicrophoneCapture(name: "a 44.1 kHz one", layout: layout, budget: budget, logger: logger) }
     }
 }

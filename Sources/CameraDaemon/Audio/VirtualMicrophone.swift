@@ -1,23 +1,12 @@
-import CameraIPC
 import CameraMedia
-import Foundation
 import Logging
-import Synchronization
 
-/// A virtual microphone (issue 34; not yet listed to clients): the
-/// ``AudioStamp`` signal (or a plain tone, for levels) at 48 kHz in periods of its layout, made on its own
-/// thread on absolute CLOCK_MONOTONIC deadlines and published by its
-/// ``MediaNode``, whose subscriptions get each period as a camera's streams get
-/// a frame — the same pool, in-flight limits and drop accounting.
-///
-/// Period *n* holds the samples from position *n* × frames-per-period on; its
-/// timestamp is the capture time of its first sample (the start plus the
-/// position over the rate, so periods never drift from the clock) and it is
-/// published once its last sample is due. A thread that falls more than a
-/// period behind (a stalled machine) skips to the period due now, as an ALSA
-/// device overruns: the periods skipped are reported to every subscription as
-/// a discontinuity, and the stamp's positions skip with them.
-final class VirtualMicrophone: Sendable {
+/// A virtual microphone, "virtual-microphone-<index>" (`camerad
+/// --virtual-microphones N`, `camctl virtual add --audio`): 48 kHz stereo
+/// float in 10 ms periods, hearing the ``AudioStamp`` signal — a test decodes
+/// it to check every sample's place — or a plain tone of a known level.
+/// Each capture is a ``VirtualMicrophoneCapture``.
+final class VirtualMicrophone: MicrophoneBackend {
     /// What it hears.
     enum Signal: Sendable, Equatable {
         /// ``AudioStamp``: a tone under marks naming each block's place.
@@ -26,103 +15,29 @@ final class VirtualMicrophone: Sendable {
         case tone(amplitude: Float)
     }
 
-    let node: MediaNode
-    let layout: AudioLayout
+    /// Its format: AudioStamp's rate, stereo float, 10 ms periods.
+    static let layout = AudioLayout(sampleRate: AudioStamp.sampleRate, channels: 2, sampleFormat: .f32, framesPerPeriod: 480)
+
+    let index: Int
+    let uniqueID: String
+    let localizedName: String
     let signal: Signal
-    private let thread: PollingThread
-    private let stopRequested = Atomic(false)
+    let audio = AudioCapabilities(native: VirtualMicrophone.layout)
 
-    /// Starts it.
-    ///
-    /// - Throws: INVALID_ARGUMENT for a rate other than 48 kHz; RESOURCE_EXHAUSTED
-    ///   when its pool or thread cannot be made.
-    init(name: String, layout: AudioLayout, signal: Signal = .stamp, slots: Int = 16, budget: ClientBudget,
-         logger: Logger) throws(CameraError) {
-        guard layout.sampleRate == AudioStamp.sampleRate else {
-            throw CameraError(.invalidArgument, "a virtual microphone runs at \(AudioStamp.sampleRate) Hz, not \(layout.sampleRate)")
-        }
-        self.layout = layout
+    init(index: Int, localizedName: String = "", signal: Signal = .stamp) {
+        self.index = index
+        uniqueID = "virtual-microphone-\(index)"
+        self.localizedName = localizedName.isEmpty ? "Virtual Microphone \(index)" : localizedName
         self.signal = signal
-        node = try MediaNode(name: name, media: .audio(layout), slots: slots, budget: budget, logger: logger)
-        do {
-            thread = try PollingThread(name: "camerad-mic")
-            // The thread keeps this object until it ends.
-            try thread.start { [self] thread in
-                Self.run(layout: layout, signal: signal, node: node, stop: stopRequested, thread: thread)
-            }
-        } catch {
-            node.end()
-            throw CameraError(.resourceExhausted, "cannot start \(name)'s thread: \(error)")
-        }
     }
 
-    /// Stops making periods and ends every subscription (as asked: no error).
-    func stop() {
-        stopRequested.store(true, ordering: .relaxed)
-        thread.wake()
-        thread.join()
-        node.end()
+    func describe() -> DeviceDescription {
+        .microphone(uniqueID: uniqueID, modelID: "camerad-virtual-microphone", localizedName: localizedName,
+                    manufacturer: "camerad", backend: .virtual, audio: audio)
     }
 
-    /// When frame `position` was captured, for a microphone started at `start`.
-    static func timestamp(of position: UInt64, start: Int64, rate: Int) -> Int64 {
-        start + Int64(position) * 1_000_000_000 / Int64(rate)
-    }
-
-    private static func run(layout: AudioLayout, signal: Signal, node: MediaNode, stop: borrowing Atomic<Bool>, thread: PollingThread) {
-        let frames = UInt64(layout.framesPerPeriod)
-        let rate = layout.sampleRate
-        let start = monotonicNanoseconds()
-        let duration = timestamp(of: frames, start: 0, rate: rate)
-        var sequence: UInt64 = 0
-        while !stop.load(ordering: .relaxed) {
-            // Due once its last sample is captured.
-            var due = timestamp(of: (sequence + 1) * frames, start: start, rate: rate)
-            let now = monotonicNanoseconds()
-            if now > due + duration {
-                // Behind by more than a period: the periods no longer due are lost.
-                let caughtUp = UInt64((now - start) / duration) - 1
-                if caughtUp > sequence {
-                    var drops = DropTally()
-                    drops.add(.discontinuity, count: Int(caughtUp - sequence), sequence: caughtUp - 1)
-                    node.report(drops)
-                    sequence = caughtUp
-                    due = timestamp(of: (sequence + 1) * frames, start: start, rate: rate)
-                }
-            }
-            var remaining = due - monotonicNanoseconds()
-            while remaining > 0, !stop.load(ordering: .relaxed) {
-                _ = thread.wait(timeout: remaining)
-                remaining = due - monotonicNanoseconds()
-            }
-            if stop.load(ordering: .relaxed) { break }
-            let position = sequence * frames
-            node.publish(sequence: sequence, timestampNanoseconds: timestamp(of: position, start: start, rate: rate),
-                         durationNanoseconds: duration) { slot in
-                render(layout, signal: signal, from: position, into: slot)
-            }
-            sequence += 1
-        }
-    }
-
-    /// One period of `signal` from `position`, in the layout's sample format; the bytes written.
-    static func render(_ layout: AudioLayout, signal: Signal = .stamp, from position: UInt64,
-                       into slot: UnsafeMutableRawBufferPointer) -> Int {
-        let samples = layout.framesPerPeriod * layout.channels
-        var floats = [Float](repeating: 0, count: samples)
-        floats.withUnsafeMutableBufferPointer { floats in
-            switch signal {
-            case .stamp:
-                AudioStamp.render(into: floats, channels: layout.channels, from: position)
-            case .tone(let amplitude):
-                for frame in 0..<layout.framesPerPeriod {
-                    // 1 kHz at 48 kHz: 48 samples a period, exact at any position.
-                    let value = amplitude * Float(sin(2 * Double.pi * Double((position + UInt64(frame)) % 48) / 48))
-                    for channel in 0..<layout.channels { floats[frame * layout.channels + channel] = value }
-                }
-            }
-        }
-        layout.sampleFormat.store(floats, into: slot)
-        return layout.capacity
+    func startCapture(budget: ClientBudget, logger: Logger,
+                      onFailure: @escaping @Sendable (CameraError) -> Void) throws(CameraError) -> any AudioCapture {
+        try VirtualMicrophoneCapture(name: uniqueID, layout: audio.native, signal: signal, budget: budget, logger: logger)
     }
 }

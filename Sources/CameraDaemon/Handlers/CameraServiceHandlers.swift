@@ -27,6 +27,7 @@ struct CameraServiceHandlers: Sendable {
         router.register(CameraService.unlockForConfiguration, unary: unlockForConfiguration)
         router.register(CameraService.configureDevice, unary: configureDevice)
         router.register(CameraService.capturePhoto, unary: capturePhoto)
+        router.register(CameraService.watchAudioLevels, serverStreaming: watchAudioLevels)
     }
 
     @Sendable func listDevices(
@@ -35,32 +36,34 @@ struct CameraServiceHandlers: Sendable {
         try request.filter.validate()
         var response = Camerad_V1_ListDevicesResponse()
         await refreshAvailability(of: registry.devices)
-        response.devices = registry.devices.map { Camerad_V1_Device(registry.describe($0)) }.filter { $0.matches(request.filter) }
+        response.devices = registry.descriptions.map(Camerad_V1_Device.init).filter { $0.matches(request.filter) }
         return response
     }
 
     @Sendable func getDevice(
         _ request: Camerad_V1_GetDeviceRequest, _ context: RPCContext
     ) async throws -> Camerad_V1_GetDeviceResponse {
+        try RequestLimits.check(name: request.uniqueID, "unique_id")
+        if let device = registry.device(request.uniqueID) { await refreshAvailability(of: [device]) }
+        guard let description = registry.description(of: request.uniqueID) else { throw RPCError.noDevice(request.uniqueID) }
         var response = Camerad_V1_GetDeviceResponse()
-        let device = try device(request.uniqueID)
-        await refreshAvailability(of: [device])
-        response.device = Camerad_V1_Device(registry.describe(device))
+        response.device = Camerad_V1_Device(description)
         return response
     }
 
     @Sendable func lockForConfiguration(
         _ request: Camerad_V1_LockForConfigurationRequest, _ context: RPCContext
     ) async throws -> Camerad_V1_LockForConfigurationResponse {
-        let device = try device(request.uniqueID)
         try RequestLimits.check(name: request.uniqueID, "unique_id")
+        guard registry.description(of: request.uniqueID) != nil else { throw RPCError.noDevice(request.uniqueID) }
         let wait = Duration.milliseconds(request.waitMs)
         guard wait <= Self.maxLockWait else {
             throw RPCError(.invalidArgument, "wait_ms \(request.waitMs) is over an hour; wait less")
         }
         var response = Camerad_V1_LockForConfigurationResponse()
-        response.lockCount = UInt32(try await registry.locks.lock(device.uniqueID, for: context, wait: wait))
-        response.device = Camerad_V1_Device(registry.describe(device))
+        response.lockCount = UInt32(try await registry.locks.lock(request.uniqueID, for: context, wait: wait))
+        guard let description = registry.description(of: request.uniqueID) else { throw RPCError.noDevice(request.uniqueID) }
+        response.device = Camerad_V1_Device(description)
         return response
     }
 
@@ -118,14 +121,38 @@ struct CameraServiceHandlers: Sendable {
     @Sendable func addVirtualCamera(
         _ request: Camerad_V1_AddVirtualCameraRequest, _ context: RPCContext
     ) async throws -> Camerad_V1_AddVirtualCameraResponse {
-        try policy.requireAdmin(context.peer, for: "adding a virtual camera")
         try RequestLimits.check(name: request.localizedName, "localized_name")
+        if try request.mediaType.known("media_type") == .audio {
+            try policy.requireAdmin(context.peer, for: "adding a virtual microphone")
+            return try addVirtualMicrophone(request)
+        }
+        try policy.requireAdmin(context.peer, for: "adding a virtual camera")
+        guard request.toneAmplitude == 0 else {
+            throw RPCError(.invalidArgument, "tone_amplitude is a virtual microphone's; add one with media_type AUDIO")
+        }
         let camera = try virtualCameras.add(
             index: request.optionalIndex != nil ? Int(request.index) : nil,
             localizedName: request.localizedName, position: try DeviceDescription.Position(request.position),
             options: VirtualCamera.Options(request))
         var response = Camerad_V1_AddVirtualCameraResponse()
         response.device = Camerad_V1_Device(registry.describe(camera))
+        return response
+    }
+
+    private func addVirtualMicrophone(_ request: Camerad_V1_AddVirtualCameraRequest) throws -> Camerad_V1_AddVirtualCameraResponse {
+        guard request.fourcc == 0, request.width == 0, request.height == 0, !request.hasFrameDuration, !request.unthrottled,
+              !request.staticPicture, request.position == .unspecified else {
+            throw RPCError(.invalidArgument, "a virtual microphone has no pixel format, size, frame rate or position; leave them unset")
+        }
+        let amplitude = request.toneAmplitude
+        guard amplitude.isFinite, (0...1).contains(amplitude) else {
+            throw RPCError(.invalidArgument, "tone_amplitude \(amplitude) is out of range; use 0 (the stamp signal) to 1")
+        }
+        let microphone = try virtualCameras.addMicrophone(
+            index: request.optionalIndex != nil ? Int(request.index) : nil, localizedName: request.localizedName,
+            signal: amplitude > 0 ? .tone(amplitude: amplitude) : .stamp)
+        var response = Camerad_V1_AddVirtualCameraResponse()
+        response.device = Camerad_V1_Device(registry.description(of: microphone.uniqueID) ?? microphone.describe())
         return response
     }
 
@@ -167,14 +194,25 @@ struct CameraServiceHandlers: Sendable {
         guard case .open(let open)? = first.kind else {
             throw RPCError(.invalidArgument, "a stream's first request must open it (OpenStream)")
         }
-        let streamer = try self.streamer(open.uniqueID)
-        let id = try await streamer.open(open, for: context.budgetOwner, writer: writer)
-        defer { streamer.close(id) }
+        try RequestLimits.check(name: open.uniqueID, "unique_id")
+        let release: @Sendable (Camerad_V1_ReleaseFrames) throws -> Void
+        let close: () -> Void
+        if let microphone = registry.microphone(open.uniqueID) {
+            let id = try await microphone.listen(open, for: context.budgetOwner, writer: writer)
+            release = { try microphone.release(id, $0) }
+            close = { microphone.close(id) }
+        } else {
+            let streamer = try self.streamer(open.uniqueID)
+            let id = try await streamer.open(open, for: context.budgetOwner, writer: writer)
+            release = { try streamer.release(id, $0) }
+            close = { streamer.close(id) }
+        }
+        defer { close() }
         // Releases come as often as frames: handled as they arrive, with no hop to this task.
         try await iterator.forEachOnLoop(reading: Camerad_V1_StreamRequest.release(wire:)) { request in
             switch request.kind {
-            case .release(let release):
-                try streamer.release(id, release)
+            case .release(let message):
+                try release(message)
             case .open:
                 throw RPCError(.invalidArgument, "a stream is opened once; start another Stream call for another stream")
             case nil:
@@ -189,15 +227,44 @@ struct CameraServiceHandlers: Sendable {
         Camerad_V1_DeviceStatistics(uniqueID: request.uniqueID, try streamer(request.uniqueID).statistics())
     }
 
+    /// A microphone's levels until the client cancels or the microphone goes.
+    @Sendable func watchAudioLevels(
+        _ request: Camerad_V1_WatchAudioLevelsRequest, _ writer: ResponseWriter<Camerad_V1_AudioLevels>,
+        _ context: RPCContext
+    ) async throws {
+        try RequestLimits.check(name: request.uniqueID, "unique_id")
+        guard let microphone = registry.microphone(request.uniqueID) else {
+            if registry.device(request.uniqueID) != nil {
+                throw RPCError(.invalidArgument, "\(request.uniqueID) is a camera; levels are a microphone's (media type audio)")
+            }
+            throw RPCError.noDevice(request.uniqueID)
+        }
+        let (ended, continuation) = AsyncStream.makeStream(of: CameraError?.self)
+        let id = try await microphone.watchLevels(sink: AudioLevelsSink(writer: writer, ended: continuation), for: context.budgetOwner)
+        defer { microphone.close(id) }
+        // Ends when the meter does (the microphone went) or the call is cancelled.
+        for await error in ended {
+            if let error { throw error }
+            return
+        }
+    }
+
     private func streamer(_ uniqueID: String) throws -> DeviceStreamer {
-        try RequestLimits.check(name: uniqueID, "unique_id")
+        try device(uniqueID)
         guard let streamer = registry.streamer(uniqueID) else { throw RPCError.noDevice(uniqueID) }
         return streamer
     }
 
+    /// A camera by uniqueID; a microphone's is refused for what only a camera does.
+    @discardableResult
     private func device(_ uniqueID: String) throws -> any CameraBackend {
         try RequestLimits.check(name: uniqueID, "unique_id")
-        guard let device = registry.device(uniqueID) else { throw RPCError.noDevice(uniqueID) }
+        guard let device = registry.device(uniqueID) else {
+            if registry.microphone(uniqueID) != nil {
+                throw RPCError(.invalidArgument, "\(uniqueID) is a microphone; this is a camera's (media type video)")
+            }
+            throw RPCError.noDevice(uniqueID)
+        }
         return device
     }
 }
@@ -207,7 +274,7 @@ extension Camerad_V1_Device {
     /// are given), the media type, and the position unless it is unspecified.
     func matches(_ filter: Camerad_V1_DeviceFilter) -> Bool {
         (filter.deviceTypes.isEmpty || filter.deviceTypes.contains(deviceType))
-            && (filter.mediaType == .unspecified || filter.mediaType == .video)
+            && (filter.mediaType == .unspecified || filter.mediaType == mediaType)
             && (filter.position == .unspecified || filter.position == position)
     }
 }

@@ -83,18 +83,24 @@ extension Camerad_V1_Device {
         deviceType = switch device.deviceType {
         case .builtInWideAngleCamera: .builtInWideAngleCamera
         case .external: .external
+        case .microphone: .microphone
         }
         backend = switch device.backend {
         case .virtual: .virtual
         case .v4l2: .v4L2
+        case .alsa: .alsa
         }
+        mediaType = device.mediaType == .audio ? .audio : .video
+        if let audio = device.audio { self.audio = Camerad_V1_AudioCapabilities(audio) }
         devicePath = device.devicePath ?? ""
         isConnected = device.isConnected
         unavailableReason = device.unavailableReason ?? ""
         formats = device.formats.map(Camerad_V1_Format.init)
-        activeFormatIndex = UInt32(device.activeMode.formatIndex)
-        activeMinFrameDuration = Camerad_V1_Fraction(device.activeMode.frameDuration)
-        activeMaxFrameDuration = Camerad_V1_Fraction(device.activeMode.frameDuration)
+        if let mode = device.activeMode {
+            activeFormatIndex = UInt32(mode.formatIndex)
+            activeMinFrameDuration = Camerad_V1_Fraction(mode.frameDuration)
+            activeMaxFrameDuration = Camerad_V1_Fraction(mode.frameDuration)
+        }
         controls = device.controls.map(Camerad_V1_Control.init)
         capabilities = Camerad_V1_Capabilities(device.capabilities)
         supportedPresets = device.supportedPresets.map(Camerad_V1_SessionPreset.init)
@@ -506,7 +512,7 @@ extension Camerad_V1_FramePool {
                 return slot
             }
         }
-        // Video is all a client streams today; other media's fields come with their streams.
+        if let layout = pool.media.audio { audio = Camerad_V1_AudioFormat(layout) }
         if let layout = pool.media.video {
             fourcc = layout.format.fourcc
             width = UInt32(layout.width)

@@ -85,7 +85,7 @@ final class MediaNode: SubscriptionHost {
                                   "\(name)'s \(pool.ownSlots) buffers are spoken for (its subscriptions may hold \(held)); ask for fewer in flight")
             }
             let charge = try budget.chargeStream(owner, bytes: max(1, policy.slotsHeld) * pool.slotSize,
-                                                 "a subscription to \(name)")
+                                                 descriptors: sink.descriptorsHeld, "a subscription to \(name)")
             let id = state.nextID
             state.nextID += 1
             let subscription = Subscription(id: id, node: self, charge: charge, policy: policy,
@@ -126,6 +126,7 @@ final class MediaNode: SubscriptionHost {
     ) -> Bool {
         let target = locked { state -> (pool: MediaPool, slot: Int, subscriptions: [Subscription])? in
             guard !state.isEnded else { return nil }
+            readReleases(&state)
             let wanting = state.subscriptions.values.sorted { $0.id < $1.id }.filter { subscription in
                 subscription.lifecycle.receivesFrames
                     && !subscription.waitsForKeyframe(packet, sequence: sequence)
@@ -198,6 +199,27 @@ final class MediaNode: SubscriptionHost {
                 if let interruption, let error { subscription.outbox.post(.interrupted(interruption, error)) }
                 subscription.outbox.post(.end(error))
             }
+        }
+    }
+
+    /// Reads what sinks gave back without a message since the last buffer (a
+    /// client's release ring: ``FrameSink/readReleases(_:)``), under the lock.
+    /// What makes no sense ends that subscription alone with INVALID_ARGUMENT.
+    private func readReleases(_ state: inout State) {
+        let pool = state.pool
+        var broken: [(UInt64, CameraError)] = []
+        for subscription in state.subscriptions.values {
+            do throws(CameraError) {
+                try subscription.outbox.sink.readReleases { (poolID, slot) throws(CameraError) in
+                    _ = try subscription.release(poolID: poolID, slots: CollectionOfOne(slot), in: pool.id == poolID ? pool : nil)
+                }
+            } catch {
+                broken.append((subscription.id, error))
+            }
+        }
+        for (id, error) in broken {
+            logger.notice("\(name): subscription \(id) ended: \(error.message)")
+            remove(id, &state)?.outbox.post(.end(error))
         }
     }
 

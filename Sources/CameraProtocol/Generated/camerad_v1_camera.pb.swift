@@ -673,6 +673,15 @@ public nonisolated struct Camerad_V1_AddVirtualCameraRequest: Sendable {
   /// picture then costs almost nothing to make).
   public var staticPicture: Bool = false
 
+  /// AUDIO: a virtual microphone, "virtual-microphone-<index>" (48 kHz, stereo
+  /// float, 10 ms periods; the video fields must be unset). It hears the audio
+  /// stamp — a 1 kHz tone under marks that number each 960-sample block (see
+  /// docs/ARCHITECTURE.md) — or, with tone_amplitude, a plain 1 kHz sine of that
+  /// peak (0 to 1: a known level). UNSPECIFIED or VIDEO: a camera.
+  public var mediaType: Camerad_V1_MediaType = .unspecified
+
+  public var toneAmplitude: Float = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   /// Makes the uniqueID "virtual-<index>". Unset: the lowest free index.
@@ -723,6 +732,51 @@ public nonisolated struct Camerad_V1_RemoveVirtualCameraResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Camerad_V1_WatchAudioLevelsRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var uniqueID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One reading of a microphone's levels, per channel.
+public nonisolated struct Camerad_V1_AudioLevels: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// CLOCK_MONOTONIC nanoseconds of the last sample it covers.
+  public var timestampNs: Int64 = 0
+
+  public var channels: [Camerad_V1_AudioChannelLevel] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// AVCaptureAudioChannel: in dBFS, 0 for a full-scale square wave, -160 for silence.
+public nonisolated struct Camerad_V1_AudioChannelLevel: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The RMS power of the last 100 ms.
+  public var averagePowerLevel: Float = 0
+
+  /// The highest sample's level over the last second.
+  public var peakHoldLevel: Float = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1574,7 +1628,7 @@ nonisolated extension Camerad_V1_DeviceEvent.Kind: SwiftProtobuf._ProtoNameProvi
 
 nonisolated extension Camerad_V1_AddVirtualCameraRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".AddVirtualCameraRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}index\0\u{3}localized_name\0\u{1}position\0\u{1}fourcc\0\u{1}width\0\u{1}height\0\u{3}frame_duration\0\u{1}unthrottled\0\u{3}static_picture\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}index\0\u{3}localized_name\0\u{1}position\0\u{1}fourcc\0\u{1}width\0\u{1}height\0\u{3}frame_duration\0\u{1}unthrottled\0\u{3}static_picture\0\u{3}media_type\0\u{3}tone_amplitude\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1598,6 +1652,8 @@ nonisolated extension Camerad_V1_AddVirtualCameraRequest: SwiftProtobuf.Message,
       case 7: try { try decoder.decodeSingularMessageField(value: &self._frameDuration) }()
       case 8: try { try decoder.decodeSingularBoolField(value: &self.unthrottled) }()
       case 9: try { try decoder.decodeSingularBoolField(value: &self.staticPicture) }()
+      case 10: try { try decoder.decodeSingularEnumField(value: &self.mediaType) }()
+      case 11: try { try decoder.decodeSingularFloatField(value: &self.toneAmplitude) }()
       default: break
       }
     }
@@ -1635,6 +1691,12 @@ nonisolated extension Camerad_V1_AddVirtualCameraRequest: SwiftProtobuf.Message,
     if self.staticPicture != false {
       try visitor.visitSingularBoolField(value: self.staticPicture, fieldNumber: 9)
     }
+    if self.mediaType != .unspecified {
+      try visitor.visitSingularEnumField(value: self.mediaType, fieldNumber: 10)
+    }
+    if self.toneAmplitude.bitPattern != 0 {
+      try visitor.visitSingularFloatField(value: self.toneAmplitude, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1648,6 +1710,8 @@ nonisolated extension Camerad_V1_AddVirtualCameraRequest: SwiftProtobuf.Message,
     if lhs._frameDuration != rhs._frameDuration {return false}
     if lhs.unthrottled != rhs.unthrottled {return false}
     if lhs.staticPicture != rhs.staticPicture {return false}
+    if lhs.mediaType != rhs.mediaType {return false}
+    if lhs.toneAmplitude != rhs.toneAmplitude {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1731,6 +1795,106 @@ nonisolated extension Camerad_V1_RemoveVirtualCameraResponse: SwiftProtobuf.Mess
   }
 
   public static func ==(lhs: Camerad_V1_RemoveVirtualCameraResponse, rhs: Camerad_V1_RemoveVirtualCameraResponse) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Camerad_V1_WatchAudioLevelsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".WatchAudioLevelsRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}unique_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.uniqueID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.uniqueID.isEmpty {
+      try visitor.visitSingularStringField(value: self.uniqueID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Camerad_V1_WatchAudioLevelsRequest, rhs: Camerad_V1_WatchAudioLevelsRequest) -> Bool {
+    if lhs.uniqueID != rhs.uniqueID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Camerad_V1_AudioLevels: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AudioLevels"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}timestamp_ns\0\u{1}channels\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularInt64Field(value: &self.timestampNs) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.channels) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.timestampNs != 0 {
+      try visitor.visitSingularInt64Field(value: self.timestampNs, fieldNumber: 1)
+    }
+    if !self.channels.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.channels, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Camerad_V1_AudioLevels, rhs: Camerad_V1_AudioLevels) -> Bool {
+    if lhs.timestampNs != rhs.timestampNs {return false}
+    if lhs.channels != rhs.channels {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Camerad_V1_AudioChannelLevel: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AudioChannelLevel"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}average_power_level\0\u{3}peak_hold_level\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularFloatField(value: &self.averagePowerLevel) }()
+      case 2: try { try decoder.decodeSingularFloatField(value: &self.peakHoldLevel) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.averagePowerLevel.bitPattern != 0 {
+      try visitor.visitSingularFloatField(value: self.averagePowerLevel, fieldNumber: 1)
+    }
+    if self.peakHoldLevel.bitPattern != 0 {
+      try visitor.visitSingularFloatField(value: self.peakHoldLevel, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Camerad_V1_AudioChannelLevel, rhs: Camerad_V1_AudioChannelLevel) -> Bool {
+    if lhs.averagePowerLevel != rhs.averagePowerLevel {return false}
+    if lhs.peakHoldLevel != rhs.peakHoldLevel {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

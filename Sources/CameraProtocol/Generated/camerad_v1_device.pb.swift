@@ -8,7 +8,8 @@
 // For information on using the generated types, please see the documentation:
 //   https://github.com/apple/swift-protobuf/
 
-/// What camerad knows about one camera: identity, formats, controls, capabilities.
+/// What camerad knows about one device — a camera or a microphone: identity,
+/// formats, controls, capabilities.
 /// Names follow AVFoundation's AVCaptureDevice; V4L2 terms are given where they differ.
 
 import SwiftProtobuf
@@ -72,6 +73,9 @@ public nonisolated enum Camerad_V1_DeviceType: SwiftProtobuf.Enum, Swift.CaseIte
 
   /// A camera plugged in from outside (USB).
   case external // = 2
+
+  /// A microphone (AVCaptureDevice.DeviceType.microphone): media type AUDIO.
+  case microphone // = 3
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -83,6 +87,7 @@ public nonisolated enum Camerad_V1_DeviceType: SwiftProtobuf.Enum, Swift.CaseIte
     case 0: self = .unspecified
     case 1: self = .builtInWideAngleCamera
     case 2: self = .external
+    case 3: self = .microphone
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -92,6 +97,7 @@ public nonisolated enum Camerad_V1_DeviceType: SwiftProtobuf.Enum, Swift.CaseIte
     case .unspecified: return 0
     case .builtInWideAngleCamera: return 1
     case .external: return 2
+    case .microphone: return 3
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -101,6 +107,7 @@ public nonisolated enum Camerad_V1_DeviceType: SwiftProtobuf.Enum, Swift.CaseIte
     .unspecified,
     .builtInWideAngleCamera,
     .external,
+    .microphone,
   ]
 
 }
@@ -110,6 +117,7 @@ public nonisolated enum Camerad_V1_MediaType: SwiftProtobuf.Enum, Swift.CaseIter
   public typealias RawValue = Int
   case unspecified // = 0
   case video // = 1
+  case audio // = 2
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -120,6 +128,7 @@ public nonisolated enum Camerad_V1_MediaType: SwiftProtobuf.Enum, Swift.CaseIter
     switch rawValue {
     case 0: self = .unspecified
     case 1: self = .video
+    case 2: self = .audio
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -128,6 +137,7 @@ public nonisolated enum Camerad_V1_MediaType: SwiftProtobuf.Enum, Swift.CaseIter
     switch self {
     case .unspecified: return 0
     case .video: return 1
+    case .audio: return 2
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -136,6 +146,7 @@ public nonisolated enum Camerad_V1_MediaType: SwiftProtobuf.Enum, Swift.CaseIter
   public static let allCases: [Camerad_V1_MediaType] = [
     .unspecified,
     .video,
+    .audio,
   ]
 
 }
@@ -146,6 +157,7 @@ public nonisolated enum Camerad_V1_Backend: SwiftProtobuf.Enum, Swift.CaseIterab
   case unspecified // = 0
   case virtual // = 1
   case v4L2 // = 2
+  case alsa // = 3
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -157,6 +169,7 @@ public nonisolated enum Camerad_V1_Backend: SwiftProtobuf.Enum, Swift.CaseIterab
     case 0: self = .unspecified
     case 1: self = .virtual
     case 2: self = .v4L2
+    case 3: self = .alsa
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -166,6 +179,7 @@ public nonisolated enum Camerad_V1_Backend: SwiftProtobuf.Enum, Swift.CaseIterab
     case .unspecified: return 0
     case .virtual: return 1
     case .v4L2: return 2
+    case .alsa: return 3
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -175,6 +189,7 @@ public nonisolated enum Camerad_V1_Backend: SwiftProtobuf.Enum, Swift.CaseIterab
     .unspecified,
     .virtual,
     .v4L2,
+    .alsa,
   ]
 
 }
@@ -520,6 +535,50 @@ public nonisolated enum Camerad_V1_SessionPreset: SwiftProtobuf.Enum, Swift.Case
     .hd1920X1080,
     .hd4K3840X2160,
     .inputPriority,
+  ]
+
+}
+
+/// A sample's format, interleaved and little-endian (ALSA's S16_LE, S32_LE,
+/// FLOAT_LE).
+public nonisolated enum Camerad_V1_SampleFormat: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+  case s16 // = 1
+  case s32 // = 2
+  case f32 // = 3
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .s16
+    case 2: self = .s32
+    case 3: self = .f32
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .s16: return 1
+    case .s32: return 2
+    case .f32: return 3
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Camerad_V1_SampleFormat] = [
+    .unspecified,
+    .s16,
+    .s32,
+    .f32,
   ]
 
 }
@@ -926,14 +985,75 @@ public nonisolated struct Camerad_V1_ConfigurationLock: Sendable {
   public init() {}
 }
 
-/// One camera.
+/// Interleaved PCM in periods: frames of one sample per channel, period_frames
+/// frames a period (AVAudioFormat's interleaved layout, ALSA's period).
+public nonisolated struct Camerad_V1_AudioFormat: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var sampleRate: UInt32 = 0
+
+  public var channels: UInt32 = 0
+
+  public var sampleFormat: Camerad_V1_SampleFormat = .unspecified
+
+  public var periodFrames: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// What a microphone captures, and what a listener may ask of it: camerad
+/// resamples and converts (one conversion per distinct format, shared by its
+/// listeners), so any rate of sample_rates, 1 to max_channels channels (a mono
+/// device's one channel is copied to each; more channels to fewer are mixed),
+/// any of sample_formats, and periods lasting min_period_us to max_period_us
+/// at the asked rate.
+public nonisolated struct Camerad_V1_AudioCapabilities: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The device's own format, as it runs (`arecord --dump-hw-params` of the mode
+  /// camerad opens it in).
+  public var native: Camerad_V1_AudioFormat {
+    get {_native ?? Camerad_V1_AudioFormat()}
+    set {_native = newValue}
+  }
+  /// Returns true if `native` has been explicitly set.
+  public var hasNative: Bool {self._native != nil}
+  /// Clears the value of `native`. Subsequent reads from it will return its default value.
+  public mutating func clearNative() {self._native = nil}
+
+  public var sampleRates: [UInt32] = []
+
+  public var maxChannels: UInt32 = 0
+
+  public var sampleFormats: [Camerad_V1_SampleFormat] = []
+
+  /// A period's shortest and longest duration, in microseconds (1 ms, 500 ms).
+  public var minPeriodUs: UInt32 = 0
+
+  public var maxPeriodUs: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _native: Camerad_V1_AudioFormat? = nil
+}
+
+/// One device: a camera (media type VIDEO) or a microphone (AUDIO).
 public nonisolated struct Camerad_V1_Device: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// Stable across reboots and re-plugging: "virtual-0", or from the USB vendor,
-  /// product and serial, else the bus path. Never /dev/videoN.
+  /// Stable across reboots and re-plugging: "virtual-0", "virtual-microphone-0",
+  /// or from the USB vendor, product and serial, else the bus path. Never
+  /// /dev/videoN or hw:N.
   public var uniqueID: String {
     get {_storage._uniqueID}
     set {_uniqueStorage()._uniqueID = newValue}
@@ -969,7 +1089,8 @@ public nonisolated struct Camerad_V1_Device: @unchecked Sendable {
     set {_uniqueStorage()._backend = newValue}
   }
 
-  /// The V4L2 node ("/dev/video0"); empty for virtual cameras.
+  /// The V4L2 node ("/dev/video0"), the ALSA PCM ("hw:CARD=Loopback,DEV=1");
+  /// empty for virtual devices.
   public var devicePath: String {
     get {_storage._devicePath}
     set {_uniqueStorage()._devicePath = newValue}
@@ -988,6 +1109,7 @@ public nonisolated struct Camerad_V1_Device: @unchecked Sendable {
     set {_uniqueStorage()._unavailableReason = newValue}
   }
 
+  /// A camera's formats; a microphone has none (see audio).
   public var formats: [Camerad_V1_Format] {
     get {_storage._formats}
     set {_uniqueStorage()._formats = newValue}
@@ -1063,6 +1185,22 @@ public nonisolated struct Camerad_V1_Device: @unchecked Sendable {
   /// Clears the value of `lock`. Subsequent reads from it will return its default value.
   public mutating func clearLock() {_uniqueStorage()._lock = nil}
 
+  /// VIDEO for a camera, AUDIO for a microphone.
+  public var mediaType: Camerad_V1_MediaType {
+    get {_storage._mediaType}
+    set {_uniqueStorage()._mediaType = newValue}
+  }
+
+  /// A microphone's formats; unset for a camera.
+  public var audio: Camerad_V1_AudioCapabilities {
+    get {_storage._audio ?? Camerad_V1_AudioCapabilities()}
+    set {_uniqueStorage()._audio = newValue}
+  }
+  /// Returns true if `audio` has been explicitly set.
+  public var hasAudio: Bool {_storage._audio != nil}
+  /// Clears the value of `audio`. Subsequent reads from it will return its default value.
+  public mutating func clearAudio() {_uniqueStorage()._audio = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   /// Index into `formats` of the mode the device runs (or will run) in.
@@ -1085,15 +1223,15 @@ nonisolated extension Camerad_V1_Position: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension Camerad_V1_DeviceType: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0DEVICE_TYPE_UNSPECIFIED\0\u{1}DEVICE_TYPE_BUILT_IN_WIDE_ANGLE_CAMERA\0\u{1}DEVICE_TYPE_EXTERNAL\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0DEVICE_TYPE_UNSPECIFIED\0\u{1}DEVICE_TYPE_BUILT_IN_WIDE_ANGLE_CAMERA\0\u{1}DEVICE_TYPE_EXTERNAL\0\u{1}DEVICE_TYPE_MICROPHONE\0")
 }
 
 nonisolated extension Camerad_V1_MediaType: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0MEDIA_TYPE_UNSPECIFIED\0\u{1}MEDIA_TYPE_VIDEO\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0MEDIA_TYPE_UNSPECIFIED\0\u{1}MEDIA_TYPE_VIDEO\0\u{1}MEDIA_TYPE_AUDIO\0")
 }
 
 nonisolated extension Camerad_V1_Backend: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0BACKEND_UNSPECIFIED\0\u{1}BACKEND_VIRTUAL\0\u{1}BACKEND_V4L2\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0BACKEND_UNSPECIFIED\0\u{1}BACKEND_VIRTUAL\0\u{1}BACKEND_V4L2\0\u{1}BACKEND_ALSA\0")
 }
 
 nonisolated extension Camerad_V1_ControlType: SwiftProtobuf._ProtoNameProviding {
@@ -1122,6 +1260,10 @@ nonisolated extension Camerad_V1_FlashMode: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension Camerad_V1_SessionPreset: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0SESSION_PRESET_UNSPECIFIED\0\u{1}SESSION_PRESET_HIGH\0\u{1}SESSION_PRESET_MEDIUM\0\u{1}SESSION_PRESET_LOW\0\u{1}SESSION_PRESET_PHOTO\0\u{1}SESSION_PRESET_VGA_640X480\0\u{1}SESSION_PRESET_HD_1280X720\0\u{1}SESSION_PRESET_HD_1920X1080\0\u{1}SESSION_PRESET_HD_4K_3840X2160\0\u{1}SESSION_PRESET_INPUT_PRIORITY\0")
+}
+
+nonisolated extension Camerad_V1_SampleFormat: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0SAMPLE_FORMAT_UNSPECIFIED\0\u{1}SAMPLE_FORMAT_S16\0\u{1}SAMPLE_FORMAT_S32\0\u{1}SAMPLE_FORMAT_F32\0")
 }
 
 nonisolated extension Camerad_V1_Fraction: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
@@ -1812,9 +1954,113 @@ nonisolated extension Camerad_V1_ConfigurationLock: SwiftProtobuf.Message, Swift
   }
 }
 
+nonisolated extension Camerad_V1_AudioFormat: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AudioFormat"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}sample_rate\0\u{1}channels\0\u{3}sample_format\0\u{3}period_frames\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.sampleRate) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.channels) }()
+      case 3: try { try decoder.decodeSingularEnumField(value: &self.sampleFormat) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.periodFrames) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.sampleRate != 0 {
+      try visitor.visitSingularUInt32Field(value: self.sampleRate, fieldNumber: 1)
+    }
+    if self.channels != 0 {
+      try visitor.visitSingularUInt32Field(value: self.channels, fieldNumber: 2)
+    }
+    if self.sampleFormat != .unspecified {
+      try visitor.visitSingularEnumField(value: self.sampleFormat, fieldNumber: 3)
+    }
+    if self.periodFrames != 0 {
+      try visitor.visitSingularUInt32Field(value: self.periodFrames, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Camerad_V1_AudioFormat, rhs: Camerad_V1_AudioFormat) -> Bool {
+    if lhs.sampleRate != rhs.sampleRate {return false}
+    if lhs.channels != rhs.channels {return false}
+    if lhs.sampleFormat != rhs.sampleFormat {return false}
+    if lhs.periodFrames != rhs.periodFrames {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Camerad_V1_AudioCapabilities: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AudioCapabilities"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}native\0\u{3}sample_rates\0\u{3}max_channels\0\u{3}sample_formats\0\u{3}min_period_us\0\u{3}max_period_us\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._native) }()
+      case 2: try { try decoder.decodeRepeatedUInt32Field(value: &self.sampleRates) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.maxChannels) }()
+      case 4: try { try decoder.decodeRepeatedEnumField(value: &self.sampleFormats) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.minPeriodUs) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.maxPeriodUs) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._native {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if !self.sampleRates.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.sampleRates, fieldNumber: 2)
+    }
+    if self.maxChannels != 0 {
+      try visitor.visitSingularUInt32Field(value: self.maxChannels, fieldNumber: 3)
+    }
+    if !self.sampleFormats.isEmpty {
+      try visitor.visitPackedEnumField(value: self.sampleFormats, fieldNumber: 4)
+    }
+    if self.minPeriodUs != 0 {
+      try visitor.visitSingularUInt32Field(value: self.minPeriodUs, fieldNumber: 5)
+    }
+    if self.maxPeriodUs != 0 {
+      try visitor.visitSingularUInt32Field(value: self.maxPeriodUs, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Camerad_V1_AudioCapabilities, rhs: Camerad_V1_AudioCapabilities) -> Bool {
+    if lhs._native != rhs._native {return false}
+    if lhs.sampleRates != rhs.sampleRates {return false}
+    if lhs.maxChannels != rhs.maxChannels {return false}
+    if lhs.sampleFormats != rhs.sampleFormats {return false}
+    if lhs.minPeriodUs != rhs.minPeriodUs {return false}
+    if lhs.maxPeriodUs != rhs.maxPeriodUs {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Camerad_V1_Device: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Device"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}unique_id\0\u{3}model_id\0\u{3}localized_name\0\u{1}manufacturer\0\u{1}position\0\u{3}device_type\0\u{1}backend\0\u{3}device_path\0\u{3}is_connected\0\u{3}unavailable_reason\0\u{1}formats\0\u{3}active_format_index\0\u{3}active_min_frame_duration\0\u{3}active_max_frame_duration\0\u{1}controls\0\u{1}capabilities\0\u{3}supported_presets\0\u{1}settings\0\u{1}lock\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}unique_id\0\u{3}model_id\0\u{3}localized_name\0\u{1}manufacturer\0\u{1}position\0\u{3}device_type\0\u{1}backend\0\u{3}device_path\0\u{3}is_connected\0\u{3}unavailable_reason\0\u{1}formats\0\u{3}active_format_index\0\u{3}active_min_frame_duration\0\u{3}active_max_frame_duration\0\u{1}controls\0\u{1}capabilities\0\u{3}supported_presets\0\u{1}settings\0\u{1}lock\0\u{3}media_type\0\u{1}audio\0")
 
   fileprivate class _StorageClass {
     var _uniqueID: String = String()
@@ -1836,6 +2082,8 @@ nonisolated extension Camerad_V1_Device: SwiftProtobuf.Message, SwiftProtobuf._M
     var _supportedPresets: [Camerad_V1_SessionPreset] = []
     var _settings: Camerad_V1_CameraSettings? = nil
     var _lock: Camerad_V1_ConfigurationLock? = nil
+    var _mediaType: Camerad_V1_MediaType = .unspecified
+    var _audio: Camerad_V1_AudioCapabilities? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -1865,6 +2113,8 @@ nonisolated extension Camerad_V1_Device: SwiftProtobuf.Message, SwiftProtobuf._M
       _supportedPresets = source._supportedPresets
       _settings = source._settings
       _lock = source._lock
+      _mediaType = source._mediaType
+      _audio = source._audio
     }
   }
 
@@ -1909,6 +2159,8 @@ nonisolated extension Camerad_V1_Device: SwiftProtobuf.Message, SwiftProtobuf._M
         case 17: try { try decoder.decodeRepeatedEnumField(value: &_storage._supportedPresets) }()
         case 18: try { try decoder.decodeSingularMessageField(value: &_storage._settings) }()
         case 19: try { try decoder.decodeSingularMessageField(value: &_storage._lock) }()
+        case 20: try { try decoder.decodeSingularEnumField(value: &_storage._mediaType) }()
+        case 21: try { try decoder.decodeSingularMessageField(value: &_storage._audio) }()
         default: break
         }
       }
@@ -1978,6 +2230,12 @@ nonisolated extension Camerad_V1_Device: SwiftProtobuf.Message, SwiftProtobuf._M
       try { if let v = _storage._lock {
         try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
       } }()
+      if _storage._mediaType != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._mediaType, fieldNumber: 20)
+      }
+      try { if let v = _storage._audio {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -2006,6 +2264,8 @@ nonisolated extension Camerad_V1_Device: SwiftProtobuf.Message, SwiftProtobuf._M
         if _storage._supportedPresets != rhs_storage._supportedPresets {return false}
         if _storage._settings != rhs_storage._settings {return false}
         if _storage._lock != rhs_storage._lock {return false}
+        if _storage._mediaType != rhs_storage._mediaType {return false}
+        if _storage._audio != rhs_storage._audio {return false}
         return true
       }
       if !storagesAreEqual {return false}

@@ -408,30 +408,52 @@ public nonisolated struct Camerad_V1_StreamRequest: Sendable {
   public init() {}
 }
 
-public nonisolated struct Camerad_V1_OpenStream: Sendable {
+public nonisolated struct Camerad_V1_OpenStream: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var uniqueID: String = String()
+  public var uniqueID: String {
+    get {_storage._uniqueID}
+    set {_uniqueStorage()._uniqueID = newValue}
+  }
 
+  /// For a camera, all of it; for a microphone, only how periods travel:
+  /// delivery, max_frames_in_flight (periods held), always_discards_late_video_frames,
+  /// release_ring and frame_ring (the video fields must be unset).
   public var settings: Camerad_V1_OutputSettings {
-    get {_settings ?? Camerad_V1_OutputSettings()}
-    set {_settings = newValue}
+    get {_storage._settings ?? Camerad_V1_OutputSettings()}
+    set {_uniqueStorage()._settings = newValue}
   }
   /// Returns true if `settings` has been explicitly set.
-  public var hasSettings: Bool {self._settings != nil}
+  public var hasSettings: Bool {_storage._settings != nil}
   /// Clears the value of `settings`. Subsequent reads from it will return its default value.
-  public mutating func clearSettings() {self._settings = nil}
+  public mutating func clearSettings() {_uniqueStorage()._settings = nil}
 
   /// Picks the device's mode when no other stream runs it (see ARCHITECTURE.md).
-  public var preset: Camerad_V1_SessionPreset = .unspecified
+  public var preset: Camerad_V1_SessionPreset {
+    get {_storage._preset}
+    set {_uniqueStorage()._preset = newValue}
+  }
+
+  /// For a microphone (AVCaptureAudioDataOutput.audioSettings): the periods a
+  /// listener wants; a field left 0 or UNSPECIFIED is the device's own (its
+  /// AudioCapabilities.native), the period 10 ms of the rate. Anything outside
+  /// the device's AudioCapabilities is INVALID_ARGUMENT, listing what it offers.
+  public var audio: Camerad_V1_AudioFormat {
+    get {_storage._audio ?? Camerad_V1_AudioFormat()}
+    set {_uniqueStorage()._audio = newValue}
+  }
+  /// Returns true if `audio` has been explicitly set.
+  public var hasAudio: Bool {_storage._audio != nil}
+  /// Clears the value of `audio`. Subsequent reads from it will return its default value.
+  public mutating func clearAudio() {_uniqueStorage()._audio = nil}
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _settings: Camerad_V1_OutputSettings? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 /// The client is done with these slots.
@@ -585,9 +607,26 @@ public nonisolated struct Camerad_V1_FramePool: Sendable {
   /// range, Y 16–235 and Cb/Cr 16–240, as cameras send NV12, YU12 and YUYV.
   public var fullRange: Bool = false
 
+  /// Set for a microphone's stream: each slot holds one period of this format
+  /// (fourcc, sizes and planes are 0 and empty). FrameReady.sequence numbers a
+  /// period by its place — its first frame is sequence × period_frames on the
+  /// microphone's clock — so a gap in the numbers is exactly the samples lost
+  /// (FramesDropped.count periods of period_frames each); bytes_used is
+  /// period_frames × channels × bytes per sample.
+  public var audio: Camerad_V1_AudioFormat {
+    get {_audio ?? Camerad_V1_AudioFormat()}
+    set {_audio = newValue}
+  }
+  /// Returns true if `audio` has been explicitly set.
+  public var hasAudio: Bool {self._audio != nil}
+  /// Clears the value of `audio`. Subsequent reads from it will return its default value.
+  public mutating func clearAudio() {self._audio = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+
+  fileprivate var _audio: Camerad_V1_AudioFormat? = nil
 }
 
 public nonisolated struct Camerad_V1_StreamStarted: @unchecked Sendable {
@@ -772,47 +811,48 @@ public nonisolated struct Camerad_V1_FramesDropped: Sendable {
 
 /// The device's mode or the pool changed: later frames come from this pool.
 /// Slots of the old pool stay valid until released.
-public nonisolated struct Camerad_V1_FormatChanged: Sendable {
+public nonisolated struct Camerad_V1_FormatChanged: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   public var pool: Camerad_V1_FramePool {
-    get {_pool ?? Camerad_V1_FramePool()}
-    set {_pool = newValue}
+    get {_storage._pool ?? Camerad_V1_FramePool()}
+    set {_uniqueStorage()._pool = newValue}
   }
   /// Returns true if `pool` has been explicitly set.
-  public var hasPool: Bool {self._pool != nil}
+  public var hasPool: Bool {_storage._pool != nil}
   /// Clears the value of `pool`. Subsequent reads from it will return its default value.
-  public mutating func clearPool() {self._pool = nil}
+  public mutating func clearPool() {_uniqueStorage()._pool = nil}
 
   public var device: Camerad_V1_Device {
-    get {_device ?? Camerad_V1_Device()}
-    set {_device = newValue}
+    get {_storage._device ?? Camerad_V1_Device()}
+    set {_uniqueStorage()._device = newValue}
   }
   /// Returns true if `device` has been explicitly set.
-  public var hasDevice: Bool {self._device != nil}
+  public var hasDevice: Bool {_storage._device != nil}
   /// Clears the value of `device`. Subsequent reads from it will return its default value.
-  public mutating func clearDevice() {self._device = nil}
+  public mutating func clearDevice() {_uniqueStorage()._device = nil}
 
   public var frameDuration: Camerad_V1_Fraction {
-    get {_frameDuration ?? Camerad_V1_Fraction()}
-    set {_frameDuration = newValue}
+    get {_storage._frameDuration ?? Camerad_V1_Fraction()}
+    set {_uniqueStorage()._frameDuration = newValue}
   }
   /// Returns true if `frameDuration` has been explicitly set.
-  public var hasFrameDuration: Bool {self._frameDuration != nil}
+  public var hasFrameDuration: Bool {_storage._frameDuration != nil}
   /// Clears the value of `frameDuration`. Subsequent reads from it will return its default value.
-  public mutating func clearFrameDuration() {self._frameDuration = nil}
+  public mutating func clearFrameDuration() {_uniqueStorage()._frameDuration = nil}
 
-  public var note: String = String()
+  public var note: String {
+    get {_storage._note}
+    set {_uniqueStorage()._note = newValue}
+  }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _pool: Camerad_V1_FramePool? = nil
-  fileprivate var _device: Camerad_V1_Device? = nil
-  fileprivate var _frameDuration: Camerad_V1_Fraction? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 /// The stream stops; the call ends right after with a matching status.
@@ -1094,43 +1134,90 @@ nonisolated extension Camerad_V1_StreamRequest: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Camerad_V1_OpenStream: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".OpenStream"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}unique_id\0\u{1}settings\0\u{1}preset\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}unique_id\0\u{1}settings\0\u{1}preset\0\u{1}audio\0")
+
+  fileprivate class _StorageClass {
+    var _uniqueID: String = String()
+    var _settings: Camerad_V1_OutputSettings? = nil
+    var _preset: Camerad_V1_SessionPreset = .unspecified
+    var _audio: Camerad_V1_AudioFormat? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _uniqueID = source._uniqueID
+      _settings = source._settings
+      _preset = source._preset
+      _audio = source._audio
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.uniqueID) }()
-      case 2: try { try decoder.decodeSingularMessageField(value: &self._settings) }()
-      case 3: try { try decoder.decodeSingularEnumField(value: &self.preset) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularStringField(value: &_storage._uniqueID) }()
+        case 2: try { try decoder.decodeSingularMessageField(value: &_storage._settings) }()
+        case 3: try { try decoder.decodeSingularEnumField(value: &_storage._preset) }()
+        case 4: try { try decoder.decodeSingularMessageField(value: &_storage._audio) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if !self.uniqueID.isEmpty {
-      try visitor.visitSingularStringField(value: self.uniqueID, fieldNumber: 1)
-    }
-    try { if let v = self._settings {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
-    } }()
-    if self.preset != .unspecified {
-      try visitor.visitSingularEnumField(value: self.preset, fieldNumber: 3)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if !_storage._uniqueID.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._uniqueID, fieldNumber: 1)
+      }
+      try { if let v = _storage._settings {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+      } }()
+      if _storage._preset != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._preset, fieldNumber: 3)
+      }
+      try { if let v = _storage._audio {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Camerad_V1_OpenStream, rhs: Camerad_V1_OpenStream) -> Bool {
-    if lhs.uniqueID != rhs.uniqueID {return false}
-    if lhs._settings != rhs._settings {return false}
-    if lhs.preset != rhs.preset {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._uniqueID != rhs_storage._uniqueID {return false}
+        if _storage._settings != rhs_storage._settings {return false}
+        if _storage._preset != rhs_storage._preset {return false}
+        if _storage._audio != rhs_storage._audio {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1366,7 +1453,7 @@ nonisolated extension Camerad_V1_SlotLocation: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Camerad_V1_FramePool: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".FramePool"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}pool_id\0\u{3}fd_index\0\u{3}slot_size\0\u{3}slot_count\0\u{1}fourcc\0\u{1}width\0\u{1}height\0\u{1}planes\0\u{1}compressed\0\u{1}shared\0\u{1}slots\0\u{3}full_range\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}pool_id\0\u{3}fd_index\0\u{3}slot_size\0\u{3}slot_count\0\u{1}fourcc\0\u{1}width\0\u{1}height\0\u{1}planes\0\u{1}compressed\0\u{1}shared\0\u{1}slots\0\u{3}full_range\0\u{1}audio\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1386,12 +1473,17 @@ nonisolated extension Camerad_V1_FramePool: SwiftProtobuf.Message, SwiftProtobuf
       case 10: try { try decoder.decodeSingularBoolField(value: &self.shared) }()
       case 11: try { try decoder.decodeRepeatedMessageField(value: &self.slots) }()
       case 12: try { try decoder.decodeSingularBoolField(value: &self.fullRange) }()
+      case 13: try { try decoder.decodeSingularMessageField(value: &self._audio) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if self.poolID != 0 {
       try visitor.visitSingularUInt64Field(value: self.poolID, fieldNumber: 1)
     }
@@ -1428,6 +1520,9 @@ nonisolated extension Camerad_V1_FramePool: SwiftProtobuf.Message, SwiftProtobuf
     if self.fullRange != false {
       try visitor.visitSingularBoolField(value: self.fullRange, fieldNumber: 12)
     }
+    try { if let v = self._audio {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1444,6 +1539,7 @@ nonisolated extension Camerad_V1_FramePool: SwiftProtobuf.Message, SwiftProtobuf
     if lhs.shared != rhs.shared {return false}
     if lhs.slots != rhs.slots {return false}
     if lhs.fullRange != rhs.fullRange {return false}
+    if lhs._audio != rhs._audio {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1738,46 +1834,88 @@ nonisolated extension Camerad_V1_FormatChanged: SwiftProtobuf.Message, SwiftProt
   public static let protoMessageName: String = _protobuf_package + ".FormatChanged"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}pool\0\u{1}device\0\u{3}frame_duration\0\u{1}note\0")
 
+  fileprivate class _StorageClass {
+    var _pool: Camerad_V1_FramePool? = nil
+    var _device: Camerad_V1_Device? = nil
+    var _frameDuration: Camerad_V1_Fraction? = nil
+    var _note: String = String()
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _pool = source._pool
+      _device = source._device
+      _frameDuration = source._frameDuration
+      _note = source._note
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularMessageField(value: &self._pool) }()
-      case 2: try { try decoder.decodeSingularMessageField(value: &self._device) }()
-      case 3: try { try decoder.decodeSingularMessageField(value: &self._frameDuration) }()
-      case 4: try { try decoder.decodeSingularStringField(value: &self.note) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularMessageField(value: &_storage._pool) }()
+        case 2: try { try decoder.decodeSingularMessageField(value: &_storage._device) }()
+        case 3: try { try decoder.decodeSingularMessageField(value: &_storage._frameDuration) }()
+        case 4: try { try decoder.decodeSingularStringField(value: &_storage._note) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    try { if let v = self._pool {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
-    } }()
-    try { if let v = self._device {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
-    } }()
-    try { if let v = self._frameDuration {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
-    } }()
-    if !self.note.isEmpty {
-      try visitor.visitSingularStringField(value: self.note, fieldNumber: 4)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      try { if let v = _storage._pool {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+      } }()
+      try { if let v = _storage._device {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+      } }()
+      try { if let v = _storage._frameDuration {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+      } }()
+      if !_storage._note.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._note, fieldNumber: 4)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Camerad_V1_FormatChanged, rhs: Camerad_V1_FormatChanged) -> Bool {
-    if lhs._pool != rhs._pool {return false}
-    if lhs._device != rhs._device {return false}
-    if lhs._frameDuration != rhs._frameDuration {return false}
-    if lhs.note != rhs.note {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._pool != rhs_storage._pool {return false}
+        if _storage._device != rhs_storage._device {return false}
+        if _storage._frameDuration != rhs_storage._frameDuration {return false}
+        if _storage._note != rhs_storage._note {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

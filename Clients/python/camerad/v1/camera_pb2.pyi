@@ -12,14 +12,16 @@ PROTOCOL_VERSION_CURRENT: ProtocolVersion
 PROTOCOL_VERSION_UNSPECIFIED: ProtocolVersion
 
 class AddVirtualCameraRequest(_message.Message):
-    __slots__ = ["fourcc", "frame_duration", "height", "index", "localized_name", "position", "static_picture", "unthrottled", "width"]
+    __slots__ = ["fourcc", "frame_duration", "height", "index", "localized_name", "media_type", "position", "static_picture", "tone_amplitude", "unthrottled", "width"]
     FOURCC_FIELD_NUMBER: _ClassVar[int]
     FRAME_DURATION_FIELD_NUMBER: _ClassVar[int]
     HEIGHT_FIELD_NUMBER: _ClassVar[int]
     INDEX_FIELD_NUMBER: _ClassVar[int]
     LOCALIZED_NAME_FIELD_NUMBER: _ClassVar[int]
+    MEDIA_TYPE_FIELD_NUMBER: _ClassVar[int]
     POSITION_FIELD_NUMBER: _ClassVar[int]
     STATIC_PICTURE_FIELD_NUMBER: _ClassVar[int]
+    TONE_AMPLITUDE_FIELD_NUMBER: _ClassVar[int]
     UNTHROTTLED_FIELD_NUMBER: _ClassVar[int]
     WIDTH_FIELD_NUMBER: _ClassVar[int]
     fourcc: int
@@ -27,17 +29,35 @@ class AddVirtualCameraRequest(_message.Message):
     height: int
     index: int
     localized_name: str
+    media_type: _device_pb2.MediaType
     position: _device_pb2.Position
     static_picture: bool
+    tone_amplitude: float
     unthrottled: bool
     width: int
-    def __init__(self, index: _Optional[int] = ..., localized_name: _Optional[str] = ..., position: _Optional[_Union[_device_pb2.Position, str]] = ..., fourcc: _Optional[int] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., frame_duration: _Optional[_Union[_device_pb2.Fraction, _Mapping]] = ..., unthrottled: bool = ..., static_picture: bool = ...) -> None: ...
+    def __init__(self, index: _Optional[int] = ..., localized_name: _Optional[str] = ..., position: _Optional[_Union[_device_pb2.Position, str]] = ..., fourcc: _Optional[int] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., frame_duration: _Optional[_Union[_device_pb2.Fraction, _Mapping]] = ..., unthrottled: bool = ..., static_picture: bool = ..., media_type: _Optional[_Union[_device_pb2.MediaType, str]] = ..., tone_amplitude: _Optional[float] = ...) -> None: ...
 
 class AddVirtualCameraResponse(_message.Message):
     __slots__ = ["device"]
     DEVICE_FIELD_NUMBER: _ClassVar[int]
     device: _device_pb2.Device
     def __init__(self, device: _Optional[_Union[_device_pb2.Device, _Mapping]] = ...) -> None: ...
+
+class AudioChannelLevel(_message.Message):
+    __slots__ = ["average_power_level", "peak_hold_level"]
+    AVERAGE_POWER_LEVEL_FIELD_NUMBER: _ClassVar[int]
+    PEAK_HOLD_LEVEL_FIELD_NUMBER: _ClassVar[int]
+    average_power_level: float
+    peak_hold_level: float
+    def __init__(self, average_power_level: _Optional[float] = ..., peak_hold_level: _Optional[float] = ...) -> None: ...
+
+class AudioLevels(_message.Message):
+    __slots__ = ["channels", "timestamp_ns"]
+    CHANNELS_FIELD_NUMBER: _ClassVar[int]
+    TIMESTAMP_NS_FIELD_NUMBER: _ClassVar[int]
+    channels: _containers.RepeatedCompositeFieldContainer[AudioChannelLevel]
+    timestamp_ns: int
+    def __init__(self, timestamp_ns: _Optional[int] = ..., channels: _Optional[_Iterable[_Union[AudioChannelLevel, _Mapping]]] = ...) -> None: ...
 
 class ConfigureDeviceRequest(_message.Message):
     __slots__ = ["configuration", "persist", "unique_id"]
@@ -237,6 +257,12 @@ class UnlockForConfigurationResponse(_message.Message):
     LOCK_COUNT_FIELD_NUMBER: _ClassVar[int]
     lock_count: int
     def __init__(self, lock_count: _Optional[int] = ...) -> None: ...
+
+class WatchAudioLevelsRequest(_message.Message):
+    __slots__ = ["unique_id"]
+    UNIQUE_ID_FIELD_NUMBER: _ClassVar[int]
+    unique_id: str
+    def __init__(self, unique_id: _Optional[str] = ...) -> None: ...
 
 class WatchDevicesRequest(_message.Message):
     __slots__ = ["include_existing"]

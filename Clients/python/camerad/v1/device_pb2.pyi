@@ -4,6 +4,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
+BACKEND_ALSA: Backend
 BACKEND_UNSPECIFIED: Backend
 BACKEND_V4L2: Backend
 BACKEND_VIRTUAL: Backend
@@ -18,6 +19,7 @@ CONTROL_TYPE_UNSPECIFIED: ControlType
 DESCRIPTOR: _descriptor.FileDescriptor
 DEVICE_TYPE_BUILT_IN_WIDE_ANGLE_CAMERA: DeviceType
 DEVICE_TYPE_EXTERNAL: DeviceType
+DEVICE_TYPE_MICROPHONE: DeviceType
 DEVICE_TYPE_UNSPECIFIED: DeviceType
 EXPOSURE_MODE_AUTO_EXPOSE: ExposureMode
 EXPOSURE_MODE_CONTINUOUS_AUTO_EXPOSURE: ExposureMode
@@ -32,11 +34,16 @@ FOCUS_MODE_AUTO_FOCUS: FocusMode
 FOCUS_MODE_CONTINUOUS_AUTO_FOCUS: FocusMode
 FOCUS_MODE_LOCKED: FocusMode
 FOCUS_MODE_UNSPECIFIED: FocusMode
+MEDIA_TYPE_AUDIO: MediaType
 MEDIA_TYPE_UNSPECIFIED: MediaType
 MEDIA_TYPE_VIDEO: MediaType
 POSITION_BACK: Position
 POSITION_FRONT: Position
 POSITION_UNSPECIFIED: Position
+SAMPLE_FORMAT_F32: SampleFormat
+SAMPLE_FORMAT_S16: SampleFormat
+SAMPLE_FORMAT_S32: SampleFormat
+SAMPLE_FORMAT_UNSPECIFIED: SampleFormat
 SESSION_PRESET_HD_1280X720: SessionPreset
 SESSION_PRESET_HD_1920X1080: SessionPreset
 SESSION_PRESET_HD_4K_3840X2160: SessionPreset
@@ -55,6 +62,34 @@ WHITE_BALANCE_MODE_AUTO_WHITE_BALANCE: WhiteBalanceMode
 WHITE_BALANCE_MODE_CONTINUOUS_AUTO_WHITE_BALANCE: WhiteBalanceMode
 WHITE_BALANCE_MODE_LOCKED: WhiteBalanceMode
 WHITE_BALANCE_MODE_UNSPECIFIED: WhiteBalanceMode
+
+class AudioCapabilities(_message.Message):
+    __slots__ = ["max_channels", "max_period_us", "min_period_us", "native", "sample_formats", "sample_rates"]
+    MAX_CHANNELS_FIELD_NUMBER: _ClassVar[int]
+    MAX_PERIOD_US_FIELD_NUMBER: _ClassVar[int]
+    MIN_PERIOD_US_FIELD_NUMBER: _ClassVar[int]
+    NATIVE_FIELD_NUMBER: _ClassVar[int]
+    SAMPLE_FORMATS_FIELD_NUMBER: _ClassVar[int]
+    SAMPLE_RATES_FIELD_NUMBER: _ClassVar[int]
+    max_channels: int
+    max_period_us: int
+    min_period_us: int
+    native: AudioFormat
+    sample_formats: _containers.RepeatedScalarFieldContainer[SampleFormat]
+    sample_rates: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, native: _Optional[_Union[AudioFormat, _Mapping]] = ..., sample_rates: _Optional[_Iterable[int]] = ..., max_channels: _Optional[int] = ..., sample_formats: _Optional[_Iterable[_Union[SampleFormat, str]]] = ..., min_period_us: _Optional[int] = ..., max_period_us: _Optional[int] = ...) -> None: ...
+
+class AudioFormat(_message.Message):
+    __slots__ = ["channels", "period_frames", "sample_format", "sample_rate"]
+    CHANNELS_FIELD_NUMBER: _ClassVar[int]
+    PERIOD_FRAMES_FIELD_NUMBER: _ClassVar[int]
+    SAMPLE_FORMAT_FIELD_NUMBER: _ClassVar[int]
+    SAMPLE_RATE_FIELD_NUMBER: _ClassVar[int]
+    channels: int
+    period_frames: int
+    sample_format: SampleFormat
+    sample_rate: int
+    def __init__(self, sample_rate: _Optional[int] = ..., channels: _Optional[int] = ..., sample_format: _Optional[_Union[SampleFormat, str]] = ..., period_frames: _Optional[int] = ...) -> None: ...
 
 class CameraSettings(_message.Message):
     __slots__ = ["adjusting_exposure", "adjusting_focus", "adjusting_white_balance", "exposure_duration", "exposure_mode", "exposure_point_of_interest", "focus_mode", "focus_point_of_interest", "iso", "lens_position", "torch_level", "torch_mode", "video_zoom_factor", "white_balance_mode", "white_balance_temperature"]
@@ -169,10 +204,11 @@ class Control(_message.Message):
     def __init__(self, id: _Optional[int] = ..., name: _Optional[str] = ..., display_name: _Optional[str] = ..., type: _Optional[_Union[ControlType, str]] = ..., minimum: _Optional[int] = ..., maximum: _Optional[int] = ..., step: _Optional[int] = ..., default_value: _Optional[int] = ..., value: _Optional[int] = ..., menu_items: _Optional[_Iterable[_Union[MenuItem, _Mapping]]] = ..., flags: _Optional[int] = ...) -> None: ...
 
 class Device(_message.Message):
-    __slots__ = ["active_format_index", "active_max_frame_duration", "active_min_frame_duration", "backend", "capabilities", "controls", "device_path", "device_type", "formats", "is_connected", "localized_name", "lock", "manufacturer", "model_id", "position", "settings", "supported_presets", "unavailable_reason", "unique_id"]
+    __slots__ = ["active_format_index", "active_max_frame_duration", "active_min_frame_duration", "audio", "backend", "capabilities", "controls", "device_path", "device_type", "formats", "is_connected", "localized_name", "lock", "manufacturer", "media_type", "model_id", "position", "settings", "supported_presets", "unavailable_reason", "unique_id"]
     ACTIVE_FORMAT_INDEX_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_MAX_FRAME_DURATION_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_MIN_FRAME_DURATION_FIELD_NUMBER: _ClassVar[int]
+    AUDIO_FIELD_NUMBER: _ClassVar[int]
     BACKEND_FIELD_NUMBER: _ClassVar[int]
     CAPABILITIES_FIELD_NUMBER: _ClassVar[int]
     CONTROLS_FIELD_NUMBER: _ClassVar[int]
@@ -183,6 +219,7 @@ class Device(_message.Message):
     LOCALIZED_NAME_FIELD_NUMBER: _ClassVar[int]
     LOCK_FIELD_NUMBER: _ClassVar[int]
     MANUFACTURER_FIELD_NUMBER: _ClassVar[int]
+    MEDIA_TYPE_FIELD_NUMBER: _ClassVar[int]
     MODEL_ID_FIELD_NUMBER: _ClassVar[int]
     POSITION_FIELD_NUMBER: _ClassVar[int]
     SETTINGS_FIELD_NUMBER: _ClassVar[int]
@@ -192,6 +229,7 @@ class Device(_message.Message):
     active_format_index: int
     active_max_frame_duration: Fraction
     active_min_frame_duration: Fraction
+    audio: AudioCapabilities
     backend: Backend
     capabilities: Capabilities
     controls: _containers.RepeatedCompositeFieldContainer[Control]
@@ -202,13 +240,14 @@ class Device(_message.Message):
     localized_name: str
     lock: ConfigurationLock
     manufacturer: str
+    media_type: MediaType
     model_id: str
     position: Position
     settings: CameraSettings
     supported_presets: _containers.RepeatedScalarFieldContainer[SessionPreset]
     unavailable_reason: str
     unique_id: str
-    def __init__(self, unique_id: _Optional[str] = ..., model_id: _Optional[str] = ..., localized_name: _Optional[str] = ..., manufacturer: _Optional[str] = ..., position: _Optional[_Union[Position, str]] = ..., device_type: _Optional[_Union[DeviceType, str]] = ..., backend: _Optional[_Union[Backend, str]] = ..., device_path: _Optional[str] = ..., is_connected: bool = ..., unavailable_reason: _Optional[str] = ..., formats: _Optional[_Iterable[_Union[Format, _Mapping]]] = ..., active_format_index: _Optional[int] = ..., active_min_frame_duration: _Optional[_Union[Fraction, _Mapping]] = ..., active_max_frame_duration: _Optional[_Union[Fraction, _Mapping]] = ..., controls: _Optional[_Iterable[_Union[Control, _Mapping]]] = ..., capabilities: _Optional[_Union[Capabilities, _Mapping]] = ..., supported_presets: _Optional[_Iterable[_Union[SessionPreset, str]]] = ..., settings: _Optional[_Union[CameraSettings, _Mapping]] = ..., lock: _Optional[_Union[ConfigurationLock, _Mapping]] = ...) -> None: ...
+    def __init__(self, unique_id: _Optional[str] = ..., model_id: _Optional[str] = ..., localized_name: _Optional[str] = ..., manufacturer: _Optional[str] = ..., position: _Optional[_Union[Position, str]] = ..., device_type: _Optional[_Union[DeviceType, str]] = ..., backend: _Optional[_Union[Backend, str]] = ..., device_path: _Optional[str] = ..., is_connected: bool = ..., unavailable_reason: _Optional[str] = ..., formats: _Optional[_Iterable[_Union[Format, _Mapping]]] = ..., active_format_index: _Optional[int] = ..., active_min_frame_duration: _Optional[_Union[Fraction, _Mapping]] = ..., active_max_frame_duration: _Optional[_Union[Fraction, _Mapping]] = ..., controls: _Optional[_Iterable[_Union[Control, _Mapping]]] = ..., capabilities: _Optional[_Union[Capabilities, _Mapping]] = ..., supported_presets: _Optional[_Iterable[_Union[SessionPreset, str]]] = ..., settings: _Optional[_Union[CameraSettings, _Mapping]] = ..., lock: _Optional[_Union[ConfigurationLock, _Mapping]] = ..., media_type: _Optional[_Union[MediaType, str]] = ..., audio: _Optional[_Union[AudioCapabilities, _Mapping]] = ...) -> None: ...
 
 class Format(_message.Message):
     __slots__ = ["compressed", "description", "fourcc", "frame_rate_ranges", "height", "width"]
@@ -291,4 +330,7 @@ class FlashMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class SessionPreset(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class SampleFormat(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

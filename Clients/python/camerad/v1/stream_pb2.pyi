@@ -56,7 +56,8 @@ class FormatChanged(_message.Message):
     def __init__(self, pool: _Optional[_Union[FramePool, _Mapping]] = ..., device: _Optional[_Union[_device_pb2.Device, _Mapping]] = ..., frame_duration: _Optional[_Union[_device_pb2.Fraction, _Mapping]] = ..., note: _Optional[str] = ...) -> None: ...
 
 class FramePool(_message.Message):
-    __slots__ = ["compressed", "fd_index", "fourcc", "full_range", "height", "planes", "pool_id", "shared", "slot_count", "slot_size", "slots", "width"]
+    __slots__ = ["audio", "compressed", "fd_index", "fourcc", "full_range", "height", "planes", "pool_id", "shared", "slot_count", "slot_size", "slots", "width"]
+    AUDIO_FIELD_NUMBER: _ClassVar[int]
     COMPRESSED_FIELD_NUMBER: _ClassVar[int]
     FD_INDEX_FIELD_NUMBER: _ClassVar[int]
     FOURCC_FIELD_NUMBER: _ClassVar[int]
@@ -69,6 +70,7 @@ class FramePool(_message.Message):
     SLOT_COUNT_FIELD_NUMBER: _ClassVar[int]
     SLOT_SIZE_FIELD_NUMBER: _ClassVar[int]
     WIDTH_FIELD_NUMBER: _ClassVar[int]
+    audio: _device_pb2.AudioFormat
     compressed: bool
     fd_index: int
     fourcc: int
@@ -81,7 +83,7 @@ class FramePool(_message.Message):
     slot_size: int
     slots: _containers.RepeatedCompositeFieldContainer[SlotLocation]
     width: int
-    def __init__(self, pool_id: _Optional[int] = ..., fd_index: _Optional[int] = ..., slot_size: _Optional[int] = ..., slot_count: _Optional[int] = ..., fourcc: _Optional[int] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., planes: _Optional[_Iterable[_Union[PlaneInfo, _Mapping]]] = ..., compressed: bool = ..., shared: bool = ..., slots: _Optional[_Iterable[_Union[SlotLocation, _Mapping]]] = ..., full_range: bool = ...) -> None: ...
+    def __init__(self, pool_id: _Optional[int] = ..., fd_index: _Optional[int] = ..., slot_size: _Optional[int] = ..., slot_count: _Optional[int] = ..., fourcc: _Optional[int] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., planes: _Optional[_Iterable[_Union[PlaneInfo, _Mapping]]] = ..., compressed: bool = ..., shared: bool = ..., slots: _Optional[_Iterable[_Union[SlotLocation, _Mapping]]] = ..., full_range: bool = ..., audio: _Optional[_Union[_device_pb2.AudioFormat, _Mapping]] = ...) -> None: ...
 
 class FrameReady(_message.Message):
     __slots__ = ["bytes_used", "data", "duration_ns", "planes", "pool_id", "presentation_time_ns", "sequence", "slot"]
@@ -130,14 +132,16 @@ class GetDeviceStatisticsRequest(_message.Message):
     def __init__(self, unique_id: _Optional[str] = ...) -> None: ...
 
 class OpenStream(_message.Message):
-    __slots__ = ["preset", "settings", "unique_id"]
+    __slots__ = ["audio", "preset", "settings", "unique_id"]
+    AUDIO_FIELD_NUMBER: _ClassVar[int]
     PRESET_FIELD_NUMBER: _ClassVar[int]
     SETTINGS_FIELD_NUMBER: _ClassVar[int]
     UNIQUE_ID_FIELD_NUMBER: _ClassVar[int]
+    audio: _device_pb2.AudioFormat
     preset: _device_pb2.SessionPreset
     settings: OutputSettings
     unique_id: str
-    def __init__(self, unique_id: _Optional[str] = ..., settings: _Optional[_Union[OutputSettings, _Mapping]] = ..., preset: _Optional[_Union[_device_pb2.SessionPreset, str]] = ...) -> None: ...
+    def __init__(self, unique_id: _Optional[str] = ..., settings: _Optional[_Union[OutputSettings, _Mapping]] = ..., preset: _Optional[_Union[_device_pb2.SessionPreset, str]] = ..., audio: _Optional[_Union[_device_pb2.AudioFormat, _Mapping]] = ...) -> None: ...
 
 class OutputSettings(_message.Message):
     __slots__ = ["always_discards_late_video_frames", "delivery", "frame_ring", "height", "max_frames_in_flight", "min_frame_duration", "mirrored", "orientation", "pixel_format", "release_ring", "width"]

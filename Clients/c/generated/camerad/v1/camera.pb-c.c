@@ -952,6 +952,141 @@ void   camerad__v1__remove_virtual_camera_response__free_unpacked
   assert(message->base.descriptor == &camerad__v1__remove_virtual_camera_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   camerad__v1__watch_audio_levels_request__init
+                     (Camerad__V1__WatchAudioLevelsRequest         *message)
+{
+  static const Camerad__V1__WatchAudioLevelsRequest init_value = CAMERAD__V1__WATCH_AUDIO_LEVELS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t camerad__v1__watch_audio_levels_request__get_packed_size
+                     (const Camerad__V1__WatchAudioLevelsRequest *message)
+{
+  assert(message->base.descriptor == &camerad__v1__watch_audio_levels_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t camerad__v1__watch_audio_levels_request__pack
+                     (const Camerad__V1__WatchAudioLevelsRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &camerad__v1__watch_audio_levels_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t camerad__v1__watch_audio_levels_request__pack_to_buffer
+                     (const Camerad__V1__WatchAudioLevelsRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &camerad__v1__watch_audio_levels_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Camerad__V1__WatchAudioLevelsRequest *
+       camerad__v1__watch_audio_levels_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Camerad__V1__WatchAudioLevelsRequest *)
+     protobuf_c_message_unpack (&camerad__v1__watch_audio_levels_request__descriptor,
+                                allocator, len, data);
+}
+void   camerad__v1__watch_audio_levels_request__free_unpacked
+                     (Camerad__V1__WatchAudioLevelsRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &camerad__v1__watch_audio_levels_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   camerad__v1__audio_levels__init
+                     (Camerad__V1__AudioLevels         *message)
+{
+  static const Camerad__V1__AudioLevels init_value = CAMERAD__V1__AUDIO_LEVELS__INIT;
+  *message = init_value;
+}
+size_t camerad__v1__audio_levels__get_packed_size
+                     (const Camerad__V1__AudioLevels *message)
+{
+  assert(message->base.descriptor == &camerad__v1__audio_levels__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t camerad__v1__audio_levels__pack
+                     (const Camerad__V1__AudioLevels *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &camerad__v1__audio_levels__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t camerad__v1__audio_levels__pack_to_buffer
+                     (const Camerad__V1__AudioLevels *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &camerad__v1__audio_levels__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Camerad__V1__AudioLevels *
+       camerad__v1__audio_levels__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Camerad__V1__AudioLevels *)
+     protobuf_c_message_unpack (&camerad__v1__audio_levels__descriptor,
+                                allocator, len, data);
+}
+void   camerad__v1__audio_levels__free_unpacked
+                     (Camerad__V1__AudioLevels *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &camerad__v1__audio_levels__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   camerad__v1__audio_channel_level__init
+                     (Camerad__V1__AudioChannelLevel         *message)
+{
+  static const Camerad__V1__AudioChannelLevel init_value = CAMERAD__V1__AUDIO_CHANNEL_LEVEL__INIT;
+  *message = init_value;
+}
+size_t camerad__v1__audio_channel_level__get_packed_size
+                     (const Camerad__V1__AudioChannelLevel *message)
+{
+  assert(message->base.descriptor == &camerad__v1__audio_channel_level__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t camerad__v1__audio_channel_level__pack
+                     (const Camerad__V1__AudioChannelLevel *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &camerad__v1__audio_channel_level__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t camerad__v1__audio_channel_level__pack_to_buffer
+                     (const Camerad__V1__AudioChannelLevel *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &camerad__v1__audio_channel_level__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Camerad__V1__AudioChannelLevel *
+       camerad__v1__audio_channel_level__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Camerad__V1__AudioChannelLevel *)
+     protobuf_c_message_unpack (&camerad__v1__audio_channel_level__descriptor,
+                                allocator, len, data);
+}
+void   camerad__v1__audio_channel_level__free_unpacked
+                     (Camerad__V1__AudioChannelLevel *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &camerad__v1__audio_channel_level__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   camerad__v1__ping_request__init
                      (Camerad__V1__PingRequest         *message)
 {
@@ -2129,7 +2264,7 @@ const ProtobufCMessageDescriptor camerad__v1__device_event__descriptor =
   (ProtobufCMessageInit) camerad__v1__device_event__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor camerad__v1__add_virtual_camera_request__field_descriptors[9] =
+static const ProtobufCFieldDescriptor camerad__v1__add_virtual_camera_request__field_descriptors[11] =
 {
   {
     "index",
@@ -2239,6 +2374,30 @@ static const ProtobufCFieldDescriptor camerad__v1__add_virtual_camera_request__f
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "media_type",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__AddVirtualCameraRequest, media_type),
+    &camerad__v1__media_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "tone_amplitude",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__AddVirtualCameraRequest, tone_amplitude),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned camerad__v1__add_virtual_camera_request__field_indices_by_name[] = {
   3,   /* field[3] = fourcc */
@@ -2246,15 +2405,17 @@ static const unsigned camerad__v1__add_virtual_camera_request__field_indices_by_
   5,   /* field[5] = height */
   0,   /* field[0] = index */
   1,   /* field[1] = localized_name */
+  9,   /* field[9] = media_type */
   2,   /* field[2] = position */
   8,   /* field[8] = static_picture */
+  10,   /* field[10] = tone_amplitude */
   7,   /* field[7] = unthrottled */
   4,   /* field[4] = width */
 };
 static const ProtobufCIntRange camerad__v1__add_virtual_camera_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 9 }
+  { 0, 11 }
 };
 const ProtobufCMessageDescriptor camerad__v1__add_virtual_camera_request__descriptor =
 {
@@ -2264,7 +2425,7 @@ const ProtobufCMessageDescriptor camerad__v1__add_virtual_camera_request__descri
   "Camerad__V1__AddVirtualCameraRequest",
   "camerad.v1",
   sizeof(Camerad__V1__AddVirtualCameraRequest),
-  9,
+  11,
   camerad__v1__add_virtual_camera_request__field_descriptors,
   camerad__v1__add_virtual_camera_request__field_indices_by_name,
   1,  camerad__v1__add_virtual_camera_request__number_ranges,
@@ -2363,6 +2524,146 @@ const ProtobufCMessageDescriptor camerad__v1__remove_virtual_camera_response__de
   camerad__v1__remove_virtual_camera_response__field_indices_by_name,
   0,  camerad__v1__remove_virtual_camera_response__number_ranges,
   (ProtobufCMessageInit) camerad__v1__remove_virtual_camera_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor camerad__v1__watch_audio_levels_request__field_descriptors[1] =
+{
+  {
+    "unique_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__WatchAudioLevelsRequest, unique_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned camerad__v1__watch_audio_levels_request__field_indices_by_name[] = {
+  0,   /* field[0] = unique_id */
+};
+static const ProtobufCIntRange camerad__v1__watch_audio_levels_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor camerad__v1__watch_audio_levels_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "camerad.v1.WatchAudioLevelsRequest",
+  "WatchAudioLevelsRequest",
+  "Camerad__V1__WatchAudioLevelsRequest",
+  "camerad.v1",
+  sizeof(Camerad__V1__WatchAudioLevelsRequest),
+  1,
+  camerad__v1__watch_audio_levels_request__field_descriptors,
+  camerad__v1__watch_audio_levels_request__field_indices_by_name,
+  1,  camerad__v1__watch_audio_levels_request__number_ranges,
+  (ProtobufCMessageInit) camerad__v1__watch_audio_levels_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor camerad__v1__audio_levels__field_descriptors[2] =
+{
+  {
+    "timestamp_ns",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__AudioLevels, timestamp_ns),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "channels",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Camerad__V1__AudioLevels, n_channels),
+    offsetof(Camerad__V1__AudioLevels, channels),
+    &camerad__v1__audio_channel_level__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned camerad__v1__audio_levels__field_indices_by_name[] = {
+  1,   /* field[1] = channels */
+  0,   /* field[0] = timestamp_ns */
+};
+static const ProtobufCIntRange camerad__v1__audio_levels__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor camerad__v1__audio_levels__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "camerad.v1.AudioLevels",
+  "AudioLevels",
+  "Camerad__V1__AudioLevels",
+  "camerad.v1",
+  sizeof(Camerad__V1__AudioLevels),
+  2,
+  camerad__v1__audio_levels__field_descriptors,
+  camerad__v1__audio_levels__field_indices_by_name,
+  1,  camerad__v1__audio_levels__number_ranges,
+  (ProtobufCMessageInit) camerad__v1__audio_levels__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor camerad__v1__audio_channel_level__field_descriptors[2] =
+{
+  {
+    "average_power_level",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__AudioChannelLevel, average_power_level),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "peak_hold_level",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__AudioChannelLevel, peak_hold_level),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned camerad__v1__audio_channel_level__field_indices_by_name[] = {
+  0,   /* field[0] = average_power_level */
+  1,   /* field[1] = peak_hold_level */
+};
+static const ProtobufCIntRange camerad__v1__audio_channel_level__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor camerad__v1__audio_channel_level__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "camerad.v1.AudioChannelLevel",
+  "AudioChannelLevel",
+  "Camerad__V1__AudioChannelLevel",
+  "camerad.v1",
+  sizeof(Camerad__V1__AudioChannelLevel),
+  2,
+  camerad__v1__audio_channel_level__field_descriptors,
+  camerad__v1__audio_channel_level__field_indices_by_name,
+  1,  camerad__v1__audio_channel_level__number_ranges,
+  (ProtobufCMessageInit) camerad__v1__audio_channel_level__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor camerad__v1__ping_request__field_descriptors[3] =
@@ -2534,7 +2835,7 @@ const ProtobufCEnumDescriptor camerad__v1__protocol_version__descriptor =
   camerad__v1__protocol_version__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor camerad__v1__camera__method_descriptors[13] =
+static const ProtobufCMethodDescriptor camerad__v1__camera__method_descriptors[14] =
 {
   { "Hello", &camerad__v1__hello_request__descriptor, &camerad__v1__hello_response__descriptor },
   { "ListDevices", &camerad__v1__list_devices_request__descriptor, &camerad__v1__list_devices_response__descriptor },
@@ -2549,6 +2850,7 @@ static const ProtobufCMethodDescriptor camerad__v1__camera__method_descriptors[1
   { "UnlockForConfiguration", &camerad__v1__unlock_for_configuration_request__descriptor, &camerad__v1__unlock_for_configuration_response__descriptor },
   { "ConfigureDevice", &camerad__v1__configure_device_request__descriptor, &camerad__v1__configure_device_response__descriptor },
   { "CapturePhoto", &camerad__v1__capture_photo_request__descriptor, &camerad__v1__capture_photo_response__descriptor },
+  { "WatchAudioLevels", &camerad__v1__watch_audio_levels_request__descriptor, &camerad__v1__audio_levels__descriptor },
 };
 const unsigned camerad__v1__camera__method_indices_by_name[] = {
   4,        /* AddVirtualCamera */
@@ -2563,6 +2865,7 @@ const unsigned camerad__v1__camera__method_indices_by_name[] = {
   5,        /* RemoveVirtualCamera */
   7,        /* Stream */
   10,        /* UnlockForConfiguration */
+  13,        /* WatchAudioLevels */
   3         /* WatchDevices */
 };
 const ProtobufCServiceDescriptor camerad__v1__camera__descriptor =
@@ -2572,7 +2875,7 @@ const ProtobufCServiceDescriptor camerad__v1__camera__descriptor =
   "Camera",
   "Camerad__V1__Camera",
   "camerad.v1",
-  13,
+  14,
   camerad__v1__camera__method_descriptors,
   camerad__v1__camera__method_indices_by_name
 };
@@ -2679,6 +2982,14 @@ void camerad__v1__camera__capture_photo(ProtobufCService *service,
 {
   assert(service->descriptor == &camerad__v1__camera__descriptor);
   service->invoke(service, 12, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void camerad__v1__camera__watch_audio_levels(ProtobufCService *service,
+                                             const Camerad__V1__WatchAudioLevelsRequest *input,
+                                             Camerad__V1__AudioLevels_Closure closure,
+                                             void *closure_data)
+{
+  assert(service->descriptor == &camerad__v1__camera__descriptor);
+  service->invoke(service, 13, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void camerad__v1__camera__init (Camerad__V1__Camera_Service *service,
                                 Camerad__V1__Camera_ServiceDestroy destroy)

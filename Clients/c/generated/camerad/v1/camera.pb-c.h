@@ -39,6 +39,9 @@ typedef struct Camerad__V1__AddVirtualCameraRequest Camerad__V1__AddVirtualCamer
 typedef struct Camerad__V1__AddVirtualCameraResponse Camerad__V1__AddVirtualCameraResponse;
 typedef struct Camerad__V1__RemoveVirtualCameraRequest Camerad__V1__RemoveVirtualCameraRequest;
 typedef struct Camerad__V1__RemoveVirtualCameraResponse Camerad__V1__RemoveVirtualCameraResponse;
+typedef struct Camerad__V1__WatchAudioLevelsRequest Camerad__V1__WatchAudioLevelsRequest;
+typedef struct Camerad__V1__AudioLevels Camerad__V1__AudioLevels;
+typedef struct Camerad__V1__AudioChannelLevel Camerad__V1__AudioChannelLevel;
 typedef struct Camerad__V1__PingRequest Camerad__V1__PingRequest;
 typedef struct Camerad__V1__PingResponse Camerad__V1__PingResponse;
 
@@ -451,6 +454,15 @@ struct  Camerad__V1__AddVirtualCameraRequest
    * picture then costs almost nothing to make).
    */
   protobuf_c_boolean static_picture;
+  /*
+   * AUDIO: a virtual microphone, "virtual-microphone-<index>" (48 kHz, stereo
+   * float, 10 ms periods; the video fields must be unset). It hears the audio
+   * stamp — a 1 kHz tone under marks that number each 960-sample block (see
+   * docs/ARCHITECTURE.md) — or, with tone_amplitude, a plain 1 kHz sine of that
+   * peak (0 to 1: a known level). UNSPECIFIED or VIDEO: a camera.
+   */
+  Camerad__V1__MediaType media_type;
+  float tone_amplitude;
   Camerad__V1__AddVirtualCameraRequest__OptionalIndexCase optional_index_case;
   union {
     uint32_t index;
@@ -458,7 +470,7 @@ struct  Camerad__V1__AddVirtualCameraRequest
 };
 #define CAMERAD__V1__ADD_VIRTUAL_CAMERA_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__add_virtual_camera_request__descriptor) \
-    , (char *)protobuf_c_empty_string, CAMERAD__V1__POSITION__POSITION_UNSPECIFIED, 0, 0, 0, NULL, 0, 0, CAMERAD__V1__ADD_VIRTUAL_CAMERA_REQUEST__OPTIONAL_INDEX__NOT_SET, {0} }
+    , (char *)protobuf_c_empty_string, CAMERAD__V1__POSITION__POSITION_UNSPECIFIED, 0, 0, 0, NULL, 0, 0, CAMERAD__V1__MEDIA_TYPE__MEDIA_TYPE_UNSPECIFIED, 0, CAMERAD__V1__ADD_VIRTUAL_CAMERA_REQUEST__OPTIONAL_INDEX__NOT_SET, {0} }
 
 
 struct  Camerad__V1__AddVirtualCameraResponse
@@ -488,6 +500,54 @@ struct  Camerad__V1__RemoveVirtualCameraResponse
 #define CAMERAD__V1__REMOVE_VIRTUAL_CAMERA_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__remove_virtual_camera_response__descriptor) \
      }
+
+
+struct  Camerad__V1__WatchAudioLevelsRequest
+{
+  ProtobufCMessage base;
+  char *unique_id;
+};
+#define CAMERAD__V1__WATCH_AUDIO_LEVELS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__watch_audio_levels_request__descriptor) \
+    , (char *)protobuf_c_empty_string }
+
+
+/*
+ * One reading of a microphone's levels, per channel.
+ */
+struct  Camerad__V1__AudioLevels
+{
+  ProtobufCMessage base;
+  /*
+   * CLOCK_MONOTONIC nanoseconds of the last sample it covers.
+   */
+  int64_t timestamp_ns;
+  size_t n_channels;
+  Camerad__V1__AudioChannelLevel **channels;
+};
+#define CAMERAD__V1__AUDIO_LEVELS__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__audio_levels__descriptor) \
+    , 0, 0,NULL }
+
+
+/*
+ * AVCaptureAudioChannel: in dBFS, 0 for a full-scale square wave, -160 for silence.
+ */
+struct  Camerad__V1__AudioChannelLevel
+{
+  ProtobufCMessage base;
+  /*
+   * The RMS power of the last 100 ms.
+   */
+  float average_power_level;
+  /*
+   * The highest sample's level over the last second.
+   */
+  float peak_hold_level;
+};
+#define CAMERAD__V1__AUDIO_CHANNEL_LEVEL__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__audio_channel_level__descriptor) \
+    , 0, 0 }
 
 
 struct  Camerad__V1__PingRequest
@@ -923,6 +983,63 @@ Camerad__V1__RemoveVirtualCameraResponse *
 void   camerad__v1__remove_virtual_camera_response__free_unpacked
                      (Camerad__V1__RemoveVirtualCameraResponse *message,
                       ProtobufCAllocator *allocator);
+/* Camerad__V1__WatchAudioLevelsRequest methods */
+void   camerad__v1__watch_audio_levels_request__init
+                     (Camerad__V1__WatchAudioLevelsRequest         *message);
+size_t camerad__v1__watch_audio_levels_request__get_packed_size
+                     (const Camerad__V1__WatchAudioLevelsRequest   *message);
+size_t camerad__v1__watch_audio_levels_request__pack
+                     (const Camerad__V1__WatchAudioLevelsRequest   *message,
+                      uint8_t             *out);
+size_t camerad__v1__watch_audio_levels_request__pack_to_buffer
+                     (const Camerad__V1__WatchAudioLevelsRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Camerad__V1__WatchAudioLevelsRequest *
+       camerad__v1__watch_audio_levels_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   camerad__v1__watch_audio_levels_request__free_unpacked
+                     (Camerad__V1__WatchAudioLevelsRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Camerad__V1__AudioLevels methods */
+void   camerad__v1__audio_levels__init
+                     (Camerad__V1__AudioLevels         *message);
+size_t camerad__v1__audio_levels__get_packed_size
+                     (const Camerad__V1__AudioLevels   *message);
+size_t camerad__v1__audio_levels__pack
+                     (const Camerad__V1__AudioLevels   *message,
+                      uint8_t             *out);
+size_t camerad__v1__audio_levels__pack_to_buffer
+                     (const Camerad__V1__AudioLevels   *message,
+                      ProtobufCBuffer     *buffer);
+Camerad__V1__AudioLevels *
+       camerad__v1__audio_levels__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   camerad__v1__audio_levels__free_unpacked
+                     (Camerad__V1__AudioLevels *message,
+                      ProtobufCAllocator *allocator);
+/* Camerad__V1__AudioChannelLevel methods */
+void   camerad__v1__audio_channel_level__init
+                     (Camerad__V1__AudioChannelLevel         *message);
+size_t camerad__v1__audio_channel_level__get_packed_size
+                     (const Camerad__V1__AudioChannelLevel   *message);
+size_t camerad__v1__audio_channel_level__pack
+                     (const Camerad__V1__AudioChannelLevel   *message,
+                      uint8_t             *out);
+size_t camerad__v1__audio_channel_level__pack_to_buffer
+                     (const Camerad__V1__AudioChannelLevel   *message,
+                      ProtobufCBuffer     *buffer);
+Camerad__V1__AudioChannelLevel *
+       camerad__v1__audio_channel_level__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   camerad__v1__audio_channel_level__free_unpacked
+                     (Camerad__V1__AudioChannelLevel *message,
+                      ProtobufCAllocator *allocator);
 /* Camerad__V1__PingRequest methods */
 void   camerad__v1__ping_request__init
                      (Camerad__V1__PingRequest         *message);
@@ -1026,6 +1143,15 @@ typedef void (*Camerad__V1__RemoveVirtualCameraRequest_Closure)
 typedef void (*Camerad__V1__RemoveVirtualCameraResponse_Closure)
                  (const Camerad__V1__RemoveVirtualCameraResponse *message,
                   void *closure_data);
+typedef void (*Camerad__V1__WatchAudioLevelsRequest_Closure)
+                 (const Camerad__V1__WatchAudioLevelsRequest *message,
+                  void *closure_data);
+typedef void (*Camerad__V1__AudioLevels_Closure)
+                 (const Camerad__V1__AudioLevels *message,
+                  void *closure_data);
+typedef void (*Camerad__V1__AudioChannelLevel_Closure)
+                 (const Camerad__V1__AudioChannelLevel *message,
+                  void *closure_data);
 typedef void (*Camerad__V1__PingRequest_Closure)
                  (const Camerad__V1__PingRequest *message,
                   void *closure_data);
@@ -1091,6 +1217,10 @@ struct Camerad__V1__Camera_Service
                         const Camerad__V1__CapturePhotoRequest *input,
                         Camerad__V1__CapturePhotoResponse_Closure closure,
                         void *closure_data);
+  void (*watch_audio_levels)(Camerad__V1__Camera_Service *service,
+                             const Camerad__V1__WatchAudioLevelsRequest *input,
+                             Camerad__V1__AudioLevels_Closure closure,
+                             void *closure_data);
 };
 typedef void (*Camerad__V1__Camera_ServiceDestroy)(Camerad__V1__Camera_Service *);
 void camerad__v1__camera__init (Camerad__V1__Camera_Service *service,
@@ -1111,7 +1241,8 @@ void camerad__v1__camera__init (Camerad__V1__Camera_Service *service,
       function_prefix__ ## lock_for_configuration,\
       function_prefix__ ## unlock_for_configuration,\
       function_prefix__ ## configure_device,\
-      function_prefix__ ## capture_photo  }
+      function_prefix__ ## capture_photo,\
+      function_prefix__ ## watch_audio_levels  }
 void camerad__v1__camera__hello(ProtobufCService *service,
                                 const Camerad__V1__HelloRequest *input,
                                 Camerad__V1__HelloResponse_Closure closure,
@@ -1164,6 +1295,10 @@ void camerad__v1__camera__capture_photo(ProtobufCService *service,
                                         const Camerad__V1__CapturePhotoRequest *input,
                                         Camerad__V1__CapturePhotoResponse_Closure closure,
                                         void *closure_data);
+void camerad__v1__camera__watch_audio_levels(ProtobufCService *service,
+                                             const Camerad__V1__WatchAudioLevelsRequest *input,
+                                             Camerad__V1__AudioLevels_Closure closure,
+                                             void *closure_data);
 
 /* --- descriptors --- */
 
@@ -1190,6 +1325,9 @@ extern const ProtobufCMessageDescriptor camerad__v1__add_virtual_camera_request_
 extern const ProtobufCMessageDescriptor camerad__v1__add_virtual_camera_response__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__remove_virtual_camera_request__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__remove_virtual_camera_response__descriptor;
+extern const ProtobufCMessageDescriptor camerad__v1__watch_audio_levels_request__descriptor;
+extern const ProtobufCMessageDescriptor camerad__v1__audio_levels__descriptor;
+extern const ProtobufCMessageDescriptor camerad__v1__audio_channel_level__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__ping_request__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__ping_response__descriptor;
 extern const ProtobufCServiceDescriptor camerad__v1__camera__descriptor;

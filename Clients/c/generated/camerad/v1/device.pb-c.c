@@ -412,6 +412,96 @@ void   camerad__v1__configuration_lock__free_unpacked
   assert(message->base.descriptor == &camerad__v1__configuration_lock__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   camerad__v1__audio_format__init
+                     (Camerad__V1__AudioFormat         *message)
+{
+  static const Camerad__V1__AudioFormat init_value = CAMERAD__V1__AUDIO_FORMAT__INIT;
+  *message = init_value;
+}
+size_t camerad__v1__audio_format__get_packed_size
+                     (const Camerad__V1__AudioFormat *message)
+{
+  assert(message->base.descriptor == &camerad__v1__audio_format__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t camerad__v1__audio_format__pack
+                     (const Camerad__V1__AudioFormat *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &camerad__v1__audio_format__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t camerad__v1__audio_format__pack_to_buffer
+                     (const Camerad__V1__AudioFormat *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &camerad__v1__audio_format__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Camerad__V1__AudioFormat *
+       camerad__v1__audio_format__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Camerad__V1__AudioFormat *)
+     protobuf_c_message_unpack (&camerad__v1__audio_format__descriptor,
+                                allocator, len, data);
+}
+void   camerad__v1__audio_format__free_unpacked
+                     (Camerad__V1__AudioFormat *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &camerad__v1__audio_format__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   camerad__v1__audio_capabilities__init
+                     (Camerad__V1__AudioCapabilities         *message)
+{
+  static const Camerad__V1__AudioCapabilities init_value = CAMERAD__V1__AUDIO_CAPABILITIES__INIT;
+  *message = init_value;
+}
+size_t camerad__v1__audio_capabilities__get_packed_size
+                     (const Camerad__V1__AudioCapabilities *message)
+{
+  assert(message->base.descriptor == &camerad__v1__audio_capabilities__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t camerad__v1__audio_capabilities__pack
+                     (const Camerad__V1__AudioCapabilities *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &camerad__v1__audio_capabilities__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t camerad__v1__audio_capabilities__pack_to_buffer
+                     (const Camerad__V1__AudioCapabilities *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &camerad__v1__audio_capabilities__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Camerad__V1__AudioCapabilities *
+       camerad__v1__audio_capabilities__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Camerad__V1__AudioCapabilities *)
+     protobuf_c_message_unpack (&camerad__v1__audio_capabilities__descriptor,
+                                allocator, len, data);
+}
+void   camerad__v1__audio_capabilities__free_unpacked
+                     (Camerad__V1__AudioCapabilities *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &camerad__v1__audio_capabilities__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   camerad__v1__device__init
                      (Camerad__V1__Device         *message)
 {
@@ -1501,7 +1591,187 @@ const ProtobufCMessageDescriptor camerad__v1__configuration_lock__descriptor =
   (ProtobufCMessageInit) camerad__v1__configuration_lock__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor camerad__v1__device__field_descriptors[19] =
+static const ProtobufCFieldDescriptor camerad__v1__audio_format__field_descriptors[4] =
+{
+  {
+    "sample_rate",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__AudioFormat, sample_rate),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "channels",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__AudioFormat, channels),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sample_format",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__AudioFormat, sample_format),
+    &camerad__v1__sample_format__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "period_frames",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__AudioFormat, period_frames),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned camerad__v1__audio_format__field_indices_by_name[] = {
+  1,   /* field[1] = channels */
+  3,   /* field[3] = period_frames */
+  2,   /* field[2] = sample_format */
+  0,   /* field[0] = sample_rate */
+};
+static const ProtobufCIntRange camerad__v1__audio_format__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor camerad__v1__audio_format__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "camerad.v1.AudioFormat",
+  "AudioFormat",
+  "Camerad__V1__AudioFormat",
+  "camerad.v1",
+  sizeof(Camerad__V1__AudioFormat),
+  4,
+  camerad__v1__audio_format__field_descriptors,
+  camerad__v1__audio_format__field_indices_by_name,
+  1,  camerad__v1__audio_format__number_ranges,
+  (ProtobufCMessageInit) camerad__v1__audio_format__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor camerad__v1__audio_capabilities__field_descriptors[6] =
+{
+  {
+    "native",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__AudioCapabilities, native),
+    &camerad__v1__audio_format__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sample_rates",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_UINT32,
+    offsetof(Camerad__V1__AudioCapabilities, n_sample_rates),
+    offsetof(Camerad__V1__AudioCapabilities, sample_rates),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "max_channels",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__AudioCapabilities, max_channels),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sample_formats",
+    4,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_ENUM,
+    offsetof(Camerad__V1__AudioCapabilities, n_sample_formats),
+    offsetof(Camerad__V1__AudioCapabilities, sample_formats),
+    &camerad__v1__sample_format__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "min_period_us",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__AudioCapabilities, min_period_us),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "max_period_us",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__AudioCapabilities, max_period_us),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned camerad__v1__audio_capabilities__field_indices_by_name[] = {
+  2,   /* field[2] = max_channels */
+  5,   /* field[5] = max_period_us */
+  4,   /* field[4] = min_period_us */
+  0,   /* field[0] = native */
+  3,   /* field[3] = sample_formats */
+  1,   /* field[1] = sample_rates */
+};
+static const ProtobufCIntRange camerad__v1__audio_capabilities__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 6 }
+};
+const ProtobufCMessageDescriptor camerad__v1__audio_capabilities__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "camerad.v1.AudioCapabilities",
+  "AudioCapabilities",
+  "Camerad__V1__AudioCapabilities",
+  "camerad.v1",
+  sizeof(Camerad__V1__AudioCapabilities),
+  6,
+  camerad__v1__audio_capabilities__field_descriptors,
+  camerad__v1__audio_capabilities__field_indices_by_name,
+  1,  camerad__v1__audio_capabilities__number_ranges,
+  (ProtobufCMessageInit) camerad__v1__audio_capabilities__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor camerad__v1__device__field_descriptors[21] =
 {
   {
     "unique_id",
@@ -1731,11 +2001,36 @@ static const ProtobufCFieldDescriptor camerad__v1__device__field_descriptors[19]
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "media_type",
+    20,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__Device, media_type),
+    &camerad__v1__media_type__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "audio",
+    21,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__Device, audio),
+    &camerad__v1__audio_capabilities__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned camerad__v1__device__field_indices_by_name[] = {
   11,   /* field[11] = active_format_index */
   13,   /* field[13] = active_max_frame_duration */
   12,   /* field[12] = active_min_frame_duration */
+  20,   /* field[20] = audio */
   6,   /* field[6] = backend */
   15,   /* field[15] = capabilities */
   14,   /* field[14] = controls */
@@ -1746,6 +2041,7 @@ static const unsigned camerad__v1__device__field_indices_by_name[] = {
   2,   /* field[2] = localized_name */
   18,   /* field[18] = lock */
   3,   /* field[3] = manufacturer */
+  19,   /* field[19] = media_type */
   1,   /* field[1] = model_id */
   4,   /* field[4] = position */
   17,   /* field[17] = settings */
@@ -1756,7 +2052,7 @@ static const unsigned camerad__v1__device__field_indices_by_name[] = {
 static const ProtobufCIntRange camerad__v1__device__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 19 }
+  { 0, 21 }
 };
 const ProtobufCMessageDescriptor camerad__v1__device__descriptor =
 {
@@ -1766,7 +2062,7 @@ const ProtobufCMessageDescriptor camerad__v1__device__descriptor =
   "Camerad__V1__Device",
   "camerad.v1",
   sizeof(Camerad__V1__Device),
-  19,
+  21,
   camerad__v1__device__field_descriptors,
   camerad__v1__device__field_indices_by_name,
   1,  camerad__v1__device__number_ranges,
@@ -1803,19 +2099,21 @@ const ProtobufCEnumDescriptor camerad__v1__position__descriptor =
   camerad__v1__position__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue camerad__v1__device_type__enum_values_by_number[3] =
+static const ProtobufCEnumValue camerad__v1__device_type__enum_values_by_number[4] =
 {
   { "DEVICE_TYPE_UNSPECIFIED", "CAMERAD__V1__DEVICE_TYPE__DEVICE_TYPE_UNSPECIFIED", 0 },
   { "DEVICE_TYPE_BUILT_IN_WIDE_ANGLE_CAMERA", "CAMERAD__V1__DEVICE_TYPE__DEVICE_TYPE_BUILT_IN_WIDE_ANGLE_CAMERA", 1 },
   { "DEVICE_TYPE_EXTERNAL", "CAMERAD__V1__DEVICE_TYPE__DEVICE_TYPE_EXTERNAL", 2 },
+  { "DEVICE_TYPE_MICROPHONE", "CAMERAD__V1__DEVICE_TYPE__DEVICE_TYPE_MICROPHONE", 3 },
 };
 static const ProtobufCIntRange camerad__v1__device_type__value_ranges[] = {
-{0, 0},{0, 3}
+{0, 0},{0, 4}
 };
-static const ProtobufCEnumValueIndex camerad__v1__device_type__enum_values_by_name[3] =
+static const ProtobufCEnumValueIndex camerad__v1__device_type__enum_values_by_name[4] =
 {
   { "DEVICE_TYPE_BUILT_IN_WIDE_ANGLE_CAMERA", 1 },
   { "DEVICE_TYPE_EXTERNAL", 2 },
+  { "DEVICE_TYPE_MICROPHONE", 3 },
   { "DEVICE_TYPE_UNSPECIFIED", 0 },
 };
 const ProtobufCEnumDescriptor camerad__v1__device_type__descriptor =
@@ -1825,24 +2123,26 @@ const ProtobufCEnumDescriptor camerad__v1__device_type__descriptor =
   "DeviceType",
   "Camerad__V1__DeviceType",
   "camerad.v1",
-  3,
+  4,
   camerad__v1__device_type__enum_values_by_number,
-  3,
+  4,
   camerad__v1__device_type__enum_values_by_name,
   1,
   camerad__v1__device_type__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue camerad__v1__media_type__enum_values_by_number[2] =
+static const ProtobufCEnumValue camerad__v1__media_type__enum_values_by_number[3] =
 {
   { "MEDIA_TYPE_UNSPECIFIED", "CAMERAD__V1__MEDIA_TYPE__MEDIA_TYPE_UNSPECIFIED", 0 },
   { "MEDIA_TYPE_VIDEO", "CAMERAD__V1__MEDIA_TYPE__MEDIA_TYPE_VIDEO", 1 },
+  { "MEDIA_TYPE_AUDIO", "CAMERAD__V1__MEDIA_TYPE__MEDIA_TYPE_AUDIO", 2 },
 };
 static const ProtobufCIntRange camerad__v1__media_type__value_ranges[] = {
-{0, 0},{0, 2}
+{0, 0},{0, 3}
 };
-static const ProtobufCEnumValueIndex camerad__v1__media_type__enum_values_by_name[2] =
+static const ProtobufCEnumValueIndex camerad__v1__media_type__enum_values_by_name[3] =
 {
+  { "MEDIA_TYPE_AUDIO", 2 },
   { "MEDIA_TYPE_UNSPECIFIED", 0 },
   { "MEDIA_TYPE_VIDEO", 1 },
 };
@@ -1853,25 +2153,27 @@ const ProtobufCEnumDescriptor camerad__v1__media_type__descriptor =
   "MediaType",
   "Camerad__V1__MediaType",
   "camerad.v1",
-  2,
+  3,
   camerad__v1__media_type__enum_values_by_number,
-  2,
+  3,
   camerad__v1__media_type__enum_values_by_name,
   1,
   camerad__v1__media_type__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue camerad__v1__backend__enum_values_by_number[3] =
+static const ProtobufCEnumValue camerad__v1__backend__enum_values_by_number[4] =
 {
   { "BACKEND_UNSPECIFIED", "CAMERAD__V1__BACKEND__BACKEND_UNSPECIFIED", 0 },
   { "BACKEND_VIRTUAL", "CAMERAD__V1__BACKEND__BACKEND_VIRTUAL", 1 },
   { "BACKEND_V4L2", "CAMERAD__V1__BACKEND__BACKEND_V4L2", 2 },
+  { "BACKEND_ALSA", "CAMERAD__V1__BACKEND__BACKEND_ALSA", 3 },
 };
 static const ProtobufCIntRange camerad__v1__backend__value_ranges[] = {
-{0, 0},{0, 3}
+{0, 0},{0, 4}
 };
-static const ProtobufCEnumValueIndex camerad__v1__backend__enum_values_by_name[3] =
+static const ProtobufCEnumValueIndex camerad__v1__backend__enum_values_by_name[4] =
 {
+  { "BACKEND_ALSA", 3 },
   { "BACKEND_UNSPECIFIED", 0 },
   { "BACKEND_V4L2", 2 },
   { "BACKEND_VIRTUAL", 1 },
@@ -1883,9 +2185,9 @@ const ProtobufCEnumDescriptor camerad__v1__backend__descriptor =
   "Backend",
   "Camerad__V1__Backend",
   "camerad.v1",
-  3,
+  4,
   camerad__v1__backend__enum_values_by_number,
-  3,
+  4,
   camerad__v1__backend__enum_values_by_name,
   1,
   camerad__v1__backend__value_ranges,
@@ -2135,5 +2437,37 @@ const ProtobufCEnumDescriptor camerad__v1__session_preset__descriptor =
   camerad__v1__session_preset__enum_values_by_name,
   1,
   camerad__v1__session_preset__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue camerad__v1__sample_format__enum_values_by_number[4] =
+{
+  { "SAMPLE_FORMAT_UNSPECIFIED", "CAMERAD__V1__SAMPLE_FORMAT__SAMPLE_FORMAT_UNSPECIFIED", 0 },
+  { "SAMPLE_FORMAT_S16", "CAMERAD__V1__SAMPLE_FORMAT__SAMPLE_FORMAT_S16", 1 },
+  { "SAMPLE_FORMAT_S32", "CAMERAD__V1__SAMPLE_FORMAT__SAMPLE_FORMAT_S32", 2 },
+  { "SAMPLE_FORMAT_F32", "CAMERAD__V1__SAMPLE_FORMAT__SAMPLE_FORMAT_F32", 3 },
+};
+static const ProtobufCIntRange camerad__v1__sample_format__value_ranges[] = {
+{0, 0},{0, 4}
+};
+static const ProtobufCEnumValueIndex camerad__v1__sample_format__enum_values_by_name[4] =
+{
+  { "SAMPLE_FORMAT_F32", 3 },
+  { "SAMPLE_FORMAT_S16", 1 },
+  { "SAMPLE_FORMAT_S32", 2 },
+  { "SAMPLE_FORMAT_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor camerad__v1__sample_format__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "camerad.v1.SampleFormat",
+  "SampleFormat",
+  "Camerad__V1__SampleFormat",
+  "camerad.v1",
+  4,
+  camerad__v1__sample_format__enum_values_by_number,
+  4,
+  camerad__v1__sample_format__enum_values_by_name,
+  1,
+  camerad__v1__sample_format__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };

@@ -24,6 +24,8 @@ typedef struct Camerad__V1__Point Camerad__V1__Point;
 typedef struct Camerad__V1__Capabilities Camerad__V1__Capabilities;
 typedef struct Camerad__V1__CameraSettings Camerad__V1__CameraSettings;
 typedef struct Camerad__V1__ConfigurationLock Camerad__V1__ConfigurationLock;
+typedef struct Camerad__V1__AudioFormat Camerad__V1__AudioFormat;
+typedef struct Camerad__V1__AudioCapabilities Camerad__V1__AudioCapabilities;
 typedef struct Camerad__V1__Device Camerad__V1__Device;
 
 
@@ -50,7 +52,11 @@ typedef enum _Camerad__V1__DeviceType {
   /*
    * A camera plugged in from outside (USB).
    */
-  CAMERAD__V1__DEVICE_TYPE__DEVICE_TYPE_EXTERNAL = 2
+  CAMERAD__V1__DEVICE_TYPE__DEVICE_TYPE_EXTERNAL = 2,
+  /*
+   * A microphone (AVCaptureDevice.DeviceType.microphone): media type AUDIO.
+   */
+  CAMERAD__V1__DEVICE_TYPE__DEVICE_TYPE_MICROPHONE = 3
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CAMERAD__V1__DEVICE_TYPE)
 } Camerad__V1__DeviceType;
 /*
@@ -58,7 +64,8 @@ typedef enum _Camerad__V1__DeviceType {
  */
 typedef enum _Camerad__V1__MediaType {
   CAMERAD__V1__MEDIA_TYPE__MEDIA_TYPE_UNSPECIFIED = 0,
-  CAMERAD__V1__MEDIA_TYPE__MEDIA_TYPE_VIDEO = 1
+  CAMERAD__V1__MEDIA_TYPE__MEDIA_TYPE_VIDEO = 1,
+  CAMERAD__V1__MEDIA_TYPE__MEDIA_TYPE_AUDIO = 2
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CAMERAD__V1__MEDIA_TYPE)
 } Camerad__V1__MediaType;
 /*
@@ -67,7 +74,8 @@ typedef enum _Camerad__V1__MediaType {
 typedef enum _Camerad__V1__Backend {
   CAMERAD__V1__BACKEND__BACKEND_UNSPECIFIED = 0,
   CAMERAD__V1__BACKEND__BACKEND_VIRTUAL = 1,
-  CAMERAD__V1__BACKEND__BACKEND_V4L2 = 2
+  CAMERAD__V1__BACKEND__BACKEND_V4L2 = 2,
+  CAMERAD__V1__BACKEND__BACKEND_ALSA = 3
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CAMERAD__V1__BACKEND)
 } Camerad__V1__Backend;
 /*
@@ -151,6 +159,17 @@ typedef enum _Camerad__V1__SessionPreset {
   CAMERAD__V1__SESSION_PRESET__SESSION_PRESET_INPUT_PRIORITY = 9
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CAMERAD__V1__SESSION_PRESET)
 } Camerad__V1__SessionPreset;
+/*
+ * A sample's format, interleaved and little-endian (ALSA's S16_LE, S32_LE,
+ * FLOAT_LE).
+ */
+typedef enum _Camerad__V1__SampleFormat {
+  CAMERAD__V1__SAMPLE_FORMAT__SAMPLE_FORMAT_UNSPECIFIED = 0,
+  CAMERAD__V1__SAMPLE_FORMAT__SAMPLE_FORMAT_S16 = 1,
+  CAMERAD__V1__SAMPLE_FORMAT__SAMPLE_FORMAT_S32 = 2,
+  CAMERAD__V1__SAMPLE_FORMAT__SAMPLE_FORMAT_F32 = 3
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CAMERAD__V1__SAMPLE_FORMAT)
+} Camerad__V1__SampleFormat;
 
 /* --- messages --- */
 
@@ -412,6 +431,55 @@ struct  Camerad__V1__ConfigurationLock
     , 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
+/*
+ * Interleaved PCM in periods: frames of one sample per channel, period_frames
+ * frames a period (AVAudioFormat's interleaved layout, ALSA's period).
+ */
+struct  Camerad__V1__AudioFormat
+{
+  ProtobufCMessage base;
+  uint32_t sample_rate;
+  uint32_t channels;
+  Camerad__V1__SampleFormat sample_format;
+  uint32_t period_frames;
+};
+#define CAMERAD__V1__AUDIO_FORMAT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__audio_format__descriptor) \
+    , 0, 0, CAMERAD__V1__SAMPLE_FORMAT__SAMPLE_FORMAT_UNSPECIFIED, 0 }
+
+
+/*
+ * What a microphone captures, and what a listener may ask of it: camerad
+ * resamples and converts (one conversion per distinct format, shared by its
+ * listeners), so any rate of sample_rates, 1 to max_channels channels (a mono
+ * device's one channel is copied to each; more channels to fewer are mixed),
+ * any of sample_formats, and periods lasting min_period_us to max_period_us
+ * at the asked rate.
+ */
+struct  Camerad__V1__AudioCapabilities
+{
+  ProtobufCMessage base;
+  /*
+   * The device's own format, as it runs (`arecord --dump-hw-params` of the mode
+   * camerad opens it in).
+   */
+  Camerad__V1__AudioFormat *native;
+  size_t n_sample_rates;
+  uint32_t *sample_rates;
+  uint32_t max_channels;
+  size_t n_sample_formats;
+  Camerad__V1__SampleFormat *sample_formats;
+  /*
+   * A period's shortest and longest duration, in microseconds (1 ms, 500 ms).
+   */
+  uint32_t min_period_us;
+  uint32_t max_period_us;
+};
+#define CAMERAD__V1__AUDIO_CAPABILITIES__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__audio_capabilities__descriptor) \
+    , NULL, 0,NULL, 0, 0,NULL, 0, 0 }
+
+
 typedef enum {
   CAMERAD__V1__DEVICE__OPTIONAL_ACTIVE_FORMAT_INDEX__NOT_SET = 0,
   CAMERAD__V1__DEVICE__OPTIONAL_ACTIVE_FORMAT_INDEX_ACTIVE_FORMAT_INDEX = 12
@@ -419,14 +487,15 @@ typedef enum {
 } Camerad__V1__Device__OptionalActiveFormatIndexCase;
 
 /*
- * One camera.
+ * One device: a camera (media type VIDEO) or a microphone (AUDIO).
  */
 struct  Camerad__V1__Device
 {
   ProtobufCMessage base;
   /*
-   * Stable across reboots and re-plugging: "virtual-0", or from the USB vendor,
-   * product and serial, else the bus path. Never /dev/videoN.
+   * Stable across reboots and re-plugging: "virtual-0", "virtual-microphone-0",
+   * or from the USB vendor, product and serial, else the bus path. Never
+   * /dev/videoN or hw:N.
    */
   char *unique_id;
   char *model_id;
@@ -436,7 +505,8 @@ struct  Camerad__V1__Device
   Camerad__V1__DeviceType device_type;
   Camerad__V1__Backend backend;
   /*
-   * The V4L2 node ("/dev/video0"); empty for virtual cameras.
+   * The V4L2 node ("/dev/video0"), the ALSA PCM ("hw:CARD=Loopback,DEV=1");
+   * empty for virtual devices.
    */
   char *device_path;
   /*
@@ -448,6 +518,9 @@ struct  Camerad__V1__Device
    * (e.g. "held by another program (pid 4242)").
    */
   char *unavailable_reason;
+  /*
+   * A camera's formats; a microphone has none (see audio).
+   */
   size_t n_formats;
   Camerad__V1__Format **formats;
   Camerad__V1__Fraction *active_min_frame_duration;
@@ -462,6 +535,14 @@ struct  Camerad__V1__Device
    * Set while a client holds the device's configuration lock.
    */
   Camerad__V1__ConfigurationLock *lock;
+  /*
+   * VIDEO for a camera, AUDIO for a microphone.
+   */
+  Camerad__V1__MediaType media_type;
+  /*
+   * A microphone's formats; unset for a camera.
+   */
+  Camerad__V1__AudioCapabilities *audio;
   Camerad__V1__Device__OptionalActiveFormatIndexCase optional_active_format_index_case;
   union {
     uint32_t active_format_index;
@@ -469,7 +550,7 @@ struct  Camerad__V1__Device
 };
 #define CAMERAD__V1__DEVICE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__device__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, CAMERAD__V1__POSITION__POSITION_UNSPECIFIED, CAMERAD__V1__DEVICE_TYPE__DEVICE_TYPE_UNSPECIFIED, CAMERAD__V1__BACKEND__BACKEND_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0,NULL, NULL, NULL, 0,NULL, NULL, 0,NULL, NULL, NULL, CAMERAD__V1__DEVICE__OPTIONAL_ACTIVE_FORMAT_INDEX__NOT_SET, {0} }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, CAMERAD__V1__POSITION__POSITION_UNSPECIFIED, CAMERAD__V1__DEVICE_TYPE__DEVICE_TYPE_UNSPECIFIED, CAMERAD__V1__BACKEND__BACKEND_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0,NULL, NULL, NULL, 0,NULL, NULL, 0,NULL, NULL, NULL, CAMERAD__V1__MEDIA_TYPE__MEDIA_TYPE_UNSPECIFIED, NULL, CAMERAD__V1__DEVICE__OPTIONAL_ACTIVE_FORMAT_INDEX__NOT_SET, {0} }
 
 
 /* Camerad__V1__Fraction methods */
@@ -643,6 +724,44 @@ Camerad__V1__ConfigurationLock *
 void   camerad__v1__configuration_lock__free_unpacked
                      (Camerad__V1__ConfigurationLock *message,
                       ProtobufCAllocator *allocator);
+/* Camerad__V1__AudioFormat methods */
+void   camerad__v1__audio_format__init
+                     (Camerad__V1__AudioFormat         *message);
+size_t camerad__v1__audio_format__get_packed_size
+                     (const Camerad__V1__AudioFormat   *message);
+size_t camerad__v1__audio_format__pack
+                     (const Camerad__V1__AudioFormat   *message,
+                      uint8_t             *out);
+size_t camerad__v1__audio_format__pack_to_buffer
+                     (const Camerad__V1__AudioFormat   *message,
+                      ProtobufCBuffer     *buffer);
+Camerad__V1__AudioFormat *
+       camerad__v1__audio_format__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   camerad__v1__audio_format__free_unpacked
+                     (Camerad__V1__AudioFormat *message,
+                      ProtobufCAllocator *allocator);
+/* Camerad__V1__AudioCapabilities methods */
+void   camerad__v1__audio_capabilities__init
+                     (Camerad__V1__AudioCapabilities         *message);
+size_t camerad__v1__audio_capabilities__get_packed_size
+                     (const Camerad__V1__AudioCapabilities   *message);
+size_t camerad__v1__audio_capabilities__pack
+                     (const Camerad__V1__AudioCapabilities   *message,
+                      uint8_t             *out);
+size_t camerad__v1__audio_capabilities__pack_to_buffer
+                     (const Camerad__V1__AudioCapabilities   *message,
+                      ProtobufCBuffer     *buffer);
+Camerad__V1__AudioCapabilities *
+       camerad__v1__audio_capabilities__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   camerad__v1__audio_capabilities__free_unpacked
+                     (Camerad__V1__AudioCapabilities *message,
+                      ProtobufCAllocator *allocator);
 /* Camerad__V1__Device methods */
 void   camerad__v1__device__init
                      (Camerad__V1__Device         *message);
@@ -691,6 +810,12 @@ typedef void (*Camerad__V1__CameraSettings_Closure)
 typedef void (*Camerad__V1__ConfigurationLock_Closure)
                  (const Camerad__V1__ConfigurationLock *message,
                   void *closure_data);
+typedef void (*Camerad__V1__AudioFormat_Closure)
+                 (const Camerad__V1__AudioFormat *message,
+                  void *closure_data);
+typedef void (*Camerad__V1__AudioCapabilities_Closure)
+                 (const Camerad__V1__AudioCapabilities *message,
+                  void *closure_data);
 typedef void (*Camerad__V1__Device_Closure)
                  (const Camerad__V1__Device *message,
                   void *closure_data);
@@ -711,6 +836,7 @@ extern const ProtobufCEnumDescriptor    camerad__v1__white_balance_mode__descrip
 extern const ProtobufCEnumDescriptor    camerad__v1__torch_mode__descriptor;
 extern const ProtobufCEnumDescriptor    camerad__v1__flash_mode__descriptor;
 extern const ProtobufCEnumDescriptor    camerad__v1__session_preset__descriptor;
+extern const ProtobufCEnumDescriptor    camerad__v1__sample_format__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__fraction__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__frame_rate_range__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__format__descriptor;
@@ -720,6 +846,8 @@ extern const ProtobufCMessageDescriptor camerad__v1__point__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__capabilities__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__camera_settings__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__configuration_lock__descriptor;
+extern const ProtobufCMessageDescriptor camerad__v1__audio_format__descriptor;
+extern const ProtobufCMessageDescriptor camerad__v1__audio_capabilities__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__device__descriptor;
 
 PROTOBUF_C__END_DECLS

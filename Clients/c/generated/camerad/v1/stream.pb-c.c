@@ -1036,7 +1036,7 @@ const ProtobufCMessageDescriptor camerad__v1__stream_request__descriptor =
   (ProtobufCMessageInit) camerad__v1__stream_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor camerad__v1__open_stream__field_descriptors[3] =
+static const ProtobufCFieldDescriptor camerad__v1__open_stream__field_descriptors[4] =
 {
   {
     "unique_id",
@@ -1074,8 +1074,21 @@ static const ProtobufCFieldDescriptor camerad__v1__open_stream__field_descriptor
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "audio",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__OpenStream, audio),
+    &camerad__v1__audio_format__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned camerad__v1__open_stream__field_indices_by_name[] = {
+  3,   /* field[3] = audio */
   2,   /* field[2] = preset */
   1,   /* field[1] = settings */
   0,   /* field[0] = unique_id */
@@ -1083,7 +1096,7 @@ static const unsigned camerad__v1__open_stream__field_indices_by_name[] = {
 static const ProtobufCIntRange camerad__v1__open_stream__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor camerad__v1__open_stream__descriptor =
 {
@@ -1093,7 +1106,7 @@ const ProtobufCMessageDescriptor camerad__v1__open_stream__descriptor =
   "Camerad__V1__OpenStream",
   "camerad.v1",
   sizeof(Camerad__V1__OpenStream),
-  3,
+  4,
   camerad__v1__open_stream__field_descriptors,
   camerad__v1__open_stream__field_indices_by_name,
   1,  camerad__v1__open_stream__number_ranges,
@@ -1356,7 +1369,7 @@ const ProtobufCMessageDescriptor camerad__v1__slot_location__descriptor =
   (ProtobufCMessageInit) camerad__v1__slot_location__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor camerad__v1__frame_pool__field_descriptors[12] =
+static const ProtobufCFieldDescriptor camerad__v1__frame_pool__field_descriptors[13] =
 {
   {
     "pool_id",
@@ -1502,8 +1515,21 @@ static const ProtobufCFieldDescriptor camerad__v1__frame_pool__field_descriptors
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "audio",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__FramePool, audio),
+    &camerad__v1__audio_format__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned camerad__v1__frame_pool__field_indices_by_name[] = {
+  12,   /* field[12] = audio */
   8,   /* field[8] = compressed */
   1,   /* field[1] = fd_index */
   4,   /* field[4] = fourcc */
@@ -1520,7 +1546,7 @@ static const unsigned camerad__v1__frame_pool__field_indices_by_name[] = {
 static const ProtobufCIntRange camerad__v1__frame_pool__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 12 }
+  { 0, 13 }
 };
 const ProtobufCMessageDescriptor camerad__v1__frame_pool__descriptor =
 {
@@ -1530,7 +1556,7 @@ const ProtobufCMessageDescriptor camerad__v1__frame_pool__descriptor =
   "Camerad__V1__FramePool",
   "camerad.v1",
   sizeof(Camerad__V1__FramePool),
-  12,
+  13,
   camerad__v1__frame_pool__field_descriptors,
   camerad__v1__frame_pool__field_indices_by_name,
   1,  camerad__v1__frame_pool__number_ranges,

@@ -231,15 +231,27 @@ struct  Camerad__V1__OpenStream
 {
   ProtobufCMessage base;
   char *unique_id;
+  /*
+   * For a camera, all of it; for a microphone, only how periods travel:
+   * delivery, max_frames_in_flight (periods held), always_discards_late_video_frames,
+   * release_ring and frame_ring (the video fields must be unset).
+   */
   Camerad__V1__OutputSettings *settings;
   /*
    * Picks the device's mode when no other stream runs it (see ARCHITECTURE.md).
    */
   Camerad__V1__SessionPreset preset;
+  /*
+   * For a microphone (AVCaptureAudioDataOutput.audioSettings): the periods a
+   * listener wants; a field left 0 or UNSPECIFIED is the device's own (its
+   * AudioCapabilities.native), the period 10 ms of the rate. Anything outside
+   * the device's AudioCapabilities is INVALID_ARGUMENT, listing what it offers.
+   */
+  Camerad__V1__AudioFormat *audio;
 };
 #define CAMERAD__V1__OPEN_STREAM__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__open_stream__descriptor) \
-    , (char *)protobuf_c_empty_string, NULL, CAMERAD__V1__SESSION_PRESET__SESSION_PRESET_UNSPECIFIED }
+    , (char *)protobuf_c_empty_string, NULL, CAMERAD__V1__SESSION_PRESET__SESSION_PRESET_UNSPECIFIED, NULL }
 
 
 /*
@@ -354,10 +366,19 @@ struct  Camerad__V1__FramePool
    * range, Y 16–235 and Cb/Cr 16–240, as cameras send NV12, YU12 and YUYV.
    */
   protobuf_c_boolean full_range;
+  /*
+   * Set for a microphone's stream: each slot holds one period of this format
+   * (fourcc, sizes and planes are 0 and empty). FrameReady.sequence numbers a
+   * period by its place — its first frame is sequence × period_frames on the
+   * microphone's clock — so a gap in the numbers is exactly the samples lost
+   * (FramesDropped.count periods of period_frames each); bytes_used is
+   * period_frames × channels × bytes per sample.
+   */
+  Camerad__V1__AudioFormat *audio;
 };
 #define CAMERAD__V1__FRAME_POOL__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__frame_pool__descriptor) \
-    , 0, 0, 0, 0, 0, 0, 0, 0,NULL, 0, 0, 0,NULL, 0 }
+    , 0, 0, 0, 0, 0, 0, 0, 0,NULL, 0, 0, 0,NULL, 0, NULL }
 
 
 struct  Camerad__V1__StreamStarted

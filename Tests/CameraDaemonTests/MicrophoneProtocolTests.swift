@@ -1,0 +1,187 @@
+import CameraMedia
+import CameraProtocol
+import CameraTestSupport
+import Foundation
+import Testing
+
+/// A virtual microphone through the protocol, on a real camerad: listed as an
+/// audio device, heard in its own format and another, every period given or
+/// reported and the stamp's blocks in order; what it does not offer refused,
+/// saying what it does; its levels a known tone's.
+@Suite struct MicrophoneProtocolTests {
+    static let microphoneArguments = ["--virtual-microphones", "1"]
+
+    static func list(_ raw: RawProtocolClient, mediaType: Camerad_V1_MediaType = .unspecified) async throws -> [Camerad_V1_Device] {
+        var request = Camerad_V1_ListDevicesRequest()
+        request.filter.mediaType = mediaType
+        let (responses, status) = try await raw.call(CameraService.listDevices.name, request: try request.serializedBytes())
+        #expect(status.code == .ok)
+        return try Camerad_V1_ListDevicesResponse(serializedBytes: try #require(responses.first)).devices
+    }
+
+    static func open(_ uniqueID: String, _ audio: Camerad_V1_AudioFormat) -> Camerad_V1_StreamRequest {
+        var request = Camerad_V1_StreamRequest()
+        request.open.uniqueID = uniqueID
+        request.open.audio = audio
+        request.open.settings.delivery = .inline
+        return request
+    }
+
+    static func format(_ rate: UInt32, _ channels: UInt32, _ sampleFormat: Camerad_V1_SampleFormat, _ frames: UInt32) -> Camerad_V1_AudioFormat {
+        var format = Camerad_V1_AudioFormat()
+        format.sampleRate = rate
+        format.channels = channels
+        format.sampleFormat = sampleFormat
+        format.periodFrames = frames
+        return format
+    }
+
+    @Test func aMicrophoneIsListedAsAnAudioDevice() async throws {
+        try await withRunningDaemon(arguments: Self.microphoneArguments) { daemon in
+            let raw = try RawProtocolClient(path: daemon.socketPath)
+            try await raw.hello()
+            let all = try await Self.list(raw)
+            #expect(all.map(\.uniqueID) == ["virtual-0", "virtual-microphone-0"], "cameras first, then microphones")
+            let microphone = try #require(all.last)
+            #expect(microphone.mediaType == .audio && microphone.deviceType == .microphone && microphone.backend == .virtual)
+            #expect(microphone.formats.isEmpty && microphone.optionalActiveFormatIndex == nil)
+            #expect(microphone.audio.native == Self.format(48_000, 2, .f32, 480))
+            #expect(microphone.audio.sampleRates.contains(16_000) && microphone.audio.maxChannels == 2)
+            #expect(microphone.audio.sampleFormats == [.s16, .s32, .f32])
+            #expect(all.first?.mediaType == .video && all.first?.hasAudio == false)
+            #expect(try await Self.list(raw, mediaType: .audio).map(\.uniqueID) == ["virtual-microphone-0"])
+            #expect(try await Self.list(raw, mediaType: .video).map(\.uniqueID) == ["virtual-0"])
+        }
+    }
+
+    /// Two listeners at once, one in the microphone's own format (its periods
+    /// as made) and one at 16 kHz mono s16 (a variant): each hears every
+    /// period or a report of it, numbered by position, and the stamp decodes
+    /// in order from both.
+    @Test func twoListenersInTwoFormatsHearEveryPeriod() async throws {
+        try await withRunningDaemon(arguments: Self.microphoneArguments) { daemon in
+            let raw = try RawProtocolClient(path: daemon.socketPath)
+            try await raw.hello()
+            let formats = [Self.format(0, 0, .unspecified, 0), Self.format(16_000, 1, .s16, 320)]
+            let expected = [(48_000, 2, AudioLayout.SampleFormat.f32, 480), (16_000, 1, .s16, 320)]
+            var streams: [RawStream] = []
+            for (index, format) in formats.enumerated() {
+                let stream = try await RawStream(raw, callID: UInt64(10 + index))
+                try await stream.send(Self.open("virtual-microphone-0", format))
+                guard case .success(let (response, _)) = try await stream.next() else {
+                    Issue.record("no StreamStarted")
+                    return
+                }
+                let audio = response.started.pool.audio
+                #expect(audio == Self.format(UInt32(expected[index].0), UInt32(expected[index].1),
+                                             index == 0 ? .f32 : .s16, UInt32(expected[index].3)))
+                streams.append(stream)
+            }
+            for (index, stream) in streams.enumerated() {
+                let (rate, channels, sampleFormat, frames) = expected[index]
+                let layout = AudioLayout(sampleRate: rate, channels: channels, sampleFormat: sampleFormat, framesPerPeriod: frames)
+                var periods: [(sequence: UInt64, samples: [Float])] = []
+                var accounted: UInt64?
+                while periods.count < 60 {
+                    guard case .success(let (response, _)) = try await stream.next() else {
+                        Issue.record("the stream ended")
+                        return
+                    }
+                    switch response.kind {
+                    case .frame(let frame):
+                        if let accounted { #expect(frame.sequence == accounted + 1, "period \(frame.sequence) after \(accounted)") }
+                        accounted = frame.sequence
+                        #expect(frame.bytesUsed == UInt64(layout.capacity) && frame.data.count == layout.capacity)
+                        let samples = frame.data.withUnsafeBytes { sampleFormat.floats(in: $0) }
+                        // The first channel's samples.
+                        periods.append((frame.sequence, stride(from: 0, to: samples.count, by: channels).map { samples[$0] }))
+                    case .dropped(let dropped):
+                        if let last = accounted { #expect(dropped.lastSequence == last + UInt64(dropped.count)) }
+                        accounted = dropped.lastSequence
+                    default:
+                        Issue.record("unexpected \(response)")
+                    }
+                }
+                // The longest run without a gap decodes in order, each block where its number puts it.
+                let run = periods.enumerated().prefix { $0.element.sequence == periods[0].sequence + UInt64($0.offset) }
+                let samples = run.flatMap(\.element.samples)
+                let blocks = AudioStamp.decode(samples, sampleRate: rate)
+                #expect(blocks.count >= samples.count * 48_000 / rate / 960 - 2, "\(blocks.count) blocks in \(samples.count) samples")
+                #expect(zip(blocks, blocks.dropFirst()).allSatisfy { $1.number == $0.number + 1 })
+                let start = Int(periods[0].sequence) * frames
+                for block in blocks {
+                    let place = Double(block.number) * 960 * Double(rate) / 48_000
+                    #expect(abs(Double(start + block.offset) - place) <= 34, "\(block) from frame \(start)")
+                }
+            }
+        }
+    }
+
+    @Test func whatTheMicrophoneDoesNotOfferIsRefusedSayingWhatItDoes() async throws {
+        try await withRunningDaemon(arguments: Self.microphoneArguments) { daemon in
+            let raw = try RawProtocolClient(path: daemon.socketPath)
+            try await raw.hello()
+            let cases: [(Camerad_V1_AudioFormat, String)] = [
+                (Self.format(12_345, 0, .unspecified, 0), "44100"),
+                (Self.format(0, 9, .unspecified, 0), "1 to 2"),
+                (Self.format(48_000, 0, .unspecified, 48_000), "500 ms"),
+                (Self.format(48_000, 0, .unspecified, 10), "48 to 24000"),
+                (Self.format(0, 0, Camerad_V1_SampleFormat(rawValue: 9)!, 0), "sample_format 9"),
+            ]
+            for (index, (format, names)) in cases.enumerated() {
+                let stream = try await RawStream(raw, callID: UInt64(20 + index))
+                try await stream.send(Self.open("virtual-microphone-0", format))
+                let error = try await stream.end()
+                #expect(error.code == .invalidArgument && error.message.contains(names), "\(error)")
+            }
+            var video = Self.open("virtual-microphone-0", Self.format(0, 0, .unspecified, 0))
+            video.open.settings.pixelFormat = .nv12
+            let stream = try await RawStream(raw, callID: 40)
+            try await stream.send(video)
+            let error = try await stream.end()
+            #expect(error.code == .invalidArgument && error.message.contains("is a microphone"), "\(error)")
+        }
+    }
+
+    /// A virtual microphone hearing a 1 kHz tone of peak 0.5: its RMS is
+    /// 0.354, −9.03 dBFS, its peak −6.02 dBFS, on both channels.
+    @Test func levelsAreAKnownTones() async throws {
+        try await withRunningDaemon { daemon in
+            let raw = try RawProtocolClient(path: daemon.socketPath)
+            try await raw.hello()
+            var add = Camerad_V1_AddVirtualCameraRequest()
+            add.mediaType = .audio
+            add.toneAmplitude = 0.5
+            let (added, status) = try await raw.call(CameraService.addVirtualCamera.name, request: try add.serializedBytes())
+            #expect(status.code == .ok, "\(status.message)")
+            let microphone = try Camerad_V1_AddVirtualCameraResponse(serializedBytes: try #require(added.first)).device
+            #expect(microphone.uniqueID == "virtual-microphone-0" && microphone.mediaType == .audio)
+
+            var watch = Camerad_V1_WatchAudioLevelsRequest()
+            watch.uniqueID = microphone.uniqueID
+            try await raw.send(EnvelopeCodec.start(callID: 50, method: CameraService.watchAudioLevels.name,
+                                                   request: try watch.serializedBytes()))
+            var readings: [Camerad_V1_AudioLevels] = []
+            while readings.count < 15, let envelope = try await raw.receive() {
+                guard envelope.callID == 50, case .message(let message) = envelope.kind else {
+                    Issue.record("unexpected \(envelope)")
+                    return
+                }
+                readings.append(try Camerad_V1_AudioLevels(serializedBytes: message.payload))
+            }
+            #expect(zip(readings, readings.dropFirst()).allSatisfy { $1.timestampNs > $0.timestampNs })
+            // After the first 100 ms the average covers only the tone; after a second the peak too.
+            let last = try #require(readings.last)
+            #expect(last.channels.count == 2)
+            for channel in last.channels {
+                #expect(abs(channel.averagePowerLevel - -9.03) <= 0.5, "\(channel)")
+                #expect(abs(channel.peakHoldLevel - -6.02) <= 0.5, "\(channel)")
+            }
+
+            var watchCamera = Camerad_V1_WatchAudioLevelsRequest()
+            watchCamera.uniqueID = "virtual-0"
+            let (_, refused) = try await raw.call(CameraService.watchAudioLevels.name, request: try watchCamera.serializedBytes())
+            #expect(refused.code == .invalidArgument && refused.message.contains("camera"))
+        }
+    }
+}
