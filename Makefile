@@ -2,10 +2,10 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := build
 
-# Debian packages the build, the tests (the C client's: cmocka, valgrind) and `make protos` need. (scripts/vivid-vm
+# Debian packages the build, the tests (the C client's: cmocka, valgrind; ffprobe reads recordings) and `make protos` need. (scripts/vivid-vm
 # installs what the VM needs itself: qemu-system-x86, busybox-static, cpio.)
 APT_PACKAGES := libturbojpeg0-dev libyuv-dev protobuf-compiler libv4l-dev libudev-dev v4l-utils libexif-dev \
-	protobuf-c-compiler libprotobuf-c-dev libcmocka-dev valgrind libswresample-dev
+	protobuf-c-compiler libprotobuf-c-dev libcmocka-dev valgrind libswresample-dev ffmpeg
 # Python packages the Python client (Clients/python) and its tests need, for the python3 on the PATH.
 PIP_PACKAGES := 'protobuf>=4.21,<6' numpy pytest setuptools wheel
 PIP_MODULES := google.protobuf,numpy,pytest,setuptools,wheel

@@ -3,7 +3,7 @@ import Foundation
 
 // What camctl prints as JSON, as the tests read it.
 
-/// What `camctl stream --json` printed.
+/// What `camctl stream --json` (or `camctl listen --json`: frames are periods) printed.
 public struct StreamReport: Decodable, Sendable, CustomStringConvertible {
     public struct Check: Decodable, Sendable {
         public let intact: Int
@@ -34,11 +34,23 @@ public struct StreamReport: Decodable, Sendable, CustomStringConvertible {
     /// [a 10 µs bucket's lower bound in µs, frames], ascending.
     public let latencyHistogram: [[Int64]]
     public let check: Check?
+    /// `camctl listen`'s: samples received, in a period, and dropped; the audio stamp's check.
+    public let samples: Int?
+    public let framesPerPeriod: Int?
+    public let samplesDropped: Int?
+    public let audioCheck: AudioCheck?
+
+    public struct AudioCheck: Decodable, Sendable {
+        public let blocks: Int
+        public let outOfOrder: Int
+        public let misplaced: Int
+        public let runs: Int
+    }
 
     /// The report camctl printed as its last line; throws when it failed.
     public init(_ result: ProcessResult) throws {
         guard result.status == 0, let line = result.lines.last else {
-            throw DaemonFailure("camctl stream failed (\(result.status)): \(result.standardError)")
+            throw DaemonFailure("camctl failed (\(result.status)): \(result.standardError)")
         }
         self = try JSONDecoder().decode(StreamReport.self, from: Data(line.utf8))
     }

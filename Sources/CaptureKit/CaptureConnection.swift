@@ -33,6 +33,7 @@ public final class CaptureConnection: @unchecked Sendable {
         var adjustsMirroring = false
         var isEnabled = true
         var modeNote: String?
+        var audioChannels: [CaptureAudioChannel] = []
     }
     private let state = Mutex(State())
     weak var session: CaptureSession?
@@ -114,6 +115,36 @@ public final class CaptureConnection: @unchecked Sendable {
         }
     }
 
+    /// AVCaptureConnection.audioChannels: a microphone's channels and their
+    /// levels, which follow the microphone (computed once in camerad for every
+    /// process, a reading every 100 ms) while the session runs. Empty for video.
+    public var audioChannels: [CaptureAudioChannel] {
+        guard let native = input.device.audioCapabilities?.native, output.mediaType == .audio else { return [] }
+        return state.withLock { state in
+            if state.audioChannels.count != native.channels {
+                state.audioChannels = (0..<native.channels).map { _ in CaptureAudioChannel() }
+            }
+            return state.audioChannels
+        }
+    }
+
+    /// Follows the microphone's levels into ``audioChannels`` until cancelled
+    /// (its session stops) or the microphone goes.
+    func followLevels() async {
+        var request = Camerad_V1_WatchAudioLevelsRequest()
+        request.uniqueID = input.device.uniqueID
+        let channels = audioChannels
+        guard let client = try? await DaemonClient.shared.connection(),
+              let readings = try? client.serverStreaming(CameraService.watchAudioLevels, request) else { return }
+        do {
+            for try await reading in readings {
+                for (channel, level) in zip(channels, reading.channels) {
+                    channel.set(average: level.averagePowerLevel, peak: level.peakHoldLevel)
+                }
+            }
+        } catch {}
+    }
+
     /// A disabled connection gets no frames; its output's stream closes.
     public var isEnabled: Bool {
         get { state.withLock { $0.isEnabled } }
@@ -126,5 +157,21 @@ public final class CaptureConnection: @unchecked Sendable {
     private func update(_ change: (inout State) -> Void) {
         state.withLock { change(&$0) }
         session?.configurationDidChange()
+    }
+}
+
+/// AVCaptureAudioChannel: one channel of a microphone's connection, its
+/// levels in dBFS as AVFoundation defines them (0 for a full-scale square
+/// wave, −160 for silence).
+public final class CaptureAudioChannel: Sendable {
+    private let levels = Mutex((average: Float(-160), peak: Float(-160)))
+
+    /// The RMS power of the last 100 ms.
+    public var averagePowerLevel: Float { levels.withLock { $0.average } }
+    /// The highest sample's level over the last second.
+    public var peakHoldLevel: Float { levels.withLock { $0.peak } }
+
+    func set(average: Float, peak: Float) {
+        levels.withLock { $0 = (average, peak) }
     }
 }

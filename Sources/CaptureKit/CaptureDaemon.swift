@@ -129,7 +129,37 @@ extension CaptureDaemon {
         return LiveDevices.shared.update(try await DaemonClient.shared.unary(CameraService.addVirtualCamera, request).device)
     }
 
-    /// Removes a virtual camera, as if it were unplugged.
+    /// Adds a virtual microphone, "virtual-microphone-<index>" (48 kHz stereo
+    /// float, 10 ms periods): it hears the audio stamp (a 1 kHz tone marked
+    /// with each block's position), or with `toneAmplitude` (0 to 1) a plain
+    /// 1 kHz sine of that peak. Linux only; the same rights as ``addVirtualCamera(index:localizedName:position:options:)``.
+    public static func addVirtualMicrophone(
+        index: Int? = nil, localizedName: String = "", toneAmplitude: Float? = nil
+    ) async throws(CaptureError) -> CaptureDevice {
+        var request = Camerad_V1_AddVirtualCameraRequest()
+        if let index {
+            guard let index = UInt32(exactly: index) else {
+                throw CaptureError(.invalidArgument, "virtual microphone index \(index) is negative; use 0 to 63")
+            }
+            request.index = index
+        }
+        request.localizedName = localizedName
+        request.mediaType = .audio
+        request.toneAmplitude = toneAmplitude ?? 0
+        return LiveDevices.shared.update(try await DaemonClient.shared.unary(CameraService.addVirtualCamera, request).device)
+    }
+
+    /// A microphone's levels, as camerad computes them for everyone: a reading
+    /// every 100 ms until the iteration stops (or the microphone goes). Linux
+    /// only; a session's ``CaptureConnection/audioChannels`` follow the same.
+    public static func audioLevels(of microphone: CaptureDevice) async throws(CaptureError) -> AudioLevelReadings {
+        var request = Camerad_V1_WatchAudioLevelsRequest()
+        request.uniqueID = microphone.uniqueID
+        let client = try await DaemonClient.shared.connection()
+        return try await CaptureError.converting { AudioLevelReadings(responses: try client.serverStreaming(CameraService.watchAudioLevels, request)) }
+    }
+
+    /// Removes a virtual camera or microphone, as if it were unplugged.
     ///
     /// - Throws: `deviceNotFound`, `invalidArgument` for a device that is not virtual, `permissionDenied`.
     public static func removeVirtualCamera(uniqueID: String) async throws(CaptureError) {
@@ -196,5 +226,41 @@ extension CaptureDaemon {
                     conversions: variant.conversions, framesSkipped: variant.framesSkipped,
                     framesShared: variant.framesShared, framesCopied: variant.framesCopied)
             })
+    }
+}
+
+/// One reading of a microphone's levels: per channel, in dBFS.
+public struct AudioLevelReading: Sendable {
+    public struct Channel: Sendable {
+        /// The RMS power of the last 100 ms.
+        public let averagePowerLevel: Float
+        /// The highest sample's level over the last second.
+        public let peakHoldLevel: Float
+    }
+    /// CLOCK_MONOTONIC nanoseconds of the last sample it covers.
+    public let timestampNanoseconds: Int64
+    public let channels: [Channel]
+}
+
+/// ``CaptureDaemon/audioLevels(of:)``: readings as they come.
+public struct AudioLevelReadings: AsyncSequence, Sendable {
+    public typealias Element = AudioLevelReading
+    let responses: ResponseStream<Camerad_V1_AudioLevels>
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(responses: responses.makeAsyncIterator()) }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var responses: ResponseStream<Camerad_V1_AudioLevels>.AsyncIterator
+
+        public mutating func next() async throws -> AudioLevelReading? {
+            do {
+                guard let reading = try await responses.next() else { return nil }
+                return AudioLevelReading(timestampNanoseconds: reading.timestampNs, channels: reading.channels.map {
+                    AudioLevelReading.Channel(averagePowerLevel: $0.averagePowerLevel, peakHoldLevel: $0.peakHoldLevel)
+                })
+            } catch {
+                throw CaptureError(converting: error)
+            }
+        }
     }
 }

@@ -19,12 +19,18 @@ extension CaptureDevice {
         /// The matching devices now, in the daemon's order.
         public var devices: [CaptureDevice] {
             get async throws(CaptureError) {
-                if let mediaType, mediaType != .video { return [] }
+                let media: Camerad_V1_MediaType
+                switch mediaType {
+                case nil: media = .unspecified
+                case .video?: media = .video
+                case .audio?: media = .audio
+                default: return []
+                }
                 let types = deviceTypes.compactMap(\.proto)
                 guard !types.isEmpty else { return [] }
                 var filter = Camerad_V1_DeviceFilter()
                 filter.deviceTypes = types
-                filter.mediaType = .video
+                filter.mediaType = media
                 filter.position = position.proto
                 return try await CaptureDevice.list(filter)
             }

@@ -32,15 +32,18 @@ extension CaptureDevice {
         }
     }
 
-    /// AVCaptureDevice.DeviceType, for the cameras Linux has.
+    /// AVCaptureDevice.DeviceType, for the cameras and microphones Linux has.
     ///
     /// camerad's virtual cameras are `.builtInWideAngleCamera` (they stand in for a
-    /// phone's cameras); USB cameras are `.external`, as on macOS. The other
+    /// phone's cameras); USB cameras are `.external`, as on macOS; every
+    /// microphone is `.microphone`. The other
     /// kinds of an iPhone's cameras are here so that code listing them compiles
     /// unchanged; no Linux device is one of them, so they match nothing.
     public enum DeviceType: String, CaseIterable, Sendable, CustomStringConvertible {
         case builtInWideAngleCamera
         case external
+        /// A microphone (media type audio).
+        case microphone
         case builtInTelephotoCamera
         case builtInUltraWideCamera
         case builtInDualCamera
@@ -52,10 +55,15 @@ extension CaptureDevice {
 
         public var description: String { rawValue }
 
+        /// The name before iOS 17 and macOS 14.
+        @available(*, deprecated, renamed: "microphone")
+        public static let builtInMicrophone = DeviceType.microphone
+
         init?(_ type: Camerad_V1_DeviceType) {
             switch type {
             case .builtInWideAngleCamera: self = .builtInWideAngleCamera
             case .external: self = .external
+            case .microphone: self = .microphone
             default: return nil
             }
         }
@@ -65,6 +73,7 @@ extension CaptureDevice {
             switch self {
             case .builtInWideAngleCamera: .builtInWideAngleCamera
             case .external: .external
+            case .microphone: .microphone
             default: nil
             }
         }

@@ -1,7 +1,7 @@
 import CameraProtocol
 import Synchronization
 
-/// AVCaptureDevice: one camera served by camerad.
+/// AVCaptureDevice: one camera or microphone served by camerad.
 ///
 /// Properties read the device's description as CaptureKit last heard it: from the
 /// call that returned the device, from ``refresh()``, and from device events while
@@ -41,13 +41,22 @@ public final class CaptureDevice: Hashable, Sendable, CustomStringConvertible, I
     /// program, say); nil when it can. Linux only.
     public var unavailableReason: String? { read { $0.unavailableReason.isEmpty ? nil : $0.unavailableReason } }
 
-    /// The V4L2 node ("/dev/video0"); nil for virtual cameras. Linux only.
+    /// The V4L2 node ("/dev/video0"), the ALSA PCM ("hw:CARD=Loopback,DEV=1"); nil for virtual devices. Linux only.
     public var devicePath: String? { read { $0.devicePath.isEmpty ? nil : $0.devicePath } }
 
-    /// Whether this is one of camerad's built-in virtual cameras. Linux only.
+    /// Whether this is one of camerad's built-in virtual cameras or microphones. Linux only.
     public var isVirtual: Bool { read(\.backend) == .virtual }
 
-    public func hasMediaType(_ mediaType: MediaType) -> Bool { mediaType == .video }
+    /// Video for a camera, audio for a microphone.
+    public func hasMediaType(_ mediaType: MediaType) -> Bool { mediaType == self.mediaType }
+
+    /// What the device captures (Linux: AVCaptureDevice has only ``hasMediaType(_:)``).
+    public var mediaType: MediaType { read(\.mediaType) == .audio ? .audio : .video }
+
+    /// A microphone's format and what an audio output may ask of it; nil for a camera. Linux only.
+    public var audioCapabilities: AudioCapabilities? {
+        read { device in device.hasAudio ? AudioCapabilities(device.audio) : nil }
+    }
 
     /// Every pixel format and size the device offers.
     public var formats: [Format] {
@@ -106,7 +115,8 @@ extension CaptureDevice {
     }
 
     /// The default device for `mediaType`, as on an iPhone: the back wide-angle
-    /// camera where there is one, else any back camera, else the first the daemon lists.
+    /// camera where there is one, else any back camera, else the first the
+    /// daemon lists (for audio, its first microphone).
     public static func `default`(for mediaType: MediaType) async throws(CaptureError) -> CaptureDevice? {
         let devices = try await devices(for: mediaType)
         return devices.first { $0.position == .back && $0.deviceType == .builtInWideAngleCamera }

@@ -1,8 +1,8 @@
 import CameraProtocol
 import Synchronization
 
-/// AVCaptureOutput: where a session sends media. ``CaptureVideoDataOutput`` is
-/// the kind camerad has.
+/// AVCaptureOutput: where a session sends media: ``CaptureVideoDataOutput``,
+/// ``CapturePhotoOutput`` (a camera's), ``CaptureAudioDataOutput`` (a microphone's).
 public class CaptureOutput: @unchecked Sendable {
     private let links = Mutex<[CaptureConnection]>([])
 
@@ -13,8 +13,11 @@ public class CaptureOutput: @unchecked Sendable {
 
     /// The connection carrying `mediaType`, if any.
     public func connection(with mediaType: MediaType) -> CaptureConnection? {
-        mediaType == .video ? connections.first : nil
+        mediaType == self.mediaType ? connections.first : nil
     }
+
+    /// What it takes: a session connects it to the input whose device has it.
+    var mediaType: MediaType { .video }
 
     func setConnections(_ connections: [CaptureConnection]) {
         links.withLock { $0 = connections }
@@ -25,6 +28,9 @@ public class CaptureOutput: @unchecked Sendable {
     /// What to ask the daemon for; nil when this output wants no stream.
     /// Throws when the settings ask for what no stream can give.
     func streamSettings(for connection: CaptureConnection) throws(CaptureError) -> Camerad_V1_OutputSettings? { nil }
+
+    /// For an audio output, the periods to ask for (OpenStream.audio).
+    func audioFormat() throws(CaptureError) -> Camerad_V1_AudioFormat { Camerad_V1_AudioFormat() }
 
     /// A stream event for this output, in order, on the connection's event-loop
     /// thread: hand it on, never block.

@@ -154,20 +154,23 @@ public final class CaptureSession: @unchecked Sendable {
     public var outputs: [CaptureOutput] { state.withLock { $0.outputs } }
     public var connections: [CaptureConnection] { outputs.flatMap(\.connections) }
 
-    /// One camera per session, as on a phone without multi-camera: false when the
-    /// session already has a device input — and, as in AVFoundation, when the
-    /// device does not support the session's preset (set the preset it
-    /// supports first, or `.inputPriority`).
+    /// One camera and one microphone per session, as on a phone without
+    /// multi-camera: false when the session already has a device input of the
+    /// same media type — and, as in AVFoundation, for a camera that does not
+    /// support the session's preset (set the preset it supports first, or `.inputPriority`).
     public func canAddInput(_ input: CaptureInput) -> Bool {
         guard let input = input as? CaptureDeviceInput else { return false }
-        let (hasDevice, preset) = state.withLock { state in (state.inputs.contains { $0 is CaptureDeviceInput }, state.preset) }
-        return !hasDevice && input.device.supportsSessionPreset(preset)
+        let media = input.device.mediaType
+        let (taken, preset) = state.withLock { state in
+            (state.inputs.contains { ($0 as? CaptureDeviceInput)?.device.mediaType == media }, state.preset)
+        }
+        return !taken && (media == .audio || input.device.supportsSessionPreset(preset))
     }
 
     /// - Precondition: ``canAddInput(_:)``, as AVFoundation requires.
     public func addInput(_ input: CaptureInput) {
-        precondition(canAddInput(input), "cannot add \(input): check canAddInput first (one device input per session, "
-                     + "whose device supports the session's preset)")
+        precondition(canAddInput(input), "cannot add \(input): check canAddInput first (one camera and one microphone per session, "
+                     + "the camera supporting the session's preset)")
         state.withLock { $0.inputs.append(input) }
         rebuildConnections()
     }
@@ -195,13 +198,14 @@ public final class CaptureSession: @unchecked Sendable {
         configurationDidChange()
     }
 
-    /// Connections form between the device input and every output, as in AVFoundation.
+    /// Connections form between each output and the device input of its media
+    /// type (a camera's for video and photos, a microphone's for audio), as in AVFoundation.
     private func rebuildConnections() {
-        let (input, outputs) = state.withLock { state in
-            (state.inputs.compactMap { $0 as? CaptureDeviceInput }.first, state.outputs)
+        let (inputs, outputs) = state.withLock { state in
+            (state.inputs.compactMap { $0 as? CaptureDeviceInput }, state.outputs)
         }
         for output in outputs {
-            if let input {
+            if let input = inputs.first(where: { $0.device.hasMediaType(output.mediaType) }) {
                 if output.connections.first?.input !== input {
                     output.setConnections([CaptureConnection(input: input, output: output, session: self)])
                 }
@@ -358,7 +362,16 @@ public final class CaptureSession: @unchecked Sendable {
             var request = Camerad_V1_OpenStream()
             request.uniqueID = connection.input.device.uniqueID
             request.settings = settings
-            request.preset = preset.proto
+            if output.mediaType == .audio {
+                do throws(CaptureError) {
+                    request.audio = try output.audioFormat()
+                } catch {
+                    refused.append(error)
+                    return nil
+                }
+            } else {
+                request.preset = preset.proto
+            }
             return (output, connection, request)
         }
         return (streams, refused)

@@ -21,7 +21,7 @@ extension CaptureVideoDataOutputSampleBufferDelegate {
 ///
 /// Frames reach a delegate on its serial queue, and iterations of the
 /// ``sampleBuffers`` sequence; both may be used.
-public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
+public final class CaptureVideoDataOutput: CaptureDataOutput, @unchecked Sendable {
     /// AVCaptureVideoDataOutput.videoSettings, typed: the pixel format (nil: the
     /// device's own) and an output size (nil: the session preset's, else the
     /// device's). The size is before the connection's rotation: a portrait
@@ -99,11 +99,6 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
         var delivery = Delivery.sharedMemory
         var maxFramesInFlight = 3
         var delegate: DelegateBox?
-        /// The iterations of ``sampleBuffers`` under way, by number.
-        var readers: [UInt64: SampleBufferChannel] = [:]
-        var nextReaderID: UInt64 = 1
-        /// The last run ended by itself while nobody iterated its frames.
-        var unseenRunEnded = false
         var delegateBusy = 0
     }
     private let settings = Mutex(Settings())
@@ -164,93 +159,6 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
         settings.withLock { $0.delegate?.queue }
     }
 
-    /// The frames of this output while its session runs, in order; dropped frames
-    /// come as sample buffers without an image buffer and with
-    /// `attachments.droppedFrameReason`. (AVFoundation has only the delegate.)
-    ///
-    /// Reading the property does nothing; iterating does. An iteration gets the
-    /// frames that come from the moment it begins (`makeAsyncIterator()`, which
-    /// `for await` calls) until it is dropped or the session stops, when it
-    /// ends; a later run needs a new iteration. One begun while the session is
-    /// stopped waits for the next run — unless the last run ended by itself
-    /// (its device or the daemon went) while nobody iterated: then it ends at
-    /// once, so code that begins just after starting sees the end instead of
-    /// waiting for a run that is not coming. Several iterations each get every frame.
-    ///
-    /// Frames wait in an iteration until read, each holding one of the
-    /// ``maxFramesInFlight`` the daemon lets this output have: an iteration
-    /// that stops reading without ending stops the flow, to the delegate too.
-    public var sampleBuffers: SampleBufferSequence { SampleBufferSequence(output: self) }
-
-    /// ``sampleBuffers``: an output's frames, from when iteration begins.
-    public struct SampleBufferSequence: AsyncSequence, Sendable {
-        public typealias Element = SampleBuffer
-        public typealias Failure = Never
-        let output: CaptureVideoDataOutput
-
-        public func makeAsyncIterator() -> AsyncIterator {
-            let channel = SampleBufferChannel()
-            let id = output.settings.withLock { settings -> UInt64? in
-                if settings.unseenRunEnded {
-                    settings.unseenRunEnded = false
-                    return nil
-                }
-                defer { settings.nextReaderID += 1 }
-                settings.readers[settings.nextReaderID] = channel
-                return settings.nextReaderID
-            }
-            if id == nil { channel.finish() }
-            return AsyncIterator(frames: channel, reader: Reader(output: output, id: id))
-        }
-
-        public struct AsyncIterator: AsyncIteratorProtocol {
-            let frames: SampleBufferChannel
-            /// Ends the iteration's registration when the iterator goes.
-            let reader: Reader
-
-            public mutating func next() async -> SampleBuffer? {
-                await frames.next()
-            }
-
-            public mutating func next(isolation actor: isolated (any Actor)?) async -> SampleBuffer? {
-                await frames.next(isolation: actor)
-            }
-        }
-
-        /// One iteration's place among the output's readers: frames stop
-        /// going to it (and those it still holds go back) once its iterator is gone.
-        final class Reader: Sendable {
-            let output: CaptureVideoDataOutput
-            let id: UInt64?
-
-            init(output: CaptureVideoDataOutput, id: UInt64?) {
-                self.output = output
-                self.id = id
-            }
-
-            deinit {
-                guard let id else { return }
-                output.settings.withLock { $0.readers.removeValue(forKey: id) }?.finish()
-            }
-        }
-    }
-
-    /// Where frames of ``sampleBuffers`` are read from camerad (Linux only):
-    /// iterate inside `withTaskExecutorPreference(output.sampleBufferExecutor)`
-    /// and each frame reaches the loop's body on the thread that read it from
-    /// the socket, with no other thread woken for it — about half the CPU per
-    /// frame of a loop on the global executor. That thread is CaptureKit's
-    /// connection thread: the body may await anything but must not block (a
-    /// blocking read or write there holds up every call and stream of the
-    /// process); code isolated to an actor still runs on that actor.
-    ///
-    /// ```swift
-    /// await withTaskExecutorPreference(output.sampleBufferExecutor) {
-    ///     for await sample in output.sampleBuffers { measure(sample) }
-    /// }
-    /// ```
-    public var sampleBufferExecutor: any TaskExecutor { DaemonClient.shared.loop }
-
     private func change(_ body: (inout Settings) -> Void) {
         settings.withLock { body(&$0) }
         connections.first?.session?.configurationDidChange()
@@ -293,19 +201,6 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
         return request
     }
 
-    override func sessionWillStart() {
-        settings.withLock { $0.unseenRunEnded = false }
-    }
-
-    override func sessionDidStop(endedByItself: Bool) {
-        let readers = settings.withLock { settings in
-            defer { settings.readers = [:] }
-            settings.unseenRunEnded = endedByItself && settings.readers.isEmpty
-            return settings.readers.values
-        }
-        for reader in readers { reader.finish() }
-    }
-
     /// On the event loop's thread: hands the event to the delegate's queue and
     /// the sequence, and never blocks.
     override func deliver(_ event: FrameStream.Event, from connection: CaptureConnection) {
@@ -328,12 +223,12 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {
             }
             return
         }
-        let (delegate, readers, late) = settings.withLock { settings in
+        yieldToReaders(buffer)
+        let (delegate, late) = settings.withLock { settings in
             let late = isFrame && settings.delegate != nil && settings.alwaysDiscardsLateVideoFrames && settings.delegateBusy > 0
             if isFrame && settings.delegate != nil && !late { settings.delegateBusy += 1 }
-            return (settings.delegate, settings.readers.values, late)
+            return (settings.delegate, late)
         }
-        for reader in readers { reader.yield(buffer) }
         guard let delegate else { return }
         if late {
             // AVFoundation's rule: a frame that comes while the delegate is busy is dropped.

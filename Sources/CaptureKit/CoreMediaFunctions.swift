@@ -17,6 +17,19 @@ public typealias CVImageBuffer = PixelBuffer
 public typealias CMFormatDescription = FormatDescription
 /// CMVideoFormatDescription: a ``FormatDescription``.
 public typealias CMVideoFormatDescription = FormatDescription
+/// CMAudioFormatDescription: a ``FormatDescription``.
+public typealias CMAudioFormatDescription = FormatDescription
+/// CMBlockBuffer: a ``BlockBuffer``.
+public typealias CMBlockBuffer = BlockBuffer
+/// CoreMedia's and CoreAudio's result codes.
+public typealias OSStatus = Int32
+
+public let noErr: OSStatus = 0
+public let kCMBlockBufferNoErr: OSStatus = 0
+public let kCMBlockBufferBadOffsetParameterErr: OSStatus = -12703
+public let kCMBlockBufferBadLengthParameterErr: OSStatus = -12704
+/// Here also: the buffer was released.
+public let kCMBlockBufferBadPointerParameterErr: OSStatus = -12705
 /// CoreVideo's result codes.
 public typealias CVReturn = Int32
 
@@ -44,8 +57,10 @@ public func CMSampleBufferGetImageBuffer(_ sampleBuffer: CMSampleBuffer) -> CVIm
 public func CMSampleBufferGetPresentationTimeStamp(_ sampleBuffer: CMSampleBuffer) -> CMTime { sampleBuffer.presentationTimeStamp }
 public func CMSampleBufferGetDuration(_ sampleBuffer: CMSampleBuffer) -> CMTime { sampleBuffer.duration }
 public func CMSampleBufferGetFormatDescription(_ sampleBuffer: CMSampleBuffer) -> CMFormatDescription? { sampleBuffer.formatDescription }
-/// 1 for a frame, 0 for a drop report (which carries no image).
-public func CMSampleBufferGetNumSamples(_ sampleBuffer: CMSampleBuffer) -> Int { sampleBuffer.imageBuffer == nil ? 0 : 1 }
+/// 1 for a frame, an audio period's frames (a sample per channel each), 0 for a drop report.
+public func CMSampleBufferGetNumSamples(_ sampleBuffer: CMSampleBuffer) -> Int { sampleBuffer.numSamples }
+/// An audio period's samples; nil for video and drop reports.
+public func CMSampleBufferGetDataBuffer(_ sampleBuffer: CMSampleBuffer) -> CMBlockBuffer? { sampleBuffer.dataBuffer }
 public func CMSampleBufferIsValid(_ sampleBuffer: CMSampleBuffer) -> Bool { sampleBuffer.isValid }
 /// Gives the frame back to camerad now rather than when the last reference goes.
 public func CMSampleBufferInvalidate(_ sampleBuffer: CMSampleBuffer) -> Int32 {
@@ -56,6 +71,50 @@ public func CMSampleBufferInvalidate(_ sampleBuffer: CMSampleBuffer) -> Int32 {
 // MARK: - CMFormatDescription
 
 public func CMFormatDescriptionGetMediaSubType(_ description: CMFormatDescription) -> OSType { description.mediaSubType }
+/// A stable pointer, as CoreMedia's; nil for video.
+public func CMAudioFormatDescriptionGetStreamBasicDescription(
+    _ description: CMAudioFormatDescription
+) -> UnsafePointer<AudioStreamBasicDescription>? {
+    description.audioStreamBasicDescription.map(StreamDescriptions.pointer(to:))
+}
+
+public func CMFormatDescriptionGetMediaType(_ description: CMFormatDescription) -> MediaType { description.mediaType }
+
+// MARK: - CMBlockBuffer
+
+public func CMBlockBufferGetDataLength(_ buffer: CMBlockBuffer) -> Int { buffer.dataLength }
+
+/// The bytes from `offset` on. The memory is camerad's, mapped read-only: the
+/// pointer is mutable only to match CoreMedia's signature — never write through it.
+public func CMBlockBufferGetDataPointer(
+    _ buffer: CMBlockBuffer, atOffset offset: Int, lengthAtOffsetOut: UnsafeMutablePointer<Int>?,
+    totalLengthOut: UnsafeMutablePointer<Int>?, dataPointerOut: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> OSStatus {
+    guard (0..<max(1, buffer.dataLength)).contains(offset) else { return kCMBlockBufferBadOffsetParameterErr }
+    guard let start = buffer.dataPointer else { return kCMBlockBufferBadPointerParameterErr }
+    lengthAtOffsetOut?.pointee = buffer.dataLength - offset
+    totalLengthOut?.pointee = buffer.dataLength
+    dataPointerOut?.pointee = UnsafeMutablePointer(mutating: (start + offset).assumingMemoryBound(to: CChar.self))
+    return kCMBlockBufferNoErr
+}
+
+/// Copies `dataLength` bytes from `offset` into `destination`.
+public func CMBlockBufferCopyDataBytes(
+    _ buffer: CMBlockBuffer, atOffset offset: Int, dataLength: Int, destination: UnsafeMutableRawPointer
+) -> OSStatus {
+    guard offset >= 0, offset <= buffer.dataLength else { return kCMBlockBufferBadOffsetParameterErr }
+    guard dataLength >= 0, dataLength <= buffer.dataLength - offset else { return kCMBlockBufferBadLengthParameterErr }
+    guard dataLength > 0 else { return kCMBlockBufferNoErr }
+    do {
+        try buffer.withUnsafeBytes { bytes in
+            destination.copyMemory(from: bytes.baseAddress! + offset, byteCount: dataLength)
+        }
+        return kCMBlockBufferNoErr
+    } catch {
+        return kCMBlockBufferBadPointerParameterErr
+    }
+}
+
 public func CMVideoFormatDescriptionGetDimensions(_ description: CMVideoFormatDescription) -> CMVideoDimensions { description.dimensions }
 
 // MARK: - CVPixelBuffer

@@ -1,4 +1,4 @@
-/// AVMediaType: the kind of media a device captures. camerad serves video.
+/// AVMediaType: the kind of media a device captures. camerad serves video (cameras) and audio (microphones).
 public struct MediaType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }

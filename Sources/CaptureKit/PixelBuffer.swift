@@ -23,30 +23,8 @@ public final class PixelBuffer: @unchecked Sendable, CustomStringConvertible {
     public let dataSize: Int
 
     private let planes: [Camerad_V1_PlaneInfo]
-    private let state: Mutex<State>
-
-    /// What keeps the bytes readable: a slot of a mapped pool, or a copy of inline data.
-    private struct Lease {
-        let bytes: UnsafeRawBufferPointer
-        /// Gives a pool's slot back to camerad; nil for inline frames.
-        let giveBack: (@Sendable () -> Void)?
-        /// Inline frames: memory this buffer owns.
-        let owned: UnsafeMutableRawBufferPointer?
-        /// The pool whose mapping the bytes are in, kept mapped while they are read.
-        let pool: MappedFramePool
-    }
-
-    private struct State {
-        var lease: Lease?
-        /// Readers now: the lease is not given back while any is.
-        var pins = 0
-        /// Released while pinned: given back at the last unpin.
-        var releaseWanted = false
-        /// A base address went out: the memory stays until this object goes.
-        var addressOut = false
-        /// Locks taken on a released buffer, which pin nothing: their unlocks unpin nothing.
-        var emptyLocks = 0
-    }
+    /// The frame's bytes and their release.
+    let memory: SlotBytes
 
     /// - Parameter giveBack: hands the frame's slot back to camerad, called once
     ///   when the buffer is released and no reader pins it.
@@ -57,63 +35,15 @@ public final class PixelBuffer: @unchecked Sendable, CustomStringConvertible {
         pixelFormatType = PixelFormats.type(fourcc: description?.fourcc ?? 0, fullRange: description?.fullRange ?? false)
         dataSize = Int(frame.bytesUsed)
         planes = frame.planes
-        if frame.data.isEmpty {
-            let bytes = pool.slot(frame.slot, bytes: Int(frame.bytesUsed)) ?? UnsafeRawBufferPointer(start: nil, count: 0)
-            state = Mutex(State(lease: Lease(bytes: bytes, giveBack: giveBack, owned: nil, pool: pool)))
-        } else {
-            let owned = UnsafeMutableRawBufferPointer.allocate(byteCount: frame.data.count, alignment: 64)
-            owned.copyBytes(from: frame.data)
-            state = Mutex(State(lease: Lease(bytes: UnsafeRawBufferPointer(owned), giveBack: nil, owned: owned, pool: pool)))
-        }
-    }
-
-    deinit {
-        // Nobody can read any more: pins left behind (a lock never unlocked) do not count.
-        Self.giveBack(state.withLock { state in
-            defer { state.lease = nil }
-            return state.lease
-        })
+        memory = SlotBytes(frame, pool: pool, giveBack: giveBack)
     }
 
     /// Gives the memory back (idempotent), at once or, while a reader pins it,
     /// at the last unpin. Its base addresses are nil from now on for new readers.
-    func release() {
-        Self.giveBack(state.withLock { state -> Lease? in
-            guard state.pins == 0, !state.addressOut else {
-                state.releaseWanted = true
-                return nil
-            }
-            defer { state.lease = nil }
-            return state.lease
-        })
-    }
-
-    private static func giveBack(_ lease: Lease?) {
-        lease?.owned?.deallocate()
-        lease?.giveBack?()
-    }
-
-    /// Pins the memory for a reader; nil when it was released.
-    private func pin() -> UnsafeRawBufferPointer? {
-        state.withLock { state in
-            guard let lease = state.lease, !state.releaseWanted || state.pins > 0 else { return nil }
-            state.pins += 1
-            return lease.bytes
-        }
-    }
-
-    private func unpin() {
-        Self.giveBack(state.withLock { state -> Lease? in
-            guard state.pins > 0 else { return nil }
-            state.pins -= 1
-            guard state.pins == 0, state.releaseWanted, !state.addressOut else { return nil }
-            defer { state.lease = nil }
-            return state.lease
-        })
-    }
+    func release() { memory.release() }
 
     /// Whether the memory is still readable (not released, or still pinned).
-    var isValid: Bool { state.withLock { $0.lease != nil && (!$0.releaseWanted || $0.pins > 0) } }
+    var isValid: Bool { memory.isValid }
 
     public var planeCount: Int { planes.count > 1 ? planes.count : 0 }
     public var isPlanar: Bool { planes.count > 1 }
@@ -127,14 +57,9 @@ public final class PixelBuffer: @unchecked Sendable, CustomStringConvertible {
     /// go), so keep the buffer while you read; lock it first (CoreVideo's rule)
     /// to be told of a release by a nil address.
     public func baseAddress(ofPlane plane: Int) -> UnsafeRawPointer? {
-        state.withLock { state in
-            guard let lease = state.lease, !state.releaseWanted || state.pins > 0,
-                  let start = lease.bytes.baseAddress else { return nil }
-            // A pointer outlives any lock's bookkeeping (whose lock is it?): kept while this object is.
-            state.addressOut = true
-            guard planes.indices.contains(plane) else { return plane == 0 ? start : nil }
-            return start + Int(planes[plane].offset)
-        }
+        guard let start = memory.baseAddress() else { return nil }
+        guard planes.indices.contains(plane) else { return plane == 0 ? start : nil }
+        return start + Int(planes[plane].offset)
     }
 
     public func bytesPerRow(ofPlane plane: Int) -> Int {
@@ -160,29 +85,16 @@ public final class PixelBuffer: @unchecked Sendable, CustomStringConvertible {
     ///
     /// - Throws: `invalidState` when the buffer was released.
     public func withUnsafeBytes<T>(_ body: (UnsafeRawBufferPointer) throws -> T) throws -> T {
-        guard let bytes = pin() else {
-            throw CaptureError(.invalidState, "the pixel buffer was released; copy frames you keep")
-        }
-        defer { unpin() }
-        return try body(bytes)
+        try memory.withPinnedBytes("the pixel buffer", body)
     }
 
     /// CVPixelBufferLockBaseAddress: pins the memory until the matching
     /// ``unlockBaseAddress()``; a release meanwhile waits for it. Locks nest.
     /// Locking a released buffer does nothing (its base addresses stay nil).
-    public func lockBaseAddress() {
-        if pin() == nil { state.withLock { $0.emptyLocks += 1 } }
-    }
+    public func lockBaseAddress() { memory.lock() }
 
     /// CVPixelBufferUnlockBaseAddress: ends a ``lockBaseAddress()``.
-    public func unlockBaseAddress() {
-        let empty = state.withLock { state -> Bool in
-            guard state.emptyLocks > 0 else { return false }
-            state.emptyLocks -= 1
-            return true
-        }
-        if !empty { unpin() }
-    }
+    public func unlockBaseAddress() { memory.unlock() }
 
     public var description: String { "\(PixelFormats.name(pixelFormatType)) \(width)x\(height)" }
 }

@@ -17,6 +17,8 @@ struct DeviceSummary: Encodable {
     let localizedName: String
     let position: String
     let deviceType: String
+    /// "video" or "audio".
+    let mediaType: String
     let isConnected: Bool
 
     init(_ device: CaptureDevice) {
@@ -25,6 +27,7 @@ struct DeviceSummary: Encodable {
         localizedName = device.localizedName
         position = device.position.description
         deviceType = device.deviceType.description
+        mediaType = device.mediaType.description
         isConnected = device.isConnected
     }
 }
@@ -153,6 +156,35 @@ struct DeviceDetails: Encodable {
     let settings: Settings
     /// "pid 4242 (obs)" while another client holds the configuration lock.
     let configurationLockHolder: String?
+    /// "video" or "audio".
+    let mediaType: String
+    /// A microphone's formats; nil for a camera.
+    let audio: Audio?
+
+    struct Audio: Encodable {
+        struct Format: Encodable {
+            let sampleRate: Int
+            let channels: Int
+            let sampleFormat: String
+            let framesPerPeriod: Int
+        }
+        let native: Format
+        let sampleRates: [Int]
+        let maxChannels: Int
+        let sampleFormats: [String]
+        let minPeriodMicroseconds: Int64
+        let maxPeriodMicroseconds: Int64
+
+        init(_ audio: AudioCapabilities) {
+            native = Format(sampleRate: audio.native.sampleRate, channels: audio.native.channels,
+                            sampleFormat: audio.native.sampleFormat.rawValue, framesPerPeriod: audio.native.framesPerPeriod)
+            sampleRates = audio.sampleRates
+            maxChannels = audio.maxChannels
+            sampleFormats = audio.sampleFormats.map(\.rawValue)
+            minPeriodMicroseconds = audio.periodDurations.lowerBound.microseconds
+            maxPeriodMicroseconds = audio.periodDurations.upperBound.microseconds
+        }
+    }
 
     init(_ device: CaptureDevice) {
         func names<T>(_ all: [T], _ supported: (T) -> Bool) -> [String] {
@@ -188,6 +220,8 @@ struct DeviceDetails: Encodable {
         controls = device.controls.map(Control.init)
         settings = Settings(device)
         configurationLockHolder = device.configurationLockHolder?.description
+        mediaType = device.mediaType.description
+        audio = device.audioCapabilities.map(Audio.init)
         capabilities = Capabilities(
             focusModes: names(CaptureDevice.FocusMode.allCases, device.isFocusModeSupported),
             isLockingFocusWithCustomLensPositionSupported: device.isLockingFocusWithCustomLensPositionSupported,

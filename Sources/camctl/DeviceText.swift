@@ -34,10 +34,39 @@ enum DeviceText {
             lines.append("\tActive format  : '\(active.v4l2PixelFormat)' \(active.dimensions)\(rate)")
         }
         lines.append("")
+        if let audio = device.audioCapabilities {
+            lines.append(hardwareParameters(audio))
+            return lines.joined(separator: "\n")
+        }
         lines.append(formats(device.formats))
         lines.append(controls(device.controls))
         lines.append(capabilities(device))
         return lines.joined(separator: "\n")
+    }
+
+    /// A microphone's own format as `arecord --dump-hw-params` shows the mode
+    /// it is opened in, then what listeners may ask of camerad.
+    static func hardwareParameters(_ audio: AudioCapabilities) -> String {
+        let native = audio.native
+        let periodTime = native.sampleRate > 0 ? native.framesPerPeriod * 1_000_000 / native.sampleRate : 0
+        return [
+            "HW Params:",
+            "\tACCESS:      RW_INTERLEAVED",
+            "\tFORMAT:      \(native.sampleFormat.alsaName)",
+            "\tSAMPLE_BITS: \(native.sampleFormat.bytes * 8)",
+            "\tFRAME_BITS:  \(native.bytesPerFrame * 8)",
+            "\tCHANNELS:    \(native.channels)",
+            "\tRATE:        \(native.sampleRate)",
+            "\tPERIOD_TIME: \(periodTime)",
+            "\tPERIOD_SIZE: \(native.framesPerPeriod)",
+            "",
+            "Listeners may ask for (camerad converts):",
+            "\tRATE:        \(audio.sampleRates.map(String.init).joined(separator: " "))",
+            "\tCHANNELS:    [1 \(audio.maxChannels)]",
+            "\tFORMAT:      \(audio.sampleFormats.map(\.alsaName).joined(separator: " "))",
+            "\tPERIOD_TIME: [\(audio.periodDurations.lowerBound.microseconds) \(audio.periodDurations.upperBound.microseconds)]",
+            "",
+        ].joined(separator: "\n")
     }
 
     /// Grouped by pixel format, in order of first appearance, like v4l2-ctl.

@@ -22,8 +22,12 @@ struct StreamStatistics {
     /// Capture time per sequence number between consecutive frames, in nanoseconds.
     var intervals: [Double] = []
     var format = ""
+    /// Audio: samples (frames of a sample per channel) received, and per period.
+    var samples = 0
+    var framesPerPeriod: Int?
     var accounting = Accounting()
     var check: StampCheck?
+    var audioCheck: AudioStampCheck?
     /// Drop reports since the last frame: (count, last sequence number).
     private var reportsSinceLastFrame: [(count: Int, lastSequence: UInt64)] = []
 
@@ -73,15 +77,38 @@ struct StreamStatistics {
             }
             return
         }
-        guard let pixels = sample.imageBuffer else { return }
         let timestamp = sample.presentationTimeStamp.value
+        if let pixels = sample.imageBuffer {
+            bytes += pixels.dataSize
+            if format.isEmpty { format = "\(pixels)" }
+            if checking { verify(sample, pixels) }
+        } else if let period = sample.dataBuffer, let description = sample.formatDescription?.audioStreamBasicDescription {
+            bytes += period.dataLength
+            samples += sample.numSamples
+            if format.isEmpty {
+                format = Self.describe(description, frames: sample.numSamples)
+                framesPerPeriod = sample.numSamples
+            }
+            if checking {
+                if audioCheck == nil { audioCheck = AudioStampCheck(description: description) }
+                audioCheck?.add(sample, period)
+            }
+        } else {
+            return
+        }
         frames += 1
-        bytes += pixels.dataSize
         latencies.append(now - timestamp)
-        if format.isEmpty { format = "\(pixels)" }
-        if checking { verify(sample, pixels) }
         account(sequence: sample.sequenceNumber, timestamp: timestamp)
     }
+
+    /// "s16 1ch 16000 Hz, 320 frames a period".
+    static func describe(_ description: AudioStreamBasicDescription, frames: Int) -> String {
+        let kind = description.mFormatFlags & kAudioFormatFlagIsFloat != 0 ? "f" : "s"
+        return "\(kind)\(description.mBitsPerChannel) \(description.mChannelsPerFrame)ch \(Int(description.mSampleRate)) Hz, \(frames) frames a period"
+    }
+
+    /// The unit ``frames`` counts: a camera's frames, a microphone's periods.
+    var unit: String { framesPerPeriod == nil ? "frames" : "periods" }
 
     /// Settles the gap between the last frame and this one against the drop
     /// reports that came in it.
@@ -198,7 +225,7 @@ struct StreamStatistics {
     /// One line for `stream` without --stats: frames, rate, drops.
     var progress: String {
         let dropped = drops.values.reduce(0, +)
-        return "\(frames) frames" + (format.isEmpty ? "" : " of \(format)") + ", \(DeviceText.fixed(framesPerSecond, 1)) fps, \(dropped) dropped"
+        return "\(frames) \(unit)" + (format.isEmpty ? "" : " of \(format)") + ", \(DeviceText.fixed(framesPerSecond, 1)) \(framesPerPeriod == nil ? "fps" : "a second"), \(dropped) dropped"
     }
 
     var text: String {
@@ -206,11 +233,13 @@ struct StreamStatistics {
         let outside = accounting.reportedOutside == 0 ? ""
             : " (and \(accounting.reportedOutside) reported before the first frame or after the last)"
         var lines = [
-            frames == 0 ? "no frames"
-                : "\(frames) frames of \(format) in \(DeviceText.fixed(elapsedSeconds, 2)) s (\(DeviceText.fixed(framesPerSecond, 1)) fps; "
-                    + "the device makes \(DeviceText.fixed(deviceFramesPerSecond, 1)))",
-            "drops: " + SampleBuffer.DroppedFrameReason.allCases.map { "\($0.rawValue) \(drops[$0] ?? 0)" }.joined(separator: ", "),
-            "accounting: \(frames) frames + \(accounting.dropped) dropped of \(accounting.span) numbers\(outside); "
+            frames == 0 ? "no \(unit)"
+                : "\(frames) \(unit) of \(format) in \(DeviceText.fixed(elapsedSeconds, 2)) s (\(DeviceText.fixed(framesPerSecond, 1)) per second; "
+                    + "the device makes \(DeviceText.fixed(deviceFramesPerSecond, 1)))"
+                    + (framesPerPeriod == nil ? "" : "; \(samples) samples"),
+            "drops: " + SampleBuffer.DroppedFrameReason.allCases.map { "\($0.rawValue) \(drops[$0] ?? 0)" }.joined(separator: ", ")
+                + (framesPerPeriod.map { " (\(drops.values.reduce(0, +) * $0) samples)" } ?? ""),
+            "accounting: \(frames) \(unit) + \(accounting.dropped) dropped of \(accounting.span) numbers\(outside); "
                 + "\(accounting.unaccounted) unaccounted, \(accounting.overcounted) overcounted, "
                 + "\(accounting.misplaced) misplaced, \(accounting.outOfOrder) out of order",
             "latency: p50 \(DeviceText.fixed(latency(percentile: 0.5), 2)) ms, p99 \(DeviceText.fixed(latency(percentile: 0.99), 2)) ms",
@@ -218,6 +247,10 @@ struct StreamStatistics {
         if let check {
             lines.append("check: \(check.intact) intact, \(check.torn) torn, \(check.mismatched) mismatched, "
                 + "\(check.unreadable) unreadable")
+        }
+        if let audioCheck {
+            lines.append("check: \(audioCheck.result.blocks) stamp blocks, \(audioCheck.result.outOfOrder) out of order, "
+                + "\(audioCheck.result.misplaced) misplaced, in \(audioCheck.result.runs) unbroken runs")
         }
         return lines.joined(separator: "\n")
     }
@@ -236,6 +269,11 @@ struct StreamStatistics {
         let latencyMilliseconds: [String: Double]
         let latencyHistogram: [[Int64]]
         let check: StampCheck?
+        /// Audio: samples received, samples in a period, samples dropped, and the stamp's check.
+        let samples: Int?
+        let framesPerPeriod: Int?
+        let samplesDropped: Int?
+        let audioCheck: AudioStampCheck.Result?
     }
 
     var json: JSON {
@@ -244,6 +282,68 @@ struct StreamStatistics {
              drops: Dictionary(uniqueKeysWithValues: SampleBuffer.DroppedFrameReason.allCases.map { ($0.rawValue, drops[$0] ?? 0) }),
              accounting: settledAccounting,
              latencyMilliseconds: ["p50": latency(percentile: 0.5), "p99": latency(percentile: 0.99), "max": latency(percentile: 1)],
-             latencyHistogram: latencyHistogram, check: check)
+             latencyHistogram: latencyHistogram, check: check,
+             samples: framesPerPeriod == nil ? nil : samples, framesPerPeriod: framesPerPeriod,
+             samplesDropped: framesPerPeriod.map { drops.values.reduce(0, +) * $0 }, audioCheck: audioCheck?.result)
+    }
+}
+
+/// `camctl listen --check`: the audio stamp of camerad's virtual microphones,
+/// decoded from each unbroken run of periods (the first channel): every block
+/// must follow the one before and lie where its number puts it on the
+/// microphone's clock (the period's sequence number × its frames, give or take
+/// the resampler's few samples of delay).
+struct AudioStampCheck {
+    struct Result: Encodable {
+        /// Blocks decoded, in every run.
+        var blocks = 0
+        /// Blocks whose number does not follow the one before in their run.
+        var outOfOrder = 0
+        /// Blocks away from where their number puts them.
+        var misplaced = 0
+        /// Unbroken runs of periods (a drop starts a new one).
+        var runs = 0
+    }
+
+    let rate: Int
+    let channels: Int
+    let isFloat: Bool
+    let bytesPerSample: Int
+    private(set) var result = Result()
+    /// The run under way: its first frame's position, and its first channel's samples.
+    private var run: (position: Int, next: UInt64, samples: [Float])?
+
+    init(description: AudioStreamBasicDescription) {
+        rate = Int(description.mSampleRate)
+        channels = Int(description.mChannelsPerFrame)
+        isFloat = description.mFormatFlags & kAudioFormatFlagIsFloat != 0
+        bytesPerSample = Int(description.mBitsPerChannel / 8)
+    }
+
+    mutating func add(_ sample: SampleBuffer, _ period: BlockBuffer) {
+        let format: AudioLayout.SampleFormat = isFloat ? .f32 : bytesPerSample == 2 ? .s16 : .s32
+        guard let floats = try? period.withUnsafeBytes({ format.floats(in: $0) }) else { return }
+        let first = stride(from: 0, to: floats.count, by: max(1, channels)).map { floats[$0] }
+        if let current = run, current.next == sample.sequenceNumber {
+            run = (current.position, current.next + 1, current.samples + first)
+        } else {
+            finish()
+            run = (Int(sample.sequenceNumber) * sample.numSamples, sample.sequenceNumber + 1, first)
+        }
+    }
+
+    /// Decodes the run under way (at a gap, and at the end).
+    mutating func finish() {
+        guard let current = run else { return }
+        run = nil
+        result.runs += 1
+        let blocks = AudioStamp.decode(current.samples, sampleRate: rate)
+        result.blocks += blocks.count
+        result.outOfOrder += zip(blocks, blocks.dropFirst()).filter { $1.number != $0.number + 1 }.count
+        for block in blocks {
+            let place = Double(block.number) * Double(AudioStamp.blockFrames) * Double(rate) / Double(AudioStamp.sampleRate)
+            let found = Double(current.position + block.offset)
+            if found - place < -2 || found - place > 34 { result.misplaced += 1 }
+        }
     }
 }

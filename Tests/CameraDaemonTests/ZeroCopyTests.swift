@@ -54,7 +54,8 @@ import Testing
                 + "\(steady.framesCopied - after.framesCopied) copied of the last 30")
             #expect(later.allSatisfy { $0.intact && $0.inDeviceBuffer })
             #expect(steady.framesCopied == after.framesCopied, "no copy in a steady state")
-            #expect(steady.framesShared >= after.framesShared + 30)
+            // Up to the three frames the reader may hold were shared before `after` and read after it.
+            #expect(steady.framesShared >= after.framesShared + 30 - 3)
         }
     }
 }

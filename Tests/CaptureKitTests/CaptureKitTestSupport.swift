@@ -5,9 +5,10 @@ import Synchronization
 
 /// Runs `body` with CaptureKit pointed at a fresh camerad.
 func withCaptureKitDaemon<T>(
-    virtualCameras: Int = 2, environment: [String: String] = [:], _ body: (DaemonProcess) async throws -> T
+    virtualCameras: Int = 2, arguments: [String] = [], environment: [String: String] = [:],
+    _ body: (DaemonProcess) async throws -> T
 ) async throws -> T {
-    try await withRunningDaemon(virtualCameras: virtualCameras, environment: environment) { daemon in
+    try await withRunningDaemon(virtualCameras: virtualCameras, arguments: arguments, environment: environment) { daemon in
         CaptureDaemon.socketPath = daemon.socketPath
         defer { CaptureDaemon.disconnect() }
         return try await body(daemon)

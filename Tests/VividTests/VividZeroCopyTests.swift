@@ -26,7 +26,8 @@ extension VividGuestTests {
                 print(Vivid.figures + "\(node) YUYV zero-copy: \(after.framesShared - before.framesShared) shared, "
                     + "\(after.framesCopied - before.framesCopied) copied, \(after.conversions - before.conversions) converted in 40 frames")
                 #expect(frames.allSatisfy { $0.intact && $0.inDeviceBuffer }, "\(node): \(frames)")
-                #expect(after.framesCopied == before.framesCopied && after.framesShared >= before.framesShared + 40,
+                // Up to the three frames the reader may hold were shared before `before` and read after it.
+                #expect(after.framesCopied == before.framesCopied && after.framesShared >= before.framesShared + 40 - 3,
                         "\(node): no copy in a steady state")
 
                 let hoarder = try await PoolReader(daemon, device: node.uniqueID, name: "hoarder", framesInFlight: 8,

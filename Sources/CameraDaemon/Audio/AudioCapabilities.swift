@@ -44,3 +44,11 @@ struct AudioCapabilities: Sendable, Hashable {
                            framesPerPeriod: frames)
     }
 }
+
+extension AudioLayout {
+    /// Slots of an audio node's pool: room for many listeners, each holding
+    /// up to 16 periods (and the meter and variants reading it), within about
+    /// 4 MiB — 256 periods of 10 ms at 48 kHz stereo, fewer long ones (at least 32).
+    /// Periods are small; a pool that grew with its subscriptions would be leaner.
+    var poolSlots: Int { max(32, min(256, (4 << 20) / max(1, capacity))) }
+}

@@ -23,7 +23,7 @@ final class AudioVariant: Sendable {
     ///
     /// - Throws: INVALID_ARGUMENT for a layout libswresample cannot make;
     ///   RESOURCE_EXHAUSTED when its pool, worker or subscription cannot be had.
-    init(of source: MediaNode, layout sourceLayout: AudioLayout, as layout: AudioLayout, slots: Int = 16,
+    init(of source: MediaNode, layout sourceLayout: AudioLayout, as layout: AudioLayout, slots: Int? = nil,
          budget: ClientBudget, logger: Logger) throws(CameraError) {
         let cutter: PeriodCutter
         do {
@@ -32,8 +32,8 @@ final class AudioVariant: Sendable {
             throw CameraError(.invalidArgument, "\(source.name) cannot be heard as \(layout): \(error)")
         }
         self.layout = layout
-        let node = try MediaNode(name: "\(source.name) as \(layout)", media: .audio(layout), slots: slots, budget: budget, logger: logger)
-        derived = try DerivedNode(node, reading: source, passesDropsOn: false) { period, node in cutter.take(period, into: node) }
+        let node = try MediaNode(name: "\(source.name) as \(layout)", media: .audio(layout), slots: slots ?? layout.poolSlots, budget: budget, logger: logger)
+        derived = try DerivedNode(node, reading: source, passesDropsOn: false, idle: false) { period, node in cutter.take(period, into: node) }
     }
 
     /// Stops reading the microphone and ends the variant's listeners.

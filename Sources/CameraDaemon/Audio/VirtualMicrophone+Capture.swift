@@ -13,10 +13,12 @@ import Synchronization
 /// Period *n* holds the samples from position *n* × frames-per-period on; its
 /// timestamp is the capture time of its first sample (the start plus the
 /// position over the rate, so periods never drift from the clock) and it is
-/// published once its last sample is due. A thread that falls more than a
-/// period behind (a stalled machine) skips to the period due now, as an ALSA
-/// device overruns: the periods skipped are reported to every subscription as
-/// a discontinuity, and the stamp's positions skip with them.
+/// published once its last sample is due. Like a sound card's ring, it holds
+/// ``bufferPeriods`` periods: a thread held up for less than that (a busy
+/// machine) catches up, publishing the periods it owes at once; one that falls
+/// further behind skips to the period due now, as an ALSA device overruns: the
+/// periods skipped are reported to every subscription as a discontinuity, and
+/// the stamp's positions skip with them.
 final class VirtualMicrophoneCapture: AudioCapture {
     typealias Signal = VirtualMicrophone.Signal
 
@@ -30,14 +32,14 @@ final class VirtualMicrophoneCapture: AudioCapture {
     ///
     /// - Throws: INVALID_ARGUMENT for a rate other than 48 kHz; RESOURCE_EXHAUSTED
     ///   when its pool or thread cannot be made.
-    init(name: String, layout: AudioLayout, signal: Signal = .stamp, slots: Int = 16, budget: ClientBudget,
+    init(name: String, layout: AudioLayout, signal: Signal = .stamp, slots: Int? = nil, budget: ClientBudget,
          logger: Logger) throws(CameraError) {
         guard layout.sampleRate == AudioStamp.sampleRate else {
             throw CameraError(.invalidArgument, "a virtual microphone runs at \(AudioStamp.sampleRate) Hz, not \(layout.sampleRate)")
         }
         self.layout = layout
         self.signal = signal
-        node = try MediaNode(name: name, media: .audio(layout), slots: slots, budget: budget, logger: logger)
+        node = try MediaNode(name: name, media: .audio(layout), slots: slots ?? layout.poolSlots, budget: budget, logger: logger)
         do {
             thread = try PollingThread(name: "camerad-mic")
             // The thread keeps this object until it ends.
@@ -58,6 +60,9 @@ final class VirtualMicrophoneCapture: AudioCapture {
         node.end()
     }
 
+    /// Periods it holds for a late thread, as a sound card's ring does (80 ms of 10 ms periods).
+    static let bufferPeriods = 8
+
     /// When frame `position` was captured, for a microphone started at `start`.
     static func timestamp(of position: UInt64, start: Int64, rate: Int) -> Int64 {
         start + Int64(position) * 1_000_000_000 / Int64(rate)
@@ -73,8 +78,8 @@ final class VirtualMicrophoneCapture: AudioCapture {
             // Due once its last sample is captured.
             var due = timestamp(of: (sequence + 1) * frames, start: start, rate: rate)
             let now = monotonicNanoseconds()
-            if now > due + duration {
-                // Behind by more than a period: the periods no longer due are lost.
+            if now > due + duration * Int64(bufferPeriods) {
+                // Behind by more than its buffer: the periods it could not hold are lost.
                 let caughtUp = UInt64((now - start) / duration) - 1
                 if caughtUp > sequence {
                     var drops = DropTally()

@@ -6,20 +6,24 @@ import CameraIPC
 /// while another variant's conversion keeps a core busy. The thread ends once
 /// ``finish()`` is called and every job before it has run.
 ///
-/// It runs in SCHED_IDLE: on what the machine has to spare, and any other
-/// thread that wakes takes its core at once. A costly conversion then never
-/// delays a native frame's delivery, camerad's event loop or any client; when
-/// the machine is short, the conversion's own streams lose frames
-/// (FRAME_WAS_LATE), as they would anyway.
+/// A video variant's runs in SCHED_IDLE: on what the machine has to spare,
+/// and any other thread that wakes takes its core at once. A costly conversion
+/// then never delays a native frame's delivery, camerad's event loop or any
+/// client; when the machine is short, the conversion's own streams lose frames
+/// (FRAME_WAS_LATE), as they would anyway. Audio's work (a period resampled,
+/// a level measured) costs microseconds and cannot wait: its workers run at
+/// the normal priority (`idle` false), or a busy machine would starve them.
 final class WorkerThread: Sendable {
     private let jobs = OrderedMutex<(queue: [@Sendable () -> Void], finishing: Bool)>(.workerJobs, ([], false))
     private let thread: PollingThread
 
-    /// - Parameter name: the thread's name, as `top -H` shows it (15 bytes at most).
+    /// - Parameters:
+    ///   - name: the thread's name, as `top -H` shows it (15 bytes at most).
+    ///   - idle: SCHED_IDLE (the default), or the normal priority.
     /// - Throws: when no thread (or its wake-up) can be made.
-    init(name: String) throws(SystemError) {
+    init(name: String, idle: Bool = true) throws(SystemError) {
         thread = try PollingThread(name: name)
-        try thread.start(idle: true, detached: true) { [self] thread in
+        try thread.start(idle: idle, detached: true) { [self] thread in
             while let job = next(on: thread) { job() }
         }
     }

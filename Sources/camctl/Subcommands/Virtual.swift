@@ -4,7 +4,7 @@ import CaptureKit
 extension Camctl {
     struct Virtual: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add and remove camerad's virtual cameras (for camerad's own user and root).",
+            abstract: "Add and remove camerad's virtual cameras and microphones (for camerad's own user and root).",
             subcommands: [Add.self, Remove.self]
         )
     }
@@ -13,10 +13,16 @@ extension Camctl {
 extension Camctl.Virtual {
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add a virtual camera and print its uniqueID."
+            abstract: "Add a virtual camera (or with --audio a microphone) and print its uniqueID."
         )
 
         @OptionGroup var global: GlobalOptions
+
+        @Flag(help: "Add a virtual microphone, virtual-microphone-<index>: 48 kHz stereo, a tone marked with each sample's position.")
+        var audio = false
+
+        @Option(help: ArgumentHelp("With --audio: hear a plain 1 kHz tone of this peak (0 to 1) instead, a known level.", valueName: "amplitude"))
+        var tone: Float?
 
         @Option(help: "Make it virtual-<index> (0-63); default: the lowest free index.")
         var index: Int?
@@ -51,6 +57,11 @@ extension Camctl.Virtual {
             }
             if size != nil && parsedSize == nil { throw ValidationError("--size must be WxH, such as 1280x720") }
             if let fps, !(fps > 0 && fps <= 1000) { throw ValidationError("--fps must be between 0 and 1000") }
+            if let tone, !(tone > 0 && tone <= 1) { throw ValidationError("--tone must be above 0 and at most 1, not \(tone)") }
+            if tone != nil && !audio { throw ValidationError("--tone is a microphone's: add --audio") }
+            if audio && (format != nil || size != nil || fps != nil || unthrottled || staticPicture || position != .unspecified) {
+                throw ValidationError("--audio takes --index, --name and --tone; --format, --size, --fps, --position and the benchmark flags are a camera's")
+            }
         }
 
         private var parsedSize: (Int, Int)? {
@@ -62,6 +73,11 @@ extension Camctl.Virtual {
 
         func run() async throws {
             global.apply()
+            if audio {
+                let device = try await CaptureDaemon.addVirtualMicrophone(index: index, localizedName: name ?? "", toneAmplitude: tone)
+                Output.line(device.uniqueID)
+                return
+            }
             var options = CaptureDaemon.VirtualCameraOptions(unthrottled: unthrottled, staticPicture: staticPicture)
             options.pixelFormat = format.flatMap { FourCharCode($0.uppercased()) }
             options.width = parsedSize?.0
@@ -75,7 +91,7 @@ extension Camctl.Virtual {
 
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Remove a virtual camera, as if it were unplugged."
+            abstract: "Remove a virtual camera or microphone, as if it were unplugged."
         )
 
         @OptionGroup var global: GlobalOptions

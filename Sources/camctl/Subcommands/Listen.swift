@@ -1,0 +1,243 @@
+import ArgumentParser
+import CameraIPC
+import CaptureKit
+import Foundation
+
+extension Camctl {
+    struct Listen: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Hear a microphone, as a CaptureSession with an audio data output would (arecord's job, shared).",
+            discussion: """
+                Periods come in the format asked (camerad converts, once for every client asking the \
+                same). --output writes them to a WAV file (PCM, or IEEE float for f32). Without \
+                --duration it listens until interrupted. --stats prints at the end the periods and \
+                samples, drops by reason (in periods and samples), the accounting of every period's \
+                number (each one a period or in a drop report) and latency (receive time minus the \
+                period's capture time); --json prints them as one object. --check decodes the audio \
+                stamp of camerad's virtual microphones: every block in order, where its number puts it.
+                """
+        )
+
+        @OptionGroup var global: GlobalOptions
+
+        @OptionGroup var deviceOption: DeviceOption
+
+        @Argument(help: ArgumentHelp(
+            "A microphone's uniqueID or index from 'camctl list' (default: the first microphone).", valueName: "device"))
+        var device: String?
+
+        @Option(help: "Samples per second (default: the microphone's own).")
+        var rate: Int?
+
+        @Option(help: "Channels (default: the microphone's own).")
+        var channels: Int?
+
+        @Option(help: "The samples' format: s16, s32 or f32 (default: the microphone's own).")
+        var format: SampleFormatArgument?
+
+        @Option(help: "Frames in each period: the latency (default: 10 ms of the rate).")
+        var periodFrames: Int?
+
+        @Option(help: "Periods this client may hold at once (1-16).")
+        var periodsInFlight = 8
+
+        @Option(help: "Stop after this many seconds.")
+        var duration: Double?
+
+        @Option(help: ArgumentHelp("Write the samples to this WAV file.", valueName: "file.wav"))
+        var output: String?
+
+        @Flag(help: "Copy the samples into messages instead of sharing memory.")
+        var inline = false
+
+        @Option(help: "Hold each period this many milliseconds before releasing it (to act as a slow client).")
+        var holdMilliseconds: Double = 0
+
+        @Flag(help: "Print statistics at the end.")
+        var stats = false
+
+        @Flag(help: "Print the statistics as one JSON object.")
+        var json = false
+
+        @Flag(help: "Decode the audio stamp of camerad's virtual microphones: count blocks out of order or out of place.")
+        var check = false
+
+        func validate() throws {
+            guard (1...16).contains(periodsInFlight) else { throw ValidationError("--periods-in-flight must be 1 to 16") }
+            if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
+            if let rate, rate <= 0 { throw ValidationError("--rate must be positive") }
+            if let channels, channels <= 0 { throw ValidationError("--channels must be positive") }
+            if let periodFrames, periodFrames <= 0 { throw ValidationError("--period-frames must be positive") }
+        }
+
+        func run() async throws {
+            global.apply()
+            let microphone = try await MicrophoneSelection.microphone(device, deviceOption)
+            let session = CaptureSession()
+            let audioOutput = CaptureAudioDataOutput()
+            session.beginConfiguration()
+            session.addInput(try CaptureDeviceInput(device: microphone))
+            session.addOutput(audioOutput)
+            audioOutput.audioSettings = .init(sampleRate: rate, channels: channels, sampleFormat: format?.format)
+            audioOutput.framesPerPeriod = periodFrames
+            audioOutput.maxPeriodsInFlight = periodsInFlight
+            audioOutput.delivery = inline ? .inline : .sharedMemory
+            session.commitConfiguration()
+
+            var events = session.events().makeAsyncIterator()
+            let interrupted = Interruption()
+            var periods = audioOutput.sampleBuffers.makeAsyncIterator()
+            try await session.start()
+            let watchdog = duration.map { duration in
+                Task {
+                    try? await Task.sleep(for: .nanoseconds(Int64(duration * 1e9)))
+                    await session.stopRunning()
+                }
+            }
+            let stopper = Task {
+                await interrupted.wait()
+                await session.stopRunning()
+            }
+            var statistics = StreamStatistics()
+            var file: WAVFile?
+            let (check, holdMilliseconds) = (check, holdMilliseconds)
+            while let sample = await periods.next() {
+                statistics.record(sample, receivedAt: monotonicNanoseconds(), checking: check)
+                if let output, let period = sample.dataBuffer, let description = sample.formatDescription?.audioStreamBasicDescription {
+                    if file == nil { file = try WAVFile(path: output, description: description) }
+                    try period.withUnsafeBytes { file?.write($0) }
+                }
+                if holdMilliseconds > 0 && sample.dataBuffer != nil { try? await Task.sleep(for: .milliseconds(holdMilliseconds)) }
+                sample.invalidate()
+            }
+            file?.close()
+            statistics.audioCheck?.finish()
+            watchdog?.cancel()
+            stopper.cancel()
+            await session.stopRunning()
+
+            var failure: CaptureError?
+            while let event = await events.next() {
+                if case .runtimeError(let error) = event { failure = failure ?? error }
+                if case .didStopRunning = event { break }
+            }
+            if json {
+                Output.line(try JSON.encode(statistics.json, pretty: false))
+            } else if stats {
+                Output.line("\(microphone.uniqueID): " + statistics.text)
+            } else if failure == nil {
+                Output.error("\(microphone.uniqueID): \(statistics.progress)")
+            }
+            if let failure { throw failure }
+        }
+    }
+
+    struct Levels: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A microphone's levels per channel, as AVCaptureAudioChannel gives them (dBFS).",
+            discussion: """
+                The average power over the last 100 ms and the peak held over the last second, \
+                computed once in camerad for every client. A live meter until interrupted (or \
+                --duration); --json prints one reading, once the microphone has been heard for a \
+                second (the peak hold's window), and exits.
+                """
+        )
+
+        @OptionGroup var global: GlobalOptions
+
+        @OptionGroup var deviceOption: DeviceOption
+
+        @Argument(help: ArgumentHelp(
+            "A microphone's uniqueID or index from 'camctl list' (default: the first microphone).", valueName: "device"))
+        var device: String?
+
+        @Option(help: "Stop after this many seconds.")
+        var duration: Double?
+
+        @Flag(help: "Print one reading as JSON and exit.")
+        var json = false
+
+        struct Reading: Encodable {
+            struct Channel: Encodable {
+                let averagePowerLevel: Float
+                let peakHoldLevel: Float
+            }
+            let uniqueID: String
+            let timestampNanoseconds: Int64
+            let channels: [Channel]
+        }
+
+        func run() async throws {
+            global.apply()
+            let microphone = try await MicrophoneSelection.microphone(device, deviceOption)
+            let levels = try await CaptureDaemon.audioLevels(of: microphone)
+            let deadline = duration.map { monotonicNanoseconds() + Int64($0 * 1e9) }
+            let interrupted = Interruption()
+            let reader = Task { () throws -> Reading? in
+                var first: Int64?
+                for try await reading in levels {
+                    first = first ?? reading.timestampNanoseconds
+                    let channels = reading.channels.map { Reading.Channel(averagePowerLevel: $0.averagePowerLevel, peakHoldLevel: $0.peakHoldLevel) }
+                    let line = Reading(uniqueID: microphone.uniqueID, timestampNanoseconds: reading.timestampNanoseconds, channels: channels)
+                    if json {
+                        // The peak hold covers a second once a second has been heard.
+                        if reading.timestampNanoseconds - first! >= 1_000_000_000 { return line }
+                        continue
+                    }
+                    Output.line(channels.enumerated().map { index, channel in
+                        "ch\(index) \(Self.meter(channel.averagePowerLevel)) avg \(DeviceText.fixed(Double(channel.averagePowerLevel), 1)) dBFS"
+                            + " peak \(DeviceText.fixed(Double(channel.peakHoldLevel), 1))"
+                    }.joined(separator: "   "))
+                    if let deadline, monotonicNanoseconds() >= deadline { return nil }
+                }
+                return nil
+            }
+            let stopper = Task {
+                await interrupted.wait()
+                reader.cancel()
+            }
+            defer { stopper.cancel() }
+            let reading = try await reader.value
+            if json, let reading { Output.line(try JSON.encode(reading, pretty: false)) }
+        }
+
+        /// A bar of 30 cells from −60 to 0 dBFS.
+        static func meter(_ level: Float) -> String {
+            let cells = max(0, min(30, Int(((level + 60) / 2).rounded())))
+            return "[" + String(repeating: "#", count: cells) + String(repeating: " ", count: 30 - cells) + "]"
+        }
+    }
+}
+
+/// How DEVICE names a microphone.
+enum MicrophoneSelection {
+    /// The microphone named by `argument` or `option`, else the first one.
+    static func microphone(_ argument: String?, _ option: DeviceOption) async throws -> CaptureDevice {
+        if let argument, let named = option.name, named != argument {
+            throw ValidationError("give the device once, as DEVICE or with -d, not both")
+        }
+        guard let name = argument ?? option.name else {
+            guard let first = try await CaptureDevice.default(for: .audio) else {
+                throw CommandFailure("camerad serves no microphone; add one with 'camctl virtual add --audio' or plug one in")
+            }
+            return first
+        }
+        let device = try await CaptureDevice.matching(name)
+        guard device.hasMediaType(.audio) else {
+            throw CommandFailure("\(device.uniqueID) is a camera; name a microphone ('camctl list' shows them)")
+        }
+        return device
+    }
+}
+
+enum SampleFormatArgument: String, CaseIterable, ExpressibleByArgument {
+    case s16, s32, f32
+
+    var format: AudioCapabilities.SampleFormat {
+        switch self {
+        case .s16: .int16
+        case .s32: .int32
+        case .f32: .float32
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import CaptureKit
+import Foundation
+
+/// A RIFF WAVE file being written: the header with the format, then the
+/// samples as they come; the sizes are filled in when it is closed (a file cut
+/// short says 0, which players read as "to the end").
+final class WAVFile {
+    private let handle: FileHandle
+    private var dataBytes = 0
+
+    /// Creates (or truncates) `path` for samples of `description`.
+    init(path: String, description: AudioStreamBasicDescription) throws {
+        guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
+            throw CommandFailure("cannot write \(path); check the directory exists and is writable")
+        }
+        self.handle = handle
+        let isFloat = description.mFormatFlags & kAudioFormatFlagIsFloat != 0
+        var header = Data()
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { header.append(contentsOf: $0) } }
+        header.append(contentsOf: Array("RIFF".utf8))
+        append(UInt32(0))
+        header.append(contentsOf: Array("WAVEfmt ".utf8))
+        append(UInt32(16))
+        // WAVE_FORMAT_PCM, or WAVE_FORMAT_IEEE_FLOAT for float samples.
+        append(UInt16(isFloat ? 3 : 1))
+        append(UInt16(description.mChannelsPerFrame))
+        append(UInt32(description.mSampleRate))
+        append(UInt32(description.mSampleRate) * description.mBytesPerFrame)
+        append(UInt16(description.mBytesPerFrame))
+        append(UInt16(description.mBitsPerChannel))
+        header.append(contentsOf: Array("data".utf8))
+        append(UInt32(0))
+        handle.write(header)
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) {
+        handle.write(Data(bytes))
+        dataBytes += bytes.count
+    }
+
+    /// Writes the sizes and closes the file.
+    func close() {
+        func patch(_ offset: UInt64, _ value: UInt32) {
+            handle.seek(toFileOffset: offset)
+            withUnsafeBytes(of: value.littleEndian) { handle.write(Data($0)) }
+        }
+        patch(4, UInt32(clamping: 36 + dataBytes))
+        patch(40, UInt32(clamping: dataBytes))
+        handle.closeFile()
+    }
+}

@@ -1,0 +1,84 @@
+import CameraMedia
+import CameraTestSupport
+import Foundation
+import Testing
+
+/// A virtual microphone heard by camctl processes at once, as arecord could
+/// not (a hw: device answers the second with EBUSY): each in its own format,
+/// every period heard or reported, the stamp's blocks in order and in place;
+/// the WAV file one of them writes read back by ffprobe and decoded by ffmpeg.
+@Suite struct ListenProcessTests {
+    static let microphone = ["--virtual-microphones", "1"]
+
+    @Test func twoProcessesHearOneMicrophoneAtOnceInTheirOwnFormats() async throws {
+        try await withRunningDaemon(arguments: Self.microphone) { daemon in
+            try await withTemporaryDirectory { folder in
+                let wav = folder + "/heard.wav"
+                async let native = camctl(["listen", "--duration", "4", "--json", "--check"], socket: daemon.socketPath,
+                                          timeout: .seconds(60))
+                async let converted = camctl(["listen", "virtual-microphone-0", "--rate", "16000", "--channels", "1", "--format", "s16",
+                                              "--duration", "4", "--output", wav, "--json", "--check"],
+                                             socket: daemon.socketPath, timeout: .seconds(60))
+                let reports = [try StreamReport(try await native), try StreamReport(try await converted)]
+                for (report, (rate, frames)) in zip(reports, [(48_000, 480), (16_000, 160)]) {
+                    print("two listeners, one of them: \(report); \(String(describing: report.audioCheck))")
+                    #expect(report.frames >= 10 && report.framesPerPeriod == frames)
+                    #expect(report.accountsForEveryFrame, "\(report)")
+                    #expect(report.samples == report.frames * frames && report.samplesDropped == report.totalDrops * frames)
+                    let check = try #require(report.audioCheck)
+                    #expect(check.outOfOrder == 0 && check.misplaced == 0, "\(check)")
+                    // A block every 20 ms, less the part blocks at each run's ends.
+                    #expect(check.blocks >= report.frames * frames * 50 / rate - 2 * check.runs, "\(check)")
+                }
+
+                // ffprobe's reading of the file, and ffmpeg's decoding of it.
+                let probe = try await runProcess("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,sample_rate,channels",
+                                                                      "-of", "default=noprint_wrappers=1", wav])
+                #expect(probe.lines.sorted() == ["channels=1", "codec_name=pcm_s16le", "sample_rate=16000"], "\(probe)")
+                let raw = folder + "/heard.f32"
+                let decoded = try await runProcess("/usr/bin/ffmpeg", ["-v", "error", "-i", wav, "-f", "f32le", "-acodec", "pcm_f32le", raw])
+                #expect(decoded.status == 0, "\(decoded.standardError)")
+                let bytes = try Data(contentsOf: URL(fileURLWithPath: raw))
+                let samples = bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+                #expect(samples.count == reports[1].samples, "every sample received is in the file")
+                let blocks = AudioStamp.decode(samples, sampleRate: 16_000)
+                let jumps = zip(blocks, blocks.dropFirst()).filter { $1.number != $0.number + 1 }.count
+                #expect(blocks.count >= samples.count / 320 - 2 * (reports[1].audioCheck?.runs ?? 1))
+                #expect(jumps <= (reports[1].audioCheck?.runs ?? 1) - 1, "blocks jump only where periods were dropped")
+            }
+        }
+    }
+
+    @Test func levelsOfAKnownTone() async throws {
+        try await withRunningDaemon(virtualCameras: 0) { daemon in
+            let added = try await camctl(["virtual", "add", "--audio", "--tone", "0.5"], socket: daemon.socketPath)
+            #expect(added.lines == ["virtual-microphone-0"], "\(added)")
+            let result = try await camctl(["levels", "--json"], socket: daemon.socketPath)
+            #expect(result.status == 0, "\(result.standardError)")
+            struct Reading: Decodable {
+                struct Channel: Decodable {
+                    let averagePowerLevel: Float
+                    let peakHoldLevel: Float
+                }
+                let uniqueID: String
+                let channels: [Channel]
+            }
+            let reading = try JSONDecoder().decode(Reading.self, from: Data(try #require(result.lines.last).utf8))
+            #expect(reading.uniqueID == "virtual-microphone-0" && reading.channels.count == 2)
+            for channel in reading.channels {
+                #expect(abs(channel.averagePowerLevel - -9.03) <= 0.5 && abs(channel.peakHoldLevel - -6.02) <= 0.5, "\(channel)")
+            }
+        }
+    }
+
+    @Test func aCameraIsNoMicrophone() async throws {
+        try await withRunningDaemon(arguments: Self.microphone) { daemon in
+            for command in [["listen", "virtual-0", "--duration", "1"], ["levels", "virtual-0", "--json"]] {
+                let result = try await camctl(command, socket: daemon.socketPath)
+                #expect(result.status != 0 && result.standardError.contains("is a camera"), "\(result)")
+            }
+            let refused = try await camctl(["listen", "--rate", "12345", "--duration", "1"], socket: daemon.socketPath)
+            #expect(refused.status != 0 && refused.standardError.contains("44100"), "\(refused)")
+        }
+    }
+}
