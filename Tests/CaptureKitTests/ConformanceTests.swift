@@ -200,5 +200,72 @@ extension CaptureKitEndToEnd {
             #expect(later?.code == .daemonUnavailable)
         }
     }
+
+    @Test("conformance: audio_periods_in_order") func audioPeriodsInOrder() async throws {
+        try await withCaptureKitDaemon { _ in
+            let microphone = try await CaptureDaemon.addVirtualMicrophone()
+            #expect(microphone.hasMediaType(.audio) && microphone.deviceType == .microphone)
+            #expect(microphone.audioCapabilities?.native.sampleRate == 48_000)
+            let session = CaptureSession()
+            session.addInput(try CaptureDeviceInput(device: microphone))
+            let output = CaptureAudioDataOutput()
+            session.addOutput(output)
+            var periods = output.sampleBuffers.makeAsyncIterator()
+            try await session.start()
+            var previous: UInt64?
+            var first: UInt64?
+            var broken = false
+            var samples: [Float] = []
+            var received = 0
+            var droppedSince = 0
+            while received < 50, let sample = await periods.next() {
+                guard let block = sample.dataBuffer else {
+                    droppedSince += sample.attachments.droppedFrameCount
+                    continue
+                }
+                #expect(sample.numSamples == 480)
+                #expect(sample.formatDescription?.audioStreamBasicDescription?.mChannelsPerFrame == 2)
+                if let previous {
+                    #expect(sample.sequenceNumber > previous && Int(sample.sequenceNumber - previous) - 1 == droppedSince)
+                    broken = broken || sample.sequenceNumber != previous + 1
+                }
+                droppedSince = 0
+                first = first ?? sample.sequenceNumber
+                if !broken {
+                    let floats = try block.withUnsafeBytes { AudioLayout.SampleFormat.f32.floats(in: $0) }
+                    samples += stride(from: 0, to: floats.count, by: 2).map { floats[$0] }
+                }
+                previous = sample.sequenceNumber
+                received += 1
+            }
+            await session.stopRunning()
+            let blocks = AudioStamp.decode(samples, sampleRate: 48_000)
+            #expect(blocks.count >= samples.count / 960 - 2)
+            for (index, block) in blocks.enumerated() {
+                #expect(Int(block.number) * 960 == Int(try #require(first)) * 480 + block.offset, "\(block)")
+                if index > 0 { #expect(block.number == blocks[index - 1].number + 1) }
+            }
+            try await CaptureDaemon.removeVirtualCamera(uniqueID: microphone.uniqueID)
+        }
+    }
+
+    @Test("conformance: audio_format_refused") func audioFormatRefused() async throws {
+        try await withCaptureKitDaemon { _ in
+            let microphone = try await CaptureDaemon.addVirtualMicrophone()
+            let session = CaptureSession()
+            session.addInput(try CaptureDeviceInput(device: microphone))
+            let output = CaptureAudioDataOutput()
+            session.addOutput(output)
+            output.audioSettings = CaptureAudioDataOutput.AudioSettings(sampleRate: 12_345)
+            do throws(CaptureError) {
+                try await session.start()
+                Issue.record("12345 Hz was taken")
+            } catch {
+                #expect(error.code == .invalidArgument && error.message.contains("44100"), "\(error)")
+            }
+            #expect(try await CaptureDevice.devices().prefix(2).map(\.uniqueID) == ["virtual-0", "virtual-1"])
+            try await CaptureDaemon.removeVirtualCamera(uniqueID: microphone.uniqueID)
+        }
+    }
 }
 }

@@ -23,6 +23,7 @@ static const char *device_type_name(Camerad__V1__DeviceType type) {
     switch (type) {
     case CAMERAD__V1__DEVICE_TYPE__DEVICE_TYPE_BUILT_IN_WIDE_ANGLE_CAMERA: return "builtInWideAngleCamera";
     case CAMERAD__V1__DEVICE_TYPE__DEVICE_TYPE_EXTERNAL: return "external";
+    case CAMERAD__V1__DEVICE_TYPE__DEVICE_TYPE_MICROPHONE: return "microphone";
     default: return "unknown";
     }
 }
@@ -40,6 +41,8 @@ static void print_json(const Camerad__V1__ListDevicesResponse *list) {
         json_string(stdout, device_type_name(device->device_type));
         printf(",\n    \"isConnected\" : %s,\n    \"localizedName\" : ", device->is_connected ? "true" : "false");
         json_string(stdout, device->localized_name);
+        printf(",\n    \"mediaType\" : ");
+        json_string(stdout, device->media_type == CAMERAD__V1__MEDIA_TYPE__MEDIA_TYPE_AUDIO ? "audio" : "video");
         printf(",\n    \"modelID\" : ");
         json_string(stdout, device->model_id);
         printf(",\n    \"position\" : ");

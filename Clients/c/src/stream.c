@@ -203,6 +203,14 @@ static format_record *format_from(Camerad__V1__StreamResponse *message, const Ca
     }
     format->device = device;
     format->note = note ? note : "";
+    if (pool->audio) {
+        format->sample_rate = pool->audio->sample_rate;
+        format->channels = pool->audio->channels;
+        format->sample_format = pool->audio->sample_format;
+        format->period_frames = pool->audio->period_frames;
+        uint32_t sample_bytes = pool->audio->sample_format == CAMERAD__V1__SAMPLE_FORMAT__SAMPLE_FORMAT_S16 ? 2 : 4;
+        format->bytes_per_frame = pool->audio->channels * sample_bytes;
+    }
     return record;
 }
 
@@ -332,6 +340,8 @@ static void receive_frame(camerad_stream *stream, const Camerad__V1__FrameReady 
         out->width = stream->format->format.width;
         out->height = stream->format->format.height;
         out->full_range = stream->format->format.full_range;
+        uint32_t bytes_per_frame = stream->format->format.bytes_per_frame;
+        out->n_samples = bytes_per_frame ? (uint32_t)(out->size / bytes_per_frame) : 0;
     }
     memcpy(out->dropped_before, stream->pending_drops, sizeof out->dropped_before);
     memset(stream->pending_drops, 0, sizeof stream->pending_drops);
@@ -641,8 +651,31 @@ static bool started_or_ended(void *argument) {
     return stream->started || stream->ended;
 }
 
+static camerad_stream *stream_open(camerad_client *client, const char *unique_id,
+                                   const Camerad__V1__OutputSettings *settings, Camerad__V1__SessionPreset preset,
+                                   const Camerad__V1__AudioFormat *audio,
+                                   const struct camerad_stream_events *events, void *data, camerad_error *error);
+
 camerad_stream *camerad_stream_new(camerad_client *client, const char *unique_id,
                                    const Camerad__V1__OutputSettings *settings, Camerad__V1__SessionPreset preset,
+                                   const struct camerad_stream_events *events, void *data, camerad_error *error) {
+    return stream_open(client, unique_id, settings, preset, NULL, events, data, error);
+}
+
+camerad_stream *camerad_audio_stream_new(camerad_client *client, const char *unique_id,
+                                         const Camerad__V1__AudioFormat *format, uint32_t max_periods_in_flight,
+                                         const struct camerad_stream_events *events, void *data, camerad_error *error) {
+    Camerad__V1__AudioFormat asked = CAMERAD__V1__AUDIO_FORMAT__INIT;
+    if (format) asked = *format;
+    Camerad__V1__OutputSettings settings = CAMERAD__V1__OUTPUT_SETTINGS__INIT;
+    settings.max_frames_in_flight = max_periods_in_flight;
+    return stream_open(client, unique_id, &settings, CAMERAD__V1__SESSION_PRESET__SESSION_PRESET_UNSPECIFIED, &asked,
+                       events, data, error);
+}
+
+static camerad_stream *stream_open(camerad_client *client, const char *unique_id,
+                                   const Camerad__V1__OutputSettings *settings, Camerad__V1__SessionPreset preset,
+                                   const Camerad__V1__AudioFormat *audio,
                                    const struct camerad_stream_events *events, void *data, camerad_error *error) {
     camerad_stream *stream = calloc(1, sizeof *stream);
     if (!stream) {
@@ -669,6 +702,11 @@ camerad_stream *camerad_stream_new(camerad_client *client, const char *unique_id
     open.unique_id = (char *)unique_id;
     open.settings = &asked;
     open.preset = preset;
+    Camerad__V1__AudioFormat audio_asked = CAMERAD__V1__AUDIO_FORMAT__INIT;
+    if (audio) {
+        audio_asked = *audio;
+        open.audio = &audio_asked;
+    }
     Camerad__V1__StreamRequest request = CAMERAD__V1__STREAM_REQUEST__INIT;
     request.kind_case = CAMERAD__V1__STREAM_REQUEST__KIND_OPEN;
     request.open = &open;

@@ -18,6 +18,7 @@
 #include <turbojpeg.h>
 #include <unistd.h>
 
+#include "audio-stamp.h"
 #include "frame-stamp.h"
 #include "support.h"
 
@@ -370,6 +371,132 @@ static void conformance_daemon_gone_interrupts_stream(void **state) {
     test_daemon_stop(&own);
 }
 
+/* ---- Microphones ------------------------------------------------------------ */
+
+/* Adds a virtual microphone (camerad's own user may); its uniqueID, the caller's to free. */
+static char *add_microphone(camerad_client *client) {
+    Camerad__V1__AddVirtualCameraRequest request = CAMERAD__V1__ADD_VIRTUAL_CAMERA_REQUEST__INIT;
+    request.media_type = CAMERAD__V1__MEDIA_TYPE__MEDIA_TYPE_AUDIO;
+    ProtobufCMessage *response = NULL;
+    camerad_error error;
+    int result = camerad_client_call(client, "AddVirtualCamera", &request.base,
+                                     &camerad__v1__add_virtual_camera_response__descriptor, &response, &error);
+    if (result) fail_msg("AddVirtualCamera: %s", error.message);
+    Camerad__V1__AddVirtualCameraResponse *added = (Camerad__V1__AddVirtualCameraResponse *)response;
+    assert_int_equal(added->device->media_type, CAMERAD__V1__MEDIA_TYPE__MEDIA_TYPE_AUDIO);
+    assert_int_equal(added->device->device_type, CAMERAD__V1__DEVICE_TYPE__DEVICE_TYPE_MICROPHONE);
+    char *unique_id = strdup(added->device->unique_id);
+    camerad_message_free(added);
+    return unique_id;
+}
+
+static void remove_microphone(camerad_client *client, char *unique_id) {
+    Camerad__V1__RemoveVirtualCameraRequest request = CAMERAD__V1__REMOVE_VIRTUAL_CAMERA_REQUEST__INIT;
+    request.unique_id = unique_id;
+    ProtobufCMessage *response = NULL;
+    assert_int_equal(camerad_client_call(client, "RemoveVirtualCamera", &request.base,
+                                         &camerad__v1__remove_virtual_camera_response__descriptor, &response, NULL),
+                     CAMERAD_OK);
+    camerad_message_free(response);
+    free(unique_id);
+}
+
+typedef struct heard {
+    uint64_t periods, wanted, unaccounted, out_of_order, wrong_size;
+    uint64_t first_sequence, last_sequence;
+    bool any, broken;
+    /* The first channel of the unbroken run from the first period. */
+    float *samples;
+    size_t count, capacity;
+} heard;
+
+static void on_periods(void *data, camerad_stream *stream) {
+    heard *h = data;
+    const camerad_stream_format *format = camerad_stream_get_format(stream);
+    camerad_frame *period;
+    while ((period = camerad_stream_dequeue_frame(stream))) {
+        uint32_t dropped = 0;
+        for (int i = 0; i < CAMERAD_DROP_REASON_COUNT; i++) dropped += period->dropped_before[i];
+        if (h->any && period->sequence <= h->last_sequence) h->out_of_order++;
+        if (h->any && period->sequence > h->last_sequence && period->sequence - h->last_sequence - 1 != dropped) h->unaccounted++;
+        if (h->any && period->sequence != h->last_sequence + 1) h->broken = true;
+        if (!h->any) h->first_sequence = period->sequence;
+        if (period->n_samples != format->period_frames) h->wrong_size++;
+        if (!h->broken && format->sample_format == CAMERAD__V1__SAMPLE_FORMAT__SAMPLE_FORMAT_F32) {
+            const float *values = (const float *)period->data;
+            for (uint32_t frame = 0; frame < period->n_samples && h->count < h->capacity; frame++) {
+                h->samples[h->count++] = values[frame * format->channels];
+            }
+        }
+        h->any = true;
+        h->last_sequence = period->sequence;
+        h->periods++;
+        assert_int_equal(camerad_stream_release_frame(stream, period, NULL), CAMERAD_OK);
+    }
+}
+
+static const struct camerad_stream_events listening = {.version = CAMERAD_VERSION_STREAM_EVENTS, .process = on_periods};
+
+static bool heard_enough(void *argument) {
+    heard *h = argument;
+    return h->periods >= h->wanted;
+}
+
+static void conformance_audio_periods_in_order(void **state) {
+    camerad_client *client = test_connect(&test_shared, "conformance");
+    char *microphone = add_microphone(client);
+    Camerad__V1__Device *device = NULL;
+    assert_int_equal(camerad_get_device(client, microphone, &device, NULL), CAMERAD_OK);
+    assert_int_equal(device->media_type, CAMERAD__V1__MEDIA_TYPE__MEDIA_TYPE_AUDIO);
+    assert_int_equal(device->audio->native->sample_rate, 48000);
+    camerad_message_free(device);
+
+    heard h = {.wanted = 50, .capacity = 50 * 480};
+    h.samples = calloc(h.capacity, sizeof *h.samples);
+    camerad_error error;
+    camerad_stream *stream = camerad_audio_stream_new(client, microphone, NULL, 0, &listening, &h, &error);
+    if (!stream) fail_msg("camerad_audio_stream_new: %s", error.message);
+    const camerad_stream_format *format = camerad_stream_get_format(stream);
+    assert_int_equal(format->sample_rate, 48000);
+    assert_int_equal(format->channels, 2);
+    assert_int_equal(format->sample_format, CAMERAD__V1__SAMPLE_FORMAT__SAMPLE_FORMAT_F32);
+    assert_int_equal(format->period_frames, 480);
+    assert_true(test_iterate_until(client, heard_enough, &h));
+    assert_int_equal(h.unaccounted, 0);
+    assert_int_equal(h.out_of_order, 0);
+    assert_int_equal(h.wrong_size, 0);
+
+    /* Block n lies at frame 960 x n of the microphone's clock: the run starts at first_sequence x 480. */
+    audio_stamp_block blocks[64];
+    size_t found = audio_stamp_decode(h.samples, h.count, 48000, blocks, 64);
+    assert_true(found >= h.count / 960 - 2);
+    for (size_t i = 0; i < found; i++) {
+        assert_int_equal((uint64_t)blocks[i].number * 960, h.first_sequence * 480 + blocks[i].offset);
+        if (i) assert_int_equal(blocks[i].number, blocks[i - 1].number + 1);
+    }
+    camerad_stream_destroy(stream);
+    free(h.samples);
+    remove_microphone(client, microphone);
+    camerad_client_destroy(client);
+}
+
+static void conformance_audio_format_refused(void **state) {
+    camerad_client *client = test_connect(&test_shared, "conformance");
+    char *microphone = add_microphone(client);
+    Camerad__V1__AudioFormat format = CAMERAD__V1__AUDIO_FORMAT__INIT;
+    format.sample_rate = 12345;
+    camerad_error error;
+    assert_null(camerad_audio_stream_new(client, microphone, &format, 0, NULL, NULL, &error));
+    assert_int_equal(error.code, CAMERAD_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(error.message, "44100"));
+    /* The connection goes on. */
+    Camerad__V1__ListDevicesResponse *list = NULL;
+    assert_int_equal(camerad_list_devices(client, NULL, &list, NULL), CAMERAD_OK);
+    camerad_message_free(list);
+    remove_microphone(client, microphone);
+    camerad_client_destroy(client);
+}
+
 int main(void) {
     if (!getenv("CAMERAD") || !*getenv("CAMERAD")) {
         fprintf(stderr, "conformance: set CAMERAD to camerad's path (tests/run does)\n");
@@ -386,6 +513,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(conformance_unknown_device_error, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(conformance_bad_argument_error, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(conformance_daemon_gone_interrupts_stream, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(conformance_audio_periods_in_order, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(conformance_audio_format_refused, test_count_fds, test_check_fds),
     };
     return cmocka_run_group_tests_name("conformance", tests, test_start_shared, test_stop_shared);
 }

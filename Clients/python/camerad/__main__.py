@@ -1,22 +1,27 @@
-"""python -m camerad: list the cameras, or stream from one with camctl's statistics.
+"""python -m camerad: list the devices, stream from a camera or listen to a microphone with camctl's statistics.
 
     python -m camerad list [--json]
     python -m camerad stream DEVICE [--count N] [--skip N] [--pixel-format nv12] [--size WxH] [--check] [--json]
+    python -m camerad listen DEVICE [--duration S] [--rate R] [--channels C] [--format s16|s32|f32]
+                             [--output FILE.wav] [--check] [--json]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import signal
+import struct
 import sys
 import time
 from typing import Dict, List, Optional
+
+import numpy as np
 
 from . import stamp
 from .capture import DEVICE_TYPES, POSITIONS, PIXEL_FORMATS
 from .client import DROP_REASONS, Client
 from .errors import CaptureError
-from .v1 import stream_pb2
+from .v1 import device_pb2, stream_pb2
 
 COREVIDEO_NAMES = {"NV12": "420v", "YU12": "y420", "YUYV": "yuvs", "AR24": "BGRA", "BA24": "32ARGB", "MJPG": "dmb1"}
 
@@ -25,7 +30,9 @@ def list_devices(client: Client, as_json: bool) -> None:
     devices = client.list_devices()
     if as_json:
         summaries = [{"deviceType": DEVICE_TYPES.get(d.device_type, "unknown"), "isConnected": d.is_connected,
-                      "localizedName": d.localized_name, "modelID": d.model_id,
+                      "localizedName": d.localized_name,
+                      "mediaType": "audio" if d.media_type == device_pb2.MEDIA_TYPE_AUDIO else "video",
+                      "modelID": d.model_id,
                       "position": POSITIONS.get(d.position, "unspecified"), "uniqueID": d.unique_id}
                      for d in devices]
         # As camctl (Swift's JSONEncoder, pretty, sorted keys): `"key" : value`, "[\n\n]" when empty.
@@ -33,7 +40,7 @@ def list_devices(client: Client, as_json: bool) -> None:
               if summaries else "[\n\n]")
         return
     if not devices:
-        print("no cameras")
+        print("no devices")
     for d in devices:
         print(f"{d.unique_id:<24} {d.localized_name} ({POSITIONS.get(d.position, 'unspecified')}, "
               f"{DEVICE_TYPES.get(d.device_type, 'unknown')})")
@@ -43,7 +50,7 @@ class Statistics:
     """What `camctl stream --stats` counts, with the same names in JSON."""
 
     def __init__(self, checking: bool) -> None:
-        self.frames = self.bytes = 0
+        self.frames = self.bytes = self.samples = 0
         self.format = ""
         self.first_sequence: Optional[int] = None
         self.last_sequence: Optional[int] = None
@@ -62,13 +69,17 @@ class Statistics:
             self.drops[name] = self.drops.get(name, 0) + count
         if self.last_sequence is None:
             self.accounting["reportedOutside"] += sum(count for _, count, _ in frame.drop_reports)
-        if not self.format:
+        if not self.format and frame.format.is_audio:
+            f = frame.format
+            self.format = f"{f.sample_format} {f.channels}ch {f.sample_rate} Hz, {f.period_frames} frames a period"
+        elif not self.format:
             name = "420f" if frame.full_range else COREVIDEO_NAMES.get(frame.pixel_format, frame.pixel_format)
             self.format = f"{name} {frame.width}x{frame.height}"
         self.frames += 1
         self.bytes += frame.size
+        self.samples += frame.n_samples
         self.latencies.append(now - frame.presentation_time_ns)
-        if self.check is not None:
+        if self.check is not None and not frame.format.is_audio:
             self.check[stamp.check(frame)] += 1
         previous, sequence = self.last_sequence, frame.sequence
         if previous is not None:
@@ -170,6 +181,94 @@ def stream(client: Client, arguments: argparse.Namespace) -> int:
     return 0
 
 
+class WAVFile:
+    """A RIFF WAVE file being written: PCM, or IEEE float for f32; its sizes filled in at the end."""
+
+    def __init__(self, path: str, rate: int, channels: int, sample_format: str) -> None:
+        self.file = open(path, "wb")
+        self.data_bytes = 0
+        width = 2 if sample_format == "s16" else 4
+        tag = 3 if sample_format == "f32" else 1
+        self.file.write(b"RIFF" + struct.pack("<I", 0) + b"WAVEfmt " + struct.pack(
+            "<IHHIIHH", 16, tag, channels, rate, rate * channels * width, channels * width, width * 8)
+            + b"data" + struct.pack("<I", 0))
+
+    def write(self, data) -> None:
+        self.file.write(data)
+        self.data_bytes += len(data)
+
+    def close(self) -> None:
+        self.file.seek(4)
+        self.file.write(struct.pack("<I", 36 + self.data_bytes))
+        self.file.seek(40)
+        self.file.write(struct.pack("<I", self.data_bytes))
+        self.file.close()
+
+
+def listen(client: Client, arguments: argparse.Namespace) -> int:
+    """A microphone's periods for --duration seconds (of their own timestamps), with camctl's statistics."""
+    statistics = Statistics(False)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    wav: Optional[WAVFile] = None
+    run: List = []
+    blocks = dict(blocks=0, outOfOrder=0, misplaced=0, runs=0)
+
+    def decode(run_start: int) -> None:
+        if not run:
+            return
+        samples = np.concatenate(run)
+        found = stamp.decode_audio(samples, periods.format.sample_rate)
+        blocks["runs"] += 1
+        blocks["blocks"] += len(found)
+        blocks["outOfOrder"] += sum(1 for a, b in zip(found, found[1:]) if b[0] != a[0] + 1)
+        rate = periods.format.sample_rate
+        blocks["misplaced"] += sum(1 for number, offset in found
+                                   if not -2 <= run_start + offset - number * 960 * rate / 48000 <= 34)
+        run.clear()
+
+    run_start = 0
+    with client.audio_stream(arguments.device, arguments.rate, arguments.channels, arguments.format,
+                             arguments.period_frames) as periods:
+        start: Optional[int] = None
+        try:
+            for period in periods:
+                with period:
+                    statistics.record(period)
+                    if wav is None and arguments.output:
+                        f = periods.format
+                        wav = WAVFile(arguments.output, f.sample_rate, f.channels, f.sample_format)
+                    if wav is not None:
+                        wav.write(period.buffer)
+                    if arguments.check:
+                        if period.drop_reports or not run:
+                            decode(run_start)
+                            run_start = period.sequence * period.n_samples
+                        run.append(period.array()[:, 0].astype(np.float32) / _full_scale(periods.format.sample_format))
+                    start = period.presentation_time_ns if start is None else start
+                    if (period.presentation_time_ns - start) / 1e9 >= arguments.duration:
+                        break
+        except KeyboardInterrupt:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if wav is not None:
+        wav.close()
+    decode(run_start)
+    result = statistics.json()
+    result["samples"] = statistics.samples
+    if arguments.check:
+        result["audioCheck"] = blocks
+    print(json.dumps(result, sort_keys=True, separators=(",", ":")) if arguments.json
+          else statistics.text() + f"\n{statistics.samples} samples"
+          + (f"\ncheck: {blocks['blocks']} stamp blocks, {blocks['outOfOrder']} out of order, "
+             f"{blocks['misplaced']} misplaced, in {blocks['runs']} unbroken runs" if arguments.check else ""))
+    return 0
+
+
+def _full_scale(sample_format: str) -> float:
+    return {"s16": 32768.0, "s32": 2147483648.0}.get(sample_format, 1.0)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m camerad", description="camerad's cameras, from Python.")
     parser.add_argument("--socket", help="camerad's socket (default: $CAMERAD_SOCKET, $XDG_RUNTIME_DIR/camerad.sock, "
@@ -187,12 +286,24 @@ def main(argv: Optional[List[str]] = None) -> int:
     streaming.add_argument("--size", help="WIDTHxHEIGHT")
     streaming.add_argument("--check", action="store_true", help="read the virtual cameras' frame stamps")
     streaming.add_argument("--json", action="store_true", help="one JSON object, as `camctl stream --json`")
+    listening = commands.add_parser("listen", help="hear a microphone and print camctl's statistics")
+    listening.add_argument("device", help="a microphone's unique ID (camerad list shows them)")
+    listening.add_argument("--duration", type=float, default=1.0, help="seconds of samples (default 1)")
+    listening.add_argument("--rate", type=int, default=0, help="samples per second (default: the microphone's)")
+    listening.add_argument("--channels", type=int, default=0, help="channels (default: the microphone's)")
+    listening.add_argument("--format", choices=["s16", "s32", "f32"], default=None, help="default: the microphone's")
+    listening.add_argument("--period-frames", type=int, default=0, help="frames a period (default: 10 ms)")
+    listening.add_argument("--output", help="write the samples to this WAV file")
+    listening.add_argument("--check", action="store_true", help="decode the virtual microphones' audio stamp")
+    listening.add_argument("--json", action="store_true", help="one JSON object, as `camctl listen --json`")
     arguments = parser.parse_args(argv)
     try:
         with Client(arguments.socket, "python -m camerad") as client:
             if arguments.command == "list":
                 list_devices(client, arguments.json)
                 return 0
+            if arguments.command == "listen":
+                return listen(client, arguments)
             return stream(client, arguments)
     except CaptureError as error:
         print(f"camerad: {error.message} ({error.code.capturekit_name})", file=sys.stderr)

@@ -15,7 +15,7 @@ import threading
 from typing import Callable, Deque, Dict, List, Optional, Tuple
 
 from .errors import CaptureError, ErrorCode
-from .v1 import camera_pb2, envelope_pb2, stream_pb2
+from .v1 import camera_pb2, device_pb2, envelope_pb2, stream_pb2
 
 PROTOCOL_VERSION = 2
 #: camerad sends at most 16 MiB per message.
@@ -316,6 +316,12 @@ class Pool:
                 pass
 
 
+#: SampleFormat numbers and their names, and numpy's type for each.
+SAMPLE_FORMATS = {device_pb2.SAMPLE_FORMAT_S16: "s16", device_pb2.SAMPLE_FORMAT_S32: "s32", device_pb2.SAMPLE_FORMAT_F32: "f32"}
+SAMPLE_DTYPES = {"s16": "<i2", "s32": "<i4", "f32": "<f4"}
+SAMPLE_BYTES = {"s16": 2, "s32": 4, "f32": 4}
+
+
 class StreamFormat:
     """What a stream's frames are: from StreamStarted or FormatChanged."""
 
@@ -334,8 +340,21 @@ class StreamFormat:
         #: Seconds per frame as (numerator, denominator), or None.
         self.frame_duration = (frame_duration.numerator, frame_duration.denominator) if frame_duration else None
         self.note = note
+        #: A microphone's stream: each frame is a period of `period_frames` frames of
+        #: `channels` interleaved samples in `sample_format` ("s16", "s32", "f32"); rate 0 for video.
+        audio = pool.audio if pool.HasField("audio") else None
+        self.sample_rate = audio.sample_rate if audio else 0
+        self.channels = audio.channels if audio else 0
+        self.sample_format = SAMPLE_FORMATS.get(audio.sample_format) if audio else None
+        self.period_frames = audio.period_frames if audio else 0
+
+    @property
+    def is_audio(self) -> bool:
+        return self.sample_rate > 0
 
     def __repr__(self) -> str:
+        if self.is_audio:
+            return f"StreamFormat({self.sample_format} {self.channels}ch {self.sample_rate} Hz, {self.period_frames} frames a period)"
         return f"StreamFormat({self.pixel_format} {self.width}x{self.height})"
 
 

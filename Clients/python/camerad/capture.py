@@ -23,7 +23,7 @@ _socket: Optional[str] = None
 POSITIONS = {device_pb2.POSITION_UNSPECIFIED: "unspecified", device_pb2.POSITION_BACK: "back",
              device_pb2.POSITION_FRONT: "front"}
 DEVICE_TYPES = {device_pb2.DEVICE_TYPE_BUILT_IN_WIDE_ANGLE_CAMERA: "builtInWideAngleCamera",
-                device_pb2.DEVICE_TYPE_EXTERNAL: "external"}
+                device_pb2.DEVICE_TYPE_EXTERNAL: "external", device_pb2.DEVICE_TYPE_MICROPHONE: "microphone"}
 PIXEL_FORMATS = {None: stream_pb2.OUTPUT_PIXEL_FORMAT_NATIVE, "nv12": stream_pb2.OUTPUT_PIXEL_FORMAT_NV12,
                  "i420": stream_pb2.OUTPUT_PIXEL_FORMAT_I420, "yuyv": stream_pb2.OUTPUT_PIXEL_FORMAT_YUYV,
                  "bgra": stream_pb2.OUTPUT_PIXEL_FORMAT_BGRA, "nv12-full": stream_pb2.OUTPUT_PIXEL_FORMAT_NV12_FULL_RANGE,
@@ -132,6 +132,14 @@ class CaptureDevice:
     def device_type(self) -> Optional[str]:
         """"builtInWideAngleCamera", "external", or None."""
         return DEVICE_TYPES.get(self._message.device_type)
+
+    @property
+    def media_type(self) -> str:
+        """"video" for a camera, "audio" for a microphone."""
+        return "audio" if self._message.media_type == device_pb2.MEDIA_TYPE_AUDIO else "video"
+
+    def has_media_type(self, media_type: str) -> bool:
+        return media_type == self.media_type
 
     @property
     def is_connected(self) -> bool:

@@ -217,6 +217,21 @@ class Client:
         """Frames of a device with AVCaptureVideoDataOutput's settings (None: its own format), once started."""
         return Stream(self, unique_id, settings or stream_pb2.OutputSettings(), preset)
 
+    def audio_stream(self, unique_id: str, rate: int = 0, channels: int = 0, sample_format: Optional[str] = None,
+                     period_frames: int = 0, periods_in_flight: int = 0) -> "Stream":
+        """Periods of a microphone (AVCaptureAudioDataOutput), once started: `rate`, `channels`,
+        `sample_format` ("s16", "s32", "f32") and `period_frames` 0 or None are the microphone's
+        own (the period 10 ms of the rate); camerad converts, once for every client asking the
+        same. Each frame is a period: ``frame.array()`` is (samples, channels)."""
+        audio = device_pb2.AudioFormat(sample_rate=rate, channels=channels, period_frames=period_frames)
+        if sample_format is not None:
+            numbers = {name: number for number, name in wire.SAMPLE_FORMATS.items()}
+            if sample_format not in numbers:
+                raise CaptureError(ErrorCode.INVALID_ARGUMENT,
+                                   f"sample format {sample_format!r} is not one of s16, s32, f32")
+            audio.sample_format = numbers[sample_format]
+        return Stream(self, unique_id, stream_pb2.OutputSettings(max_frames_in_flight=periods_in_flight), 0, audio)
+
 
 class Frame:
     """One frame: read-only bytes in camerad's shared memory, this client's until released.
@@ -237,6 +252,10 @@ class Frame:
         self.full_range: bool = raw.format.full_range
         self.width: int = raw.format.width
         self.height: int = raw.format.height
+        #: Audio: the period's frames (a sample per channel each); its first is
+        #: sequence * period_frames on the microphone's clock. 0 for video.
+        self.n_samples: int = raw.size // (raw.format.channels * wire.SAMPLE_BYTES[raw.format.sample_format]) \
+            if raw.format.is_audio else 0
         #: (offset, bytes per row, height) of each plane, from the frame's start.
         self.planes: List[Tuple[int, int, int]] = raw.planes
         #: The drop reports since the stream's previous frame: (reason name, count, last sequence number).
@@ -264,9 +283,11 @@ class Frame:
 
         BGRA and ARGB: (height, width, 4); YUYV: (height, width, 2); NV12 and I420 with rows
         packed: (height * 3 // 2, width) as picamera2 gives YUV420; otherwise (MJPEG)
-        the bytes, one dimension.
+        the bytes, one dimension. An audio period: (samples, channels) of int16, int32 or float32.
         """
         buffer = self.buffer
+        if self.format.is_audio:
+            return np.ndarray((self.n_samples, self.format.channels), wire.SAMPLE_DTYPES[self.format.sample_format], buffer)
         bytes_per_row = self.planes[0][1] if self.planes else 0
         if self.pixel_format in ("AR24", "BA24") and bytes_per_row:
             return np.ndarray((self.height, self.width, 4), np.uint8, buffer, 0, (bytes_per_row, 4, 1))
@@ -299,6 +320,8 @@ class Frame:
         self.release()
 
     def __repr__(self) -> str:
+        if self.format.is_audio:
+            return f"Frame(#{self.sequence} {self.n_samples} samples of {self.format})"
         return f"Frame(#{self.sequence} {self.pixel_format} {self.width}x{self.height})"
 
 
@@ -328,10 +351,13 @@ class StreamCore:
         """Frames camerad announced in the stream's frame ring (no message for them)."""
         return self._call.announced_through_ring
 
-    def _open_bytes(self, settings: stream_pb2.OutputSettings, preset: int) -> bytes:
+    def _open_bytes(self, settings: stream_pb2.OutputSettings, preset: int,
+                    audio: Optional[device_pb2.AudioFormat] = None) -> bytes:
         request = stream_pb2.StreamRequest()
         request.open.unique_id = self.unique_id
         request.open.settings.CopyFrom(settings)
+        if audio is not None:
+            request.open.audio.CopyFrom(audio)
         # Frames come and go back through shared memory where this CPU's ordering allows.
         rings = wire.RINGS and settings.delivery != stream_pb2.DELIVERY_INLINE
         request.open.settings.release_ring = request.open.settings.frame_ring = rings
@@ -407,11 +433,12 @@ class Stream(StreamCore):
     ``dropped_before`` and in ``drops``); ``format`` what the frames are.
     """
 
-    def __init__(self, client: Client, unique_id: str, settings: stream_pb2.OutputSettings, preset: int) -> None:
+    def __init__(self, client: Client, unique_id: str, settings: stream_pb2.OutputSettings, preset: int,
+                 audio: Optional[device_pb2.AudioFormat] = None) -> None:
         super().__init__(client, unique_id)
         call = self._call
         if not call.ended:
-            client._send(self._open_bytes(settings, preset))
+            client._send(self._open_bytes(settings, preset, audio))
         if not client._wait(lambda: call.started is not None or call.ended, client.timeout):
             self.close()
             raise CaptureError(ErrorCode.TIMED_OUT, f"camerad did not start the stream within {client.timeout} s")

@@ -6,7 +6,7 @@ of the frame's height. A frame whose two bands disagree was torn.
 """
 from __future__ import annotations
 
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 
@@ -66,3 +66,51 @@ def check(frame) -> str:
         return "torn"
     expected = (frame.sequence & 0xFFFFFFFF, (max(0, frame.presentation_time_ns) // 1000) & ((1 << 48) - 1))
     return "intact" if top == expected else "mismatched"
+
+
+# The signal of camerad's virtual microphones (CameraMedia's AudioStamp): a 1 kHz
+# tone under marks that number each block of 960 samples (20 ms at 48 kHz).
+# Block n starts with a marker (24 samples at +0.9, 24 at -0.9), then 40 bits of
+# 20 samples each (+0.3 for 1, -0.3 for 0): n in 32 bits, most significant first,
+# and a CRC-8 of n (as the frame stamp's, over n in 10 big-endian bytes).
+AUDIO_RATE, BLOCK_FRAMES, MARKER_FRAMES, BIT_FRAMES, BIT_COUNT = 48_000, 960, 24, 20, 40
+
+
+def decode_audio(samples: np.ndarray, sample_rate: int = AUDIO_RATE) -> List[Tuple[int, int]]:
+    """Every whole block in `samples` (one channel, floats -1 to 1, at `sample_rate`), in
+    order, as (number, index of its first sample); block n began at frame 960 * n of the
+    microphone (at 48 kHz). A block cut by the run's end or failing its CRC is left out."""
+    scale = sample_rate / AUDIO_RATE
+    half = max(1, round(MARKER_FRAMES * scale))
+    needed = int(np.ceil((MARKER_FRAMES * 2 + BIT_FRAMES * BIT_COUNT) * scale)) + 2
+    sums = np.concatenate(([0.0], np.cumsum(np.asarray(samples, dtype=np.float64))))
+    count = len(samples)
+    # The mean of `half` samples from each start: high then low marks a marker.
+    means = (sums[half:] - sums[:-half]) / half
+    candidates = np.flatnonzero((means[:count - 2 * half + 1] > 0.6) & (means[half:count - half + 1] < -0.6))
+    blocks: List[Tuple[int, int]] = []
+    next_start = 0
+    position = 0
+    while position < len(candidates):
+        start = int(candidates[position])
+        if start < next_start or start + needed >= count:
+            position += 1
+            continue
+        # The marker's edge: where high then low differ most, among the starts that match in a row.
+        end = position
+        while end + 1 < len(candidates) and candidates[end + 1] == candidates[end] + 1:
+            end += 1
+        run = candidates[position:end + 1]
+        run = run[run + needed < count]
+        best = int(run[np.argmax(means[run] - means[run + half])]) if len(run) else start
+        bits = 0
+        span = max(1, round(BIT_FRAMES * 0.5 * scale))
+        for bit in range(BIT_COUNT):
+            at = round(best + (MARKER_FRAMES * 2 + bit * BIT_FRAMES + BIT_FRAMES * 0.25) * scale)
+            bits = bits << 1 | (1 if (sums[at + span] - sums[at]) / span > 0 else 0)
+        number = bits >> 8
+        if bits & 0xFF == _crc8(number.to_bytes(10, "big")):
+            blocks.append((number, best))
+            next_start = best + int(BLOCK_FRAMES * scale * 0.9)
+        position = end + 1
+    return blocks

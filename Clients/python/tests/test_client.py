@@ -18,7 +18,7 @@ import pytest
 import camerad
 import camerad.aio
 from camerad import stamp
-from camerad.v1 import camera_pb2, envelope_pb2, stream_pb2
+from camerad.v1 import camera_pb2, device_pb2, envelope_pb2, stream_pb2
 
 PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -376,3 +376,37 @@ def test_the_readme_example_runs(daemon):
     result = subprocess.run([sys.executable, "-c", example], capture_output=True, text=True, timeout=120,
                             env=dict(os.environ, PYTHONPATH=str(PACKAGE), CAMERAD_SOCKET=daemon.socket))
     assert result.returncode == 0 and result.stdout == "ok\n", result.stderr
+
+
+def test_python_and_camctl_hear_one_microphone_at_once(daemon, tmp_path):
+    """`python -m camerad listen` and `camctl listen` at once on one microphone, in two
+    formats: each hears every period or its report, the stamp in order; the WAV file reads
+    back in ffprobe."""
+    camctl = os.environ.get("CAMCTL")
+    if not camctl:
+        pytest.skip("CAMCTL is not set")
+    with camerad.Client(daemon.socket, "test") as client:
+        added = client.call("AddVirtualCamera", camera_pb2.AddVirtualCameraRequest(media_type=device_pb2.MEDIA_TYPE_AUDIO),
+                            camera_pb2.AddVirtualCameraResponse).device.unique_id
+        try:
+            environment = dict(os.environ, PYTHONPATH=str(PACKAGE), CAMERAD_SOCKET=daemon.socket)
+            wav = tmp_path / "heard.wav"
+            ours = subprocess.Popen([sys.executable, "-m", "camerad", "listen", added, "--rate", "16000", "--channels", "1",
+                                     "--format", "s16", "--duration", "3", "--check", "--json", "--output", str(wav)],
+                                    stdout=subprocess.PIPE, text=True, env=environment)
+            theirs = subprocess.run([camctl, "--socket", daemon.socket, "listen", added, "--duration", "3", "--check",
+                                     "--json"], capture_output=True, text=True, timeout=120)
+            out, _ = ours.communicate(timeout=120)
+            assert ours.returncode == 0 and theirs.returncode == 0, theirs.stderr
+            for report in (json.loads(out), json.loads(theirs.stdout.splitlines()[-1])):
+                accounting = report["accounting"]
+                assert accounting["unaccounted"] == accounting["overcounted"] == accounting["outOfOrder"] == 0
+                assert report["frames"] + accounting["dropped"] == accounting["span"]
+                assert report["audioCheck"]["outOfOrder"] == report["audioCheck"]["misplaced"] == 0
+                assert report["audioCheck"]["blocks"] >= report["frames"] // 2 - 2 * report["audioCheck"]["runs"]
+            probe = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=codec_name,sample_rate,channels",
+                                    "-of", "default=nw=1", str(wav)], capture_output=True, text=True)
+            assert sorted(probe.stdout.split()) == ["channels=1", "codec_name=pcm_s16le", "sample_rate=16000"]
+        finally:
+            client.call("RemoveVirtualCamera", camera_pb2.RemoveVirtualCameraRequest(unique_id=added),
+                        camera_pb2.RemoveVirtualCameraResponse)

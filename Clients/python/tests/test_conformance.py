@@ -168,3 +168,53 @@ def test_daemon_gone_interrupts_stream():
                 client.list_devices()
     finally:
         own.stop()
+
+
+@pytest.fixture
+def microphone(client):
+    """A virtual microphone added for the test (camerad's own user may), removed after."""
+    added = client.call("AddVirtualCamera", camera_pb2.AddVirtualCameraRequest(media_type=device_pb2.MEDIA_TYPE_AUDIO),
+                        camera_pb2.AddVirtualCameraResponse)
+    assert added.device.media_type == device_pb2.MEDIA_TYPE_AUDIO
+    assert added.device.device_type == device_pb2.DEVICE_TYPE_MICROPHONE
+    yield added.device.unique_id
+    client.call("RemoveVirtualCamera", camera_pb2.RemoveVirtualCameraRequest(unique_id=added.device.unique_id),
+                camera_pb2.RemoveVirtualCameraResponse)
+
+
+def test_audio_periods_in_order(client, microphone):
+    device = client.get_device(microphone)
+    assert device.audio.native.sample_rate == 48000
+    previous = None
+    first = None
+    samples = []
+    broken = False
+    with client.audio_stream(microphone) as stream:
+        assert (stream.format.sample_rate, stream.format.channels, stream.format.sample_format,
+                stream.format.period_frames) == (48000, 2, "f32", 480)
+        for _ in range(50):
+            with stream.frame(timeout=60) as period:
+                assert period.n_samples == 480 and period.array().shape == (480, 2)
+                if previous is not None:
+                    assert period.sequence > previous
+                    assert period.sequence - previous - 1 == sum(period.dropped_before.values())
+                    broken |= period.sequence != previous + 1
+                first = period.sequence if first is None else first
+                if not broken:
+                    samples.append(period.array()[:, 0].copy())
+                previous = period.sequence
+    run = np.concatenate(samples)
+    blocks = stamp.decode_audio(run)
+    assert len(blocks) >= len(run) // 960 - 2
+    for index, (number, offset) in enumerate(blocks):
+        # Block n lies at frame 960 * n of the microphone's clock; the run starts at first * 480.
+        assert number * 960 == first * 480 + offset
+        assert index == 0 or number == blocks[index - 1][0] + 1
+
+
+def test_audio_format_refused(client, microphone):
+    with pytest.raises(camerad.CaptureError) as refused:
+        client.audio_stream(microphone, rate=12345)
+    assert refused.value.code == camerad.ErrorCode.INVALID_ARGUMENT
+    assert "44100" in str(refused.value)
+    assert [d.unique_id for d in client.list_devices()][:2] == ["virtual-0", "virtual-1"]

@@ -209,7 +209,7 @@ CAMERAD_API camerad_watch *camerad_watch_devices(camerad_client *client, bool in
                                      const struct camerad_watch_events *events, void *data, camerad_error *error);
 CAMERAD_API void camerad_watch_destroy(camerad_watch *watch);
 
-/* ---- Streams ----------------------------------------------------------- */
+/* ---- Streams (a camera's frames, a microphone's periods) ----------------- */
 
 typedef struct camerad_stream camerad_stream;
 
@@ -241,6 +241,11 @@ typedef struct camerad_stream_format {
     /* YUV values span 0-255 (CAMERAD__V1__OUTPUT_PIXEL_FORMAT__OUTPUT_PIXEL_FORMAT_NV12_FULL_RANGE,
      * CoreVideo's '420f'); false: video range, Y 16-235 and Cb/Cr 16-240. */
     bool full_range;
+    /* A microphone's stream (camerad_audio_stream_new): each frame is a period of
+     * `period_frames` frames of `channels` interleaved little-endian samples;
+     * `sample_rate` 0 for video. */
+    uint32_t sample_rate, channels, period_frames, bytes_per_frame;
+    Camerad__V1__SampleFormat sample_format;
 } camerad_stream_format;
 
 /* AVCaptureVideoDataOutput's drop reasons (Camerad__V1__DropReason). */
@@ -268,6 +273,10 @@ typedef struct camerad_frame {
     uint32_t dropped_before[CAMERAD_DROP_REASON_COUNT];
     /* As the stream's format says (camerad_stream_format.full_range). */
     bool full_range;
+    /* Audio: the period's frames (a sample per channel each); its first is
+     * sequence x period_frames on the microphone's clock, so a gap in the
+     * sequence numbers is exactly the samples lost. 0 for video. */
+    uint32_t n_samples;
 } camerad_frame;
 
 /* camerad's interruption reasons (Camerad__V1__InterruptionReason). */
@@ -307,6 +316,19 @@ struct camerad_stream_events {
 CAMERAD_API camerad_stream *camerad_stream_new(camerad_client *client, const char *unique_id,
                                    const Camerad__V1__OutputSettings *settings, Camerad__V1__SessionPreset preset,
                                    const struct camerad_stream_events *events, void *data, camerad_error *error);
+
+/*
+ * Opens a microphone's stream (AVCaptureAudioDataOutput): periods of `format`
+ * (NULL, or a field 0 / UNSPECIFIED: the microphone's own; the period 10 ms of
+ * the rate), at most `max_periods_in_flight` held at once (0: 8; 1 to 16).
+ * camerad converts, once for every client asking the same format; what the
+ * microphone does not offer (its Device.audio) is INVALID_ARGUMENT saying what
+ * it does. The frames, drops and end are a camerad_stream's, with the format's
+ * audio fields and each frame's n_samples set.
+ */
+CAMERAD_API camerad_stream *camerad_audio_stream_new(camerad_client *client, const char *unique_id,
+                                         const Camerad__V1__AudioFormat *format, uint32_t max_periods_in_flight,
+                                         const struct camerad_stream_events *events, void *data, camerad_error *error);
 
 /* Stops the stream. Every frame of it, dequeued or not, is released and unmapped. */
 CAMERAD_API void camerad_stream_destroy(camerad_stream *stream);
