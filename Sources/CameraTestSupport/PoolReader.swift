@@ -31,6 +31,9 @@ public final class PoolReader: @unchecked Sendable {
     public typealias Check = @Sendable (_ bytes: UnsafeRawBufferPointer, _ sequence: UInt64, _ pool: Camerad_V1_FramePool) -> Bool
 
     /// A virtual camera's frames: their stamps say their own sequence number.
+    /// Takes any bytes (a microphone's periods: their stamp spans periods).
+    public static let anyBytes: Check = { _, _, _ in true }
+
     public static let stampsMatch: Check = { bytes, sequence, pool in
         let stamp = FrameStampDecoder.decode(frame: bytes, format: PixelFormat(fourcc: pool.fourcc),
                                              width: Int(pool.width), height: Int(pool.height)).stamp
@@ -69,8 +72,10 @@ public final class PoolReader: @unchecked Sendable {
     /// Opens a stream of `device` in its own format; `framesInFlight` 0 is the
     /// daemon's default; `keepsLateFrames` queues frames that come while it
     /// holds all it may (alwaysDiscardsLateVideoFrames false).
+    /// `audio` opens a microphone's stream of periods in that format instead (check them with ``anyBytes``).
     public init(_ daemon: DaemonProcess, device: String, name: String, framesInFlight: UInt32 = 0, releaseRing: Bool = false,
-                frameRing: Bool = false, keepsLateFrames: Bool = false, check: @escaping Check = PoolReader.stampsMatch) async throws {
+                frameRing: Bool = false, keepsLateFrames: Bool = false, audio: Camerad_V1_AudioFormat? = nil,
+                check: @escaping Check = PoolReader.stampsMatch) async throws {
         self.device = device
         self.check = check
         loop = try EventLoop(name: name)
@@ -82,6 +87,7 @@ public final class PoolReader: @unchecked Sendable {
         open.open.settings.releaseRing = releaseRing
         open.open.settings.frameRing = frameRing
         if keepsLateFrames { open.open.settings.alwaysDiscardsLateVideoFrames = false }
+        if let audio { open.open.audio = audio }
         try call.send(open)
         responses = call.responses.withDescriptors.makeAsyncIterator()
         guard let started = try await responses.next(), case .started(let news) = started.message.kind else {

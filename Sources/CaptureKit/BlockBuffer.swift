@@ -2,7 +2,7 @@ import Synchronization
 
 /// CMBlockBuffer: an audio period's samples, interleaved, in camerad's shared
 /// memory (or, for inline delivery, this process's). Valid until released,
-/// pinned while read, as a ``PixelBuffer`` (see ``SlotBytes``). Read-only:
+/// pinned while read, as a ``PixelBuffer``. Read-only:
 /// every listener of the same format reads the same memory.
 public final class BlockBuffer: @unchecked Sendable, CustomStringConvertible {
     /// The bytes and their release.

@@ -23,7 +23,7 @@ extension CaptureAudioDataOutputSampleBufferDelegate {
 /// asks for the same), in shared memory.
 ///
 /// Periods reach a delegate on its serial queue, and iterations of
-/// ``sampleBuffers``; both may be used. While the session runs, its
+/// ``CaptureDataOutput/sampleBuffers``; both may be used. While the session runs, its
 /// connection's ``CaptureConnection/audioChannels`` follow the microphone's levels.
 public final class CaptureAudioDataOutput: CaptureDataOutput, @unchecked Sendable {
     /// AVCaptureAudioDataOutput.audioSettings, typed, in AVFoundation's

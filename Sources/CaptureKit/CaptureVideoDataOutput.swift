@@ -20,7 +20,7 @@ extension CaptureVideoDataOutputSampleBufferDelegate {
 /// pixel format and size, in shared memory.
 ///
 /// Frames reach a delegate on its serial queue, and iterations of the
-/// ``sampleBuffers`` sequence; both may be used.
+/// ``CaptureDataOutput/sampleBuffers`` sequence; both may be used.
 public final class CaptureVideoDataOutput: CaptureDataOutput, @unchecked Sendable {
     /// AVCaptureVideoDataOutput.videoSettings, typed: the pixel format (nil: the
     /// device's own) and an output size (nil: the session preset's, else the

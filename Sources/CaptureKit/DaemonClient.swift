@@ -17,7 +17,7 @@ final class DaemonClient: Sendable {
     private let state = Mutex(State())
 
     /// The thread every connection's messages are read on, for the life of the
-    /// process; also the executor frames reach a ``CaptureVideoDataOutput/sampleBufferExecutor`` user on.
+    /// process; also the executor frames reach a ``CaptureDataOutput/sampleBufferExecutor`` user on.
     let loop: EventLoop = {
         do {
             return try EventLoop(name: "CaptureKit")

@@ -25,13 +25,14 @@ enum CameradBench {
           --python-package DIR the Python client (Clients/python)
           --wake-floor-only    only what one frame signal raise waking 1 and 16 processes costs its writer
           --isolation-only     only a native 4K stream beside a costly one
+          --audio-only         only the microphone rows (1 and 16 listeners, against GStreamer)
           --help               this
         """
 
     static func main() throws {
         let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.contains("--help") || arguments.contains("-h") { return print(usage) }
-        let flagNames: Set = ["--v4l2-guest", "--wake-waiter", "--wake-floor-only", "--isolation-only"]
+        let flagNames: Set = ["--v4l2-guest", "--wake-waiter", "--wake-floor-only", "--isolation-only", "--audio-only"]
         let optionNames: Set = ["--bin", "--duration", "--clients", "--vivid-vm", "--c-client", "--python-package", "--rounds"]
         var flags: Set<String> = []
         var values: [String: String] = [:]
@@ -80,6 +81,10 @@ enum CameradBench {
         }
 
         let launcher = Bench.which("gst-launch-1.0")
+        if flags.contains("--audio-only") {
+            _ = try printAudio(bench, rounds: rounds, launcher: launcher)
+            return
+        }
         let otherCounts = clientCounts.filter { [1, 16].contains($0) }
         let framesPerClient = Int(bench.window * 30)
         print("""
@@ -139,6 +144,9 @@ enum CameradBench {
         print("")
         try printIsolation(bench)
 
+        print("")
+        let audio = try printAudio(bench, rounds: rounds, launcher: launcher)
+
         var v4l2: V4L2Figures?
         let mode = Bench.v4l2Mode
         print("\nV4L2, the driver's own buffers shared: vivid \(mode.fourcc) \(mode.width)x\(mode.height) at \(mode.fps) fps in the VM")
@@ -196,7 +204,7 @@ enum CameradBench {
         // The last line: every headline figure, for scripts.
         print(Summary(camerad: camerad, gstreamer: gstreamer, daemonPerSourceFrame16Over1: growth,
                       gstreamerProducer16Over1: gstreamerGrowth, wakeFloor16Over1: wakeFloor,
-                      unthrottledOverMemcpy: overMemcpy, v4l2: v4l2, others: others).json)
+                      unthrottledOverMemcpy: overMemcpy, v4l2: v4l2, others: others, audio: audio).json)
     }
 }
 
@@ -232,6 +240,21 @@ struct Summary {
     let unthrottledOverMemcpy: Double
     let v4l2: V4L2Figures?
     let others: ClientFigures
+    let audio: (camerad: [Int: AudioRow], gstreamer: [Int: AudioRow])
+
+    /// Per number of listeners: CPU ms per second of audio on each side, their ratio, camerad's latency p99.
+    var audioJSON: String {
+        func number(_ value: Double?, _ digits: Int = 2) -> String {
+            value.map { String(format: "%.\(digits)f", $0) } ?? "null"
+        }
+        return "{" + audio.camerad.keys.sorted().map { listeners -> String in
+            let ours = audio.camerad[listeners]?.totalMillisecondsPerAudioSecond
+            let theirs = audio.gstreamer[listeners]?.totalMillisecondsPerAudioSecond
+            let ratio = ours.flatMap { ours in theirs.flatMap { $0 > 0 ? ours / $0 : nil } }
+            return "\"\(listeners)\": {\"camerad_ms_per_s\": \(number(ours)), \"gstreamer_ms_per_s\": \(number(theirs)), "
+                + "\"ratio\": \(number(ratio)), \"latency_p99_ms\": \(number(audio.camerad[listeners]?.latency?.milliseconds(atPercentile: 0.99)))}"
+        }.joined(separator: ", ") + "}"
+    }
 
     var json: String {
         func number(_ value: Double?, _ digits: Int = 2) -> String {
@@ -259,7 +282,7 @@ struct Summary {
             + "\"daemon_per_source_frame_16_over_1\": \(number(daemonPerSourceFrame16Over1)), "
             + "\"gstreamer_producer_16_over_1\": \(number(gstreamerProducer16Over1)), "
             + "\"wake_floor_16_over_1\": \(number(wakeFloor16Over1)), "
-            + "\"unthrottled_over_memcpy\": \(number(unthrottledOverMemcpy)), \"v4l2\": \(v4l2)}"
+            + "\"unthrottled_over_memcpy\": \(number(unthrottledOverMemcpy)), \"v4l2\": \(v4l2), \"audio\": \(audioJSON)}"
     }
 }
 

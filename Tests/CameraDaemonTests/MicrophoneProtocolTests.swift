@@ -185,3 +185,68 @@ import Testing
         }
     }
 }
+
+/// Hostile listeners of a microphone: hoarders, a ring that makes no sense, a
+/// greedy request; a bystander hears on, every period accounted for.
+@Suite struct MicrophoneHostileTests {
+    /// Twenty listeners hold all the periods they may (16 each) and never give
+    /// one back: the microphone's pool grows for them (their owners' budgets
+    /// pay), and a newcomer of the same format still hears every period.
+    @Test func hoardingListenersCannotStarveANewcomer() async throws {
+        try await withRunningDaemon(virtualCameras: 0, arguments: ["--virtual-microphones", "1"]) { daemon in
+            var hoarders: [PoolReader] = []
+            defer { hoarders.forEach { $0.close() } }
+            for index in 0..<20 {
+                let hoarder = try await PoolReader(daemon, device: "virtual-microphone-0", name: "hoarder-\(index)", framesInFlight: 16,
+                                                   audio: Camerad_V1_AudioFormat(), check: PoolReader.anyBytes)
+                let held = try await hoarder.read(16, releasing: false)
+                #expect(held.count == 16)
+                hoarders.append(hoarder)
+            }
+            let newcomer = try StreamReport(try await camctl(["listen", "--duration", "2", "--check", "--json"],
+                                                             socket: daemon.socketPath, timeout: .seconds(120)))
+            print("hostile: twenty hoarding listeners; a newcomer: \(newcomer); \(String(describing: newcomer.audioCheck))")
+            #expect(newcomer.frames >= 10 && newcomer.accountsForEveryFrame, "\(newcomer)")
+            #expect(newcomer.drops["outOfBuffers"] == 0, "no period of the newcomer's is lost to the hoarders")
+            #expect(newcomer.audioCheck?.outOfOrder == 0 && newcomer.audioCheck?.misplaced == 0)
+            #expect(!daemon.hasExited)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aReleaseRingThatMakesNoSenseEndsThatListenerAlone() async throws {
+        try await withRunningDaemon(virtualCameras: 0, arguments: ["--virtual-microphones", "1"]) { daemon in
+            let bystander = try await PoolReader(daemon, device: "virtual-microphone-0", name: "bystander", releaseRing: true,
+                                                 audio: Camerad_V1_AudioFormat(), check: PoolReader.anyBytes)
+            defer { bystander.close() }
+            let hostile = try await PoolReader(daemon, device: "virtual-microphone-0", name: "hostile", releaseRing: true,
+                                               audio: Camerad_V1_AudioFormat(), check: PoolReader.anyBytes)
+            defer { hostile.close() }
+            _ = try await hostile.read(3)
+            // A head far beyond anything written; it releases nothing more (a release would write the head again).
+            try #require(hostile.ring).memory.baseAddress.storeBytes(of: UInt64(1) << 40, as: UInt64.self)
+            let error = await #expect(throws: RPCError.self) {
+                while try await hostile.nextMessage() != nil {}
+            }
+            #expect(error?.code == .invalidArgument && error?.message.contains("release ring") == true, "\(String(describing: error))")
+            let periods = try await bystander.read(50)
+            #expect(zip(periods, periods.dropFirst()).allSatisfy { $0.sequence < $1.sequence }, "the other listener never noticed")
+        }
+    }
+
+    @Test func greedyRequestsAreRefusedSayingWhatIsAllowed() async throws {
+        try await withRunningDaemon(virtualCameras: 0, arguments: ["--virtual-microphones", "1"]) { daemon in
+            let raw = try RawProtocolClient(path: daemon.socketPath)
+            try await raw.hello()
+            var tooMany = MicrophoneProtocolTests.open("virtual-microphone-0", Camerad_V1_AudioFormat())
+            tooMany.open.settings.maxFramesInFlight = 1000
+            var huge = MicrophoneProtocolTests.open("virtual-microphone-0", Camerad_V1_AudioFormat())
+            huge.open.audio.periodFrames = UInt32.max
+            for (index, (request, names)) in [(tooMany, "1 to 16"), (huge, "500 ms")].enumerated() {
+                let stream = try await RawStream(raw, callID: UInt64(60 + index))
+                try await stream.send(request)
+                let error = try await stream.end()
+                #expect(error.code == .invalidArgument && error.message.contains(names), "\(error)")
+            }
+        }
+    }
+}

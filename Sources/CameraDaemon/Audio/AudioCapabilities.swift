@@ -46,9 +46,9 @@ struct AudioCapabilities: Sendable, Hashable {
 }
 
 extension AudioLayout {
-    /// Slots of an audio node's pool: room for many listeners, each holding
-    /// up to 16 periods (and the meter and variants reading it), within about
-    /// 4 MiB — 256 periods of 10 ms at 48 kHz stereo, fewer long ones (at least 32).
-    /// Periods are small; a pool that grew with its subscriptions would be leaner.
-    var poolSlots: Int { max(32, min(256, (4 << 20) / max(1, capacity))) }
+    /// Slots an audio node's pool starts with: a few listeners' worth (each
+    /// holds up to 16 periods), within about 1 MiB — 64 periods of 10 ms at
+    /// 48 kHz stereo, fewer long ones (at least 16). It grows as listeners come
+    /// (``MediaNode/subscribe(_:policy:for:)``).
+    var poolSlots: Int { max(16, min(64, (1 << 20) / max(1, capacity))) }
 }

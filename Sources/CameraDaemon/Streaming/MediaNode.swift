@@ -20,10 +20,10 @@ import Logging
 /// upstream drops ─► each subscription's tally, ahead of its next buffer
 /// ```
 ///
-/// Its pool has a fixed number of slots: a subscription is refused when the
-/// ones it has could hold them all (one is always left to write), so one that
-/// never gives back costs only itself. Buffers are published by one thread at
-/// a time, in order.
+/// Its pool has room for everything its subscriptions may hold, plus the slot
+/// being written, and grows (doubling) when a subscription needs more: so one
+/// that never gives back costs only itself. Buffers are published by one
+/// thread at a time, in order.
 final class MediaNode: SubscriptionHost {
     /// What the log and errors call it ("the test resampler", "camera X's encoder").
     let name: String
@@ -35,12 +35,29 @@ final class MediaNode: SubscriptionHost {
 
     /// Guarded by ``state``'s lock.
     struct State {
-        let pool: MediaPool
+        /// Where buffers are written now.
+        var pool: MediaPool
+        /// Pools it outgrew whose slots subscriptions still hold: valid until given back.
+        var retired: [MediaPool] = []
         var subscriptions: [UInt64: Subscription] = [:]
         var nextID: UInt64 = 1
         /// It ended: no new subscription, nothing more published.
         var isEnded = false
+
+        /// Its pool with this id, current or retired.
+        func pool(_ id: UInt64) -> MediaPool? {
+            pool.id == id ? pool : retired.first { $0.id == id }
+        }
+
+        /// Lets go of outgrown pools nobody holds a slot of.
+        mutating func dropRetiredPools() {
+            retired.removeAll { $0.slotsInUse == 0 }
+        }
     }
+
+    /// The most slots its pool grows to (within 64 MiB, at least its first size).
+    private let maxSlots: Int
+    private let media: MediaLayout
 
     /// Makes the node and its pool (a memfd; no lock may be held), charged to camerad's pools.
     ///
@@ -49,15 +66,19 @@ final class MediaNode: SubscriptionHost {
         self.name = name
         self.budget = budget
         self.logger = logger
-        let pool: MediaPool
+        self.media = media
+        maxSlots = max(slots, (64 << 20) / MediaPool.slotSize(of: media))
+        state = OrderedMutex(.mediaNode, State(pool: try Self.makePool(name, media, slots: slots, budget: budget)))
+    }
+
+    private static func makePool(_ name: String, _ media: MediaLayout, slots: Int, budget: ClientBudget) throws(CameraError) -> MediaPool {
         do {
-            pool = try MediaPool(id: MediaPool.nextID(), media: media, ownSlots: slots, budget: budget)
+            return try MediaPool(id: MediaPool.nextID(), media: media, ownSlots: slots, budget: budget)
         } catch let error as CameraError {
             throw error
         } catch {
             throw CameraError(.resourceExhausted, "cannot make \(name)'s pool of \(slots) × \(media): \(error)")
         }
-        state = OrderedMutex(.mediaNode, State(pool: pool))
     }
 
     /// Runs `body` under the node's lock; what it posted is sent once the lock is let go.
@@ -68,22 +89,51 @@ final class MediaNode: SubscriptionHost {
     // MARK: - Subscriptions
 
     /// Subscribes `sink` to the node's buffers from the next one on; it is
-    /// told it started, with the pool, at once. Charged to `owner`.
+    /// told it started, with the pool, at once. Charged to `owner`. A pool
+    /// without room for what the subscriptions may hold is replaced by one
+    /// twice its size (made with no lock held), as a camera's variant pool
+    /// grows: the subscriptions move to it and are told (``FrameSink/formatChanged(_:)``),
+    /// keeping the old one's slots until they give them back. So one that holds
+    /// all it may, never giving back, costs only itself and its owner's budget.
     ///
     /// - Returns: the subscription's id, for ``unsubscribe(_:)``.
-    /// - Throws: INVALID_STATE once the node ended; RESOURCE_EXHAUSTED when the
-    ///   pool has no room for what it may hold, or past the owner's budget.
+    /// - Throws: INVALID_STATE once the node ended; RESOURCE_EXHAUSTED past the
+    ///   pool's largest size, the pools' memory, or the owner's budget.
     func subscribe(_ sink: any FrameSink, policy: SubscriptionPolicy, for owner: ClientBudget.Owner) throws(CameraError) -> UInt64 {
+        var prepared: MediaPool?
+        while true {
+            switch try subscribe(sink, policy: policy, owner: owner, prepared: prepared) {
+            case .subscribed(let id): return id
+            case .needsPool(let slots): prepared = try Self.makePool(name, media, slots: slots, budget: budget)
+            }
+        }
+    }
+
+    private enum SubscribeStep {
+        case subscribed(UInt64)
+        /// A larger pool is needed first, of this many slots.
+        case needsPool(Int)
+    }
+
+    private func subscribe(_ sink: any FrameSink, policy: SubscriptionPolicy, owner: ClientBudget.Owner,
+                           prepared: MediaPool?) throws(CameraError) -> SubscribeStep {
         try locked { state throws(CameraError) in
             guard !state.isEnded else {
                 throw CameraError(.invalidState, "\(name) has ended; subscribe to its successor")
             }
-            let pool = state.pool
             let held = state.subscriptions.values.reduce(0) { $0 + $1.policy.slotsHeld }
-            guard held + policy.slotsHeld + MediaPool.spareSlots <= pool.ownSlots else {
-                throw CameraError(.resourceExhausted,
-                                  "\(name)'s \(pool.ownSlots) buffers are spoken for (its subscriptions may hold \(held)); ask for fewer in flight")
+            let needed = held + policy.slotsHeld + MediaPool.spareSlots
+            if needed > state.pool.ownSlots {
+                guard needed <= maxSlots else {
+                    throw CameraError(.resourceExhausted,
+                                      "\(name)'s buffers are spoken for (its subscriptions may hold \(held) of at most \(maxSlots)); ask for fewer in flight")
+                }
+                guard let prepared, prepared.ownSlots >= needed else {
+                    return .needsPool(min(maxSlots, max(needed, state.pool.ownSlots * 2)))
+                }
+                grow(to: prepared, &state)
             }
+            let pool = state.pool
             let charge = try budget.chargeStream(owner, bytes: max(1, policy.slotsHeld) * pool.slotSize,
                                                  descriptors: sink.descriptorsHeld, "a subscription to \(name)")
             let id = state.nextID
@@ -95,8 +145,30 @@ final class MediaNode: SubscriptionHost {
             pool.subscriptionIDs.insert(id)
             subscription.outbox.post(.started(StreamNews(pool: pool, mode: nil, note: nil, device: nil)))
             subscription.transition(.started, of: name, logger)
-            return id
+            return .subscribed(id)
         }
+    }
+
+    /// Makes `larger` the pool buffers are written to; the subscriptions move
+    /// to it, told so, and keep the old one's slots until they give them back.
+    /// One whose client stopped reading its frame ring has no room for the news: it ends.
+    private func grow(to larger: MediaPool, _ state: inout State) {
+        let old = state.pool
+        state.retired.append(old)
+        state.pool = larger
+        logger.info("\(name): its pool grows from \(old.ownSlots) to \(larger.ownSlots) buffers for a new subscription")
+        for (id, subscription) in state.subscriptions.sorted(by: { $0.key < $1.key }) {
+            subscription.poolID = larger.id
+            larger.subscriptionIDs.insert(id)
+            guard subscription.lifecycle.receivesFrames else { continue }
+            let news = StreamNews(pool: larger, mode: nil, note: "a larger pool for a new subscription", device: nil)
+            if subscription.outbox.post(.formatChanged(news)) {
+                remove(id, &state)?.outbox.post(.end(CameraError(.resourceExhausted,
+                    "subscription \(id) to \(name) has a full frame ring: its client stopped reading it; read the ring each time its signal fires")))
+            }
+        }
+        old.subscriptionIDs = []
+        state.dropRetiredPools()
     }
 
     /// Ends a subscription as its sink asked: what it holds goes back, its
@@ -108,8 +180,8 @@ final class MediaNode: SubscriptionHost {
     func release(_ subscriptionID: UInt64, poolID: UInt64, slots: [Int]) throws {
         try locked { state throws(CameraError) in
             guard let subscription = state.subscriptions[subscriptionID] else { return }
-            let pool = state.pool
-            _ = try subscription.release(poolID: poolID, slots: slots, in: pool.id == poolID ? pool : nil)
+            _ = try subscription.release(poolID: poolID, slots: slots, in: state.pool(poolID))
+            if poolID != state.pool.id { state.dropRetiredPools() }
         }
     }
 
@@ -206,12 +278,11 @@ final class MediaNode: SubscriptionHost {
     /// client's release ring: ``FrameSink/readReleases(_:)``), under the lock.
     /// What makes no sense ends that subscription alone with INVALID_ARGUMENT.
     private func readReleases(_ state: inout State) {
-        let pool = state.pool
         var broken: [(UInt64, CameraError)] = []
         for subscription in state.subscriptions.values {
             do throws(CameraError) {
                 try subscription.outbox.sink.readReleases { (poolID, slot) throws(CameraError) in
-                    _ = try subscription.release(poolID: poolID, slots: CollectionOfOne(slot), in: pool.id == poolID ? pool : nil)
+                    _ = try subscription.release(poolID: poolID, slots: CollectionOfOne(slot), in: state.pool(poolID))
                 }
             } catch {
                 broken.append((subscription.id, error))
@@ -221,6 +292,7 @@ final class MediaNode: SubscriptionHost {
             logger.notice("\(name): subscription \(id) ended: \(error.message)")
             remove(id, &state)?.outbox.post(.end(error))
         }
+        state.dropRetiredPools()
     }
 
     // MARK: -
@@ -228,8 +300,9 @@ final class MediaNode: SubscriptionHost {
     private func remove(_ id: UInt64, _ state: inout State) -> Subscription? {
         guard let subscription = state.subscriptions.removeValue(forKey: id) else { return nil }
         subscription.transition(.closed, of: name, logger)
-        let pool = state.pool
-        subscription.letGoOfEverything { $0 == pool.id ? pool : nil }
+        let (current, retired) = (state.pool, state.retired)
+        subscription.letGoOfEverything { id in current.id == id ? current : retired.first { $0.id == id } }
+        state.dropRetiredPools()
         budget.refund(subscription.charge)
         return subscription
     }

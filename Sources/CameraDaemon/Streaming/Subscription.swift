@@ -174,7 +174,7 @@ final class Subscription: @unchecked Sendable {
     func release(poolID: UInt64, slots: some Collection<Int>, in pool: MediaPool?) throws(CameraError) -> Bool {
         // A slot not held, or named twice (which would give it back twice and
         // let camerad rewrite it under another sink). A subscription holds at
-        // most 8: whatever a list names, this stops within 9.
+        // most 16: whatever a list names, this stops within 17.
         for (index, slot) in slots.enumerated() {
             guard held.contains(SlotReference(poolID: poolID, slot: slot)), !slots.prefix(index).contains(slot) else {
                 throw CameraError(.invalidArgument,

@@ -44,6 +44,9 @@ extension Camctl {
         @Option(help: "Stop after this many seconds.")
         var duration: Double?
 
+        @Option(help: "Leave this many periods at the start, and the drops reported before them, out of the statistics and --output (they carry the stream's start-up).")
+        var skip = 0
+
         @Option(help: ArgumentHelp("Write the samples to this WAV file.", valueName: "file.wav"))
         var output: String?
 
@@ -68,6 +71,7 @@ extension Camctl {
             if let rate, rate <= 0 { throw ValidationError("--rate must be positive") }
             if let channels, channels <= 0 { throw ValidationError("--channels must be positive") }
             if let periodFrames, periodFrames <= 0 { throw ValidationError("--period-frames must be positive") }
+            if skip < 0 { throw ValidationError("--skip must be 0 or more") }
         }
 
         func run() async throws {
@@ -100,8 +104,14 @@ extension Camctl {
             }
             var statistics = StreamStatistics()
             var file: WAVFile?
-            let (check, holdMilliseconds) = (check, holdMilliseconds)
+            let (check, holdMilliseconds, skip) = (check, holdMilliseconds, skip)
+            var skipped = 0
             while let sample = await periods.next() {
+                if skipped < skip {
+                    if sample.dataBuffer != nil { skipped += 1 }
+                    sample.invalidate()
+                    continue
+                }
                 statistics.record(sample, receivedAt: monotonicNanoseconds(), checking: check)
                 if let output, let period = sample.dataBuffer, let description = sample.formatDescription?.audioStreamBasicDescription {
                     if file == nil { file = try WAVFile(path: output, description: description) }
