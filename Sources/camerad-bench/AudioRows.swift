@@ -89,7 +89,14 @@ extension Bench {
         usleep(useconds_t(window * 1e6))
         let after = CPUSample(server: daemon.pid, clients: clients.map(\.pid))
         clients.forEach { $0.signal(SIGINT) }
-        let reports = try clients.map { try Self.report($0.finish()) }
+        let reports = try clients.map { client in
+            let output = client.finish()
+            do {
+                return try Self.report(output)
+            } catch {
+                throw BenchError("camctl listen printed: \(output)")
+            }
+        }
         finished = true
         let histograms = reports.compactMap { LatencyHistogram($0["latencyHistogram"]) }
         return AudioRow(label: "camerad", listeners: listeners, cpu: after - before, seconds: window,

@@ -6,15 +6,21 @@ import CameraIPC
 /// let go (``UnsentOutboxes``). News that still travels on the socket
 /// (FormatChanged, StreamInterrupted) gets a news record in its place.
 ///
-/// Never waits on the client: a frame that finds no room (or drops still
-/// waiting for room before it) is refused, and the streamer counts it late; a
-/// drop report waits here until there is room, ahead of the next frame.
+/// Never waits on the client: a frame that finds no room (or drops or news
+/// still waiting for room before it) is refused, and the streamer counts it
+/// late; a drop report or a news record waits here until there is room, ahead
+/// of the next frame. So a client that falls behind loses frames, never its
+/// stream, and one that stopped reading costs only itself.
 final class FrameAnnouncer: FrameAnnouncing {
     let ring: FrameRing
     let signal: FrameSignal
-    /// Drops that found no room yet; the ring is written under this lock too
-    /// (and under the streamer's: one writer at a time).
-    private let waiting = OrderedMutex(.frameAnnouncer, DropTally())
+    /// What found no room yet: drops, and news records (after the drops); the
+    /// ring is written under this lock too (and under the streamer's: one writer at a time).
+    private struct Waiting {
+        var drops = DropTally()
+        var news = 0
+    }
+    private let waiting = OrderedMutex(.frameAnnouncer, Waiting())
 
     init(ring: FrameRing, signal: FrameSignal) {
         self.ring = ring
@@ -34,36 +40,47 @@ final class FrameAnnouncer: FrameAnnouncing {
     /// Drop reports, now or once there is room; true when written now.
     func dropped(_ drops: DropTally) -> Bool {
         waiting.withLock { waiting in
-            waiting.add(drops)
+            // Drops reported while news waits go ahead of it: their numbers, not
+            // their place among the news, say which frames they stand for.
+            waiting.drops.add(drops)
             return writeWaiting(&waiting)
         }
     }
 
-    /// A news record for a message that goes on the socket; false when there
-    /// is no room: the client stopped reading, and the stream should end.
+    /// A news record for a message that goes on the socket, now or once there
+    /// is room (frames wait behind it); true when written now.
     func news() -> Bool {
-        waiting.withLock { waiting in writeWaiting(&waiting) && ring.write(.news) }
+        waiting.withLock { waiting in
+            waiting.news += 1
+            return writeWaiting(&waiting)
+        }
     }
 
-    /// The drops that never found room, to go as messages before the stream's end.
+    /// The drops that never found room, to go as messages before the stream's
+    /// end (news never written is read after the ring, as the protocol says).
     func takeWaiting() -> DropTally {
         waiting.withLock { waiting in
             _ = writeWaiting(&waiting)
-            defer { waiting = DropTally() }
-            return waiting
+            defer { waiting = Waiting() }
+            return waiting.drops
         }
     }
 
-    /// Writes the waiting drop reports; false when some still wait.
-    private func writeWaiting(_ waiting: inout DropTally) -> Bool {
-        guard !waiting.isEmpty else { return true }
-        let reports = waiting.reports
-        guard let room = ring.room, room >= reports.count else { return false }
-        for report in reports {
-            _ = ring.write(.dropped(reason: report.reason.wireValue,
-                                    count: UInt64(report.count), lastSequence: report.lastSequence))
+    /// Writes the waiting drop reports, then the waiting news records; false when some still wait.
+    private func writeWaiting(_ waiting: inout Waiting) -> Bool {
+        if !waiting.drops.isEmpty {
+            let reports = waiting.drops.reports
+            guard let room = ring.room, room >= reports.count else { return false }
+            for report in reports {
+                _ = ring.write(.dropped(reason: report.reason.wireValue,
+                                        count: UInt64(report.count), lastSequence: report.lastSequence))
+            }
+            waiting.drops = DropTally()
         }
-        waiting = DropTally()
+        while waiting.news > 0 {
+            guard ring.write(.news) else { return false }
+            waiting.news -= 1
+        }
         return true
     }
 }

@@ -154,11 +154,7 @@ extension DeviceStreamer {
     }
 
     /// Tells a streaming stream its frames come from another pool (FormatChanged).
-    /// A client that stopped reading its frame ring has no room for the news:
-    /// its stream ends.
     private func tell(_ id: UInt64, _ news: StreamNews, _ state: inout State) {
-        guard let stream = state.streams[id], !stream.outbox.post(.formatChanged(news)) else { return }
-        remove(id, &state)?.outbox.post(.end(CameraError(.resourceExhausted,
-            "stream \(id)'s frame ring is full: its client stopped reading it; read the ring each time its signal fires")))
+        state.streams[id]?.outbox.post(.formatChanged(news))
     }
 }

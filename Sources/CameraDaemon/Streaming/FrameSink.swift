@@ -63,7 +63,8 @@ protocol FrameAnnouncing: Sendable {
     func frame(_ frame: PooledFrame) -> Bool
     /// Drop reports, now or once there is room; true when written now.
     func dropped(_ drops: DropTally) -> Bool
-    /// A record that news went as a message; false when there is no room.
+    /// A record that news went as a message, now or once there is room (frames
+    /// wait behind it); true when written now.
     func news() -> Bool
     /// The drops that never found room, to go as messages before the end.
     func takeWaiting() -> DropTally

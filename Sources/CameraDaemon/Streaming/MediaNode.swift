@@ -151,7 +151,6 @@ final class MediaNode: SubscriptionHost {
 
     /// Makes `larger` the pool buffers are written to; the subscriptions move
     /// to it, told so, and keep the old one's slots until they give them back.
-    /// One whose client stopped reading its frame ring has no room for the news: it ends.
     private func grow(to larger: MediaPool, _ state: inout State) {
         let old = state.pool
         state.retired.append(old)
@@ -161,11 +160,8 @@ final class MediaNode: SubscriptionHost {
             subscription.poolID = larger.id
             larger.subscriptionIDs.insert(id)
             guard subscription.lifecycle.receivesFrames else { continue }
-            let news = StreamNews(pool: larger, mode: nil, note: "a larger pool for a new subscription", device: nil)
-            if subscription.outbox.post(.formatChanged(news)) {
-                remove(id, &state)?.outbox.post(.end(CameraError(.resourceExhausted,
-                    "subscription \(id) to \(name) has a full frame ring: its client stopped reading it; read the ring each time its signal fires")))
-            }
+            subscription.outbox.post(.formatChanged(StreamNews(pool: larger, mode: nil, note: "a larger pool for a new subscription",
+                                                               device: nil)))
         }
         old.subscriptionIDs = []
         state.dropRetiredPools()

@@ -48,8 +48,7 @@ final class StreamOutbox: Sendable {
     }
 
     /// Posts a message, under the streamer's lock. False when a frame found no
-    /// room in the frame ring (late), or news found none (its client stopped
-    /// reading: the stream should end).
+    /// room in the frame ring (late).
     @discardableResult
     func post(_ message: Message) -> Bool {
         if copies, case .frame(let handle) = message {
@@ -66,8 +65,8 @@ final class StreamOutbox: Sendable {
                 if announcer.dropped(drops) { unsent.raise(announcer.signal) }
                 return true
             case .formatChanged:
-                guard announcer.news() else { return false }
-                unsent.raise(announcer.signal)
+                // Its record waits for room if need be: frames wait behind it.
+                if announcer.news() { unsent.raise(announcer.signal) }
             case .interrupted:
                 // The end follows: the client reads the message then if the ring had no room.
                 if announcer.news() { unsent.raise(announcer.signal) }

@@ -736,9 +736,10 @@ public nonisolated struct Camerad_V1_ReleaseRing: Sendable {
 /// With a frame ring no FrameReady or FramesDropped comes on the socket, and
 /// every other StreamResponse after StreamStarted waits for its news record;
 /// when the call ends, read the ring to its head, then the messages still
-/// waiting. A full ring costs the stream its frames (FRAME_WAS_LATE) and, when
-/// news finds no room, the stream (RESOURCE_EXHAUSTED); a tail behind an earlier
-/// one or ahead of the head ends it with INVALID_ARGUMENT.
+/// waiting. A full ring costs the stream its frames (FRAME_WAS_LATE) and holds
+/// drop reports and news records until there is room (frames wait behind
+/// them); a tail behind an earlier one or ahead of the head ends it with
+/// INVALID_ARGUMENT.
 public nonisolated struct Camerad_V1_FrameRing: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for

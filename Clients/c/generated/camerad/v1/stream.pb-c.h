@@ -451,9 +451,10 @@ struct  Camerad__V1__ReleaseRing
  * With a frame ring no FrameReady or FramesDropped comes on the socket, and
  * every other StreamResponse after StreamStarted waits for its news record;
  * when the call ends, read the ring to its head, then the messages still
- * waiting. A full ring costs the stream its frames (FRAME_WAS_LATE) and, when
- * news finds no room, the stream (RESOURCE_EXHAUSTED); a tail behind an earlier
- * one or ahead of the head ends it with INVALID_ARGUMENT.
+ * waiting. A full ring costs the stream its frames (FRAME_WAS_LATE) and holds
+ * drop reports and news records until there is room (frames wait behind
+ * them); a tail behind an earlier one or ahead of the head ends it with
+ * INVALID_ARGUMENT.
  */
 struct  Camerad__V1__FrameRing
 {
