@@ -24,7 +24,8 @@ extension CaptureAudioDataOutputSampleBufferDelegate {
 ///
 /// Periods reach a delegate on its serial queue, and iterations of
 /// ``CaptureDataOutput/sampleBuffers``; both may be used. While the session runs, its
-/// connection's ``CaptureConnection/audioChannels`` follow the microphone's levels.
+/// connection's ``CaptureConnection/audioChannels`` follow the microphone's levels
+/// (from the first time they are read).
 public final class CaptureAudioDataOutput: CaptureDataOutput, @unchecked Sendable {
     /// AVCaptureAudioDataOutput.audioSettings, typed, in AVFoundation's
     /// dictionary form too: `[AVFormatIDKey: kAudioFormatLinearPCM,
@@ -192,15 +193,26 @@ public final class CaptureAudioDataOutput: CaptureDataOutput, @unchecked Sendabl
         return format
     }
 
-    override func sessionWillStart() {
-        super.sessionWillStart()
-        guard let connection = connections.first, connection.input.device.hasMediaType(.audio) else { return }
-        let watch = Task { await connection.followLevels() }
-        settings.withLock { settings in defer { settings.levels = watch }; return settings.levels }?.cancel()
+    /// Follows the microphone's levels into the connection's channels from the
+    /// first time they are read in a run (camerad computes them only while
+    /// someone watches) until the run ends.
+    func followLevelsIfNeeded(_ connection: CaptureConnection) {
+        guard connection.isActive else { return }
+        let started = settings.withLock { settings -> Bool in
+            guard settings.levels == nil else { return false }
+            settings.levels = Task { await connection.followLevels() }
+            return true
+        }
+        // A run that stopped meanwhile stops it again.
+        if started && !connection.isActive { stopFollowingLevels() }
+    }
+
+    private func stopFollowingLevels() {
+        settings.withLock { settings in defer { settings.levels = nil }; return settings.levels }?.cancel()
     }
 
     override func sessionDidStop(endedByItself: Bool) {
-        settings.withLock { settings in defer { settings.levels = nil }; return settings.levels }?.cancel()
+        stopFollowingLevels()
         super.sessionDidStop(endedByItself: endedByItself)
     }
 

@@ -117,12 +117,18 @@ public final class CaptureConnection: @unchecked Sendable {
 
     /// AVCaptureConnection.audioChannels: a microphone's channels and their
     /// levels, which follow the microphone (computed once in camerad for every
-    /// process, a reading every 100 ms) while the session runs. Empty for video.
+    /// process, a reading every 100 ms) while the session runs, from the first
+    /// time they are read in a run (−160 until the first reading comes). Empty for video.
     public var audioChannels: [CaptureAudioChannel] {
         guard let native = input.device.audioCapabilities?.native, output.mediaType == .audio else { return [] }
-        return state.withLock { state in
-            if state.audioChannels.count != native.channels {
-                state.audioChannels = (0..<native.channels).map { _ in CaptureAudioChannel() }
+        (output as? CaptureAudioDataOutput)?.followLevelsIfNeeded(self)
+        return channels(native.channels)
+    }
+
+    private func channels(_ count: Int) -> [CaptureAudioChannel] {
+        state.withLock { state in
+            if state.audioChannels.count != count {
+                state.audioChannels = (0..<count).map { _ in CaptureAudioChannel() }
             }
             return state.audioChannels
         }
@@ -133,7 +139,7 @@ public final class CaptureConnection: @unchecked Sendable {
     func followLevels() async {
         var request = Camerad_V1_WatchAudioLevelsRequest()
         request.uniqueID = input.device.uniqueID
-        let channels = audioChannels
+        let channels = self.channels(input.device.audioCapabilities?.native.channels ?? 0)
         guard let client = try? await DaemonClient.shared.connection(),
               let readings = try? client.serverStreaming(CameraService.watchAudioLevels, request) else { return }
         do {

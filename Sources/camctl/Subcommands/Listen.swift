@@ -102,26 +102,12 @@ extension Camctl {
                 await interrupted.wait()
                 await session.stopRunning()
             }
-            var statistics = StreamStatistics()
-            var file: WAVFile?
-            let (check, holdMilliseconds, skip) = (check, holdMilliseconds, skip)
-            var skipped = 0
-            while let sample = await periods.next() {
-                if skipped < skip {
-                    if sample.dataBuffer != nil { skipped += 1 }
-                    sample.invalidate()
-                    continue
-                }
-                statistics.record(sample, receivedAt: monotonicNanoseconds(), checking: check)
-                if let output, let period = sample.dataBuffer, let description = sample.formatDescription?.audioStreamBasicDescription {
-                    if file == nil { file = try WAVFile(path: output, description: description) }
-                    try period.withUnsafeBytes { file?.write($0) }
-                }
-                if holdMilliseconds > 0 && sample.dataBuffer != nil { try? await Task.sleep(for: .milliseconds(holdMilliseconds)) }
-                sample.invalidate()
+            // Periods are read where they arrive, on CaptureKit's connection thread
+            // (no other thread wakes per period) — unless they are written to a file, which blocks.
+            let statistics = try await withTaskExecutorPreference(output == nil ? audioOutput.sampleBufferExecutor : nil) {
+                try await read(&periods)
             }
-            file?.close()
-            statistics.audioCheck?.finish()
+
             watchdog?.cancel()
             stopper.cancel()
             await session.stopRunning()
@@ -139,6 +125,31 @@ extension Camctl {
                 Output.error("\(microphone.uniqueID): \(statistics.progress)")
             }
             if let failure { throw failure }
+        }
+
+        private func read(_ periods: inout CaptureDataOutput.SampleBufferSequence.AsyncIterator) async throws -> StreamStatistics {
+            var statistics = StreamStatistics()
+            var file: WAVFile?
+            defer { file?.close() }
+            // Read once: an option's property wrapper costs a look-up on every read.
+            let (check, holdMilliseconds, skip, output) = (check, holdMilliseconds, skip, output)
+            var skipped = 0
+            while let sample = await periods.next() {
+                if skipped < skip {
+                    if sample.dataBuffer != nil { skipped += 1 }
+                    sample.invalidate()
+                    continue
+                }
+                statistics.record(sample, receivedAt: monotonicNanoseconds(), checking: check)
+                if let output, let period = sample.dataBuffer, let description = sample.formatDescription?.audioStreamBasicDescription {
+                    if file == nil { file = try WAVFile(path: output, description: description) }
+                    try period.withUnsafeBytes { file?.write($0) }
+                }
+                if holdMilliseconds > 0 && sample.dataBuffer != nil { try? await Task.sleep(for: .milliseconds(holdMilliseconds)) }
+                sample.invalidate()
+            }
+            statistics.audioCheck?.finish()
+            return statistics
         }
     }
 
