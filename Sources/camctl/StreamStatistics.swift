@@ -109,6 +109,7 @@ struct StreamStatistics {
 
     /// The unit ``frames`` counts: a camera's frames, a microphone's periods.
     var unit: String { framesPerPeriod == nil ? "frames" : "periods" }
+    var rateUnit: String { framesPerPeriod == nil ? "fps" : "a second" }
 
     /// Settles the gap between the last frame and this one against the drop
     /// reports that came in it.
@@ -225,7 +226,7 @@ struct StreamStatistics {
     /// One line for `stream` without --stats: frames, rate, drops.
     var progress: String {
         let dropped = drops.values.reduce(0, +)
-        return "\(frames) \(unit)" + (format.isEmpty ? "" : " of \(format)") + ", \(DeviceText.fixed(framesPerSecond, 1)) \(framesPerPeriod == nil ? "fps" : "a second"), \(dropped) dropped"
+        return "\(frames) \(unit)" + (format.isEmpty ? "" : " of \(format)") + ", \(DeviceText.fixed(framesPerSecond, 1)) \(rateUnit), \(dropped) dropped"
     }
 
     var text: String {
@@ -234,7 +235,7 @@ struct StreamStatistics {
             : " (and \(accounting.reportedOutside) reported before the first frame or after the last)"
         var lines = [
             frames == 0 ? "no \(unit)"
-                : "\(frames) \(unit) of \(format) in \(DeviceText.fixed(elapsedSeconds, 2)) s (\(DeviceText.fixed(framesPerSecond, 1)) per second; "
+                : "\(frames) \(unit) of \(format) in \(DeviceText.fixed(elapsedSeconds, 2)) s (\(DeviceText.fixed(framesPerSecond, 1)) \(rateUnit); "
                     + "the device makes \(DeviceText.fixed(deviceFramesPerSecond, 1)))"
                     + (framesPerPeriod == nil ? "" : "; \(samples) samples"),
             "drops: " + SampleBuffer.DroppedFrameReason.allCases.map { "\($0.rawValue) \(drops[$0] ?? 0)" }.joined(separator: ", ")

@@ -82,3 +82,28 @@ import Testing
         }
     }
 }
+
+/// A minute of a microphone at two formats at once: every sample heard or
+/// reported lost with a reason, the stamp in order and in place throughout.
+@Suite struct MinuteOfAudioTests {
+    @Test func everySampleOfAMinuteIsAccountedFor() async throws {
+        try await withRunningDaemon(virtualCameras: 0, arguments: ["--virtual-microphones", "1"]) { daemon in
+            async let native = camctl(["listen", "--duration", "60", "--json", "--check"], socket: daemon.socketPath,
+                                      timeout: .seconds(180))
+            async let converted = camctl(["listen", "--rate", "44100", "--channels", "1", "--format", "s16", "--duration", "60",
+                                          "--json", "--check"], socket: daemon.socketPath, timeout: .seconds(180))
+            let reports = [try StreamReport(try await native), try StreamReport(try await converted)]
+            for (report, rate) in zip(reports, [48_000, 44_100]) {
+                print("a minute of audio: \(report); \(String(describing: report.audioCheck))")
+                let frames = try #require(report.framesPerPeriod)
+                #expect(report.accountsForEveryFrame, "\(report)")
+                #expect(report.samples == report.frames * frames && report.samplesDropped == report.totalDrops * frames)
+                // A minute of the microphone's clock: every period from the first to the last is here or reported.
+                #expect(Double(report.accounting.span * frames) / Double(rate) >= 59, "\(report)")
+                let check = try #require(report.audioCheck)
+                #expect(check.outOfOrder == 0 && check.misplaced == 0, "\(check)")
+                #expect(check.blocks >= report.frames * frames * 50 / rate - 2 * check.runs, "\(check)")
+            }
+        }
+    }
+}

@@ -233,6 +233,37 @@ import Testing
         }
     }
 
+    /// A microphone removed while heard (as if unplugged): its listeners and
+    /// levels watchers end with DEVICE_DISCONNECTED, after what they got.
+    @Test(.timeLimit(.minutes(1))) func aMicrophoneThatGoesEndsItsListenersWithDeviceDisconnected() async throws {
+        try await withRunningDaemon(virtualCameras: 0, arguments: ["--virtual-microphones", "1"]) { daemon in
+            let listener = try await PoolReader(daemon, device: "virtual-microphone-0", name: "listener",
+                                                audio: MicrophoneProtocolTests.format(16_000, 1, .s16, 160), check: PoolReader.anyBytes)
+            defer { listener.close() }
+            _ = try await listener.read(5)
+            let raw = try RawProtocolClient(path: daemon.socketPath)
+            try await raw.hello()
+            var watch = Camerad_V1_WatchAudioLevelsRequest()
+            watch.uniqueID = "virtual-microphone-0"
+            try await raw.send(EnvelopeCodec.start(callID: 70, method: CameraService.watchAudioLevels.name, request: try watch.serializedBytes()))
+            var remove = Camerad_V1_RemoveVirtualCameraRequest()
+            remove.uniqueID = "virtual-microphone-0"
+            let removal = try RawProtocolClient(path: daemon.socketPath)
+            try await removal.hello()
+            let (_, removed) = try await removal.call(CameraService.removeVirtualCamera.name, request: try remove.serializedBytes())
+            #expect(removed.code == .ok, "\(removed.message)")
+            let error = await #expect(throws: RPCError.self) {
+                while try await listener.nextMessage() != nil {}
+            }
+            #expect(error?.reason == .deviceDisconnected, "\(String(describing: error))")
+            var levelsEnd: Camerad_V1_Status?
+            while levelsEnd == nil, let envelope = try await raw.receive() {
+                if envelope.callID == 70, case .end(let end) = envelope.kind { levelsEnd = end.status }
+            }
+            #expect(levelsEnd?.reason == .deviceDisconnected, "\(String(describing: levelsEnd))")
+        }
+    }
+
     @Test func greedyRequestsAreRefusedSayingWhatIsAllowed() async throws {
         try await withRunningDaemon(virtualCameras: 0, arguments: ["--virtual-microphones", "1"]) { daemon in
             let raw = try RawProtocolClient(path: daemon.socketPath)
