@@ -28,6 +28,7 @@ let package = Package(
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg"),
         .systemLibrary(name: "CExif", pkgConfig: "libexif"),
         .systemLibrary(name: "CSwresample", pkgConfig: "libswresample"),
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa"),
         /// libyuv ships no pkg-config file; the module map links `yuv`.
         .systemLibrary(name: "CYUV"),
 
@@ -49,7 +50,7 @@ let package = Package(
         .target(
             name: "CameraDaemon",
             dependencies: [
-                "CameraIPC", "CameraProtocol", "CameraMedia", "CCameraShims", "V4L2", "CUDev",
+                "CameraIPC", "CameraProtocol", "CameraMedia", "CCameraShims", "V4L2", "CUDev", "CALSA",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -27,6 +27,8 @@ public final class CameraDaemon: Sendable {
         public var virtualMicrophoneCount = 0
         /// Serve the V4L2 cameras (/dev/video*) and follow hotplug.
         public var v4l2 = true
+        /// Serve the ALSA capture PCMs (found at start).
+        public var alsa = true
         /// How to learn of V4L2 cameras plugged in or out while running.
         public var hotplug = HotplugSource.automatic
         /// Where `camctl set --persist` stores settings; nil: nothing is stored.
@@ -133,6 +135,16 @@ public final class CameraDaemon: Sendable {
                 logger.warning("hotplug is off: \(error)")
             }
             discovery = finder
+        }
+        if configuration.alsa {
+            for microphone in ALSADiscovery.scan(logger: logger) {
+                do {
+                    try registry.add(microphone: microphone)
+                    logger.info("serving \(microphone.devicePath) as \(microphone.uniqueID): \(microphone.audio.native)")
+                } catch {
+                    logger.warning("\(microphone.devicePath) is not served: \(error)")
+                }
+            }
         }
         let virtualCount = configuration.virtualCameraCount ?? (registry.devices.isEmpty ? 1 : 0)
         if configuration.virtualCameraCount == nil && virtualCount > 0 {

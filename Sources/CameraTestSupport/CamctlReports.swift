@@ -45,6 +45,7 @@ public struct StreamReport: Decodable, Sendable, CustomStringConvertible {
         public let outOfOrder: Int
         public let misplaced: Int
         public let runs: Int
+        public let placementSpread: Double
     }
 
     /// The report camctl printed as its last line; throws when it failed.

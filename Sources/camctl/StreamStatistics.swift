@@ -251,7 +251,8 @@ struct StreamStatistics {
         }
         if let audioCheck {
             lines.append("check: \(audioCheck.result.blocks) stamp blocks, \(audioCheck.result.outOfOrder) out of order, "
-                + "\(audioCheck.result.misplaced) misplaced, in \(audioCheck.result.runs) unbroken runs")
+                + "\(audioCheck.result.misplaced) misplaced, in \(audioCheck.result.runs) unbroken runs; "
+                + "placement spread \(Int(audioCheck.result.placementSpread)) samples")
         }
         return lines.joined(separator: "\n")
     }
@@ -304,7 +305,15 @@ struct AudioStampCheck {
         var misplaced = 0
         /// Unbroken runs of periods (a drop starts a new one).
         var runs = 0
+        /// The largest difference, in samples, between two blocks' distances from
+        /// where their numbers put them: 0 at the microphone's own rate when no
+        /// sample is lost or repeated, whatever the signal's start (a signal played
+        /// into a loopback device starts anywhere); a few after a resampler.
+        var placementSpread = 0.0
     }
+
+    /// The smallest and largest distance seen, for ``Result/placementSpread``.
+    private var placements: (min: Double, max: Double)?
 
     let rate: Int
     let channels: Int
@@ -345,6 +354,8 @@ struct AudioStampCheck {
             let place = Double(block.number) * Double(AudioStamp.blockFrames) * Double(rate) / Double(AudioStamp.sampleRate)
             let found = Double(current.position + block.offset)
             if found - place < -2 || found - place > 34 { result.misplaced += 1 }
+            placements = (min(placements?.min ?? found - place, found - place), max(placements?.max ?? found - place, found - place))
         }
+        result.placementSpread = placements.map { $0.max - $0.min } ?? 0
     }
 }

@@ -42,6 +42,9 @@ struct Camerad: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Serve the V4L2 cameras (/dev/video*) and follow hotplug.")
     var v4l2 = true
 
+    @Flag(inversion: .prefixedNo, help: "Serve the ALSA capture devices (microphones) found at start.")
+    var alsa = true
+
     @Option(name: .long, help: ArgumentHelp(
         "How to follow cameras plugged in or out; auto is libudev, else inotify on /dev.",
         valueName: "source"))
@@ -112,6 +115,7 @@ struct Camerad: AsyncParsableCommand {
         configuration.virtualCameraCount = virtualCameras
         configuration.virtualMicrophoneCount = virtualMicrophones
         configuration.v4l2 = v4l2
+        configuration.alsa = alsa
         configuration.hotplug = hotplug
         configuration.stateDirectory = stateDir ?? CameraDaemon.defaultStateDirectory()
         configuration.maxConnections = maxConnections

@@ -42,7 +42,7 @@ bool test_daemon_start(test_daemon *daemon, int cameras) {
     if (daemon->pid == 0) {
         /* It goes when the test does, even one that crashed. */
         prctl(PR_SET_PDEATHSIG, SIGTERM);
-        execl(binary, binary, "--socket", daemon->socket, "--virtual-cameras", count, "--no-v4l2", "--hotplug", "off",
+        execl(binary, binary, "--socket", daemon->socket, "--virtual-cameras", count, "--no-v4l2", "--no-alsa", "--hotplug", "off",
               "--state-dir", state, "--log-level", "error", (char *)NULL);
         _exit(127);
     }

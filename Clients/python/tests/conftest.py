@@ -24,7 +24,7 @@ class Daemon:
         self.directory = tempfile.mkdtemp(prefix="camerad-py-")
         self.socket = os.path.join(self.directory, "s")
         self.process = subprocess.Popen(
-            [binary, "--socket", self.socket, "--virtual-cameras", str(cameras), "--no-v4l2", "--hotplug", "off",
+            [binary, "--socket", self.socket, "--virtual-cameras", str(cameras), "--no-v4l2", "--no-alsa", "--hotplug", "off",
              "--state-dir", os.path.join(self.directory, "state"), "--log-level", "error"])
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
