@@ -250,7 +250,7 @@ struct StreamStatistics {
                 + "\(check.unreadable) unreadable")
         }
         if let audioCheck {
-            lines.append("check: \(audioCheck.result.blocks) stamp blocks, \(audioCheck.result.outOfOrder) out of order, "
+            lines.append("check: \(audioCheck.result.blocks) stamp blocks, \(audioCheck.result.outOfOrder) out of order, \(audioCheck.result.skipped) skipped, "
                 + "\(audioCheck.result.misplaced) misplaced, in \(audioCheck.result.runs) unbroken runs; "
                 + "placement spread \(Int(audioCheck.result.placementSpread)) samples")
         }
@@ -299,8 +299,11 @@ struct AudioStampCheck {
     struct Result: Encodable {
         /// Blocks decoded, in every run.
         var blocks = 0
-        /// Blocks whose number does not follow the one before in their run.
+        /// Blocks whose number is not above the one before in their run (repeated or backwards).
         var outOfOrder = 0
+        /// Numbers missing between two blocks of a run: blocks the decoder did not find (their
+        /// placement, ``placementSpread``, says whether samples were lost with them).
+        var skipped = 0
         /// Blocks away from where their number puts them.
         var misplaced = 0
         /// Unbroken runs of periods (a drop starts a new one).
@@ -349,7 +352,8 @@ struct AudioStampCheck {
         result.runs += 1
         let blocks = AudioStamp.decode(current.samples, sampleRate: rate)
         result.blocks += blocks.count
-        result.outOfOrder += zip(blocks, blocks.dropFirst()).filter { $1.number != $0.number + 1 }.count
+        result.outOfOrder += zip(blocks, blocks.dropFirst()).filter { $1.number <= $0.number }.count
+        result.skipped += zip(blocks, blocks.dropFirst()).reduce(0) { $0 + max(0, Int($1.1.number) - Int($1.0.number) - 1) }
         for block in blocks {
             let place = Double(block.number) * Double(AudioStamp.blockFrames) * Double(rate) / Double(AudioStamp.sampleRate)
             let found = Double(current.position + block.offset)

@@ -73,7 +73,7 @@ extension VividGuestTests {
                     // and a listener that fell far behind once decoded a block 8 s out of place (issue 34's
                     // note: under investigation), which a loaded VM must not turn into a failure of the suite.
                     if report.totalDrops == 0 {
-                        #expect(check.outOfOrder == 0, "every block follows the one before in each unbroken run: \(check)")
+                        #expect(check.outOfOrder == 0, "no block repeats or goes back in an unbroken run: \(check)")
                         // At the same distance throughout from where its number puts it, across the listener's own
                         // drops too: no sample lost unreported or repeated (unless aplay itself fell behind).
                         if !underran {
