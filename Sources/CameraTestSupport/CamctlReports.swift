@@ -43,7 +43,7 @@ public struct StreamReport: Decodable, Sendable, CustomStringConvertible {
     public struct AudioCheck: Decodable, Sendable {
         public let blocks: Int
         public let outOfOrder: Int
-        public let skipped: Int
+        public let missing: Int
         public let misplaced: Int
         public let runs: Int
         public let placementSpread: Double

@@ -250,7 +250,7 @@ struct StreamStatistics {
                 + "\(check.unreadable) unreadable")
         }
         if let audioCheck {
-            lines.append("check: \(audioCheck.result.blocks) stamp blocks, \(audioCheck.result.outOfOrder) out of order, \(audioCheck.result.skipped) skipped, "
+            lines.append("check: \(audioCheck.result.blocks) stamp blocks, \(audioCheck.result.outOfOrder) out of order, \(audioCheck.result.missing) missing, "
                 + "\(audioCheck.result.misplaced) misplaced, in \(audioCheck.result.runs) unbroken runs; "
                 + "placement spread \(Int(audioCheck.result.placementSpread)) samples")
         }
@@ -303,7 +303,7 @@ struct AudioStampCheck {
         var outOfOrder = 0
         /// Numbers missing between two blocks of a run: blocks the decoder did not find (their
         /// placement, ``placementSpread``, says whether samples were lost with them).
-        var skipped = 0
+        var missing = 0
         /// Blocks away from where their number puts them.
         var misplaced = 0
         /// Unbroken runs of periods (a drop starts a new one).
@@ -353,7 +353,7 @@ struct AudioStampCheck {
         let blocks = AudioStamp.decode(current.samples, sampleRate: rate)
         result.blocks += blocks.count
         result.outOfOrder += zip(blocks, blocks.dropFirst()).filter { $1.number <= $0.number }.count
-        result.skipped += zip(blocks, blocks.dropFirst()).reduce(0) { $0 + max(0, Int($1.1.number) - Int($1.0.number) - 1) }
+        result.missing += zip(blocks, blocks.dropFirst()).reduce(0) { $0 + max(0, Int($1.1.number) - Int($1.0.number) - 1) }
         for block in blocks {
             let place = Double(block.number) * Double(AudioStamp.blockFrames) * Double(rate) / Double(AudioStamp.sampleRate)
             let found = Double(current.position + block.offset)

@@ -212,7 +212,7 @@ def listen(client: Client, arguments: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     wav: Optional[WAVFile] = None
     run: List = []
-    blocks = dict(blocks=0, outOfOrder=0, skipped=0, misplaced=0, runs=0)
+    blocks = dict(blocks=0, outOfOrder=0, missing=0, misplaced=0, runs=0)
 
     def decode(run_start: int) -> None:
         if not run:
@@ -222,7 +222,7 @@ def listen(client: Client, arguments: argparse.Namespace) -> int:
         blocks["runs"] += 1
         blocks["blocks"] += len(found)
         blocks["outOfOrder"] += sum(1 for a, b in zip(found, found[1:]) if b[0] <= a[0])
-        blocks["skipped"] += sum(max(0, b[0] - a[0] - 1) for a, b in zip(found, found[1:]))
+        blocks["missing"] += sum(max(0, b[0] - a[0] - 1) for a, b in zip(found, found[1:]))
         rate = periods.format.sample_rate
         blocks["misplaced"] += sum(1 for number, offset in found
                                    if not -2 <= run_start + offset - number * 960 * rate / 48000 <= 34)
