@@ -171,12 +171,7 @@ public final class CaptureAudioDataOutput: CaptureDataOutput, @unchecked Sendabl
     override func streamSettings(for connection: CaptureConnection) throws(CaptureError) -> Camerad_V1_OutputSettings? {
         guard connection.isEnabled else { return nil }
         let current = settings.withLock { $0 }
-        var request = Camerad_V1_OutputSettings()
-        request.delivery = current.delivery == .inline ? .inline : .sharedMemory
-        request.releaseRing = current.delivery != .inline
-        request.frameRing = current.delivery != .inline
-        request.maxFramesInFlight = UInt32(current.maxPeriodsInFlight)
-        return request
+        return Self.transport(inline: current.delivery == .inline, inFlight: current.maxPeriodsInFlight)
     }
 
     override func audioFormat() throws(CaptureError) -> Camerad_V1_AudioFormat {

@@ -1,3 +1,4 @@
+import CameraProtocol
 import Synchronization
 
 /// What a video and an audio data output share: the ``sampleBuffers``
@@ -99,6 +100,18 @@ public class CaptureDataOutput: CaptureOutput, @unchecked Sendable {
     /// }
     /// ```
     public var sampleBufferExecutor: any TaskExecutor { DaemonClient.shared.loop }
+
+    /// How an output's buffers travel, whatever its media: shared memory
+    /// coming and going through the stream's rings (no message per buffer, no
+    /// wake-up in camerad for a release), or inline; at most `inFlight` held.
+    static func transport(inline: Bool, inFlight: Int) -> Camerad_V1_OutputSettings {
+        var settings = Camerad_V1_OutputSettings()
+        settings.delivery = inline ? .inline : .sharedMemory
+        settings.releaseRing = !inline
+        settings.frameRing = !inline
+        settings.maxFramesInFlight = UInt32(inFlight)
+        return settings
+    }
 
     /// Hands a buffer to every iteration under way.
     func yieldToReaders(_ buffer: SampleBuffer) {

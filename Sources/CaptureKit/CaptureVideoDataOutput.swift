@@ -181,7 +181,7 @@ public final class CaptureVideoDataOutput: CaptureDataOutput, @unchecked Sendabl
                 + "use one of availableVideoPixelFormatTypes (" + availableVideoPixelFormatTypes.map { "'\(PixelFormats.name($0))'" }
                     .joined(separator: ", ") + ") or nil for the device's own")
         }
-        var request = Camerad_V1_OutputSettings()
+        var request = Self.transport(inline: current.delivery == .inline, inFlight: current.maxFramesInFlight)
         request.pixelFormat = pixelFormat
         request.width = UInt32(max(0, current.videoSettings.width ?? 0))
         request.height = UInt32(max(0, current.videoSettings.height ?? 0))
@@ -192,12 +192,6 @@ public final class CaptureVideoDataOutput: CaptureDataOutput, @unchecked Sendabl
         request.orientation = connection.videoOrientation.proto
         request.mirrored = connection.isVideoMirrored
         request.alwaysDiscardsLateVideoFrames = current.alwaysDiscardsLateVideoFrames
-        request.delivery = current.delivery == .inline ? .inline : .sharedMemory
-        // Frames come and go back through shared memory: no message per frame
-        // either way, and no wake-up in camerad for a release.
-        request.releaseRing = current.delivery != .inline
-        request.frameRing = current.delivery != .inline
-        request.maxFramesInFlight = UInt32(current.maxFramesInFlight)
         return request
     }
 

@@ -337,8 +337,10 @@ struct AudioStampCheck {
         let format: AudioLayout.SampleFormat = isFloat ? .f32 : bytesPerSample == 2 ? .s16 : .s32
         guard let floats = try? period.withUnsafeBytes({ format.floats(in: $0) }) else { return }
         let first = stride(from: 0, to: floats.count, by: max(1, channels)).map { floats[$0] }
-        if let current = run, current.next == sample.sequenceNumber {
-            run = (current.position, current.next + 1, current.samples + first)
+        if run?.next == sample.sequenceNumber {
+            // In place: a copy of the run per period would cost its length each time.
+            run!.next += 1
+            run!.samples += first
         } else {
             finish()
             run = (Int(sample.sequenceNumber) * sample.numSamples, sample.sequenceNumber + 1, first)
