@@ -118,7 +118,10 @@ public enum AudioStamp {
             // The middle half of the bit: clear of its edges after a resampler.
             let from = Double(start) + (Double(markerFrames * 2 + bit * bitFrames) + Double(bitFrames) * 0.25) * scale
             let count = max(1, Int((Double(bitFrames) * 0.5 * scale).rounded()))
-            bits = bits << 1 | (mean(Int(from.rounded()), count) > 0 ? 1 : 0)
+            // A bit is ±bitLevel: anything nearer 0 (silence after a marker) is no bit at all.
+            let level = mean(Int(from.rounded()), count)
+            guard abs(level) > Double(bitLevel) / 2 else { return nil }
+            bits = bits << 1 | (level > 0 ? 1 : 0)
         }
         let number = UInt32(truncatingIfNeeded: bits >> 8)
         guard UInt8(truncatingIfNeeded: bits) == crc(number) else { return nil }

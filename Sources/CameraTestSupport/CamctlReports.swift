@@ -47,6 +47,10 @@ public struct StreamReport: Decodable, Sendable, CustomStringConvertible {
         public let misplaced: Int
         public let runs: Int
         public let placementSpread: Double
+        /// The first few blocks out of place or order.
+        public let strays: [String]
+        /// The first period of each unbroken run (the first few).
+        public let runStarts: [UInt64]
     }
 
     /// The report camctl printed as its last line; throws when it failed.

@@ -252,7 +252,8 @@ struct StreamStatistics {
         if let audioCheck {
             lines.append("check: \(audioCheck.result.blocks) stamp blocks, \(audioCheck.result.outOfOrder) out of order, \(audioCheck.result.missing) missing, "
                 + "\(audioCheck.result.misplaced) misplaced, in \(audioCheck.result.runs) unbroken runs; "
-                + "placement spread \(Int(audioCheck.result.placementSpread)) samples")
+                + "placement spread \(Int(audioCheck.result.placementSpread)) samples"
+                + audioCheck.result.strays.map { "; \($0)" }.joined())
         }
         return lines.joined(separator: "\n")
     }
@@ -313,6 +314,11 @@ struct AudioStampCheck {
         /// sample is lost or repeated, whatever the signal's start (a signal played
         /// into a loopback device starts anywhere); a few after a resampler.
         var placementSpread = 0.0
+        /// The first few blocks out of their place or order, as "block N in period P, D samples
+        /// from its place": where to look when the counts above are not 0.
+        var strays: [String] = []
+        /// The first period of each unbroken run (the first few).
+        var runStarts: [UInt64] = []
     }
 
     /// The smallest and largest distance seen, for ``Result/placementSpread``.
@@ -323,8 +329,10 @@ struct AudioStampCheck {
     let isFloat: Bool
     let bytesPerSample: Int
     private(set) var result = Result()
-    /// The run under way: its first frame's position, and its first channel's samples.
-    private var run: (position: Int, next: UInt64, samples: [Float])?
+    /// The run under way: its first frame's position and sequence number, and its first channel's samples.
+    private var run: (position: Int, first: UInt64, next: UInt64, samples: [Float])?
+    /// Where the blocks were found so far, for a stray's distance: the first block's distance from its place.
+    private var usualPlacement: Double?
 
     init(description: AudioStreamBasicDescription) {
         rate = Int(description.mSampleRate)
@@ -343,7 +351,7 @@ struct AudioStampCheck {
             run!.samples += first
         } else {
             finish()
-            run = (Int(sample.sequenceNumber) * sample.numSamples, sample.sequenceNumber + 1, first)
+            run = (Int(sample.sequenceNumber) * sample.numSamples, sample.sequenceNumber, sample.sequenceNumber + 1, first)
         }
     }
 
@@ -352,14 +360,22 @@ struct AudioStampCheck {
         guard let current = run else { return }
         run = nil
         result.runs += 1
+        if result.runStarts.count < 4 { result.runStarts.append(current.first) }
         let blocks = AudioStamp.decode(current.samples, sampleRate: rate)
         result.blocks += blocks.count
         result.outOfOrder += zip(blocks, blocks.dropFirst()).filter { $1.number <= $0.number }.count
         result.missing += zip(blocks, blocks.dropFirst()).reduce(0) { $0 + max(0, Int($1.1.number) - Int($1.0.number) - 1) }
-        for block in blocks {
+        let periodFrames = max(1, current.samples.count / Int(current.next - current.first))
+        for (index, block) in blocks.enumerated() {
             let place = Double(block.number) * Double(AudioStamp.blockFrames) * Double(rate) / Double(AudioStamp.sampleRate)
             let found = Double(current.position + block.offset)
             if found - place < -2 || found - place > 34 { result.misplaced += 1 }
+            let usual = usualPlacement ?? found - place
+            usualPlacement = usual
+            if abs(found - place - usual) > 3 || (index > 0 && block.number <= blocks[index - 1].number), result.strays.count < 4 {
+                result.strays.append("block \(block.number) in period \(current.first + UInt64(block.offset / periodFrames)), "
+                                     + "\(Int(found - place - usual)) samples from its place")
+            }
             placements = (min(placements?.min ?? found - place, found - place), max(placements?.max ?? found - place, found - place))
         }
         result.placementSpread = placements.map { $0.max - $0.min } ?? 0

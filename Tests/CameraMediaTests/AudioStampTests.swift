@@ -75,6 +75,20 @@ import Testing
         #expect(AudioStamp.decode([], sampleRate: 48_000).isEmpty)
     }
 
+    /// A marker cut off by silence (or by the tone alone) is no block: silence
+    /// is not a run of 0 bits — which, CRC-8 of 0 being 0, would read as block 0.
+    /// snd-aloop hands a capture a few milliseconds of a stale buffer (a block's
+    /// marker) after its playback ends: that was "block 0" after the last block.
+    @Test func aMarkerBeforeSilenceIsNoBlock() {
+        let whole = Self.rendered(seconds: 0.1, from: 0)
+        let tone = (0..<2_000).map { AudioStamp.toneLevel * Float(sin(2 * Double.pi * Double($0 + 48) / 48)) }
+        for tail in [[Float](repeating: 0, count: 2_000), tone] {
+            let samples = Array(whole[0..<(2 * AudioStamp.markerFrames)]) + tail
+            #expect(AudioStamp.decode(samples, sampleRate: 48_000).isEmpty, "a marker, then \(tail.allSatisfy { $0 == 0 } ? "silence" : "the tone")")
+        }
+        #expect(AudioStamp.decode(whole, sampleRate: 48_000).map(\.number) == [0, 1, 2, 3, 4], "whole blocks still decode")
+    }
+
     /// The tone is 1 kHz at −20 dBFS peak: in a block's quiet tail, the samples are the tone alone.
     @Test func theToneIsTheSignalBetweenTheMarks() {
         let quietStart = 48 + 40 * AudioStamp.bitFrames

@@ -33,8 +33,15 @@ final class AudioVariant: Sendable {
         }
         self.layout = layout
         let node = try MediaNode(name: "\(source.name) as \(layout)", media: .audio(layout), slots: slots ?? layout.poolSlots, budget: budget, logger: logger)
-        derived = try DerivedNode(node, reading: source, passesDropsOn: false, idle: false) { period, node in cutter.take(period, into: node) }
+        derived = try DerivedNode(node, reading: source, inFlight: Self.periodsInFlight, passesDropsOn: false, idle: false) { period, node in
+            cutter.take(period, into: node)
+        }
     }
+
+    /// The microphone's periods its worker may hold: 160 ms of 10 ms periods,
+    /// past a loaded machine's stalls (4 lost periods to the VM's, where the
+    /// microphone's own listener with 16 lost none).
+    static let periodsInFlight = 16
 
     /// Stops reading the microphone and ends the variant's listeners.
     func stop() { derived.stop() }
