@@ -1,9 +1,11 @@
 #include "audio-stamp.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 enum { BLOCK_FRAMES = 960, MARKER_FRAMES = 24, BIT_FRAMES = 20, BIT_COUNT = 40 };
+static const double BIT_LEVEL = 0.3;
 
 static uint8_t crc8_of(uint32_t number) {
     uint8_t bytes[10] = {0, 0, 0, 0, 0, 0, (uint8_t)(number >> 24), (uint8_t)(number >> 16), (uint8_t)(number >> 8),
@@ -48,13 +50,17 @@ size_t audio_stamp_decode(const float *samples, size_t count, uint32_t sample_ra
             start++;
         }
         uint64_t bits = 0;
+        bool readable = true;
         for (int bit = 0; bit < BIT_COUNT; bit++) {
             double from = best + (MARKER_FRAMES * 2 + bit * BIT_FRAMES + BIT_FRAMES * 0.25) * scale;
             size_t span = (size_t)fmax(1, round(BIT_FRAMES * 0.5 * scale));
-            bits = bits << 1 | (mean(sums, (size_t)round(from), span) > 0 ? 1 : 0);
+            double level = mean(sums, (size_t)round(from), span);
+            /* A bit is +-0.3: nearer 0 (silence after a lone marker) is no bit, not a 0. */
+            readable = readable && fabs(level) > BIT_LEVEL / 2;
+            bits = bits << 1 | (level > 0 ? 1 : 0);
         }
         uint32_t number = (uint32_t)(bits >> 8);
-        if ((uint8_t)bits == crc8_of(number)) {
+        if (readable && (uint8_t)bits == crc8_of(number)) {
             blocks[found++] = (audio_stamp_block){number, best};
             index = best + (size_t)(BLOCK_FRAMES * scale * 0.9);
         } else {

@@ -74,6 +74,7 @@ def check(frame) -> str:
 # 20 samples each (+0.3 for 1, -0.3 for 0): n in 32 bits, most significant first,
 # and a CRC-8 of n (as the frame stamp's, over n in 10 big-endian bytes).
 AUDIO_RATE, BLOCK_FRAMES, MARKER_FRAMES, BIT_FRAMES, BIT_COUNT = 48_000, 960, 24, 20, 40
+BIT_LEVEL = 0.3
 
 
 def decode_audio(samples: np.ndarray, sample_rate: int = AUDIO_RATE) -> List[Tuple[int, int]]:
@@ -105,11 +106,15 @@ def decode_audio(samples: np.ndarray, sample_rate: int = AUDIO_RATE) -> List[Tup
         best = int(run[np.argmax(means[run] - means[run + half])]) if len(run) else start
         bits = 0
         span = max(1, round(BIT_FRAMES * 0.5 * scale))
+        readable = True
         for bit in range(BIT_COUNT):
             at = round(best + (MARKER_FRAMES * 2 + bit * BIT_FRAMES + BIT_FRAMES * 0.25) * scale)
-            bits = bits << 1 | (1 if (sums[at + span] - sums[at]) / span > 0 else 0)
+            level = (sums[at + span] - sums[at]) / span
+            # A bit is +-0.3: nearer 0 (silence after a lone marker) is no bit, not a 0.
+            readable = readable and abs(level) > BIT_LEVEL / 2
+            bits = bits << 1 | (1 if level > 0 else 0)
         number = bits >> 8
-        if bits & 0xFF == _crc8(number.to_bytes(10, "big")):
+        if readable and bits & 0xFF == _crc8(number.to_bytes(10, "big")):
             blocks.append((number, best))
             next_start = best + int(BLOCK_FRAMES * scale * 0.9)
         position = end + 1
