@@ -27,9 +27,9 @@ public final class CameraDaemon: Sendable {
         public var virtualMicrophoneCount = 0
         /// Serve the V4L2 cameras (/dev/video*) and follow hotplug.
         public var v4l2 = true
-        /// Serve the ALSA capture PCMs (found at start).
+        /// Serve the ALSA capture PCMs (found at start) and follow hotplug.
         public var alsa = true
-        /// How to learn of V4L2 cameras plugged in or out while running.
+        /// How to learn of cameras and microphones plugged in or out while running.
         public var hotplug = HotplugSource.automatic
         /// Where `camctl set --persist` stores settings; nil: nothing is stored.
         /// See ``defaultStateDirectory``.
@@ -71,18 +71,18 @@ public final class CameraDaemon: Sendable {
     private let socket: DaemonSocket
     private let server: RPCServer
     let registry: DeviceRegistry
-    private let discovery: V4L2Discovery?
+    private let hotplug: DeviceHotplug?
     private let defaults: DefaultsStore?
 
     private init(configuration: Configuration, logger: Logger, loop: EventLoop, socket: DaemonSocket,
-                 server: RPCServer, registry: DeviceRegistry, discovery: V4L2Discovery?, defaults: DefaultsStore?) {
+                 server: RPCServer, registry: DeviceRegistry, hotplug: DeviceHotplug?, defaults: DefaultsStore?) {
         self.configuration = configuration
         self.logger = logger
         self.loop = loop
         self.socket = socket
         self.server = server
         self.registry = registry
-        self.discovery = discovery
+        self.hotplug = hotplug
         self.defaults = defaults
     }
 
@@ -125,26 +125,21 @@ public final class CameraDaemon: Sendable {
         let configurator = DeviceConfigurator(registry: registry, defaults: defaults, logger: logger)
         // On the device's executor, so whatever a client asks of it next runs after.
         registry.observeAdditions { device in device.executor.enqueue { configurator.restoreDefaults(of: device) } }
-        var discovery: V4L2Discovery?
+        var cameras: V4L2Discovery?
         if configuration.v4l2 {
-            let finder = V4L2Discovery(registry: registry, logger: logger, timers: loop)
-            finder.scan()
-            do {
-                try finder.startMonitoring(configuration.hotplug)
-            } catch {
-                logger.warning("hotplug is off: \(error)")
-            }
-            discovery = finder
+            cameras = V4L2Discovery(registry: registry, logger: logger, timers: loop)
+            cameras?.scan()
         }
+        var microphones: ALSADiscovery?
         if configuration.alsa {
-            for microphone in ALSADiscovery.scan(logger: logger) {
-                do {
-                    try registry.add(microphone: microphone)
-                    logger.info("serving \(microphone.devicePath) as \(microphone.uniqueID): \(microphone.audio.native)")
-                } catch {
-                    logger.warning("\(microphone.devicePath) is not served: \(error)")
-                }
-            }
+            microphones = ALSADiscovery(registry: registry, logger: logger)
+            microphones?.scan()
+        }
+        var hotplug: DeviceHotplug?
+        do {
+            hotplug = try DeviceHotplug(configuration.hotplug, cameras: cameras, microphones: microphones, logger: logger)
+        } catch {
+            logger.warning("hotplug is off: \(error)")
         }
         let virtualCount = configuration.virtualCameraCount ?? (registry.devices.isEmpty ? 1 : 0)
         if configuration.virtualCameraCount == nil && virtualCount > 0 {
@@ -157,7 +152,7 @@ public final class CameraDaemon: Sendable {
             do {
                 try roster.add(index: index, position: position)
             } catch {
-                discovery?.stop()
+                hotplug?.stop()
                 socket.remove()
                 throw error
             }
@@ -166,7 +161,7 @@ public final class CameraDaemon: Sendable {
             do {
                 try roster.addMicrophone(index: index)
             } catch {
-                discovery?.stop()
+                hotplug?.stop()
                 socket.remove()
                 throw error
             }
@@ -190,9 +185,9 @@ public final class CameraDaemon: Sendable {
             try server.start()
             logger.info("camerad \(cameradVersion) serving \(registry.devices.count) camera(s) and \(registry.microphones.count) microphone(s) on \(configuration.socketPath)")
             return CameraDaemon(configuration: configuration, logger: logger, loop: loop, socket: socket,
-                                server: server, registry: registry, discovery: discovery, defaults: defaults)
+                                server: server, registry: registry, hotplug: hotplug, defaults: defaults)
         } catch {
-            discovery?.stop()
+            hotplug?.stop()
             socket.remove()
             throw DaemonError.socketSetup(path: configuration.socketPath, reason: "\(error)")
         }
@@ -227,7 +222,7 @@ public final class CameraDaemon: Sendable {
         logger.info("shutting down: ending \(server.connections.count) connection(s)")
         socket.remove()
         // Joins the hotplug thread: a worker's wait, not the cooperative pool's.
-        if let discovery { _ = try? await Workers.run { discovery.stop() } }
+        if let hotplug { _ = try? await Workers.run { hotplug.stop() } }
         registry.interruptAllStreams(.shuttingDown, CameraError(.shuttingDown, "camerad is shutting down; reconnect when it is back"))
         await server.shutDown(with: RPCError(.shuttingDown, "camerad is shutting down; reconnect when it is back"))
         loop.stop()

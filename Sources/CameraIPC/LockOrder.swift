@@ -67,8 +67,6 @@ public enum LockLevel: Int32, CaseIterable, Sendable {
     case configurationClaims
     /// A `WorkerThread`'s job queue.
     case workerJobs
-    /// `V4L2Discovery`'s hotplug thread, while it follows.
-    case hotplugThread
     /// An audio node's work on its worker: an `AudioVariant`'s resampler and
     /// periods being cut, an `AudioMeter`'s levels and last reading.
     case audioWork

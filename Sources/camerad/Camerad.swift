@@ -42,11 +42,11 @@ struct Camerad: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Serve the V4L2 cameras (/dev/video*) and follow hotplug.")
     var v4l2 = true
 
-    @Flag(inversion: .prefixedNo, help: "Serve the ALSA capture devices (microphones) found at start.")
+    @Flag(inversion: .prefixedNo, help: "Serve the ALSA capture devices (microphones) and follow hotplug.")
     var alsa = true
 
     @Option(name: .long, help: ArgumentHelp(
-        "How to follow cameras plugged in or out; auto is libudev, else inotify on /dev.",
+        "How to follow cameras and microphones plugged in or out; auto is libudev, else inotify on /dev.",
         valueName: "source"))
     var hotplug: HotplugSource = .automatic
 

@@ -1,6 +1,7 @@
 import CameraMedia
 import CameraTestSupport
 import Foundation
+import Glibc
 import Testing
 
 extension VividGuestTests {
@@ -83,6 +84,57 @@ extension VividGuestTests {
                     print(Vivid.figures + "camerad: \(line)")
                 }
             }
+        }
+    }
+
+    /// snd-aloop loaded while camerad runs: its capture PCMs are served as their
+    /// nodes come (the kernel's events through libudev, or inotify on /dev/snd);
+    /// a listener ends as disconnected when the card goes under it (unbound from
+    /// its driver while camerad reads it: an unplug, as the kernel does it), the
+    /// microphones leave the list, and come back with the same uniqueIDs when the
+    /// card is bound again.
+    @Test(arguments: ["auto", "inotify"])
+    func aLoopbackCardPluggedInAndOutIsFollowed(hotplug: String) async throws {
+        let module = try #require(ProcessInfo.processInfo.environment["VIVID_VM_ALOOP_MODULE"])
+        let loopback: Set = ["alsa-Loopback-0", "alsa-Loopback-1"]
+        defer { _ = Glibc.system("/bin/busybox rmmod snd_aloop 2>/dev/null") }
+        try await Vivid.withDaemon(arguments: ["--hotplug", hotplug]) { daemon in
+            #expect(try await Self.microphones(daemon, become: []), "no sound card yet")
+            let insmod = try await runProcess("/bin/busybox", ["insmod", module])
+            try #require(insmod.status == 0, "insmod snd-aloop: \(insmod.standardError)")
+            #expect(try await Self.microphones(daemon, become: loopback), "served as they came")
+
+            let listener = try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "listen", "alsa-Loopback-1",
+                                                                "--duration", "60", "--json"])
+            #expect(await waitUntil(timeout: .seconds(60)) {
+                (try? String(contentsOfFile: "/proc/asound/Loopback/pcm1c/sub0/status", encoding: .utf8))?.contains("RUNNING") == true
+            }, "camerad captures for its listener")
+            // The kernel disconnects the card at once, and waits for camerad to close it.
+            let unbind = try await runProcess("/bin/sh", ["-c", "echo snd_aloop.0 > /sys/bus/platform/drivers/snd_aloop/unbind"],
+                                              timeout: .seconds(60))
+            #expect(unbind.status == 0, "unbind: \(unbind.standardError)")
+            #expect(await listener.wait(timeout: .seconds(60)) { !$0.process.isRunning }, "the listener ends by itself")
+            let ended = await listener.stop()
+            #expect(ended.status != 0 && ended.standardError.contains("disconnected"), "camctl ended with \(ended.status): \(ended.standardError)")
+            #expect(try await Self.microphones(daemon, become: []), "both gone with the card")
+
+            let bind = try await runProcess("/bin/sh", ["-c", "echo snd_aloop.0 > /sys/bus/platform/drivers/snd_aloop/bind"])
+            #expect(bind.status == 0, "bind: \(bind.standardError)")
+            #expect(try await Self.microphones(daemon, become: loopback), "back, with the same uniqueIDs")
+            let again = try await camctl(["listen", "alsa-Loopback-1", "--duration", "0.5", "--json"], socket: daemon.socketPath)
+            #expect(again.status == 0, "heard again: \(again.standardError)")
+            #expect(!daemon.hasExited)
+            let expected = hotplug == "inotify" ? "following hotplug through inotify on /dev" : "following hotplug through kernel events"
+            #expect(daemon.logText.contains(expected), "\(daemon.logText)")
+        }
+    }
+
+    /// Waits up to a minute until the daemon lists exactly these microphones.
+    static func microphones(_ daemon: DaemonProcess, become uniqueIDs: Set<String>) async throws -> Bool {
+        try await waitUntil(timeout: .seconds(60), every: .milliseconds(200)) {
+            let list = try await camctl(["list", "--json"], socket: daemon.socketPath)
+            let devices = (try? Vivid.json(list)) as? [[String: Any]] ?? []
+            return Set(devices.filter { $0["mediaType"] as? String == "audio" }.compactMap { $0["uniqueID"] as? String }) == uniqueIDs
         }
     }
 

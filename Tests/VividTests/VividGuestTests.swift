@@ -15,7 +15,7 @@ import Testing
 @Suite(.serialized, .enabled(if: Vivid.isGuest, "runs inside scripts/vivid-vm, which VividVMTests boots"))
 struct VividGuestTests {
     /// How many tests this suite has, for the host to check they all ran.
-    static let testCount = 13
+    static let testCount = 14
 
     @Test func theDaemonListsEachCaptureNodeWithItsCardName() async throws {
         let nodes = Vivid.captureNodes()

@@ -5,19 +5,26 @@ import Glibc
 import Logging
 
 /// An ALSA capture PCM (`hw:CARD=Loopback,DEV=1`, a USB microphone's): found at
-/// start (``ALSADiscovery``), opened by camerad while anyone listens, read on a
+/// start or plugged in later (``ALSADiscovery``), opened by camerad while anyone listens, read on a
 /// capture thread of its own (``ALSACapture``). Its own format is what the
 /// device takes closest to 48 kHz stereo S16 in 10 ms periods, probed once.
 final class ALSAMicrophone: MicrophoneBackend {
     let uniqueID: String
+    /// The card's and the PCM's numbers now (`/dev/snd/pcmC<card>D<device>c`):
+    /// what a node's removal names, while it is plugged in.
+    let card: Int32
+    let device: Int32
     /// "hw:CARD=<id>,DEV=<n>": by the card's id, which survives reordering.
     let devicePath: String
     let localizedName: String
     let manufacturer: String
     let audio: AudioCapabilities
 
-    init(uniqueID: String, devicePath: String, localizedName: String, manufacturer: String, native: AudioLayout) {
+    init(uniqueID: String, card: Int32, device: Int32, devicePath: String, localizedName: String, manufacturer: String,
+         native: AudioLayout) {
         self.uniqueID = uniqueID
+        self.card = card
+        self.device = device
         self.devicePath = devicePath
         self.localizedName = localizedName
         self.manufacturer = manufacturer

@@ -6,8 +6,8 @@ import Glibc
 import Logging
 import V4L2
 
-/// Finds the V4L2 cameras: scans /dev/video* at start, then follows hotplug
-/// (see ``HotplugSource``), adding and removing devices in the registry.
+/// Finds the V4L2 cameras: scans /dev/video* at start, then adds and removes
+/// devices in the registry as ``DeviceHotplug`` sees nodes come and go.
 ///
 /// Identity comes from sysfs through libudev, never from the node's number:
 /// see ``V4L2Identity``.
@@ -17,8 +17,6 @@ final class V4L2Discovery: Sendable {
     private let devicesFolder: String
     /// Where a node that failed is probed again a second later, the work done on a worker.
     private let timers: EventLoop
-    /// The hotplug monitor's thread, while it follows.
-    private let monitorThread = OrderedMutex<PollingThread?>(.hotplugThread, nil)
 
     init(registry: DeviceRegistry, logger: Logger, devicesFolder: String = "/dev", timers: EventLoop) {
         self.registry = registry
@@ -84,62 +82,11 @@ final class V4L2Discovery: Sendable {
         }
     }
 
-    // MARK: - Hotplug
-
-    /// Follows hotplug on a thread of its own until ``stop()``.
-    ///
-    /// - Throws: ``DaemonError`` when `source` cannot be listened to (no
-    ///   netlink for libudev, no inotify); `.automatic` throws only when neither works.
-    func startMonitoring(_ source: HotplugSource) throws {
-        let monitor: any HotplugMonitor
-        switch source {
-        case .off: return
-        case .udev: monitor = try UDevHotplugMonitor()
-        case .inotify: monitor = try INotifyHotplugMonitor(folder: devicesFolder)
-        case .automatic:
-            do {
-                monitor = try UDevHotplugMonitor()
-            } catch {
-                logger.info("\(error); following hotplug through inotify instead")
-                monitor = try INotifyHotplugMonitor(folder: devicesFolder)
-            }
-        }
-        logger.debug("following hotplug through \(monitor.name)")
-        let thread: PollingThread
-        let name = monitor.name
-        do {
-            thread = try PollingThread(name: "camerad-hotplug", watching: monitor.fileDescriptor)
-            try thread.start { [self] thread in follow(monitor, on: thread) }
-        } catch {
-            throw DaemonError.invalidConfiguration("no thread to follow \(name) on: \(error)")
-        }
-        monitorThread.withLock { $0 = thread }
-    }
-
-    /// Ends the monitor thread and waits for it.
-    func stop() {
-        guard let thread = monitorThread.withLock({ $0.take() }) else { return }
-        thread.wake()
-        thread.join()
-    }
-
-    private func follow(_ monitor: any HotplugMonitor, on thread: PollingThread) {
-        while true {
-            let ready = thread.wait()
-            if ready.woken { return }
-            guard ready.descriptorIsReady else { continue }
-            for event in monitor.read() {
-                switch event.action {
-                case .add: addWhenReady(event.path)
-                case .remove: remove(path: event.path)
-                }
-            }
-        }
-    }
+    // MARK: - Hotplug (``DeviceHotplug``'s thread)
 
     /// With kernel or inotify events the node may not answer for a moment (udev
     /// still sets its permissions): try for a second.
-    private func addWhenReady(_ path: String) {
+    func addWhenReady(_ path: String) {
         for _ in 0..<10 {
             if add(path: path) != nil || registry.devices.contains(where: { ($0 as? V4L2Camera)?.devicePath == path }) {
                 return
