@@ -44,6 +44,8 @@ struct DeviceDescription: Sendable {
     var lockHolder: ConfigurationLocks.Holder?
     /// A microphone's formats; nil for a camera.
     var audio: AudioCapabilities? = nil
+    /// The devices physically linked to it (on the same USB device), by uniqueID.
+    var linkedUniqueIDs: [String] = []
 
     /// AVCaptureDevice.hasMediaType: a camera's is video, a microphone's audio.
     var mediaType: MediaType { audio == nil ? .video : .audio }

@@ -51,14 +51,42 @@ final class DeviceRegistry: Sendable {
     /// A device as clients see it: its own description, the mode it runs in
     /// now, and who holds its lock.
     func describe(_ device: any CameraBackend) -> DeviceDescription {
-        describe(device, streamer: streamer(device.uniqueID))
+        state.withLock { state in describe(device, state) }
     }
 
-    private func describe(_ device: any CameraBackend, streamer: DeviceStreamer?) -> DeviceDescription {
+    private func describe(_ device: any CameraBackend, _ state: State) -> DeviceDescription {
         var description = device.describe()
-        if let mode = streamer?.runningMode { description.activeMode = mode }
+        if let mode = state.streamers[device.uniqueID]?.runningMode { description.activeMode = mode }
         description.lockHolder = locks.holder(of: device.uniqueID)
+        description.linkedUniqueIDs = linked(to: device.uniqueID, on: device.usbDevice, state)
         return description
+    }
+
+    private func describe(_ microphone: any MicrophoneBackend, _ state: State) -> DeviceDescription {
+        var description = microphone.describe()
+        description.lockHolder = locks.holder(of: microphone.uniqueID)
+        description.linkedUniqueIDs = linked(to: microphone.uniqueID, on: microphone.usbDevice, state)
+        return description
+    }
+
+    /// The devices on the USB device `usbDevice` but `uniqueID`: a webcam's
+    /// camera and microphone (AVFoundation's linkedDevices).
+    private func linked(to uniqueID: String, on usbDevice: String?, _ state: State) -> [String] {
+        guard let usbDevice else { return [] }
+        return (state.devices.filter { $0.usbDevice == usbDevice }.map(\.uniqueID)
+            + state.microphones.map(\.microphone).filter { $0.usbDevice == usbDevice }.map(\.uniqueID))
+            .filter { $0 != uniqueID }
+    }
+
+    /// Tells the watchers that the devices linked to `uniqueID`, which came or went, changed.
+    private func linksChanged(_ uniqueID: String, on usbDevice: String?, _ state: inout State) {
+        guard let usbDevice else { return }
+        for device in state.devices where device.usbDevice == usbDevice && device.uniqueID != uniqueID {
+            broadcast(.changed, describe(device, state), &state)
+        }
+        for microphone in state.microphones.map(\.microphone) where microphone.usbDevice == usbDevice && microphone.uniqueID != uniqueID {
+            broadcast(.changed, describe(microphone, state), &state)
+        }
     }
 
     /// Every camera, in the order they arrived.
@@ -75,8 +103,8 @@ final class DeviceRegistry: Sendable {
     /// Every device as clients see it: the cameras, then the microphones.
     var descriptions: [DeviceDescription] {
         state.withLock { state in
-            state.devices.map { describe($0, streamer: state.streamers[$0.uniqueID]) }
-                + state.microphones.map { describe($0.microphone) }
+            state.devices.map { describe($0, state) }
+                + state.microphones.map { describe($0.microphone, state) }
         }
     }
 
@@ -84,16 +112,10 @@ final class DeviceRegistry: Sendable {
     func description(of uniqueID: String) -> DeviceDescription? {
         state.withLock { state in
             if let camera = state.devices.first(where: { $0.uniqueID == uniqueID }) {
-                return describe(camera, streamer: state.streamers[uniqueID])
+                return describe(camera, state)
             }
-            return state.microphones.first { $0.microphone.uniqueID == uniqueID }.map { describe($0.microphone) }
+            return state.microphones.first { $0.microphone.uniqueID == uniqueID }.map { describe($0.microphone, state) }
         }
-    }
-
-    private func describe(_ microphone: any MicrophoneBackend) -> DeviceDescription {
-        var description = microphone.describe()
-        description.lockHolder = locks.holder(of: microphone.uniqueID)
-        return description
     }
 
     private func isTaken(_ uniqueID: String, _ state: State) -> Bool {
@@ -128,7 +150,8 @@ final class DeviceRegistry: Sendable {
             state.streamers[uniqueID] = DeviceStreamer(device: device, timers: timers, budget: clientBudget, logger: logger, onDeviceLost: { [weak self] error in
                 self?.remove(uniqueID, because: error)
             })
-            broadcast(.connected, describe(device, streamer: nil), &state)
+            broadcast(.connected, describe(device, state), &state)
+            linksChanged(uniqueID, on: device.usbDevice, &state)
         }
         additionObserver.withLock { $0 }(device)
     }
@@ -145,7 +168,8 @@ final class DeviceRegistry: Sendable {
             state.microphones.append(MicrophoneStreamer(microphone: microphone, budget: clientBudget, logger: logger) { [weak self] error in
                 self?.remove(uniqueID, because: error)
             })
-            broadcast(.connected, describe(microphone), &state)
+            broadcast(.connected, describe(microphone, state), &state)
+            linksChanged(uniqueID, on: microphone.usbDevice, &state)
         }
     }
 
@@ -158,9 +182,10 @@ final class DeviceRegistry: Sendable {
         let microphone = withState { state -> MicrophoneStreamer? in
             guard let index = state.microphones.firstIndex(where: { $0.microphone.uniqueID == uniqueID }) else { return nil }
             let microphone = state.microphones.remove(at: index)
-            var description = describe(microphone.microphone)
+            var description = describe(microphone.microphone, state)
             description.isConnected = false
             broadcast(.disconnected, description, &state)
+            linksChanged(uniqueID, on: microphone.microphone.usbDevice, &state)
             return microphone
         }
         if let microphone {
@@ -170,9 +195,10 @@ final class DeviceRegistry: Sendable {
         let removed = withState { state -> (any CameraBackend, DeviceStreamer?)? in
             guard let index = state.devices.firstIndex(where: { $0.uniqueID == uniqueID }) else { return nil }
             let device = state.devices.remove(at: index)
-            var description = describe(device, streamer: nil)
+            var description = describe(device, state)
             description.isConnected = false
             broadcast(.disconnected, description, &state)
+            linksChanged(uniqueID, on: device.usbDevice, &state)
             return (device, state.streamers.removeValue(forKey: uniqueID))
         }
         guard let (_, streamer) = removed else { return false }
@@ -184,7 +210,7 @@ final class DeviceRegistry: Sendable {
     func deviceDidChange(_ device: any CameraBackend) {
         withState { state in
             guard state.devices.contains(where: { $0 === device }) else { return }
-            broadcast(.changed, describe(device, streamer: state.streamers[device.uniqueID]), &state)
+            broadcast(.changed, describe(device, state), &state)
         }
     }
 
@@ -193,9 +219,9 @@ final class DeviceRegistry: Sendable {
         withState { state in
             let description: DeviceDescription
             if let device = state.devices.first(where: { $0.uniqueID == uniqueID }) {
-                description = describe(device, streamer: state.streamers[uniqueID])
+                description = describe(device, state)
             } else if let microphone = state.microphones.first(where: { $0.microphone.uniqueID == uniqueID }) {
-                description = describe(microphone.microphone)
+                description = describe(microphone.microphone, state)
             } else {
                 return
             }
@@ -212,10 +238,10 @@ final class DeviceRegistry: Sendable {
             var events: [Event] = []
             if includeExisting {
                 for device in state.devices {
-                    events.append(Self.event(.connected, describe(device, streamer: state.streamers[device.uniqueID])))
+                    events.append(Self.event(.connected, describe(device, state)))
                 }
                 for microphone in state.microphones {
-                    events.append(Self.event(.connected, describe(microphone.microphone)))
+                    events.append(Self.event(.connected, describe(microphone.microphone, state)))
                 }
             }
             events.append(Self.event(.subscribed, nil))

@@ -47,6 +47,19 @@ public final class CaptureDevice: Hashable, Sendable, CustomStringConvertible, I
     /// Whether this is one of camerad's built-in virtual cameras or microphones. Linux only.
     public var isVirtual: Bool { read(\.backend) == .virtual }
 
+    /// The uniqueIDs of the devices physically linked to this one — a USB
+    /// webcam's camera and its microphone name each other; empty for the rest.
+    /// What AVFoundation's `linkedDevices` (macOS) holds, by id: ``linkedDevices()`` fetches them.
+    public var linkedDeviceUniqueIDs: [String] { read(\.linkedUniqueIds) }
+
+    /// AVCaptureDevice.linkedDevices: the devices physically linked to this one
+    /// (a webcam's microphone for its camera), as camerad describes them now.
+    public func linkedDevices() async throws(CaptureError) -> [CaptureDevice] {
+        let ids = linkedDeviceUniqueIDs
+        guard !ids.isEmpty else { return [] }
+        return try await Self.devices().filter { ids.contains($0.uniqueID) }
+    }
+
     /// Video for a camera, audio for a microphone.
     public func hasMediaType(_ mediaType: MediaType) -> Bool { mediaType == self.mediaType }
 

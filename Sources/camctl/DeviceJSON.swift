@@ -160,6 +160,8 @@ struct DeviceDetails: Encodable {
     let mediaType: String
     /// A microphone's formats; nil for a camera.
     let audio: Audio?
+    /// The devices physically linked to it: a webcam's camera and microphone.
+    let linkedDeviceUniqueIDs: [String]
 
     struct Audio: Encodable {
         struct Format: Encodable {
@@ -222,6 +224,7 @@ struct DeviceDetails: Encodable {
         configurationLockHolder = device.configurationLockHolder?.description
         mediaType = device.mediaType.description
         audio = device.audioCapabilities.map(Audio.init)
+        linkedDeviceUniqueIDs = device.linkedDeviceUniqueIDs
         capabilities = Capabilities(
             focusModes: names(CaptureDevice.FocusMode.allCases, device.isFocusModeSupported),
             isLockingFocusWithCustomLensPositionSupported: device.isLockingFocusWithCustomLensPositionSupported,

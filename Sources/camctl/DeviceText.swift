@@ -28,6 +28,8 @@ enum DeviceText {
         lines.append("\tConnected      : \(device.isConnected ? "yes" : "no")")
         if let reason = device.unavailableReason { lines.append("\tUnavailable    : \(reason)") }
         lines.append("\tPath           : \(device.devicePath ?? "(virtual)")")
+        let linked = device.linkedDeviceUniqueIDs
+        if !linked.isEmpty { lines.append("\tLinked to      : \(linked.joined(separator: ", "))") }
         if case let active = device.activeFormat, device.formats.contains(active) {
             let duration = device.activeVideoMinFrameDuration
             let rate = duration.isValid ? " at \(fixed(1 / duration.seconds)) fps" : ""

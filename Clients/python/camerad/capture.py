@@ -142,6 +142,11 @@ class CaptureDevice:
         return media_type == self.media_type
 
     @property
+    def linked_unique_ids(self) -> List[str]:
+        """AVCaptureDevice.linkedDevices, by uniqueID: a USB webcam's camera and microphone name each other."""
+        return list(self._message.linked_unique_ids)
+
+    @property
     def is_connected(self) -> bool:
         return self._message.is_connected
 

@@ -86,6 +86,8 @@ def test_the_default_camera_is_the_back_one_as_on_an_iphone(client):
     assert camerad.CaptureDevice.default(client=client).unique_id == "virtual-1"
     assert camerad.CaptureDevice.default(position="front", client=client).unique_id == "virtual-0"
     assert camerad.CaptureDevice.default(device_type="external", client=client) is None
+    # Linked devices hang from one USB device; a virtual camera has none.
+    assert camerad.CaptureDevice.matching("virtual-1", client).linked_unique_ids == []
 
 
 def test_a_capture_session_streams_through_its_video_output(client):

@@ -112,8 +112,10 @@ final class ALSADiscovery: Sendable {
         let path = "hw:CARD=\(cardID),DEV=\(device)"
         let native = try probe(path)
         let name = pcmName.isEmpty || pcmName == cardName ? cardName : "\(cardName): \(pcmName)"
-        return ALSAMicrophone(uniqueID: uniqueID(card: card, cardID: cardID, device: device, sysfs: sysfs), card: card, device: device,
-                              devicePath: path, localizedName: name, manufacturer: driver, native: native)
+        let usb = USBParent.of(sysfs + "/class/sound/card\(card)")
+        return ALSAMicrophone(uniqueID: uniqueID(usb: usb, cardID: cardID, device: device), card: card, device: device,
+                              devicePath: path, localizedName: name, manufacturer: usb?.manufacturer ?? driver, usbDevice: usb?.path,
+                              native: native)
     }
 
     /// The name of `device`'s first capture subdevice on the card `control` opens; nil when it has none.
@@ -138,10 +140,8 @@ final class ALSADiscovery: Sendable {
     /// Stable across reboots and re-plugging, never hw:N: a USB device's
     /// vendor, product and serial (or its port), as a camera's; else the
     /// card's id ("Loopback"); with the PCM's device number.
-    static func uniqueID(card: Int32, cardID: String, device: Int32, sysfs: String = "/sys") -> String {
-        if let usb = USBParent.of(sysfs + "/class/sound/card\(card)") {
-            return "usb-\(usb.model)\(usb.place)-audio-\(device)"
-        }
-        return "alsa-\(cardID)-\(device)"
+    static func uniqueID(usb: USBParent?, cardID: String, device: Int32) -> String {
+        guard let usb else { return "alsa-\(cardID)-\(device)" }
+        return "usb-\(usb.model)\(usb.place)-audio-\(device)"
     }
 }

@@ -19,10 +19,12 @@ final class ALSAMicrophone: MicrophoneBackend {
     let localizedName: String
     let manufacturer: String
     let audio: AudioCapabilities
+    let usbDevice: String?
 
     init(uniqueID: String, card: Int32, device: Int32, devicePath: String, localizedName: String, manufacturer: String,
-         native: AudioLayout) {
+         usbDevice: String?, native: AudioLayout) {
         self.uniqueID = uniqueID
+        self.usbDevice = usbDevice
         self.card = card
         self.device = device
         self.devicePath = devicePath

@@ -9,6 +9,10 @@ protocol MicrophoneBackend: AnyObject, Sendable {
     /// Stable across reboots and re-plugging; never hw:N.
     var uniqueID: String { get }
 
+    /// The sysfs folder of the USB device it hangs from (``USBParent/path``):
+    /// a webcam's microphone and camera share it, and are linked. Nil when it is not on USB.
+    var usbDevice: String? { get }
+
     /// The device as clients see it now.
     func describe() -> DeviceDescription
 
@@ -22,6 +26,10 @@ protocol MicrophoneBackend: AnyObject, Sendable {
     /// - Throws: RESOURCE_EXHAUSTED (no pool or thread), or the device's error.
     func startCapture(budget: ClientBudget, logger: Logger,
                       onFailure: @escaping @Sendable (CameraError) -> Void) throws(CameraError) -> any AudioCapture
+}
+
+extension MicrophoneBackend {
+    var usbDevice: String? { nil }
 }
 
 /// A microphone capturing: its periods are ``node``'s buffers.

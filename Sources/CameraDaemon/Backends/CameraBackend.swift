@@ -12,6 +12,10 @@ protocol CameraBackend: AnyObject, Sendable {
     /// Stable across reboots and re-plugging; never /dev/videoN.
     var uniqueID: String { get }
 
+    /// The sysfs folder of the USB device it hangs from (``USBParent/path``):
+    /// a webcam's camera and microphone share it, and are linked. Nil when it is not on USB.
+    var usbDevice: String? { get }
+
     /// Where the device's blocking work runs, in order: everything below that
     /// touches the device (``startCapture(_:onFrame:onFailure:)`` and stopping
     /// it, ``configure(_:)``, ``setControls(_:)``, ``refreshAvailability()``,
@@ -75,6 +79,7 @@ protocol CameraBackend: AnyObject, Sendable {
 }
 
 extension CameraBackend {
+    var usbDevice: String? { nil }
     func refreshAvailability() -> Bool { false }
     var photoWarmUpFrames: Int { 0 }
     var photoMake: String { "camerad" }

@@ -21,19 +21,22 @@ struct USBParent: Equatable, Sendable {
         var folder = URL(fileURLWithPath: classDevice + "/device").resolvingSymlinksInPath()
         guard FileManager.default.fileExists(atPath: folder.path) else { return nil }
         while folder.path.count > 1 {
-            if let vendor = attribute(folder, "idVendor"), let product = attribute(folder, "idProduct") {
+            if let vendor = Sysfs.attribute(folder.path, "idVendor"), let product = Sysfs.attribute(folder.path, "idProduct") {
                 return USBParent(path: folder.path, model: "\(vendor):\(product)",
-                                 place: attribute(folder, "serial").map { "-\($0)" } ?? "@\(folder.lastPathComponent)",
-                                 manufacturer: attribute(folder, "manufacturer") ?? "")
+                                 place: Sysfs.attribute(folder.path, "serial").map { "-\($0)" } ?? "@\(folder.lastPathComponent)",
+                                 manufacturer: Sysfs.attribute(folder.path, "manufacturer") ?? "")
             }
             folder.deleteLastPathComponent()
         }
         return nil
     }
 
-    /// A sysfs attribute's value, trimmed; nil when absent or empty.
-    private static func attribute(_ folder: URL, _ name: String) -> String? {
-        (try? String(contentsOfFile: folder.path + "/" + name, encoding: .utf8))
+}
+
+enum Sysfs {
+    /// A sysfs attribute's value (`folder`/`name`), trimmed; nil when absent or empty.
+    static func attribute(_ folder: String, _ name: String) -> String? {
+        (try? String(contentsOfFile: folder + "/" + name, encoding: .utf8))
             .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
     }
 }

@@ -13,6 +13,7 @@ import V4L2
 /// formats camerad cannot read are listed but not picked for streaming.
 final class V4L2Camera: CameraBackend {
     let uniqueID: String
+    var usbDevice: String? { identity.usbDevice }
     let executor: DeviceExecutor
     let devicePath: String
     let identity: V4L2Identity
@@ -329,4 +330,6 @@ struct V4L2Identity: Sendable, Equatable {
     let manufacturer: String
     /// Plugged in from outside (USB).
     let isExternal: Bool
+    /// The USB device's sysfs folder (``USBParent/path``); nil when not on USB.
+    let usbDevice: String?
 }

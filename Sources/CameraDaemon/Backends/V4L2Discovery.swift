@@ -1,6 +1,5 @@
 import CameraIPC
 internal import CCameraShims
-internal import CUDev
 import Foundation
 import Glibc
 import Logging
@@ -97,34 +96,24 @@ final class V4L2Discovery: Sendable {
 
     // MARK: - Identity
 
-    /// Who the node at `path` is, from sysfs (USB) or the driver's bus info.
-    static func identity(of path: String, busInfo: String) -> V4L2Identity {
+    /// Who the node at `path` is, from sysfs (`sysfs`: a test's tree): its USB device, or the driver's bus info.
+    static func identity(of path: String, busInfo: String, sysfs: String = "/sys") -> V4L2Identity {
         let name = (path as NSString).lastPathComponent
         // Not USB: the bus info ("platform:vivid-001", "PCI:0000:00:05.0") names
         // the device; sysfs parents do not always (vivid hangs every instance on one).
         let byBus = V4L2Identity(
             uniqueID: busInfo.isEmpty ? name : busInfo.replacingOccurrences(of: ":", with: "-"), modelID: "",
-            manufacturer: "", isExternal: false)
-        guard let udev = udev_new() else { return byBus }
-        defer { udev_unref(udev) }
-        guard let node = udev_device_new_from_subsystem_sysname(udev, "video4linux", name) else { return byBus }
-        defer { udev_device_unref(node) }
-        func attribute(_ device: OpaquePointer, _ name: String) -> String? {
-            udev_device_get_sysattr_value(device, name).map { String(cString: $0) }
-                .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
-        }
-        let index = attribute(node, "index").flatMap(Int.init) ?? 0
+            manufacturer: "", isExternal: false, usbDevice: nil)
+        let node = "\(sysfs)/class/video4linux/\(name)"
+        guard FileManager.default.fileExists(atPath: node) else { return byBus }
+        let index = Sysfs.attribute(node, "index").flatMap(Int.init) ?? 0
         let suffix = index > 0 ? "-\(index)" : ""
-        // Parents are owned by the child: not unreferenced.
-        if let usb = udev_device_get_parent_with_subsystem_devtype(node, "usb", "usb_device"),
-           let vendor = attribute(usb, "idVendor"), let product = attribute(usb, "idProduct") {
-            let model = "\(vendor):\(product)"
-            let place = attribute(usb, "serial").map { "-\($0)" }
-                ?? udev_device_get_sysname(usb).map { "@" + String(cString: $0) } ?? ""
-            return V4L2Identity(uniqueID: "usb-\(model)\(place)\(suffix)", modelID: model,
-                                manufacturer: attribute(usb, "manufacturer") ?? "", isExternal: true)
+        if let usb = USBParent.of(node) {
+            return V4L2Identity(uniqueID: "usb-\(usb.model)\(usb.place)\(suffix)", modelID: usb.model,
+                                manufacturer: usb.manufacturer, isExternal: true, usbDevice: usb.path)
         }
-        let driver = udev_device_get_parent(node).flatMap { udev_device_get_driver($0) }.map { String(cString: $0) } ?? ""
-        return V4L2Identity(uniqueID: byBus.uniqueID + suffix, modelID: driver, manufacturer: "", isExternal: false)
+        let driver = (try? FileManager.default.destinationOfSymbolicLink(atPath: node + "/device/driver"))
+            .map { ($0 as NSString).lastPathComponent } ?? ""
+        return V4L2Identity(uniqueID: byBus.uniqueID + suffix, modelID: driver, manufacturer: "", isExternal: false, usbDevice: nil)
     }
 }

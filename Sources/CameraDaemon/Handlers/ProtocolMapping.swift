@@ -92,6 +92,7 @@ extension Camerad_V1_Device {
         }
         mediaType = device.mediaType == .audio ? .audio : .video
         if let audio = device.audio { self.audio = Camerad_V1_AudioCapabilities(audio) }
+        linkedUniqueIds = device.linkedUniqueIDs
         devicePath = device.devicePath ?? ""
         isConnected = device.isConnected
         unavailableReason = device.unavailableReason ?? ""

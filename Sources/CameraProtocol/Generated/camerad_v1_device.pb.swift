@@ -1201,6 +1201,14 @@ public nonisolated struct Camerad_V1_Device: @unchecked Sendable {
   /// Clears the value of `audio`. Subsequent reads from it will return its default value.
   public mutating func clearAudio() {_uniqueStorage()._audio = nil}
 
+  /// The uniqueIDs of the devices physically linked to this one (AVFoundation's
+  /// linkedDevices): a USB webcam's camera and microphone, which hang from one
+  /// USB device, name each other. Empty for the rest.
+  public var linkedUniqueIds: [String] {
+    get {_storage._linkedUniqueIds}
+    set {_uniqueStorage()._linkedUniqueIds = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   /// Index into `formats` of the mode the device runs (or will run) in.
@@ -2060,7 +2068,7 @@ nonisolated extension Camerad_V1_AudioCapabilities: SwiftProtobuf.Message, Swift
 
 nonisolated extension Camerad_V1_Device: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Device"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}unique_id\0\u{3}model_id\0\u{3}localized_name\0\u{1}manufacturer\0\u{1}position\0\u{3}device_type\0\u{1}backend\0\u{3}device_path\0\u{3}is_connected\0\u{3}unavailable_reason\0\u{1}formats\0\u{3}active_format_index\0\u{3}active_min_frame_duration\0\u{3}active_max_frame_duration\0\u{1}controls\0\u{1}capabilities\0\u{3}supported_presets\0\u{1}settings\0\u{1}lock\0\u{3}media_type\0\u{1}audio\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}unique_id\0\u{3}model_id\0\u{3}localized_name\0\u{1}manufacturer\0\u{1}position\0\u{3}device_type\0\u{1}backend\0\u{3}device_path\0\u{3}is_connected\0\u{3}unavailable_reason\0\u{1}formats\0\u{3}active_format_index\0\u{3}active_min_frame_duration\0\u{3}active_max_frame_duration\0\u{1}controls\0\u{1}capabilities\0\u{3}supported_presets\0\u{1}settings\0\u{1}lock\0\u{3}media_type\0\u{1}audio\0\u{3}linked_unique_ids\0")
 
   fileprivate class _StorageClass {
     var _uniqueID: String = String()
@@ -2084,6 +2092,7 @@ nonisolated extension Camerad_V1_Device: SwiftProtobuf.Message, SwiftProtobuf._M
     var _lock: Camerad_V1_ConfigurationLock? = nil
     var _mediaType: Camerad_V1_MediaType = .unspecified
     var _audio: Camerad_V1_AudioCapabilities? = nil
+    var _linkedUniqueIds: [String] = []
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -2115,6 +2124,7 @@ nonisolated extension Camerad_V1_Device: SwiftProtobuf.Message, SwiftProtobuf._M
       _lock = source._lock
       _mediaType = source._mediaType
       _audio = source._audio
+      _linkedUniqueIds = source._linkedUniqueIds
     }
   }
 
@@ -2161,6 +2171,7 @@ nonisolated extension Camerad_V1_Device: SwiftProtobuf.Message, SwiftProtobuf._M
         case 19: try { try decoder.decodeSingularMessageField(value: &_storage._lock) }()
         case 20: try { try decoder.decodeSingularEnumField(value: &_storage._mediaType) }()
         case 21: try { try decoder.decodeSingularMessageField(value: &_storage._audio) }()
+        case 22: try { try decoder.decodeRepeatedStringField(value: &_storage._linkedUniqueIds) }()
         default: break
         }
       }
@@ -2236,6 +2247,9 @@ nonisolated extension Camerad_V1_Device: SwiftProtobuf.Message, SwiftProtobuf._M
       try { if let v = _storage._audio {
         try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
       } }()
+      if !_storage._linkedUniqueIds.isEmpty {
+        try visitor.visitRepeatedStringField(value: _storage._linkedUniqueIds, fieldNumber: 22)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -2266,6 +2280,7 @@ nonisolated extension Camerad_V1_Device: SwiftProtobuf.Message, SwiftProtobuf._M
         if _storage._lock != rhs_storage._lock {return false}
         if _storage._mediaType != rhs_storage._mediaType {return false}
         if _storage._audio != rhs_storage._audio {return false}
+        if _storage._linkedUniqueIds != rhs_storage._linkedUniqueIds {return false}
         return true
       }
       if !storagesAreEqual {return false}

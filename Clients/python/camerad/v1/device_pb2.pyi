@@ -204,7 +204,7 @@ class Control(_message.Message):
     def __init__(self, id: _Optional[int] = ..., name: _Optional[str] = ..., display_name: _Optional[str] = ..., type: _Optional[_Union[ControlType, str]] = ..., minimum: _Optional[int] = ..., maximum: _Optional[int] = ..., step: _Optional[int] = ..., default_value: _Optional[int] = ..., value: _Optional[int] = ..., menu_items: _Optional[_Iterable[_Union[MenuItem, _Mapping]]] = ..., flags: _Optional[int] = ...) -> None: ...
 
 class Device(_message.Message):
-    __slots__ = ["active_format_index", "active_max_frame_duration", "active_min_frame_duration", "audio", "backend", "capabilities", "controls", "device_path", "device_type", "formats", "is_connected", "localized_name", "lock", "manufacturer", "media_type", "model_id", "position", "settings", "supported_presets", "unavailable_reason", "unique_id"]
+    __slots__ = ["active_format_index", "active_max_frame_duration", "active_min_frame_duration", "audio", "backend", "capabilities", "controls", "device_path", "device_type", "formats", "is_connected", "linked_unique_ids", "localized_name", "lock", "manufacturer", "media_type", "model_id", "position", "settings", "supported_presets", "unavailable_reason", "unique_id"]
     ACTIVE_FORMAT_INDEX_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_MAX_FRAME_DURATION_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_MIN_FRAME_DURATION_FIELD_NUMBER: _ClassVar[int]
@@ -216,6 +216,7 @@ class Device(_message.Message):
     DEVICE_TYPE_FIELD_NUMBER: _ClassVar[int]
     FORMATS_FIELD_NUMBER: _ClassVar[int]
     IS_CONNECTED_FIELD_NUMBER: _ClassVar[int]
+    LINKED_UNIQUE_IDS_FIELD_NUMBER: _ClassVar[int]
     LOCALIZED_NAME_FIELD_NUMBER: _ClassVar[int]
     LOCK_FIELD_NUMBER: _ClassVar[int]
     MANUFACTURER_FIELD_NUMBER: _ClassVar[int]
@@ -237,6 +238,7 @@ class Device(_message.Message):
     device_type: DeviceType
     formats: _containers.RepeatedCompositeFieldContainer[Format]
     is_connected: bool
+    linked_unique_ids: _containers.RepeatedScalarFieldContainer[str]
     localized_name: str
     lock: ConfigurationLock
     manufacturer: str
@@ -247,7 +249,7 @@ class Device(_message.Message):
     supported_presets: _containers.RepeatedScalarFieldContainer[SessionPreset]
     unavailable_reason: str
     unique_id: str
-    def __init__(self, unique_id: _Optional[str] = ..., model_id: _Optional[str] = ..., localized_name: _Optional[str] = ..., manufacturer: _Optional[str] = ..., position: _Optional[_Union[Position, str]] = ..., device_type: _Optional[_Union[DeviceType, str]] = ..., backend: _Optional[_Union[Backend, str]] = ..., device_path: _Optional[str] = ..., is_connected: bool = ..., unavailable_reason: _Optional[str] = ..., formats: _Optional[_Iterable[_Union[Format, _Mapping]]] = ..., active_format_index: _Optional[int] = ..., active_min_frame_duration: _Optional[_Union[Fraction, _Mapping]] = ..., active_max_frame_duration: _Optional[_Union[Fraction, _Mapping]] = ..., controls: _Optional[_Iterable[_Union[Control, _Mapping]]] = ..., capabilities: _Optional[_Union[Capabilities, _Mapping]] = ..., supported_presets: _Optional[_Iterable[_Union[SessionPreset, str]]] = ..., settings: _Optional[_Union[CameraSettings, _Mapping]] = ..., lock: _Optional[_Union[ConfigurationLock, _Mapping]] = ..., media_type: _Optional[_Union[MediaType, str]] = ..., audio: _Optional[_Union[AudioCapabilities, _Mapping]] = ...) -> None: ...
+    def __init__(self, unique_id: _Optional[str] = ..., model_id: _Optional[str] = ..., localized_name: _Optional[str] = ..., manufacturer: _Optional[str] = ..., position: _Optional[_Union[Position, str]] = ..., device_type: _Optional[_Union[DeviceType, str]] = ..., backend: _Optional[_Union[Backend, str]] = ..., device_path: _Optional[str] = ..., is_connected: bool = ..., unavailable_reason: _Optional[str] = ..., formats: _Optional[_Iterable[_Union[Format, _Mapping]]] = ..., active_format_index: _Optional[int] = ..., active_min_frame_duration: _Optional[_Union[Fraction, _Mapping]] = ..., active_max_frame_duration: _Optional[_Union[Fraction, _Mapping]] = ..., controls: _Optional[_Iterable[_Union[Control, _Mapping]]] = ..., capabilities: _Optional[_Union[Capabilities, _Mapping]] = ..., supported_presets: _Optional[_Iterable[_Union[SessionPreset, str]]] = ..., settings: _Optional[_Union[CameraSettings, _Mapping]] = ..., lock: _Optional[_Union[ConfigurationLock, _Mapping]] = ..., media_type: _Optional[_Union[MediaType, str]] = ..., audio: _Optional[_Union[AudioCapabilities, _Mapping]] = ..., linked_unique_ids: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Format(_message.Message):
     __slots__ = ["compressed", "description", "fourcc", "frame_rate_ranges", "height", "width"]

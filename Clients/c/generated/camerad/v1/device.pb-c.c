@@ -1771,7 +1771,7 @@ const ProtobufCMessageDescriptor camerad__v1__audio_capabilities__descriptor =
   (ProtobufCMessageInit) camerad__v1__audio_capabilities__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor camerad__v1__device__field_descriptors[21] =
+static const ProtobufCFieldDescriptor camerad__v1__device__field_descriptors[22] =
 {
   {
     "unique_id",
@@ -2025,6 +2025,18 @@ static const ProtobufCFieldDescriptor camerad__v1__device__field_descriptors[21]
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "linked_unique_ids",
+    22,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Camerad__V1__Device, n_linked_unique_ids),
+    offsetof(Camerad__V1__Device, linked_unique_ids),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned camerad__v1__device__field_indices_by_name[] = {
   11,   /* field[11] = active_format_index */
@@ -2038,6 +2050,7 @@ static const unsigned camerad__v1__device__field_indices_by_name[] = {
   5,   /* field[5] = device_type */
   10,   /* field[10] = formats */
   8,   /* field[8] = is_connected */
+  21,   /* field[21] = linked_unique_ids */
   2,   /* field[2] = localized_name */
   18,   /* field[18] = lock */
   3,   /* field[3] = manufacturer */
@@ -2052,7 +2065,7 @@ static const unsigned camerad__v1__device__field_indices_by_name[] = {
 static const ProtobufCIntRange camerad__v1__device__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 21 }
+  { 0, 22 }
 };
 const ProtobufCMessageDescriptor camerad__v1__device__descriptor =
 {
@@ -2062,7 +2075,7 @@ const ProtobufCMessageDescriptor camerad__v1__device__descriptor =
   "Camerad__V1__Device",
   "camerad.v1",
   sizeof(Camerad__V1__Device),
-  21,
+  22,
   camerad__v1__device__field_descriptors,
   camerad__v1__device__field_indices_by_name,
   1,  camerad__v1__device__number_ranges,

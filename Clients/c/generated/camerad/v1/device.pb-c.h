@@ -543,6 +543,13 @@ struct  Camerad__V1__Device
    * A microphone's formats; unset for a camera.
    */
   Camerad__V1__AudioCapabilities *audio;
+  /*
+   * The uniqueIDs of the devices physically linked to this one (AVFoundation's
+   * linkedDevices): a USB webcam's camera and microphone, which hang from one
+   * USB device, name each other. Empty for the rest.
+   */
+  size_t n_linked_unique_ids;
+  char **linked_unique_ids;
   Camerad__V1__Device__OptionalActiveFormatIndexCase optional_active_format_index_case;
   union {
     uint32_t active_format_index;
@@ -550,7 +557,7 @@ struct  Camerad__V1__Device
 };
 #define CAMERAD__V1__DEVICE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__device__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, CAMERAD__V1__POSITION__POSITION_UNSPECIFIED, CAMERAD__V1__DEVICE_TYPE__DEVICE_TYPE_UNSPECIFIED, CAMERAD__V1__BACKEND__BACKEND_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0,NULL, NULL, NULL, 0,NULL, NULL, 0,NULL, NULL, NULL, CAMERAD__V1__MEDIA_TYPE__MEDIA_TYPE_UNSPECIFIED, NULL, CAMERAD__V1__DEVICE__OPTIONAL_ACTIVE_FORMAT_INDEX__NOT_SET, {0} }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, CAMERAD__V1__POSITION__POSITION_UNSPECIFIED, CAMERAD__V1__DEVICE_TYPE__DEVICE_TYPE_UNSPECIFIED, CAMERAD__V1__BACKEND__BACKEND_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0,NULL, NULL, NULL, 0,NULL, NULL, 0,NULL, NULL, NULL, CAMERAD__V1__MEDIA_TYPE__MEDIA_TYPE_UNSPECIFIED, NULL, 0,NULL, CAMERAD__V1__DEVICE__OPTIONAL_ACTIVE_FORMAT_INDEX__NOT_SET, {0} }
 
 
 /* Camerad__V1__Fraction methods */
