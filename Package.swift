@@ -107,6 +107,6 @@ let package = Package(
         ),
         .testTarget(name: "CamctlTests", dependencies: ["CameraTestSupport"], exclude: ["Snapshots"]),
         /// Boots scripts/vivid-vm and runs the V4L2 tests inside it.
-        .testTarget(name: "VividTests", dependencies: ["CameraTestSupport", "CaptureKit", "CameraMedia", "CameraProtocol", "V4L2"]),
+        .testTarget(name: "VividTests", dependencies: ["CameraTestSupport", "CaptureKit", "CameraMedia", "CameraProtocol", "V4L2", "CALSA"]),
     ]
 )

@@ -46,6 +46,8 @@ struct DeviceDescription: Sendable {
     var audio: AudioCapabilities? = nil
     /// The devices physically linked to it (on the same USB device), by uniqueID.
     var linkedUniqueIDs: [String] = []
+    /// A microphone's input gain, 0 to 1; nil when it has none to set.
+    var inputGain: Float?
 
     /// AVCaptureDevice.hasMediaType: a camera's is video, a microphone's audio.
     var mediaType: MediaType { audio == nil ? .video : .audio }

@@ -66,6 +66,7 @@ final class DeviceRegistry: Sendable {
         var description = microphone.describe()
         description.lockHolder = locks.holder(of: microphone.uniqueID)
         description.linkedUniqueIDs = linked(to: microphone.uniqueID, on: microphone.usbDevice, state)
+        description.inputGain = microphone.inputGain
         return description
     }
 
@@ -211,6 +212,14 @@ final class DeviceRegistry: Sendable {
         withState { state in
             guard state.devices.contains(where: { $0 === device }) else { return }
             broadcast(.changed, describe(device, state), &state)
+        }
+    }
+
+    /// Tells the watchers a microphone's description changed (its input gain).
+    func microphoneDidChange(_ uniqueID: String) {
+        withState { state in
+            guard let microphone = state.microphones.first(where: { $0.microphone.uniqueID == uniqueID }) else { return }
+            broadcast(.changed, describe(microphone.microphone, state), &state)
         }
     }
 

@@ -101,6 +101,9 @@ extension CaptureDevice {
         public var videoZoomFactor: Double?
         /// Any control by v4l2-ctl name; for menus the entry's index.
         public var controls: [(name: String, value: Int64)] = []
+        /// A microphone's input gain, 0 to 1 (AVAudioSession.inputGain); the one
+        /// setting a microphone takes.
+        public var inputGain: Float?
 
         public init() {}
 
@@ -135,6 +138,7 @@ extension CaptureDevice {
             }
             part("videoZoomFactor", videoZoomFactor != nil) { $0.videoZoomFactor = videoZoomFactor }
             part("controls", !controls.isEmpty) { $0.controls = controls }
+            part("inputGain", inputGain != nil) { $0.inputGain = inputGain }
             return parts
         }
 
@@ -163,6 +167,7 @@ extension CaptureDevice {
             if let mode = torchMode { message.torchMode = Camerad_V1_TorchMode(rawValue: mode.rawValue + 1) ?? .unspecified }
             if let level = torchLevel { message.torchLevel = level }
             if let factor = videoZoomFactor { message.videoZoomFactor = factor }
+            if let gain = inputGain { message.inputGain = gain }
             message.controls = controls.map { name, value in
                 var control = Camerad_V1_ControlValue()
                 control.name = name
@@ -270,6 +275,16 @@ extension CaptureDevice {
 
     public func setVideoZoomFactor(_ factor: Double) async throws(CaptureError) {
         try await configure { $0.videoZoomFactor = factor }
+    }
+
+    /// AVAudioSession.setInputGain(_:), for a microphone: 0 to 1 over its
+    /// capture volume's range (an ALSA card's capture volume control, as
+    /// `amixer` shows it). Needs the lock, as a camera's settings do.
+    ///
+    /// - Throws: `unsupported` when ``isInputGainSettable`` is false;
+    ///   `invalidArgument` outside 0 to 1; `notLocked`.
+    public func setInputGain(_ gain: Float) async throws(CaptureError) {
+        try await configure { $0.inputGain = gain }
     }
 
     /// Sets controls by v4l2-ctl name, all or none — like

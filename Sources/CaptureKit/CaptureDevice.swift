@@ -71,6 +71,14 @@ public final class CaptureDevice: Hashable, Sendable, CustomStringConvertible, I
         read { device in device.hasAudio ? AudioCapabilities(device.audio) : nil }
     }
 
+    /// AVAudioSession.isInputGainSettable: a microphone with a capture volume
+    /// (``setInputGain(_:)``). Linux: per device, not per session.
+    public var isInputGainSettable: Bool { read(\.audio.inputGainSettable) }
+
+    /// AVAudioSession.inputGain: 0 to 1 over the capture volume's range, as
+    /// camerad set it last; 0 when ``isInputGainSettable`` is false.
+    public var inputGain: Float { read(\.audio.inputGain) }
+
     /// Every pixel format and size the device offers.
     public var formats: [Format] {
         read { device in device.formats.map { Format($0, maxZoom: device.capabilities.maxZoomFactor) } }

@@ -162,6 +162,8 @@ struct DeviceDetails: Encodable {
     let audio: Audio?
     /// The devices physically linked to it: a webcam's camera and microphone.
     let linkedDeviceUniqueIDs: [String]
+    /// A microphone's input gain, 0 to 1; nil when it has none to set (and for a camera).
+    let inputGain: Float?
 
     struct Audio: Encodable {
         struct Format: Encodable {
@@ -225,6 +227,7 @@ struct DeviceDetails: Encodable {
         mediaType = device.mediaType.description
         audio = device.audioCapabilities.map(Audio.init)
         linkedDeviceUniqueIDs = device.linkedDeviceUniqueIDs
+        inputGain = device.isInputGainSettable ? device.inputGain : nil
         capabilities = Capabilities(
             focusModes: names(CaptureDevice.FocusMode.allCases, device.isFocusModeSupported),
             isLockingFocusWithCustomLensPositionSupported: device.isLockingFocusWithCustomLensPositionSupported,

@@ -38,6 +38,8 @@ enum DeviceText {
         lines.append("")
         if let audio = device.audioCapabilities {
             lines.append(hardwareParameters(audio))
+            lines.append("Input gain: " + (device.isInputGainSettable ? fixed(Double(device.inputGain), 2) + " (0 to 1; camctl set --input-gain)"
+                                                                     : "none to set (no capture volume)"))
             return lines.joined(separator: "\n")
         }
         lines.append(formats(device.formats))

@@ -87,6 +87,61 @@ extension CaptureKitEndToEnd {
         }
     }
 
+    /// AVAudioSession's input gain, on the device (camerad's virtual
+    /// microphone scales what it hears): set under the configuration lock, as
+    /// a camera's settings are; a tone of peak 0.5 at gain 0.5 is 6 dB lower in
+    /// the levels every process reads. What a microphone cannot take is refused
+    /// saying why.
+    @Test func aMicrophonesInputGainIsSetUnderTheLockAndHeard() async throws {
+        try await withCaptureKitDaemon(virtualCameras: 1) { _ in
+            let microphone = try await CaptureDaemon.addVirtualMicrophone(toneAmplitude: 0.5)
+            #expect(microphone.isInputGainSettable && microphone.inputGain == 1)
+            var levels = try await CaptureDaemon.audioLevels(of: microphone).makeAsyncIterator()
+            /// The first reading of a steady average within 0.5 dB of `level` (dBFS), channels alike.
+            func average(near level: Float) async throws -> Bool {
+                for _ in 0..<100 {
+                    guard let reading = try await levels.next() else { return false }
+                    if reading.channels.allSatisfy({ abs($0.averagePowerLevel - level) <= 0.5 }) { return true }
+                }
+                return false
+            }
+            #expect(try await average(near: -9.03), "a tone of peak 0.5: RMS −9.03 dBFS")
+
+            await #expect(throws: CaptureError.self, "the lock first") { try await microphone.setInputGain(0.5) }
+            try await microphone.lockForConfiguration()
+            try await microphone.setInputGain(0.5)
+            #expect(microphone.inputGain == 0.5)
+            #expect(try await average(near: -9.03 - 6.02), "half the gain, 6 dB less, as every listener hears it")
+
+            do throws(CaptureError) {
+                try await microphone.setInputGain(1.5)
+                Issue.record("1.5 was taken")
+            } catch {
+                #expect(error.code == .invalidArgument && error.message.contains("outside 0 to 1"), "\(error)")
+            }
+            var torch = CaptureDevice.Configuration()
+            torch.torchMode = .on
+            do throws(CaptureError) {
+                try await microphone.configure(torch)
+                Issue.record("a microphone took a torch")
+            } catch {
+                #expect(error.code == .invalidArgument && error.message.contains("input_gain is the one setting"), "\(error)")
+            }
+            await microphone.unlockForConfiguration()
+
+            let camera = try #require(try await CaptureDevice.default(for: .video))
+            #expect(!camera.isInputGainSettable)
+            try await camera.lockForConfiguration()
+            do throws(CaptureError) {
+                try await camera.setInputGain(0.5)
+                Issue.record("a camera took an input gain")
+            } catch {
+                #expect(error.code == .invalidArgument && error.message.contains("microphone's setting"), "\(error)")
+            }
+            await camera.unlockForConfiguration()
+        }
+    }
+
     @Test func audioSettingsCaptureKitCannotGiveAreRefusedNamingThem() async throws {
         try await withCaptureKitDaemon(virtualCameras: 0, arguments: Self.microphone) { _ in
             let microphone = try #require(try await CaptureDevice.default(for: .audio))

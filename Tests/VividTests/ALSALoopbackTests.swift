@@ -1,3 +1,4 @@
+import CALSA
 import CameraMedia
 import CameraTestSupport
 import Foundation
@@ -19,6 +20,7 @@ extension VividGuestTests {
         let insmod = try await runProcess("/bin/busybox", ["insmod", module])
         try #require(insmod.status == 0, "insmod snd-aloop: \(insmod.standardError)")
         do {
+            try Self.addCaptureVolume(card: "hw:CARD=Loopback")
             try await hearTheLoopback()
         } catch {
             _ = try? await runProcess("/bin/busybox", ["rmmod", "snd_aloop"])
@@ -45,6 +47,13 @@ extension VividGuestTests {
                 let info = try await camctl(["info", "alsa-Loopback-1"], socket: daemon.socketPath)
                 #expect(info.standardOutput.contains("hw:CARD=Loopback,DEV=1") && info.standardOutput.contains("RATE:        48000"),
                         "\(info.standardOutput)")
+
+                // The card's capture volume is the microphone's input gain: set through camerad, as amixer reads it.
+                #expect(info.standardOutput.contains("Input gain: 0.00"), "\(info.standardOutput)")
+                let set = try await camctl(["set", "alsa-Loopback-1", "--input-gain", "0.25"], socket: daemon.socketPath)
+                #expect(set.status == 0 && set.standardOutput.contains("input gain: 0.25"), "\(set.standardOutput)\(set.standardError)")
+                let amixer = try await runProcess("/usr/bin/amixer", ["-c", "Loopback", "cget", "name=Capture Volume"])
+                #expect(amixer.standardOutput.contains(": values=25,25"), "amixer: \(amixer.standardOutput)\(amixer.standardError)")
 
                 // All three listen (the loopback captures silence until aplay plays), each checking the stamp it hears.
                 let listeners = try [
@@ -136,6 +145,22 @@ extension VividGuestTests {
             let devices = (try? Vivid.json(list)) as? [[String: Any]] ?? []
             return Set(devices.filter { $0["mediaType"] as? String == "audio" }.compactMap { $0["uniqueID"] as? String }) == uniqueIDs
         }
+    }
+
+    /// Gives a card a "Capture Volume" (stereo, 0 to 100, at 0), as a user
+    /// control: snd-aloop has none, a USB microphone has one; amixer and
+    /// camerad see it as the card's capture volume either way.
+    static func addCaptureVolume(card: String) throws {
+        var control: OpaquePointer?
+        guard snd_ctl_open(&control, card, 0) == 0, let control else { throw DaemonFailure("cannot open \(card)'s controls") }
+        defer { snd_ctl_close(control) }
+        var id: OpaquePointer?
+        snd_ctl_elem_id_malloc(&id)
+        defer { snd_ctl_elem_id_free(id) }
+        snd_ctl_elem_id_set_interface(id, SND_CTL_ELEM_IFACE_MIXER)
+        snd_ctl_elem_id_set_name(id, "Capture Volume")
+        let added = snd_ctl_elem_add_integer(control, id, 2, 0, 100, 1)
+        guard added == 0 else { throw DaemonFailure("cannot add a capture volume to \(card): \(String(cString: snd_strerror(added)))") }
     }
 
     /// A 16-bit PCM WAV file of `samples`.

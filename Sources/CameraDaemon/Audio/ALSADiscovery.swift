@@ -115,7 +115,7 @@ final class ALSADiscovery: Sendable {
         let usb = USBParent.of(sysfs + "/class/sound/card\(card)")
         return ALSAMicrophone(uniqueID: uniqueID(usb: usb, cardID: cardID, device: device), card: card, device: device,
                               devicePath: path, localizedName: name, manufacturer: usb?.manufacturer ?? driver, usbDevice: usb?.path,
-                              native: native)
+                              gainControl: ALSAInputGain.find(card: "hw:CARD=\(cardID)"), native: native)
     }
 
     /// The name of `device`'s first capture subdevice on the card `control` opens; nil when it has none.

@@ -3,6 +3,7 @@ import CameraMedia
 import Foundation
 import Glibc
 import Logging
+import Synchronization
 
 /// An ALSA capture PCM (`hw:CARD=Loopback,DEV=1`, a USB microphone's): found at
 /// start or plugged in later (``ALSADiscovery``), opened by camerad while anyone listens, read on a
@@ -20,11 +21,17 @@ final class ALSAMicrophone: MicrophoneBackend {
     let manufacturer: String
     let audio: AudioCapabilities
     let usbDevice: String?
+    /// Its card's capture volume, when it has one.
+    private let gainControl: ALSAInputGain?
+    /// The gain as camerad last set or read it.
+    private let gain: Mutex<Float?>
 
     init(uniqueID: String, card: Int32, device: Int32, devicePath: String, localizedName: String, manufacturer: String,
-         usbDevice: String?, native: AudioLayout) {
+         usbDevice: String?, gainControl: ALSAInputGain? = nil, native: AudioLayout) {
         self.uniqueID = uniqueID
         self.usbDevice = usbDevice
+        self.gainControl = gainControl
+        gain = Mutex(gainControl.flatMap { $0.read() })
         self.card = card
         self.device = device
         self.devicePath = devicePath
@@ -36,6 +43,20 @@ final class ALSAMicrophone: MicrophoneBackend {
     func describe() -> DeviceDescription {
         .microphone(uniqueID: uniqueID, modelID: "alsa", localizedName: localizedName, manufacturer: manufacturer,
                     backend: .alsa, devicePath: devicePath, audio: audio)
+    }
+
+    var inputGain: Float? {
+        guard gainControl != nil else { return nil }
+        return gain.withLock { $0 } ?? 0
+    }
+
+    func setInputGain(_ value: Float) throws(CameraError) {
+        guard let gainControl else {
+            throw CameraError(.unsupported, "\(uniqueID)'s card has no capture volume to set (isInputGainSettable is false)")
+        }
+        try gainControl.set(value)
+        let now = gainControl.read() ?? value
+        gain.withLock { $0 = now }
     }
 
     func startCapture(budget: ClientBudget, logger: Logger,

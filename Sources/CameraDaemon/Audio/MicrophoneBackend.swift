@@ -19,6 +19,15 @@ protocol MicrophoneBackend: AnyObject, Sendable {
     /// Its own format and what listeners may ask of it.
     var audio: AudioCapabilities { get }
 
+    /// AVAudioSession.inputGain: 0 to 1 over its capture volume, as camerad set
+    /// it last (or found it); nil when it has none to set.
+    var inputGain: Float? { get }
+
+    /// Sets ``inputGain`` (0 to 1); on its executor.
+    ///
+    /// - Throws: UNSUPPORTED when it has no capture volume; the device's error.
+    func setInputGain(_ gain: Float) throws(CameraError)
+
     /// Starts capturing: its periods, in ``AudioCapabilities/native``'s layout,
     /// published by the capture's node until it is stopped; a device that fails
     /// ends the node with an interruption and calls `onFailure`.
@@ -30,6 +39,11 @@ protocol MicrophoneBackend: AnyObject, Sendable {
 
 extension MicrophoneBackend {
     var usbDevice: String? { nil }
+    var inputGain: Float? { nil }
+
+    func setInputGain(_ gain: Float) throws(CameraError) {
+        throw CameraError(.unsupported, "\(uniqueID) has no capture volume to set (isInputGainSettable is false)")
+    }
 }
 
 /// A microphone capturing: its periods are ``node``'s buffers.

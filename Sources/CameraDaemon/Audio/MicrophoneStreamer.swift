@@ -128,6 +128,18 @@ final class MicrophoneStreamer: Sendable {
         return variant.node
     }
 
+    /// Sets the microphone's input gain (0 to 1 over its capture volume), on its executor.
+    ///
+    /// - Throws: INVALID_ARGUMENT outside 0 to 1; UNSUPPORTED without a capture
+    ///   volume; the device's error.
+    func setInputGain(_ gain: Float) async throws {
+        guard (0...1).contains(gain) else {
+            throw CameraError(.invalidArgument, "input gain \(gain) is outside 0 to 1")
+        }
+        let microphone = self.microphone
+        try await executor.run { () throws -> Void in try microphone.setInputGain(gain) }
+    }
+
     /// Ends a listener as its client asked: what it holds goes back at once;
     /// the microphone stops, on its executor, if nobody else listens.
     func close(_ id: UInt64) {

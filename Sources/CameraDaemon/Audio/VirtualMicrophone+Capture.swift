@@ -32,8 +32,8 @@ final class VirtualMicrophoneCapture: AudioCapture {
     ///
     /// - Throws: INVALID_ARGUMENT for a rate other than 48 kHz; RESOURCE_EXHAUSTED
     ///   when its pool or thread cannot be made.
-    init(name: String, layout: AudioLayout, signal: Signal = .stamp, slots: Int? = nil, budget: ClientBudget,
-         logger: Logger) throws(CameraError) {
+    init(name: String, layout: AudioLayout, signal: Signal = .stamp, gain: VirtualMicrophone.Gain = .init(), slots: Int? = nil,
+         budget: ClientBudget, logger: Logger) throws(CameraError) {
         guard layout.sampleRate == AudioStamp.sampleRate else {
             throw CameraError(.invalidArgument, "a virtual microphone runs at \(AudioStamp.sampleRate) Hz, not \(layout.sampleRate)")
         }
@@ -44,7 +44,7 @@ final class VirtualMicrophoneCapture: AudioCapture {
             thread = try PollingThread(name: "camerad-mic")
             // The thread keeps this object until it ends.
             try thread.start { [self] thread in
-                Self.run(layout: layout, signal: signal, node: node, stop: stopRequested, thread: thread)
+                Self.run(layout: layout, signal: signal, gain: gain, node: node, stop: stopRequested, thread: thread)
             }
         } catch {
             node.end()
@@ -68,7 +68,8 @@ final class VirtualMicrophoneCapture: AudioCapture {
         start + Int64(position) * 1_000_000_000 / Int64(rate)
     }
 
-    private static func run(layout: AudioLayout, signal: Signal, node: MediaNode, stop: borrowing Atomic<Bool>, thread: PollingThread) {
+    private static func run(layout: AudioLayout, signal: Signal, gain: VirtualMicrophone.Gain, node: MediaNode,
+                            stop: borrowing Atomic<Bool>, thread: PollingThread) {
         let frames = UInt64(layout.framesPerPeriod)
         let rate = layout.sampleRate
         let start = monotonicNanoseconds()
@@ -98,14 +99,14 @@ final class VirtualMicrophoneCapture: AudioCapture {
             let position = sequence * frames
             node.publish(sequence: sequence, timestampNanoseconds: timestamp(of: position, start: start, rate: rate),
                          durationNanoseconds: duration) { slot in
-                render(layout, signal: signal, from: position, into: slot)
+                render(layout, signal: signal, gain: gain.value, from: position, into: slot)
             }
             sequence += 1
         }
     }
 
-    /// One period of `signal` from `position`, in the layout's sample format; the bytes written.
-    static func render(_ layout: AudioLayout, signal: Signal = .stamp, from position: UInt64,
+    /// One period of `signal` from `position`, times `gain`, in the layout's sample format; the bytes written.
+    static func render(_ layout: AudioLayout, signal: Signal = .stamp, gain: Float = 1, from position: UInt64,
                        into slot: UnsafeMutableRawBufferPointer) -> Int {
         let samples = layout.framesPerPeriod * layout.channels
         var floats = [Float](repeating: 0, count: samples)
@@ -120,6 +121,9 @@ final class VirtualMicrophoneCapture: AudioCapture {
                     for channel in 0..<layout.channels { floats[frame * layout.channels + channel] = value }
                 }
             }
+        }
+        if gain != 1 {
+            for index in floats.indices { floats[index] *= gain }
         }
         layout.sampleFormat.store(floats, into: slot)
         return layout.capacity

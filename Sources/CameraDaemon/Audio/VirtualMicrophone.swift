@@ -1,5 +1,6 @@
 import CameraMedia
 import Logging
+import Synchronization
 
 /// A virtual microphone, "virtual-microphone-<index>" (`camerad
 /// --virtual-microphones N`, `camctl virtual add --audio`): 48 kHz stereo
@@ -23,6 +24,15 @@ final class VirtualMicrophone: MicrophoneBackend {
     let localizedName: String
     let signal: Signal
     let audio = AudioCapabilities(native: VirtualMicrophone.layout)
+    /// Its input gain, 0 to 1: what it hears, scaled (1, the signal as made, at first).
+    let gain = Gain()
+
+    /// A gain read by the capture thread each period and set by the executor.
+    final class Gain: Sendable {
+        private let bits = Atomic<UInt32>(Float(1).bitPattern)
+        var value: Float { Float(bitPattern: bits.load(ordering: .relaxed)) }
+        func set(_ value: Float) { bits.store(value.bitPattern, ordering: .relaxed) }
+    }
 
     init(index: Int, localizedName: String = "", signal: Signal = .stamp) {
         self.index = index
@@ -36,8 +46,12 @@ final class VirtualMicrophone: MicrophoneBackend {
                     manufacturer: "camerad", backend: .virtual, audio: audio)
     }
 
+    var inputGain: Float? { gain.value }
+
+    func setInputGain(_ value: Float) throws(CameraError) { gain.set(value) }
+
     func startCapture(budget: ClientBudget, logger: Logger,
                       onFailure: @escaping @Sendable (CameraError) -> Void) throws(CameraError) -> any AudioCapture {
-        try VirtualMicrophoneCapture(name: uniqueID, layout: audio.native, signal: signal, budget: budget, logger: logger)
+        try VirtualMicrophoneCapture(name: uniqueID, layout: audio.native, signal: signal, gain: gain, budget: budget, logger: logger)
     }
 }

@@ -79,6 +79,24 @@ struct CameraServiceHandlers: Sendable {
     @Sendable func configureDevice(
         _ request: Camerad_V1_ConfigureDeviceRequest, _ context: RPCContext
     ) async throws -> Camerad_V1_ConfigureDeviceResponse {
+        try RequestLimits.check(name: request.uniqueID, "unique_id")
+        if let microphone = registry.microphone(request.uniqueID) {
+            try registry.locks.requireHolder(request.uniqueID, connectionID: context.connectionID, toChange: "the configuration")
+            var others = request.configuration
+            others.optionalInputGain = nil
+            guard request.configuration.optionalInputGain != nil, others == Camerad_V1_DeviceConfiguration() else {
+                throw RPCError(.invalidArgument, "\(request.uniqueID) is a microphone: input_gain is the one setting it takes")
+            }
+            guard !request.persist else {
+                throw RPCError(.invalidArgument, "a microphone's input gain is not stored as a default; set it without persist")
+            }
+            try await microphone.setInputGain(request.configuration.inputGain)
+            registry.microphoneDidChange(request.uniqueID)
+            guard let description = registry.description(of: request.uniqueID) else { throw RPCError.noDevice(request.uniqueID) }
+            var response = Camerad_V1_ConfigureDeviceResponse()
+            response.device = Camerad_V1_Device(description)
+            return response
+        }
         let device = try device(request.uniqueID)
         try registry.locks.requireHolder(device.uniqueID, connectionID: context.connectionID, toChange: "the configuration")
         try await configurator.apply(DeviceConfiguration(request.configuration), to: device, persist: request.persist,

@@ -92,6 +92,10 @@ extension Camerad_V1_Device {
         }
         mediaType = device.mediaType == .audio ? .audio : .video
         if let audio = device.audio { self.audio = Camerad_V1_AudioCapabilities(audio) }
+        if let gain = device.inputGain {
+            audio.inputGainSettable = true
+            audio.inputGain = gain
+        }
         linkedUniqueIds = device.linkedUniqueIDs
         devicePath = device.devicePath ?? ""
         isConnected = device.isConnected
@@ -233,6 +237,9 @@ extension DeviceConfiguration {
     ///   duration with a zero numerator or denominator.
     init(_ message: Camerad_V1_DeviceConfiguration) throws {
         self.init()
+        if message.optionalInputGain != nil {
+            throw CameraError(.invalidArgument, "input_gain is a microphone's setting; a camera has none")
+        }
         if message.hasActiveFormat {
             let format = message.activeFormat
             activeFormat = FormatChoice(pixelFormat: PixelFormat(fourcc: format.fourcc), width: format.width, height: format.height)

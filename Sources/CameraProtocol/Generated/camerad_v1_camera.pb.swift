@@ -442,6 +442,22 @@ public nonisolated struct Camerad_V1_DeviceConfiguration: @unchecked Sendable {
     set {_uniqueStorage()._controls = newValue}
   }
 
+  /// A microphone's: AVAudioSession.setInputGain, 0 to 1 over its capture
+  /// volume's range (INVALID_ARGUMENT outside it; UNSUPPORTED when the device has
+  /// no capture volume). The only field a microphone takes.
+  public var optionalInputGain: OneOf_OptionalInputGain? {
+    get {return _storage._optionalInputGain}
+    set {_uniqueStorage()._optionalInputGain = newValue}
+  }
+
+  public var inputGain: Float {
+    get {
+      if case .inputGain(let v)? = _storage._optionalInputGain {return v}
+      return 0
+    }
+    set {_uniqueStorage()._optionalInputGain = .inputGain(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   /// setFocusModeLocked(lensPosition:): 0 (near) to 1 (far); sets focus LOCKED.
@@ -469,6 +485,14 @@ public nonisolated struct Camerad_V1_DeviceConfiguration: @unchecked Sendable {
 
   public nonisolated enum OneOf_OptionalVideoZoomFactor: Equatable, Sendable {
     case videoZoomFactor(Double)
+
+  }
+
+  /// A microphone's: AVAudioSession.setInputGain, 0 to 1 over its capture
+  /// volume's range (INVALID_ARGUMENT outside it; UNSUPPORTED when the device has
+  /// no capture volume). The only field a microphone takes.
+  public nonisolated enum OneOf_OptionalInputGain: Equatable, Sendable {
+    case inputGain(Float)
 
   }
 
@@ -1262,7 +1286,7 @@ nonisolated extension Camerad_V1_UnlockForConfigurationResponse: SwiftProtobuf.M
 
 nonisolated extension Camerad_V1_DeviceConfiguration: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".DeviceConfiguration"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}active_format\0\u{3}active_min_frame_duration\0\u{3}active_max_frame_duration\0\u{3}focus_mode\0\u{3}lens_position\0\u{3}focus_point_of_interest\0\u{3}exposure_mode\0\u{3}exposure_duration\0\u{1}iso\0\u{3}exposure_point_of_interest\0\u{3}white_balance_mode\0\u{3}white_balance_temperature\0\u{3}torch_mode\0\u{3}torch_level\0\u{3}video_zoom_factor\0\u{1}controls\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}active_format\0\u{3}active_min_frame_duration\0\u{3}active_max_frame_duration\0\u{3}focus_mode\0\u{3}lens_position\0\u{3}focus_point_of_interest\0\u{3}exposure_mode\0\u{3}exposure_duration\0\u{1}iso\0\u{3}exposure_point_of_interest\0\u{3}white_balance_mode\0\u{3}white_balance_temperature\0\u{3}torch_mode\0\u{3}torch_level\0\u{3}video_zoom_factor\0\u{1}controls\0\u{3}input_gain\0")
 
   fileprivate class _StorageClass {
     var _activeFormat: Camerad_V1_Format? = nil
@@ -1281,6 +1305,7 @@ nonisolated extension Camerad_V1_DeviceConfiguration: SwiftProtobuf.Message, Swi
     var _optionalTorchLevel: Camerad_V1_DeviceConfiguration.OneOf_OptionalTorchLevel?
     var _optionalVideoZoomFactor: Camerad_V1_DeviceConfiguration.OneOf_OptionalVideoZoomFactor?
     var _controls: [Camerad_V1_ControlValue] = []
+    var _optionalInputGain: Camerad_V1_DeviceConfiguration.OneOf_OptionalInputGain?
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -1307,6 +1332,7 @@ nonisolated extension Camerad_V1_DeviceConfiguration: SwiftProtobuf.Message, Swi
       _optionalTorchLevel = source._optionalTorchLevel
       _optionalVideoZoomFactor = source._optionalVideoZoomFactor
       _controls = source._controls
+      _optionalInputGain = source._optionalInputGain
     }
   }
 
@@ -1376,6 +1402,14 @@ nonisolated extension Camerad_V1_DeviceConfiguration: SwiftProtobuf.Message, Swi
           }
         }()
         case 16: try { try decoder.decodeRepeatedMessageField(value: &_storage._controls) }()
+        case 17: try {
+          var v: Float?
+          try decoder.decodeSingularFloatField(value: &v)
+          if let v = v {
+            if _storage._optionalInputGain != nil {try decoder.handleConflictingOneOf()}
+            _storage._optionalInputGain = .inputGain(v)
+          }
+        }()
         default: break
         }
       }
@@ -1436,6 +1470,9 @@ nonisolated extension Camerad_V1_DeviceConfiguration: SwiftProtobuf.Message, Swi
       if !_storage._controls.isEmpty {
         try visitor.visitRepeatedMessageField(value: _storage._controls, fieldNumber: 16)
       }
+      try { if case .inputGain(let v)? = _storage._optionalInputGain {
+        try visitor.visitSingularFloatField(value: v, fieldNumber: 17)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -1461,6 +1498,7 @@ nonisolated extension Camerad_V1_DeviceConfiguration: SwiftProtobuf.Message, Swi
         if _storage._optionalTorchLevel != rhs_storage._optionalTorchLevel {return false}
         if _storage._optionalVideoZoomFactor != rhs_storage._optionalVideoZoomFactor {return false}
         if _storage._controls != rhs_storage._controls {return false}
+        if _storage._optionalInputGain != rhs_storage._optionalInputGain {return false}
         return true
       }
       if !storagesAreEqual {return false}

@@ -1038,6 +1038,14 @@ public nonisolated struct Camerad_V1_AudioCapabilities: Sendable {
 
   public var maxPeriodUs: UInt32 = 0
 
+  /// AVAudioSession.isInputGainSettable: the device has a capture volume (an ALSA
+  /// card's capture volume control; a virtual microphone's own).
+  public var inputGainSettable: Bool = false
+
+  /// AVAudioSession.inputGain: 0 to 1 over the capture volume's range, as set now
+  /// (by camerad; another program's mixer change shows once camerad sets it again).
+  public var inputGain: Float = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2009,7 +2017,7 @@ nonisolated extension Camerad_V1_AudioFormat: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Camerad_V1_AudioCapabilities: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".AudioCapabilities"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}native\0\u{3}sample_rates\0\u{3}max_channels\0\u{3}sample_formats\0\u{3}min_period_us\0\u{3}max_period_us\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}native\0\u{3}sample_rates\0\u{3}max_channels\0\u{3}sample_formats\0\u{3}min_period_us\0\u{3}max_period_us\0\u{3}input_gain_settable\0\u{3}input_gain\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2023,6 +2031,8 @@ nonisolated extension Camerad_V1_AudioCapabilities: SwiftProtobuf.Message, Swift
       case 4: try { try decoder.decodeRepeatedEnumField(value: &self.sampleFormats) }()
       case 5: try { try decoder.decodeSingularUInt32Field(value: &self.minPeriodUs) }()
       case 6: try { try decoder.decodeSingularUInt32Field(value: &self.maxPeriodUs) }()
+      case 7: try { try decoder.decodeSingularBoolField(value: &self.inputGainSettable) }()
+      case 8: try { try decoder.decodeSingularFloatField(value: &self.inputGain) }()
       default: break
       }
     }
@@ -2051,6 +2061,12 @@ nonisolated extension Camerad_V1_AudioCapabilities: SwiftProtobuf.Message, Swift
     if self.maxPeriodUs != 0 {
       try visitor.visitSingularUInt32Field(value: self.maxPeriodUs, fieldNumber: 6)
     }
+    if self.inputGainSettable != false {
+      try visitor.visitSingularBoolField(value: self.inputGainSettable, fieldNumber: 7)
+    }
+    if self.inputGain.bitPattern != 0 {
+      try visitor.visitSingularFloatField(value: self.inputGain, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2061,6 +2077,8 @@ nonisolated extension Camerad_V1_AudioCapabilities: SwiftProtobuf.Message, Swift
     if lhs.sampleFormats != rhs.sampleFormats {return false}
     if lhs.minPeriodUs != rhs.minPeriodUs {return false}
     if lhs.maxPeriodUs != rhs.maxPeriodUs {return false}
+    if lhs.inputGainSettable != rhs.inputGainSettable {return false}
+    if lhs.inputGain != rhs.inputGain {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

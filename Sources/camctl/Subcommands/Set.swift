@@ -5,7 +5,7 @@ import Foundation
 extension Camctl {
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Configure a device: format, frame rate, focus, exposure, white balance, torch, zoom, controls.",
+            abstract: "Configure a device: format, frame rate, focus, exposure, white balance, torch, zoom, controls; a microphone's input gain.",
             discussion: """
                 Takes the device's configuration lock, applies everything as one change (if one \
                 value is refused, none is set), and releases the lock. Fails at once when another \
@@ -71,6 +71,9 @@ extension Camctl {
 
         private var controls: [ControlAssignment] { controlLists.flatMap(\.assignments) }
 
+        @Option(help: ArgumentHelp("A microphone's input gain, 0 to 1 over its capture volume (AVAudioSession.inputGain).", valueName: "0-1"))
+        var inputGain: Float?
+
         @Flag(help: "Also store these settings as the device's defaults, applied whenever it connects.")
         var persist = false
 
@@ -80,11 +83,13 @@ extension Camctl {
         func validate() throws {
             guard format != nil || fps != nil || focus != nil || exposure != nil || whiteBalance != nil || torch != nil
                 || zoom != nil || !controls.isEmpty || lensPosition != nil || exposureDuration != nil || iso != nil
-                || whiteBalanceTemperature != nil || torchLevel != nil
+                || whiteBalanceTemperature != nil || torchLevel != nil || inputGain != nil
             else {
                 throw ValidationError("nothing to set: give --format, --fps, --focus, --lens-position, --exposure, --exposure-duration, "
-                                      + "--iso, --white-balance, --white-balance-temperature, --torch, --torch-level, --zoom or --control")
+                                      + "--iso, --white-balance, --white-balance-temperature, --torch, --torch-level, --zoom, --control "
+                                      + "or --input-gain")
             }
+            if let inputGain, !(0...1).contains(inputGain) { throw ValidationError("--input-gain must be 0 to 1, not \(inputGain)") }
             if let fps, !(fps > 0 && fps <= 10_000) { throw ValidationError("--fps must be above 0, not \(fps)") }
             if wait < 0 || wait > 3600 { throw ValidationError("--wait must be 0 to 3600 seconds, not \(wait)") }
         }
@@ -120,6 +125,7 @@ extension Camctl {
             change.whiteBalanceTemperature = whiteBalanceTemperature
             change.torchLevel = torchLevel
             change.controls = try controls.map { ($0.name, try $0.value(on: camera)) }
+            change.inputGain = inputGain
 
             try await camera.lockForConfiguration(waitingUpTo: .milliseconds(Int(wait * 1000)))
             do {
@@ -155,6 +161,7 @@ extension Camctl {
                 let entry = control.menuItems.first { $0.index == control.value }.map { " (\($0.name))" } ?? ""
                 Output.line("\(assignment.name): \(control.value)\(entry)")
             }
+            if inputGain != nil { Output.line("input gain: \(String(format: "%g", camera.inputGain))") }
             if persist { Output.line("stored as \(camera.uniqueID)'s defaults") }
         }
 

@@ -86,7 +86,7 @@ class ControlValue(_message.Message):
     def __init__(self, id: _Optional[int] = ..., name: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
 
 class DeviceConfiguration(_message.Message):
-    __slots__ = ["active_format", "active_max_frame_duration", "active_min_frame_duration", "controls", "exposure_duration", "exposure_mode", "exposure_point_of_interest", "focus_mode", "focus_point_of_interest", "iso", "lens_position", "torch_level", "torch_mode", "video_zoom_factor", "white_balance_mode", "white_balance_temperature"]
+    __slots__ = ["active_format", "active_max_frame_duration", "active_min_frame_duration", "controls", "exposure_duration", "exposure_mode", "exposure_point_of_interest", "focus_mode", "focus_point_of_interest", "input_gain", "iso", "lens_position", "torch_level", "torch_mode", "video_zoom_factor", "white_balance_mode", "white_balance_temperature"]
     ACTIVE_FORMAT_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_MAX_FRAME_DURATION_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_MIN_FRAME_DURATION_FIELD_NUMBER: _ClassVar[int]
@@ -96,6 +96,7 @@ class DeviceConfiguration(_message.Message):
     EXPOSURE_POINT_OF_INTEREST_FIELD_NUMBER: _ClassVar[int]
     FOCUS_MODE_FIELD_NUMBER: _ClassVar[int]
     FOCUS_POINT_OF_INTEREST_FIELD_NUMBER: _ClassVar[int]
+    INPUT_GAIN_FIELD_NUMBER: _ClassVar[int]
     ISO_FIELD_NUMBER: _ClassVar[int]
     LENS_POSITION_FIELD_NUMBER: _ClassVar[int]
     TORCH_LEVEL_FIELD_NUMBER: _ClassVar[int]
@@ -112,6 +113,7 @@ class DeviceConfiguration(_message.Message):
     exposure_point_of_interest: _device_pb2.Point
     focus_mode: _device_pb2.FocusMode
     focus_point_of_interest: _device_pb2.Point
+    input_gain: float
     iso: float
     lens_position: float
     torch_level: float
@@ -119,7 +121,7 @@ class DeviceConfiguration(_message.Message):
     video_zoom_factor: float
     white_balance_mode: _device_pb2.WhiteBalanceMode
     white_balance_temperature: float
-    def __init__(self, active_format: _Optional[_Union[_device_pb2.Format, _Mapping]] = ..., active_min_frame_duration: _Optional[_Union[_device_pb2.Fraction, _Mapping]] = ..., active_max_frame_duration: _Optional[_Union[_device_pb2.Fraction, _Mapping]] = ..., focus_mode: _Optional[_Union[_device_pb2.FocusMode, str]] = ..., lens_position: _Optional[float] = ..., focus_point_of_interest: _Optional[_Union[_device_pb2.Point, _Mapping]] = ..., exposure_mode: _Optional[_Union[_device_pb2.ExposureMode, str]] = ..., exposure_duration: _Optional[_Union[_device_pb2.Fraction, _Mapping]] = ..., iso: _Optional[float] = ..., exposure_point_of_interest: _Optional[_Union[_device_pb2.Point, _Mapping]] = ..., white_balance_mode: _Optional[_Union[_device_pb2.WhiteBalanceMode, str]] = ..., white_balance_temperature: _Optional[float] = ..., torch_mode: _Optional[_Union[_device_pb2.TorchMode, str]] = ..., torch_level: _Optional[float] = ..., video_zoom_factor: _Optional[float] = ..., controls: _Optional[_Iterable[_Union[ControlValue, _Mapping]]] = ...) -> None: ...
+    def __init__(self, active_format: _Optional[_Union[_device_pb2.Format, _Mapping]] = ..., active_min_frame_duration: _Optional[_Union[_device_pb2.Fraction, _Mapping]] = ..., active_max_frame_duration: _Optional[_Union[_device_pb2.Fraction, _Mapping]] = ..., focus_mode: _Optional[_Union[_device_pb2.FocusMode, str]] = ..., lens_position: _Optional[float] = ..., focus_point_of_interest: _Optional[_Union[_device_pb2.Point, _Mapping]] = ..., exposure_mode: _Optional[_Union[_device_pb2.ExposureMode, str]] = ..., exposure_duration: _Optional[_Union[_device_pb2.Fraction, _Mapping]] = ..., iso: _Optional[float] = ..., exposure_point_of_interest: _Optional[_Union[_device_pb2.Point, _Mapping]] = ..., white_balance_mode: _Optional[_Union[_device_pb2.WhiteBalanceMode, str]] = ..., white_balance_temperature: _Optional[float] = ..., torch_mode: _Optional[_Union[_device_pb2.TorchMode, str]] = ..., torch_level: _Optional[float] = ..., video_zoom_factor: _Optional[float] = ..., controls: _Optional[_Iterable[_Union[ControlValue, _Mapping]]] = ..., input_gain: _Optional[float] = ...) -> None: ...
 
 class DeviceEvent(_message.Message):
     __slots__ = ["device", "kind", "timestamp_ns"]

@@ -64,20 +64,24 @@ WHITE_BALANCE_MODE_LOCKED: WhiteBalanceMode
 WHITE_BALANCE_MODE_UNSPECIFIED: WhiteBalanceMode
 
 class AudioCapabilities(_message.Message):
-    __slots__ = ["max_channels", "max_period_us", "min_period_us", "native", "sample_formats", "sample_rates"]
+    __slots__ = ["input_gain", "input_gain_settable", "max_channels", "max_period_us", "min_period_us", "native", "sample_formats", "sample_rates"]
+    INPUT_GAIN_FIELD_NUMBER: _ClassVar[int]
+    INPUT_GAIN_SETTABLE_FIELD_NUMBER: _ClassVar[int]
     MAX_CHANNELS_FIELD_NUMBER: _ClassVar[int]
     MAX_PERIOD_US_FIELD_NUMBER: _ClassVar[int]
     MIN_PERIOD_US_FIELD_NUMBER: _ClassVar[int]
     NATIVE_FIELD_NUMBER: _ClassVar[int]
     SAMPLE_FORMATS_FIELD_NUMBER: _ClassVar[int]
     SAMPLE_RATES_FIELD_NUMBER: _ClassVar[int]
+    input_gain: float
+    input_gain_settable: bool
     max_channels: int
     max_period_us: int
     min_period_us: int
     native: AudioFormat
     sample_formats: _containers.RepeatedScalarFieldContainer[SampleFormat]
     sample_rates: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, native: _Optional[_Union[AudioFormat, _Mapping]] = ..., sample_rates: _Optional[_Iterable[int]] = ..., max_channels: _Optional[int] = ..., sample_formats: _Optional[_Iterable[_Union[SampleFormat, str]]] = ..., min_period_us: _Optional[int] = ..., max_period_us: _Optional[int] = ...) -> None: ...
+    def __init__(self, native: _Optional[_Union[AudioFormat, _Mapping]] = ..., sample_rates: _Optional[_Iterable[int]] = ..., max_channels: _Optional[int] = ..., sample_formats: _Optional[_Iterable[_Union[SampleFormat, str]]] = ..., min_period_us: _Optional[int] = ..., max_period_us: _Optional[int] = ..., input_gain_settable: bool = ..., input_gain: _Optional[float] = ...) -> None: ...
 
 class AudioFormat(_message.Message):
     __slots__ = ["channels", "period_frames", "sample_format", "sample_rate"]

@@ -1789,7 +1789,7 @@ const ProtobufCMessageDescriptor camerad__v1__unlock_for_configuration_response_
   (ProtobufCMessageInit) camerad__v1__unlock_for_configuration_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor camerad__v1__device_configuration__field_descriptors[16] =
+static const ProtobufCFieldDescriptor camerad__v1__device_configuration__field_descriptors[17] =
 {
   {
     "active_format",
@@ -1983,6 +1983,18 @@ static const ProtobufCFieldDescriptor camerad__v1__device_configuration__field_d
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "input_gain",
+    17,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    offsetof(Camerad__V1__DeviceConfiguration, optional_input_gain_case),
+    offsetof(Camerad__V1__DeviceConfiguration, input_gain),
+    NULL,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned camerad__v1__device_configuration__field_indices_by_name[] = {
   0,   /* field[0] = active_format */
@@ -1994,6 +2006,7 @@ static const unsigned camerad__v1__device_configuration__field_indices_by_name[]
   9,   /* field[9] = exposure_point_of_interest */
   3,   /* field[3] = focus_mode */
   5,   /* field[5] = focus_point_of_interest */
+  16,   /* field[16] = input_gain */
   8,   /* field[8] = iso */
   4,   /* field[4] = lens_position */
   13,   /* field[13] = torch_level */
@@ -2005,7 +2018,7 @@ static const unsigned camerad__v1__device_configuration__field_indices_by_name[]
 static const ProtobufCIntRange camerad__v1__device_configuration__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 16 }
+  { 0, 17 }
 };
 const ProtobufCMessageDescriptor camerad__v1__device_configuration__descriptor =
 {
@@ -2015,7 +2028,7 @@ const ProtobufCMessageDescriptor camerad__v1__device_configuration__descriptor =
   "Camerad__V1__DeviceConfiguration",
   "camerad.v1",
   sizeof(Camerad__V1__DeviceConfiguration),
-  16,
+  17,
   camerad__v1__device_configuration__field_descriptors,
   camerad__v1__device_configuration__field_indices_by_name,
   1,  camerad__v1__device_configuration__number_ranges,

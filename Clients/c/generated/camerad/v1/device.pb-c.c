@@ -1668,7 +1668,7 @@ const ProtobufCMessageDescriptor camerad__v1__audio_format__descriptor =
   (ProtobufCMessageInit) camerad__v1__audio_format__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor camerad__v1__audio_capabilities__field_descriptors[6] =
+static const ProtobufCFieldDescriptor camerad__v1__audio_capabilities__field_descriptors[8] =
 {
   {
     "native",
@@ -1742,8 +1742,34 @@ static const ProtobufCFieldDescriptor camerad__v1__audio_capabilities__field_des
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "input_gain_settable",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__AudioCapabilities, input_gain_settable),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "input_gain",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_FLOAT,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__AudioCapabilities, input_gain),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned camerad__v1__audio_capabilities__field_indices_by_name[] = {
+  7,   /* field[7] = input_gain */
+  6,   /* field[6] = input_gain_settable */
   2,   /* field[2] = max_channels */
   5,   /* field[5] = max_period_us */
   4,   /* field[4] = min_period_us */
@@ -1754,7 +1780,7 @@ static const unsigned camerad__v1__audio_capabilities__field_indices_by_name[] =
 static const ProtobufCIntRange camerad__v1__audio_capabilities__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 6 }
+  { 0, 8 }
 };
 const ProtobufCMessageDescriptor camerad__v1__audio_capabilities__descriptor =
 {
@@ -1764,7 +1790,7 @@ const ProtobufCMessageDescriptor camerad__v1__audio_capabilities__descriptor =
   "Camerad__V1__AudioCapabilities",
   "camerad.v1",
   sizeof(Camerad__V1__AudioCapabilities),
-  6,
+  8,
   camerad__v1__audio_capabilities__field_descriptors,
   camerad__v1__audio_capabilities__field_indices_by_name,
   1,  camerad__v1__audio_capabilities__number_ranges,

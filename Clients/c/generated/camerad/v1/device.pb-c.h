@@ -474,10 +474,20 @@ struct  Camerad__V1__AudioCapabilities
    */
   uint32_t min_period_us;
   uint32_t max_period_us;
+  /*
+   * AVAudioSession.isInputGainSettable: the device has a capture volume (an ALSA
+   * card's capture volume control; a virtual microphone's own).
+   */
+  protobuf_c_boolean input_gain_settable;
+  /*
+   * AVAudioSession.inputGain: 0 to 1 over the capture volume's range, as set now
+   * (by camerad; another program's mixer change shows once camerad sets it again).
+   */
+  float input_gain;
 };
 #define CAMERAD__V1__AUDIO_CAPABILITIES__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__audio_capabilities__descriptor) \
-    , NULL, 0,NULL, 0, 0,NULL, 0, 0 }
+    , NULL, 0,NULL, 0, 0,NULL, 0, 0, 0, 0 }
 
 
 typedef enum {
