@@ -9,8 +9,9 @@ import Logging
 ///
 /// Its periods are numbered by position: period *s* holds output frames from
 /// *s* × frames-per-period on, on the microphone's clock (the microphone's frame
-/// *p* is the variant's *p* × rate ÷ the microphone's rate, give or take the
-/// resampler's few samples of delay). A gap in the microphone's periods (its
+/// *p* is the variant's *p* × rate ÷ the microphone's rate, within two samples:
+/// libswresample holds its filter's lookahead back but shifts nothing, so the
+/// timestamps need no correction for it). A gap in the microphone's periods (its
 /// own overrun, or this variant's input falling behind) restarts the resampler
 /// at the next period boundary after the gap: the periods in between are
 /// reported as a discontinuity, so a gap in the numbers is a gap in samples.
