@@ -5,7 +5,7 @@ SHELL := /bin/bash
 # Debian packages the build, the tests (the C client's: cmocka, valgrind; ffprobe reads recordings) and `make protos` need. (scripts/vivid-vm
 # installs what the VM needs itself: qemu-system-x86, busybox-static, cpio.)
 APT_PACKAGES := libturbojpeg0-dev libyuv-dev protobuf-compiler libv4l-dev libudev-dev v4l-utils libexif-dev \
-	protobuf-c-compiler libprotobuf-c-dev libcmocka-dev valgrind libswresample-dev ffmpeg libasound2-dev alsa-utils
+	protobuf-c-compiler libprotobuf-c-dev libcmocka-dev valgrind libswresample-dev libavcodec-dev libavformat-dev ffmpeg libasound2-dev alsa-utils
 # Python packages the Python client (Clients/python) and its tests need, for the python3 on the PATH.
 PIP_PACKAGES := 'protobuf>=4.21,<6' numpy pytest setuptools wheel
 PIP_MODULES := google.protobuf,numpy,pytest,setuptools,wheel

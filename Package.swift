@@ -29,6 +29,8 @@ let package = Package(
         .systemLibrary(name: "CExif", pkgConfig: "libexif"),
         .systemLibrary(name: "CSwresample", pkgConfig: "libswresample"),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa"),
+        /// libavcodec and libavformat (FFmpeg 5.1): CameraEncoding's alone.
+        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat"),
         /// libyuv ships no pkg-config file; the module map links `yuv`.
         .systemLibrary(name: "CYUV"),
 
@@ -45,6 +47,9 @@ let package = Package(
             exclude: ["Generated/proto-hashes.txt"]
         ),
         .target(name: "CameraMedia", dependencies: ["CTurboJPEG", "CYUV", "CExif", "CSwresample"]),
+        /// Encoders (H.264 through libx264, AAC) and the movie muxer (MP4, MOV, written
+        /// in fragments to a descriptor): the only code that sees FFmpeg's types.
+        .target(name: "CameraEncoding", dependencies: ["CameraMedia", "CFFmpeg"]),
         /// One V4L2 capture node through libv4l2: formats, controls, mmap streaming.
         .target(name: "V4L2", dependencies: ["CV4L2"]),
         .target(
@@ -96,6 +101,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "CameraMediaTests", dependencies: ["CameraMedia", "CameraTestSupport", "CYUV", "CTurboJPEG", "CExif"]),
+        .testTarget(name: "CameraEncodingTests", dependencies: ["CameraEncoding", "CameraMedia", "CameraTestSupport"]),
         .testTarget(
             name: "CameraDaemonTests",
             /// CV4L2 only to check camerad's control numbers against the kernel's; CCameraShims for a hostile client's epoll calls.

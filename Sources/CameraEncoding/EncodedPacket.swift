@@ -1,0 +1,83 @@
+internal import CFFmpeg
+
+/// One encoded access unit (an H.264 frame, an AAC frame) as an encoder
+/// made it: what a recorder's muxer writes, and what an encoder node will
+/// publish into its pool's slots for every recorder of the same settings.
+///
+/// Timestamps are in nanoseconds on the capture clock (CLOCK_MONOTONIC), as
+/// the frames and periods they were made from.
+public struct EncodedPacket: Sendable, Equatable {
+    public var bytes: [UInt8]
+    /// Presentation and decoding time (equal without B-frames: camerad's
+    /// encoders make none, so a packet can be cut into any file in order).
+    public var presentationTimeNanoseconds: Int64
+    public var decodeTimeNanoseconds: Int64
+    public var durationNanoseconds: Int64
+    /// A random-access point: a recorder's file may start here.
+    public var isKeyframe: Bool
+
+    public init(bytes: [UInt8], presentationTimeNanoseconds: Int64, decodeTimeNanoseconds: Int64, durationNanoseconds: Int64,
+                isKeyframe: Bool) {
+        self.bytes = bytes
+        self.presentationTimeNanoseconds = presentationTimeNanoseconds
+        self.decodeTimeNanoseconds = decodeTimeNanoseconds
+        self.durationNanoseconds = durationNanoseconds
+        self.isKeyframe = isKeyframe
+    }
+}
+
+/// What a muxer needs to know of an encoder's stream (FFmpeg's codec
+/// parameters: codec, size or rate, the decoder's configuration): shared by
+/// every file its packets go into. Immutable once made.
+public final class EncodedStreamParameters: @unchecked Sendable {
+    let parameters: UnsafeMutablePointer<AVCodecParameters>
+    public let kind: Kind
+
+    public enum Kind: Sendable { case video, audio }
+
+    init(copying context: UnsafeMutablePointer<AVCodecContext>, kind: Kind) throws(EncodingError) {
+        guard let parameters = avcodec_parameters_alloc() else { throw EncodingError("out of memory for codec parameters") }
+        let result = avcodec_parameters_from_context(parameters, context)
+        guard result >= 0 else {
+            var freed: UnsafeMutablePointer<AVCodecParameters>? = parameters
+            avcodec_parameters_free(&freed)
+            throw EncodingError(result, "copying the encoder's parameters")
+        }
+        self.parameters = parameters
+        self.kind = kind
+    }
+
+    deinit {
+        var freed: UnsafeMutablePointer<AVCodecParameters>? = parameters
+        avcodec_parameters_free(&freed)
+    }
+}
+
+/// An encoder's or a muxer's failure, saying what failed and FFmpeg's reason.
+public struct EncodingError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    /// The errno behind it, when there is one (ENOSPC: the disk is full).
+    public let errno: Int32?
+
+    init(_ message: String, errno: Int32? = nil) {
+        self.message = message
+        self.errno = errno
+    }
+
+    /// FFmpeg's result `code` while doing `what`.
+    init(_ code: Int32, _ what: String) {
+        var text = [CChar](repeating: 0, count: 256)
+        av_strerror(code, &text, text.count)
+        let reason = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        self.init("\(what) failed: \(reason)", errno: code < 0 && -code < 4096 ? -code : nil)
+    }
+
+    public var description: String { message }
+}
+
+/// FFmpeg's AVERROR_EOF (a function-like macro, not imported).
+let averrorEOF: Int32 = -Int32(bitPattern: UInt32(ascii: "E") | UInt32(ascii: "O") << 8 | UInt32(ascii: "F") << 16 | UInt32(ascii: " ") << 24)
+
+extension UInt32 {
+    init(ascii character: Character) { self = UInt32(character.asciiValue!) }
+}

@@ -1,0 +1,179 @@
+internal import CFFmpeg
+import Glibc
+
+/// One movie file: encoded packets muxed by libavformat into MP4 or MOV,
+/// written to a descriptor the client opened (camerad never opens a path a
+/// client names).
+///
+/// Crash-safe: the file is a fragmented MP4 (an empty `moov`, then a `moof` +
+/// `mdat` fragment at the first keyframe after each ``fragmentInterval``), so
+/// whatever stops the writer — a SIGKILL, a power cut, a full disk — leaves a
+/// file players open, up to its last whole fragment. A clean ``finish()``
+/// flushes the last fragment and ends the file with its index (`mfra`: every
+/// keyframe's place), so players seek in it as in any MP4; the fragments
+/// are never rewritten, so no finish needs the file's start again (the
+/// alternative, a `moov` rewritten at the end, would make a crash lose it all
+/// and a finish rewrite the whole file).
+///
+/// One thread at a time (a recorder's).
+public final class MovieWriter {
+    public enum Container: String, Sendable, CaseIterable {
+        case mp4, mov
+    }
+
+    /// Where the bytes go, for libavformat's callbacks: the descriptor, the
+    /// bytes written, and the first error (ENOSPC: the disk is full).
+    private final class Output {
+        let descriptor: Int32
+        var bytesWritten: Int64 = 0
+        var error: Int32?
+
+        init(descriptor: Int32) { self.descriptor = descriptor }
+
+        func write(_ buffer: UnsafePointer<UInt8>, _ count: Int) -> Int32 {
+            var done = 0
+            while done < count {
+                let result = Glibc.write(descriptor, buffer + done, count - done)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    error = error ?? errno
+                    return -errno
+                }
+                done += result
+            }
+            bytesWritten += Int64(count)
+            return Int32(count)
+        }
+    }
+
+    public let container: Container
+    /// Seconds of media per fragment, at least: AVFoundation's `movieFragmentInterval`.
+    public let fragmentInterval: Double
+    private let output: Output
+    private var format: UnsafeMutablePointer<AVFormatContext>?
+    private var packet: UnsafeMutablePointer<AVPacket>?
+    /// The streams in the file, by kind, with their time bases.
+    private var streams: [EncodedStreamParameters.Kind: (index: Int32, timeBase: AVRational)] = [:]
+    /// The first packet's time: the file's zero.
+    private var origin: Int64?
+    private var finished = false
+
+    /// The bytes in the file so far (AVFoundation's `recordedFileSize`).
+    public var bytesWritten: Int64 { output.bytesWritten }
+
+    /// Starts a file on `descriptor` (left open: its owner closes it) with a
+    /// video stream, an audio stream or both, and writes its header.
+    ///
+    /// - Parameter metadata: the file's tags ("location" as ISO 6709,
+    ///   "creation_time", "make", "model").
+    /// - Throws: ``EncodingError`` when the header cannot be written.
+    public init(descriptor: Int32, container: Container, video: EncodedStreamParameters?, audio: EncodedStreamParameters? = nil,
+                fragmentInterval: Double = 10, metadata: [String: String] = [:]) throws(EncodingError) {
+        guard video != nil || audio != nil else { throw EncodingError("a movie needs a video or an audio stream") }
+        self.container = container
+        self.fragmentInterval = fragmentInterval
+        output = Output(descriptor: descriptor)
+        var format: UnsafeMutablePointer<AVFormatContext>?
+        let allocated = avformat_alloc_output_context2(&format, nil, container.rawValue, nil)
+        guard allocated >= 0, let format else { throw EncodingError(allocated, "making a \(container) muxer") }
+        self.format = format
+        do throws(EncodingError) {
+            let size = 64 * 1024
+            guard let buffer = av_malloc(size)?.assumingMemoryBound(to: UInt8.self),
+                  let io = avio_alloc_context(buffer, Int32(size), 1, Unmanaged.passUnretained(output).toOpaque(), nil,
+                                              { opaque, bytes, count in
+                                                  guard let opaque, let bytes else { return -EINVAL }
+                                                  return Unmanaged<Output>.fromOpaque(opaque).takeUnretainedValue().write(bytes, Int(count))
+                                              }, nil)
+            else { throw EncodingError("out of memory for the file's buffer") }
+            format.pointee.pb = io
+            format.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+            for (kind, parameters) in [(EncodedStreamParameters.Kind.video, video), (.audio, audio)] {
+                guard let parameters else { continue }
+                guard let stream = avformat_new_stream(format, nil) else { throw EncodingError("out of memory for a stream") }
+                let copied = avcodec_parameters_copy(stream.pointee.codecpar, parameters.parameters)
+                guard copied >= 0 else { throw EncodingError(copied, "describing the \(kind) stream") }
+                stream.pointee.time_base = AVRational(num: 1, den: 1_000_000)
+                streams[kind] = (stream.pointee.index, stream.pointee.time_base)
+            }
+            for (key, value) in metadata { av_dict_set(&format.pointee.metadata, key, value, 0) }
+            var options: OpaquePointer?
+            defer { av_dict_free(&options) }
+            av_dict_set(&options, "movflags", "frag_keyframe+empty_moov+default_base_moof", 0)
+            av_dict_set(&options, "min_frag_duration", "\(Int64(fragmentInterval * 1_000_000))", 0)
+            // Each fragment reaches the descriptor as the muxer ends it, not when a buffer fills.
+            av_dict_set(&options, "flush_packets", "1", 0)
+            let written = avformat_write_header(format, &options)
+            guard written >= 0 else { throw error(written, "writing the \(container) header") }
+            // The muxer chose each stream's time base: packets are rescaled to it.
+            for (kind, stream) in streams {
+                streams[kind] = (stream.index, format.pointee.streams[Int(stream.index)]!.pointee.time_base)
+            }
+            guard let packet = av_packet_alloc() else { throw EncodingError("out of memory for a packet") }
+            self.packet = packet
+        } catch {
+            release()
+            throw error
+        }
+    }
+
+    deinit { release() }
+
+    /// Lets go of the muxer without finishing: what was written stays, up to the last fragment.
+    private func release() {
+        if let format {
+            if let io = format.pointee.pb {
+                var buffer: UnsafeMutableRawPointer? = UnsafeMutableRawPointer(io.pointee.buffer)
+                av_freep(&buffer)
+                var context: UnsafeMutablePointer<AVIOContext>? = io
+                avio_context_free(&context)
+                format.pointee.pb = nil
+            }
+            avformat_free_context(format)
+            self.format = nil
+        }
+        av_packet_free(&packet)
+    }
+
+    /// An error of the muxer, with the descriptor's own when writing failed (ENOSPC).
+    private func error(_ code: Int32, _ what: String) -> EncodingError {
+        if let errno = output.error {
+            return EncodingError("\(what) failed: \(String(cString: strerror(errno)))", errno: errno)
+        }
+        return EncodingError(code, what)
+    }
+
+    /// Writes one packet of the video or audio stream; packets of each stream
+    /// in decoding order (libavformat interleaves the two by time).
+    ///
+    /// - Throws: ``EncodingError`` (``EncodingError/errno`` ENOSPC when the disk is full).
+    public func write(_ encoded: EncodedPacket, to kind: EncodedStreamParameters.Kind) throws(EncodingError) {
+        guard let format, let packet, !finished else { throw EncodingError("the movie is finished") }
+        guard let stream = streams[kind] else { throw EncodingError("the movie has no \(kind) stream") }
+        let origin = self.origin ?? encoded.decodeTimeNanoseconds
+        self.origin = origin
+        let allocated = av_new_packet(packet, Int32(encoded.bytes.count))
+        guard allocated >= 0 else { throw EncodingError(allocated, "making a packet") }
+        encoded.bytes.withUnsafeBytes { packet.pointee.data.update(from: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: $0.count) }
+        let nanoseconds = AVRational(num: 1, den: 1_000_000_000)
+        packet.pointee.pts = av_rescale_q(encoded.presentationTimeNanoseconds - origin, nanoseconds, stream.timeBase)
+        packet.pointee.dts = av_rescale_q(encoded.decodeTimeNanoseconds - origin, nanoseconds, stream.timeBase)
+        packet.pointee.duration = av_rescale_q(encoded.durationNanoseconds, nanoseconds, stream.timeBase)
+        packet.pointee.stream_index = stream.index
+        packet.pointee.flags = encoded.isKeyframe ? AV_PKT_FLAG_KEY : 0
+        let written = av_interleaved_write_frame(format, packet)
+        guard written >= 0 else { throw error(written, "writing a \(kind) packet") }
+    }
+
+    /// Ends the file cleanly: the last fragment and the index. The descriptor stays open.
+    ///
+    /// - Throws: ``EncodingError`` (ENOSPC when the disk is full: the file
+    ///   still plays up to its last whole fragment).
+    public func finish() throws(EncodingError) {
+        guard let format, !finished else { return }
+        finished = true
+        let written = av_write_trailer(format)
+        avio_flush(format.pointee.pb)
+        guard written >= 0, output.error == nil else { throw error(written, "ending the file") }
+    }
+}

@@ -1,0 +1,163 @@
+internal import CFFmpeg
+import Glibc
+
+/// H.264 through libx264 (inside Debian's libavcodec): I420 frames in,
+/// packets out, no B-frames (each packet decodes in the order it comes, so a
+/// recorder may start at any keyframe and packets fan out to files as they
+/// are), a keyframe every ``Settings/keyframeInterval`` frames or when asked
+/// (a recorder joining). Timestamps are the frames' own, in nanoseconds.
+///
+/// One thread at a time (an encoder node's worker).
+public final class VideoEncoder {
+    /// AVFoundation's `outputSettings(for:)` for video, as x264 takes them.
+    public struct Settings: Sendable, Equatable, Hashable {
+        public var width: Int
+        public var height: Int
+        /// Frames per second the camera runs at (the stream's nominal rate).
+        public var frameRate: Int
+        /// Bits per second (AVVideoAverageBitRateKey); nil: constant quality (``quality``).
+        public var bitRate: Int?
+        /// x264's CRF when ``bitRate`` is nil: 0 (lossless) to 51; 23 is x264's default.
+        public var quality: Int = 23
+        /// Frames from one keyframe to the next (AVVideoMaxKeyFrameIntervalKey).
+        public var keyframeInterval: Int
+        /// x264's preset and tune ("veryfast", ""): speed against size.
+        public var preset: String = "veryfast"
+        public var tune: String = ""
+
+        public init(width: Int, height: Int, frameRate: Int, bitRate: Int? = nil, keyframeInterval: Int? = nil) {
+            self.width = width
+            self.height = height
+            self.frameRate = frameRate
+            self.bitRate = bitRate
+            self.keyframeInterval = keyframeInterval ?? max(1, frameRate * 2)
+        }
+    }
+
+    public let settings: Settings
+    /// What a muxer needs of this stream.
+    public let parameters: EncodedStreamParameters
+    private var context: UnsafeMutablePointer<AVCodecContext>?
+    private var frame: UnsafeMutablePointer<AVFrame>?
+    private var packet: UnsafeMutablePointer<AVPacket>?
+    /// Frames given: the first is a keyframe whatever is asked.
+    private var framesIn = 0
+
+    /// - Throws: ``EncodingError`` when libx264 is missing or refuses the settings.
+    public init(_ settings: Settings) throws(EncodingError) {
+        guard settings.width > 0, settings.height > 0, settings.width % 2 == 0, settings.height % 2 == 0,
+              (1...1000).contains(settings.frameRate), settings.keyframeInterval > 0
+        else { throw EncodingError("H.264 takes even sizes, 1 to 1000 fps and a keyframe interval of 1 or more, not \(settings)") }
+        guard let codec = avcodec_find_encoder_by_name("libx264") else {
+            throw EncodingError("this FFmpeg has no libx264 encoder (Debian's libavcodec has)")
+        }
+        var context: UnsafeMutablePointer<AVCodecContext>? = avcodec_alloc_context3(codec)
+        var frame: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
+        var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
+        do throws(EncodingError) {
+            guard let context, let frame, packet != nil else { throw EncodingError("out of memory for an encoder") }
+            context.pointee.width = Int32(settings.width)
+            context.pointee.height = Int32(settings.height)
+            context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+            context.pointee.time_base = AVRational(num: 1, den: 1_000_000_000)
+            context.pointee.framerate = AVRational(num: Int32(settings.frameRate), den: 1)
+            context.pointee.gop_size = Int32(settings.keyframeInterval)
+            context.pointee.max_b_frames = 0
+            // Files are MP4 or MOV: the decoder's configuration goes in their header.
+            context.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER)
+            if let bitRate = settings.bitRate { context.pointee.bit_rate = Int64(bitRate) }
+            var options: OpaquePointer?
+            defer { av_dict_free(&options) }
+            av_dict_set(&options, "preset", settings.preset, 0)
+            if !settings.tune.isEmpty { av_dict_set(&options, "tune", settings.tune, 0) }
+            if settings.bitRate == nil { av_dict_set(&options, "crf", "\(settings.quality)", 0) }
+            // A keyframe asked for is an IDR frame: a file may start there.
+            av_dict_set(&options, "forced-idr", "1", 0)
+            let opened = avcodec_open2(context, codec, &options)
+            guard opened >= 0 else { throw EncodingError(opened, "opening libx264 for \(settings.width)x\(settings.height)") }
+            frame.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+            frame.pointee.width = context.pointee.width
+            frame.pointee.height = context.pointee.height
+            let allocated = av_frame_get_buffer(frame, 0)
+            guard allocated >= 0 else { throw EncodingError(allocated, "allocating a frame") }
+            parameters = try EncodedStreamParameters(copying: context, kind: .video)
+        } catch {
+            av_frame_free(&frame)
+            av_packet_free(&packet)
+            avcodec_free_context(&context)
+            throw error
+        }
+        self.settings = settings
+        self.context = context
+        self.frame = frame
+        self.packet = packet
+    }
+
+    deinit { release() }
+
+    private func release() {
+        av_frame_free(&frame)
+        av_packet_free(&packet)
+        avcodec_free_context(&context)
+    }
+
+    /// Encodes one I420 frame (``width``×``height``, planes back to back) captured
+    /// at `timestampNanoseconds`; a keyframe when `keyframe` (a recorder joined).
+    /// Returns the packets ready (none while x264 still looks ahead).
+    public func encode(i420 bytes: UnsafeRawBufferPointer, timestampNanoseconds: Int64, keyframe: Bool = false) throws(EncodingError) -> [EncodedPacket] {
+        guard let context, let frame else { throw EncodingError("the encoder was flushed") }
+        let (width, height) = (settings.width, settings.height)
+        let lumaSize = width * height
+        guard bytes.count >= lumaSize * 3 / 2 else {
+            throw EncodingError("an I420 \(width)x\(height) frame is \(lumaSize * 3 / 2) bytes, not \(bytes.count)")
+        }
+        let writable = av_frame_make_writable(frame)
+        guard writable >= 0 else { throw EncodingError(writable, "making a frame writable") }
+        withUnsafeMutableBytes(of: &frame.pointee.data) { data in
+            withUnsafeBytes(of: frame.pointee.linesize) { strides in
+                let planes = data.bindMemory(to: UnsafeMutablePointer<UInt8>?.self)
+                let linesizes = strides.bindMemory(to: Int32.self)
+                var offset = 0
+                for (plane, (rowBytes, rows)) in [(width, height), (width / 2, height / 2), (width / 2, height / 2)].enumerated() {
+                    guard let destination = planes[plane] else { continue }
+                    for row in 0..<rows {
+                        (destination + row * Int(linesizes[plane])).update(from: bytes.baseAddress!.advanced(by: offset + row * rowBytes)
+                            .assumingMemoryBound(to: UInt8.self), count: rowBytes)
+                    }
+                    offset += rowBytes * rows
+                }
+            }
+        }
+        frame.pointee.pts = timestampNanoseconds
+        frame.pointee.pict_type = keyframe || framesIn == 0 ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
+        framesIn += 1
+        let sent = avcodec_send_frame(context, frame)
+        guard sent >= 0 else { throw EncodingError(sent, "encoding a frame") }
+        return try receive()
+    }
+
+    /// Ends the stream: the packets x264 still held. The encoder takes nothing after.
+    public func flush() throws(EncodingError) -> [EncodedPacket] {
+        guard let context else { return [] }
+        let sent = avcodec_send_frame(context, nil)
+        guard sent >= 0 || sent == averrorEOF else { throw EncodingError(sent, "flushing the encoder") }
+        return try receive()
+    }
+
+    private func receive() throws(EncodingError) -> [EncodedPacket] {
+        guard let context, let packet else { return [] }
+        let frameDuration = 1_000_000_000 / Int64(settings.frameRate)
+        var packets: [EncodedPacket] = []
+        while true {
+            let result = avcodec_receive_packet(context, packet)
+            if result == -EAGAIN || result == averrorEOF { return packets }
+            guard result >= 0 else { throw EncodingError(result, "receiving a packet") }
+            defer { av_packet_unref(packet) }
+            let bytes = [UInt8](UnsafeRawBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
+            packets.append(EncodedPacket(bytes: bytes, presentationTimeNanoseconds: packet.pointee.pts,
+                                         decodeTimeNanoseconds: packet.pointee.dts,
+                                         durationNanoseconds: packet.pointee.duration > 0 ? packet.pointee.duration : frameDuration,
+                                         isKeyframe: packet.pointee.flags & AV_PKT_FLAG_KEY != 0))
+        }
+    }
+}
