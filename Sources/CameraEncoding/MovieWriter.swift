@@ -5,8 +5,10 @@ import Glibc
 /// written to a descriptor the client opened (camerad never opens a path a
 /// client names).
 ///
-/// Crash-safe: the file is a fragmented MP4 (an empty `moov`, then a `moof` +
-/// `mdat` fragment at the first keyframe after each ``fragmentInterval``), so
+/// Crash-safe: the file is a fragmented MP4 (a `moov` without samples, written
+/// with the first fragment — so its edit lists place AAC's priming before time 0,
+/// keeping sound on the picture's clock — then a `moof` + `mdat` fragment at the
+/// first keyframe after each ``fragmentInterval``), so
 /// whatever stops the writer — a SIGKILL, a power cut, a full disk — leaves a
 /// file players open, up to its last whole fragment. A clean ``finish()``
 /// flushes the last fragment and ends the file with its index (`mfra`: every
@@ -54,7 +56,7 @@ public final class MovieWriter {
     private var packet: UnsafeMutablePointer<AVPacket>?
     /// The streams in the file, by kind, with their time bases.
     private var streams: [EncodedStreamParameters.Kind: (index: Int32, timeBase: AVRational)] = [:]
-    /// The first packet's time: the file's zero.
+    /// The capture time that is the file's zero: the start given, else the first packet's.
     private var origin: Int64?
     private var finished = false
 
@@ -64,13 +66,16 @@ public final class MovieWriter {
     /// Starts a file on `descriptor` (left open: its owner closes it) with a
     /// video stream, an audio stream or both, and writes its header.
     ///
-    /// - Parameter metadata: the file's tags ("location" as ISO 6709,
-    ///   "creation_time", "make", "model").
+    /// - Parameters:
+    ///   - startNanoseconds: the capture time the file starts at (its first
+    ///     keyframe's), so that audio and video keep their offset; nil: the first packet's.
+    ///   - metadata: the file's tags ("location" as ISO 6709, "creation_time", "make", "model").
     /// - Throws: ``EncodingError`` when the header cannot be written.
     public init(descriptor: Int32, container: Container, video: EncodedStreamParameters?, audio: EncodedStreamParameters? = nil,
-                fragmentInterval: Double = 10, metadata: [String: String] = [:]) throws(EncodingError) {
+                startNanoseconds: Int64? = nil, fragmentInterval: Double = 10, metadata: [String: String] = [:]) throws(EncodingError) {
         guard video != nil || audio != nil else { throw EncodingError("a movie needs a video or an audio stream") }
         self.container = container
+        origin = startNanoseconds
         self.fragmentInterval = fragmentInterval
         output = Output(descriptor: descriptor)
         var format: UnsafeMutablePointer<AVFormatContext>?
@@ -99,7 +104,7 @@ public final class MovieWriter {
             for (key, value) in metadata { av_dict_set(&format.pointee.metadata, key, value, 0) }
             var options: OpaquePointer?
             defer { av_dict_free(&options) }
-            av_dict_set(&options, "movflags", "frag_keyframe+empty_moov+default_base_moof", 0)
+            av_dict_set(&options, "movflags", "frag_keyframe+empty_moov+delay_moov+default_base_moof", 0)
             av_dict_set(&options, "min_frag_duration", "\(Int64(fragmentInterval * 1_000_000))", 0)
             // Each fragment reaches the descriptor as the muxer ends it, not when a buffer fills.
             av_dict_set(&options, "flush_packets", "1", 0)

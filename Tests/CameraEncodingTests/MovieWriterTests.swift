@@ -118,9 +118,70 @@ import Testing
         }
     }
 
+    /// Video and AAC audio from one clock into one file: the audio decoded
+    /// back carries the stamp's blocks each at its own sample on the video's
+    /// clock (the AAC encoder's priming placed before time 0 by the file's edit
+    /// list), so a sound and a picture made at one instant play at one.
+    @Test func videoAndAudioFromOneClockPlayTogether() async throws {
+        try await withTemporaryDirectory { folder in
+            let path = folder + "/movie.mp4"
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            defer { close(descriptor) }
+            let video = try VideoEncoder(.init(width: Self.width, height: Self.height, frameRate: Self.frameRate))
+            let audio = try AudioEncoder(.init(sampleRate: 48_000, channels: 2))
+            let writer = try MovieWriter(descriptor: descriptor, container: .mp4, video: video.parameters, audio: audio.parameters,
+                                         startNanoseconds: Self.start, fragmentInterval: 1)
+            let pattern = TestPattern(width: Self.width, height: Self.height)
+            var frame = [UInt8](repeating: 0, count: pattern.frameSize(.i420))
+            var period = [Float](repeating: 0, count: 480 * 2)
+            var periodsWritten = 0
+            for index in 0..<90 {
+                let timestamp = Self.start + Int64(index) * 1_000_000_000 / Int64(Self.frameRate)
+                // The periods captured by this frame's time, before it.
+                while Int64(periodsWritten) * 10_000_000 <= timestamp - Self.start {
+                    period.withUnsafeMutableBufferPointer { AudioStamp.render(into: $0, channels: 2, from: UInt64(periodsWritten * 480)) }
+                    let packets = try period.withUnsafeBufferPointer {
+                        try audio.encode(interleaved: $0, timestampNanoseconds: Self.start + Int64(periodsWritten) * 10_000_000)
+                    }
+                    for packet in packets { try writer.write(packet, to: .audio) }
+                    periodsWritten += 1
+                }
+                frame.withUnsafeMutableBytes { pattern.render(FrameStamp(sequence: UInt32(index), timestampNanoseconds: timestamp), format: .i420, into: $0) }
+                for packet in try frame.withUnsafeBytes({ try video.encode(i420: $0, timestampNanoseconds: timestamp) }) {
+                    try writer.write(packet, to: .video)
+                }
+            }
+            for packet in try video.flush() { try writer.write(packet, to: .video) }
+            for packet in try audio.flush() { try writer.write(packet, to: .audio) }
+            try writer.finish()
+
+            let probe = try await runProcess("/usr/bin/ffprobe", ["-v", "error", "-show_streams", "-of", "json", path])
+            let streams = (try JSONSerialization.jsonObject(with: Data(probe.standardOutput.utf8)) as? [String: Any])?["streams"] as? [[String: Any]] ?? []
+            #expect(streams.map { $0["codec_name"] as? String } == ["h264", "aac"], "\(probe.standardOutput)")
+            let sound = try #require(streams.last)
+            #expect(sound["sample_rate"] as? String == "48000" && sound["channels"] as? Int == 2)
+            // The video starts at 0; the audio a frame of AAC earlier, the encoder's priming before 0 (its edit list).
+            let starts = streams.compactMap { Double($0["start_time"] as? String ?? "") }
+            #expect(starts.count == 2 && starts[0] == 0 && abs(starts[1] + 1024.0 / 48_000) < 0.0001, "\(starts)")
+
+            let raw = folder + "/audio.f32"
+            let decoded = try await runProcess("/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", path, "-map", "0:a", "-ac", "1", "-f", "f32le", raw])
+            #expect(decoded.status == 0, "\(decoded.standardError)")
+            let samples = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+            let blocks = AudioStamp.decode(samples, sampleRate: 48_000)
+            #expect(blocks.count >= 140, "most of the 150 blocks of three seconds survive AAC: \(blocks.count)")
+            #expect(zip(blocks, blocks.dropFirst()).allSatisfy { $0.number < $1.number }, "in order")
+            // Decoded from the audio's start: sample i plays at start_time + i / 48 kHz, so block n
+            // (made at the video's first frame + n × 20 ms) lies at n × 960 + 1024.
+            let offsets = blocks.map { $0.offset - Int($0.number) * AudioStamp.blockFrames - 1024 }
+            #expect(offsets.allSatisfy { abs($0) <= 2 }, "each block at its sample, on the video's clock: \(Set(offsets))")
+        }
+    }
+
     @Test func settingsH264CannotTakeAreRefusedSayingWhy() {
         #expect(throws: EncodingError.self) { try VideoEncoder(.init(width: 321, height: 240, frameRate: 30)) }
         #expect(throws: EncodingError.self) { try VideoEncoder(.init(width: 320, height: 240, frameRate: 0)) }
         #expect(throws: EncodingError.self) { try MovieWriter(descriptor: -1, container: .mp4, video: nil) }
+        #expect(throws: EncodingError.self) { try AudioEncoder(.init(sampleRate: 48_000, channels: 3)) }
     }
 }
