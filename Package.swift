@@ -55,7 +55,7 @@ let package = Package(
         .target(
             name: "CameraDaemon",
             dependencies: [
-                "CameraIPC", "CameraProtocol", "CameraMedia", "CCameraShims", "V4L2", "CUDev", "CALSA",
+                "CameraIPC", "CameraProtocol", "CameraMedia", "CameraEncoding", "CCameraShims", "V4L2", "CUDev", "CALSA",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -105,7 +105,7 @@ let package = Package(
         .testTarget(
             name: "CameraDaemonTests",
             /// CV4L2 only to check camerad's control numbers against the kernel's; CCameraShims for a hostile client's epoll calls.
-            dependencies: ["CameraDaemon", "CameraProtocol", "CameraIPC", "CameraMedia", "CameraTestSupport", "CV4L2", "CCameraShims"]
+            dependencies: ["CameraDaemon", "CameraProtocol", "CameraIPC", "CameraMedia", "CameraEncoding", "CameraTestSupport", "CV4L2", "CCameraShims"]
         ),
         .testTarget(
             name: "CaptureKitTests",

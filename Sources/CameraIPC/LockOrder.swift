@@ -70,6 +70,10 @@ public enum LockLevel: Int32, CaseIterable, Sendable {
     /// An audio node's work on its worker: an `AudioVariant`'s resampler and
     /// periods being cut, an `AudioMeter`'s levels and last reading.
     case audioWork
+    /// An encoder node's encoder (its worker's, and a recorder's keyframe request).
+    case encoderWork
+    /// A recorder's file and its figures (its worker's, and a client's question).
+    case movieRecorder
 
     /// Where it stands in the order: leaves share the last rank.
     public var rank: Int32 { min(rawValue, LockLevel.eventLoop.rawValue) }

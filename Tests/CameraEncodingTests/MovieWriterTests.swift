@@ -47,32 +47,6 @@ import Testing
         return (keyframes, writer.bytesWritten)
     }
 
-    /// ffprobe's view of the first video stream: its fields, frames counted.
-    static func probe(_ path: String) async throws -> [String: Any] {
-        let result = try await runProcess("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0",
-                                                               "-show_streams", "-show_format", "-of", "json", path])
-        #expect(result.status == 0, "ffprobe: \(result.standardError)")
-        let json = try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
-        var stream = ((json?["streams"] as? [[String: Any]])?.first) ?? [:]
-        stream["format"] = json?["format"]
-        return stream
-    }
-
-    /// Every frame ffmpeg decodes from `path`, its stamp's sequence (nil where it does not read).
-    static func decodedStamps(_ path: String, in folder: String) async throws -> [UInt32?] {
-        let raw = folder + "/frames.gray"
-        let result = try await runProcess("/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", path, "-f", "rawvideo", "-pix_fmt", "gray", raw],
-                                          timeout: .seconds(120))
-        #expect(result.status == 0, "ffmpeg: \(result.standardError)")
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: raw))
-        let size = width * height
-        return stride(from: 0, to: bytes.count - size + 1, by: size).map { offset in
-            bytes[offset..<offset + size].withUnsafeBytes {
-                FrameStampDecoder.decode(luma: $0, width: width, height: height, bytesPerRow: width).stamp?.sequence
-            }
-        }
-    }
-
     @Test(arguments: MovieWriter.Container.allCases)
     func aMovieIsWhatFFprobeReadsAndEveryFrameDecodesInOrder(container: MovieWriter.Container) async throws {
         try await withTemporaryDirectory { folder in
@@ -85,7 +59,7 @@ import Testing
             let tail = try Data(contentsOf: URL(fileURLWithPath: path)).suffix(16)
             #expect(tail.range(of: Data("mfro".utf8)) != nil, "an index at the end")
 
-            let stream = try await Self.probe(path)
+            let stream = try await MovieProbe.videoStream(path)
             #expect(stream["codec_name"] as? String == "h264")
             #expect(stream["width"] as? Int == Self.width && stream["height"] as? Int == Self.height)
             #expect(stream["nb_read_frames"] as? String == "90", "\(stream)")
@@ -96,7 +70,7 @@ import Testing
             let tags = format?["tags"] as? [String: Any] ?? [:]
             #expect(tags["location"] as? String == "+48.8584+002.2945/", "\(tags)")
 
-            let stamps = try await Self.decodedStamps(path, in: folder)
+            let stamps = try await MovieProbe.stamps(path, width: Self.width, height: Self.height, in: folder)
             #expect(stamps == (0..<90).map { UInt32($0) }, "every frame, in order, its stamp intact")
         }
     }
@@ -108,12 +82,12 @@ import Testing
         try await withTemporaryDirectory { folder in
             let path = folder + "/killed.mp4"
             _ = try Self.record(path, frames: 90, keyframeInterval: 15, fragmentInterval: 0.5, finish: false)
-            let stream = try await Self.probe(path)
+            let stream = try await MovieProbe.videoStream(path)
             let frames = Int(stream["nb_read_frames"] as? String ?? "") ?? 0
             // Fragments of 15 frames (a keyframe every half second): at most the one under way is lost.
             #expect(frames >= 90 - 15 && frames < 90, "\(frames) frames of 90 written: \(stream)")
             print("a movie never finished: \(frames) frames of 90 play")
-            let stamps = try await Self.decodedStamps(path, in: folder)
+            let stamps = try await MovieProbe.stamps(path, width: Self.width, height: Self.height, in: folder)
             #expect(stamps == (0..<frames).map { UInt32($0) }, "every frame of the whole fragments, in order")
         }
     }

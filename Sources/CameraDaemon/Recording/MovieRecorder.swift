@@ -1,0 +1,184 @@
+import CameraEncoding
+import CameraIPC
+import Glibc
+import Logging
+
+/// One movie file being recorded (issue 35's `CaptureMovieFileOutput` in the
+/// daemon): a sink of an encoder node's packets that muxes them into the
+/// descriptor its client passed (``MovieWriter``: fragmented, crash-safe), on
+/// a worker thread of its own — a slow disk holds up this file alone: its
+/// subscription's in-flight limit drops its packets (reported, until its next
+/// keyframe), never anyone else's.
+///
+/// Its file starts at its first packet, a keyframe (its subscription starts
+/// at keyframes). It ends when its owner stops it, at a limit (duration,
+/// size), when the disk is full, or with its camera; `onEnd` says which, with
+/// the file's figures, once the file is finished (playable in every case).
+final class MovieRecorder: FrameSink {
+    /// Why a recording ended (AVFoundation's AVError codes, and a clean stop).
+    enum Ending: Sendable, Equatable {
+        /// Its owner stopped it (stopRecording()).
+        case stopped
+        case maximumDurationReached
+        case maximumFileSizeReached
+        case diskFull
+        /// The camera went or stopped (deviceWasDisconnected, sessionWasInterrupted).
+        case interrupted(CameraError)
+        /// Writing failed for another reason.
+        case failed(CameraError)
+
+        /// AVErrorRecordingSuccessfullyFinishedKey: the file is whole, the recording ended as it should.
+        var recordingSuccessfullyFinished: Bool {
+            switch self {
+            case .stopped, .maximumDurationReached, .maximumFileSizeReached: true
+            case .diskFull, .interrupted, .failed: false
+            }
+        }
+    }
+
+    /// What it has written so far (recordedDuration, recordedFileSize) and what it lost.
+    struct Figures: Sendable, Equatable {
+        var durationNanoseconds: Int64 = 0
+        var bytes: Int64 = 0
+        var packets = 0
+        /// Packets reported dropped (a slow disk), and the keyframe waits that followed.
+        var packetsDropped = 0
+    }
+
+    /// Limits that end a recording with success (AVFoundation's maxRecordedDuration, maxRecordedFileSize).
+    struct Limits: Sendable {
+        var maxDurationNanoseconds: Int64?
+        var maxBytes: Int64?
+    }
+
+    private let descriptor: OwnedFD
+    private let container: MovieWriter.Container
+    private let video: EncodedStreamParameters
+    private let limits: Limits
+    private let fragmentInterval: Double
+    private let metadata: [String: String]
+    private let logger: Logger
+    private let thread: WorkerThread
+    private let onEnd: @Sendable (Ending, Figures) -> Void
+    private let state: OrderedMutex<State>
+
+    private struct State: @unchecked Sendable {
+        /// Unchecked Sendable: the writer is used on the worker only, under this lock.
+        var writer: MovieWriter?
+        var start: Int64?
+        var figures = Figures()
+        /// Set once it ended: packets after are given back unwritten.
+        var ending: Ending?
+    }
+
+    /// - Throws: INVALID_ARGUMENT when no worker can be had (nothing is written yet).
+    init(descriptor: OwnedFD, container: MovieWriter.Container, video: EncodedStreamParameters, limits: Limits = Limits(),
+         fragmentInterval: Double = 10, metadata: [String: String] = [:], logger: Logger,
+         onEnd: @escaping @Sendable (Ending, Figures) -> Void) throws(CameraError) {
+        self.descriptor = descriptor
+        self.container = container
+        self.video = video
+        self.limits = limits
+        self.fragmentInterval = fragmentInterval
+        self.metadata = metadata
+        self.logger = logger
+        self.onEnd = onEnd
+        state = OrderedMutex(.movieRecorder, State())
+        do {
+            thread = try WorkerThread(name: "camerad-recorder", idle: false)
+        } catch {
+            throw CameraError(.resourceExhausted, "no thread to record on: \(error)")
+        }
+    }
+
+    /// What it has written so far.
+    var figures: Figures { state.withLock { $0.figures } }
+
+    /// Ends the recording as its owner asked (its subscription ended first:
+    /// nothing more comes); the file is finished on the worker, after what it was given.
+    func stop() {
+        thread.async { [self] in end(.stopped) }
+    }
+
+    // MARK: - FrameSink
+
+    func started(_ news: StreamNews) {}
+
+    func frame(_ handle: FrameHandle) -> Bool {
+        thread.async { [self] in
+            write(handle.frame)
+            try? handle.release()
+        }
+        return true
+    }
+
+    func dropped(_ drops: DropTally) {
+        let count = drops.reports.reduce(0) { $0 + $1.count }
+        state.withLock { $0.figures.packetsDropped += count }
+    }
+
+    func formatChanged(_ news: StreamNews) {}
+
+    func interrupted(_ reason: StreamInterruption, _ error: CameraError) {
+        thread.async { [self] in end(.interrupted(error)) }
+    }
+
+    func end(with error: CameraError?) {
+        thread.async { [self] in end(error.map { .interrupted($0) } ?? .stopped) }
+        thread.finish()
+    }
+
+    // MARK: - On the worker
+
+    private func write(_ frame: PooledFrame) {
+        let reached = state.withLock { state -> Ending? in
+            guard state.ending == nil else { return nil }
+            do throws(EncodingError) {
+                let start = state.start ?? frame.timestampNanoseconds
+                let writer: MovieWriter
+                if let current = state.writer {
+                    writer = current
+                } else {
+                    writer = try MovieWriter(descriptor: descriptor.rawValue, container: container, video: video, startNanoseconds: start,
+                                             fragmentInterval: fragmentInterval, metadata: metadata)
+                    state.writer = writer
+                    state.start = start
+                }
+                let packet = EncodedPacket(bytes: Array(frame.bytes), presentationTimeNanoseconds: frame.timestampNanoseconds,
+                                           decodeTimeNanoseconds: frame.packet?.decodeTimestampNanoseconds ?? frame.timestampNanoseconds,
+                                           durationNanoseconds: frame.durationNanoseconds, isKeyframe: frame.packet?.isKeyframe ?? false)
+                try writer.write(packet, to: .video)
+                state.figures.packets += 1
+                state.figures.bytes = writer.bytesWritten
+                state.figures.durationNanoseconds = frame.timestampNanoseconds + frame.durationNanoseconds - start
+            } catch {
+                return error.errno == ENOSPC ? .diskFull : .failed(CameraError(.internalError, "writing the movie: \(error.message)"))
+            }
+            if let max = limits.maxDurationNanoseconds, state.figures.durationNanoseconds >= max { return .maximumDurationReached }
+            if let max = limits.maxBytes, state.figures.bytes >= max { return .maximumFileSizeReached }
+            return nil
+        }
+        if let reached { end(reached) }
+    }
+
+    /// Finishes the file (once) and says how it ended.
+    private func end(_ ending: Ending) {
+        let result = state.withLock { state -> (Ending, Figures)? in
+            guard state.ending == nil else { return nil }
+            var ending = ending
+            do throws(EncodingError) {
+                try state.writer?.finish()
+                state.figures.bytes = state.writer?.bytesWritten ?? 0
+            } catch {
+                logger.notice("finishing a movie: \(error.message)")
+                if ending.recordingSuccessfullyFinished {
+                    ending = error.errno == ENOSPC ? .diskFull : .failed(CameraError(.internalError, "finishing the movie: \(error.message)"))
+                }
+            }
+            state.writer = nil
+            state.ending = ending
+            return (ending, state.figures)
+        }
+        if let (ending, figures) = result { onEnd(ending, figures) }
+    }
+}

@@ -1,0 +1,35 @@
+import CameraMedia
+import Foundation
+
+/// A movie file as programs nobody here wrote see it: ffprobe's fields, and
+/// the frames ffmpeg decodes, each one's stamp read back.
+public enum MovieProbe {
+    /// ffprobe's view of the first video stream (frames counted), with the file's format under "format".
+    public static func videoStream(_ path: String) async throws -> [String: Any] {
+        let result = try await runProcess("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0",
+                                                               "-show_streams", "-show_format", "-of", "json", path], timeout: .seconds(120))
+        guard result.status == 0 else { throw DaemonFailure("ffprobe \(path): \(result.standardError)") }
+        let json = try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
+        var stream = ((json?["streams"] as? [[String: Any]])?.first) ?? [:]
+        stream["format"] = json?["format"]
+        return stream
+    }
+
+    /// Every frame ffmpeg decodes from `path` (`width`×`height`), its stamp's
+    /// sequence in order (nil where it does not read); decoded into `folder`,
+    /// each frame once (no frame repeated to fill a gap at a constant rate).
+    public static func stamps(_ path: String, width: Int, height: Int, in folder: String) async throws -> [UInt32?] {
+        let raw = folder + "/\(UUID().uuidString).gray"
+        defer { try? FileManager.default.removeItem(atPath: raw) }
+        let result = try await runProcess("/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", path, "-map", "0:v", "-fps_mode", "passthrough", "-f", "rawvideo",
+                                                              "-pix_fmt", "gray", raw], timeout: .seconds(120))
+        guard result.status == 0 else { throw DaemonFailure("ffmpeg \(path): \(result.standardError)") }
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: raw))
+        let size = width * height
+        return stride(from: 0, to: bytes.count - size + 1, by: size).map { offset in
+            bytes[offset..<offset + size].withUnsafeBytes {
+                FrameStampDecoder.decode(luma: $0, width: width, height: height, bytesPerRow: width).stamp?.sequence
+            }
+        }
+    }
+}
