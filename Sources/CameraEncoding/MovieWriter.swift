@@ -108,6 +108,9 @@ public final class MovieWriter {
             av_dict_set(&options, "min_frag_duration", "\(Int64(fragmentInterval * 1_000_000))", 0)
             // Each fragment reaches the descriptor as the muxer ends it, not when a buffer fills.
             av_dict_set(&options, "flush_packets", "1", 0)
+            // The edit lists that place each track count in the movie's timescale: FFmpeg's
+            // 1000 would round where the sound starts against the picture by up to a millisecond.
+            av_dict_set(&options, "movie_timescale", "90000", 0)
             let written = avformat_write_header(format, &options)
             guard written >= 0 else { throw error(written, "writing the \(container) header") }
             // The muxer chose each stream's time base: packets are rescaled to it.

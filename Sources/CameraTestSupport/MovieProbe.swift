@@ -15,10 +15,10 @@ public enum MovieProbe {
         return stream
     }
 
-    /// Every frame ffmpeg decodes from `path` (`width`×`height`), its stamp's
-    /// sequence in order (nil where it does not read); decoded into `folder`,
+    /// Every frame ffmpeg decodes from `path` (`width`×`height`), its stamp in
+    /// order (nil where it does not read); decoded into `folder`,
     /// each frame once (no frame repeated to fill a gap at a constant rate).
-    public static func stamps(_ path: String, width: Int, height: Int, in folder: String) async throws -> [UInt32?] {
+    public static func stamps(_ path: String, width: Int, height: Int, in folder: String) async throws -> [FrameStamp?] {
         let raw = folder + "/\(UUID().uuidString).gray"
         defer { try? FileManager.default.removeItem(atPath: raw) }
         let result = try await runProcess("/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", path, "-map", "0:v", "-fps_mode", "passthrough", "-f", "rawvideo",
@@ -28,8 +28,27 @@ public enum MovieProbe {
         let size = width * height
         return stride(from: 0, to: bytes.count - size + 1, by: size).map { offset in
             bytes[offset..<offset + size].withUnsafeBytes {
-                FrameStampDecoder.decode(luma: $0, width: width, height: height, bytesPerRow: width).stamp?.sequence
+                FrameStampDecoder.decode(luma: $0, width: width, height: height, bytesPerRow: width).stamp
             }
         }
+    }
+}
+
+extension MovieProbe {
+    /// ffprobe's streams of `path`, each its fields.
+    public static func streams(_ path: String) async throws -> [[String: Any]] {
+        let result = try await runProcess("/usr/bin/ffprobe", ["-v", "error", "-show_streams", "-of", "json", path], timeout: .seconds(120))
+        guard result.status == 0 else { throw DaemonFailure("ffprobe \(path): \(result.standardError)") }
+        return (try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])?["streams"] as? [[String: Any]] ?? []
+    }
+
+    /// The first audio stream of `path` decoded by ffmpeg to mono 32-bit float at `rate`, from the stream's start.
+    public static func monoAudio(_ path: String, rate: Int, in folder: String) async throws -> [Float] {
+        let raw = folder + "/\(UUID().uuidString).f32"
+        defer { try? FileManager.default.removeItem(atPath: raw) }
+        let result = try await runProcess("/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", path, "-map", "0:a", "-ac", "1", "-ar", "\(rate)",
+                                                              "-f", "f32le", raw], timeout: .seconds(120))
+        guard result.status == 0 else { throw DaemonFailure("ffmpeg \(path): \(result.standardError)") }
+        return try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
     }
 }

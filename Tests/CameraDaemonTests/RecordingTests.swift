@@ -85,7 +85,7 @@ import Testing
                 #expect(frames == figures.packets, "\(recording.path): the file holds every packet written: \(frames) of \(figures.packets)")
                 let size = try FileManager.default.attributesOfItem(atPath: recording.path)[.size] as? Int64
                 #expect(size == figures.bytes)
-                let stamps = try await MovieProbe.stamps(recording.path, width: Self.width, height: Self.height, in: folder).compactMap { $0 }
+                let stamps = try await MovieProbe.stamps(recording.path, width: Self.width, height: Self.height, in: folder).compactMap { $0?.sequence }
                 #expect(stamps.count == frames, "every frame's stamp reads")
                 #expect(zip(stamps, stamps.dropFirst()).allSatisfy { $0 < $1 }, "in order")
                 if figures.packetsDropped == 0, let start = stamps.first, let end = stamps.last {
@@ -97,6 +97,70 @@ import Testing
             #expect((try #require(second.figures)).durationNanoseconds >= 1_000_000_000)
             #expect((try #require(limited.figures)).durationNanoseconds >= 1_000_000_000)
             #expect(await waitUntil { budget.streamCount(of: .daemon) == 0 && budget.streamCount(of: Self.owner) == 0 })
+        }
+    }
+}
+
+extension RecordingTests {
+    /// A recording with sound: a virtual camera and a virtual microphone, each
+    /// encoded once, muxed into one file. Both run on CLOCK_MONOTONIC: a
+    /// frame's stamp carries its capture time, a block of the microphone's
+    /// stamp its capture time by its number, so every sound decoded from the
+    /// file must lie where its capture time puts it against the picture's —
+    /// within two samples (0.3 measured; the issue asks one video frame).
+    @Test(.timeLimit(.minutes(2))) func soundAndPictureOfOneClockKeepTheirOffsetInTheFile() async throws {
+        try await withTemporaryDirectory { folder in
+            let streamer = DeviceStreamer(device: VirtualCamera(index: 0), timers: .testTimers, budget: budget, logger: logger)
+            let microphone = MicrophoneStreamer(microphone: VirtualMicrophone(index: 0), budget: budget, logger: logger) { _ in }
+            // Where the microphone's sample 0 was captured: any period's time less its place.
+            let probe = GraphSink(releasesAtOnce: true)
+            let probeID = try await microphone.listen(VirtualMicrophone.layout, policy: SubscriptionPolicy(maxInFlight: 4), sink: probe,
+                                                      for: Self.owner)
+            #expect(await waitUntil { !probe.frames.isEmpty })
+            let period = try #require(probe.frames.first)
+            let microphoneStart = period.timestampNanoseconds - Int64(period.sequence) * 10_000_000
+            // It listens on to the end: with its last listener gone the microphone would stop, and start anew.
+            defer { microphone.close(probeID) }
+
+            let video = try await VideoEncoderNode(on: streamer, name: "virtual-0",
+                                                   settings: .init(width: Self.width, height: Self.height, frameRate: 30), budget: budget, logger: logger)
+            let audio = try await AudioEncoderNode(on: microphone, settings: .init(sampleRate: 48_000, channels: 2), budget: budget, logger: logger)
+            let path = folder + "/movie.mp4"
+            let descriptor = OwnedFD(adopting: open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644))
+            let ended = Recording.Ended()
+            let recorder = try MovieRecorder(descriptor: descriptor, container: .mp4, video: video.parameters, audio: audio.parameters,
+                                             fragmentInterval: 1, logger: logger) { ending, figures in ended.value.withLock { $0 = (ending, figures) } }
+            let videoID = try video.node.subscribe(recorder, policy: SubscriptionPolicy(maxInFlight: 30, startsAtKeyframe: true), for: Self.owner)
+            let audioID = try audio.node.subscribe(recorder.audioInput, policy: SubscriptionPolicy(maxInFlight: 64), for: Self.owner)
+            video.requestKeyframe()
+            #expect(await waitUntil(timeout: .seconds(60)) { recorder.figures.durationNanoseconds >= 2_000_000_000 })
+            video.node.unsubscribe(videoID)
+            audio.node.unsubscribe(audioID)
+            recorder.stop()
+            #expect(await waitUntil(timeout: .seconds(60)) { ended.value.withLock { $0 != nil } })
+            video.stop()
+            audio.stop()
+            #expect(ended.value.withLock { $0?.0 } == .stopped)
+
+            let streams = try await MovieProbe.streams(path)
+            #expect(streams.map { $0["codec_name"] as? String } == ["h264", "aac"], "\(streams)")
+            let audioStart = try #require(Double(streams.last?["start_time"] as? String ?? ""))
+            let stamps = try await MovieProbe.stamps(path, width: Self.width, height: Self.height, in: folder)
+            let first = try #require(stamps.first ?? nil, "the first frame's stamp reads")
+            // The file's time 0 is its first frame's capture time (its stamp's, to the microsecond).
+            let videoStart = Int64(first.timestampMicroseconds) * 1000
+            let samples = try await MovieProbe.monoAudio(path, rate: 48_000, in: folder)
+            let blocks = AudioStamp.decode(samples, sampleRate: 48_000)
+            #expect(blocks.count >= 80, "most of two seconds of blocks survive AAC: \(blocks.count)")
+            #expect(zip(blocks, blocks.dropFirst()).allSatisfy { $0.number < $1.number }, "in order")
+            let offsets = blocks.map { block -> Double in
+                let captured = microphoneStart + Int64(block.number) * 20_000_000
+                let expected = (Double(captured - videoStart) / 1e9 - audioStart) * 48_000
+                return Double(block.offset) - expected
+            }
+            let worst = offsets.map(abs).max() ?? .infinity
+            print("sound against picture in the file: \(blocks.count) blocks, offsets \(String(format: "%.1f", offsets.min() ?? 0)) to \(String(format: "%.1f", offsets.max() ?? 0)) samples")
+            #expect(worst <= 2, "every block within two samples of its place on the picture's clock: \(offsets.prefix(5))")
         }
     }
 }

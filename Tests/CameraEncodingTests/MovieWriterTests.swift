@@ -70,7 +70,7 @@ import Testing
             let tags = format?["tags"] as? [String: Any] ?? [:]
             #expect(tags["location"] as? String == "+48.8584+002.2945/", "\(tags)")
 
-            let stamps = try await MovieProbe.stamps(path, width: Self.width, height: Self.height, in: folder)
+            let stamps = try await MovieProbe.stamps(path, width: Self.width, height: Self.height, in: folder).map { $0?.sequence }
             #expect(stamps == (0..<90).map { UInt32($0) }, "every frame, in order, its stamp intact")
         }
     }
@@ -87,7 +87,7 @@ import Testing
             // Fragments of 15 frames (a keyframe every half second): at most the one under way is lost.
             #expect(frames >= 90 - 15 && frames < 90, "\(frames) frames of 90 written: \(stream)")
             print("a movie never finished: \(frames) frames of 90 play")
-            let stamps = try await MovieProbe.stamps(path, width: Self.width, height: Self.height, in: folder)
+            let stamps = try await MovieProbe.stamps(path, width: Self.width, height: Self.height, in: folder).map { $0?.sequence }
             #expect(stamps == (0..<frames).map { UInt32($0) }, "every frame of the whole fragments, in order")
         }
     }
@@ -129,19 +129,15 @@ import Testing
             for packet in try audio.flush() { try writer.write(packet, to: .audio) }
             try writer.finish()
 
-            let probe = try await runProcess("/usr/bin/ffprobe", ["-v", "error", "-show_streams", "-of", "json", path])
-            let streams = (try JSONSerialization.jsonObject(with: Data(probe.standardOutput.utf8)) as? [String: Any])?["streams"] as? [[String: Any]] ?? []
-            #expect(streams.map { $0["codec_name"] as? String } == ["h264", "aac"], "\(probe.standardOutput)")
+            let streams = try await MovieProbe.streams(path)
+            #expect(streams.map { $0["codec_name"] as? String } == ["h264", "aac"], "\(streams)")
             let sound = try #require(streams.last)
             #expect(sound["sample_rate"] as? String == "48000" && sound["channels"] as? Int == 2)
             // The video starts at 0; the audio a frame of AAC earlier, the encoder's priming before 0 (its edit list).
             let starts = streams.compactMap { Double($0["start_time"] as? String ?? "") }
             #expect(starts.count == 2 && starts[0] == 0 && abs(starts[1] + 1024.0 / 48_000) < 0.0001, "\(starts)")
 
-            let raw = folder + "/audio.f32"
-            let decoded = try await runProcess("/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", path, "-map", "0:a", "-ac", "1", "-f", "f32le", raw])
-            #expect(decoded.status == 0, "\(decoded.standardError)")
-            let samples = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+            let samples = try await MovieProbe.monoAudio(path, rate: 48_000, in: folder)
             let blocks = AudioStamp.decode(samples, sampleRate: 48_000)
             #expect(blocks.count >= 140, "most of the 150 blocks of three seconds survive AAC: \(blocks.count)")
             #expect(zip(blocks, blocks.dropFirst()).allSatisfy { $0.number < $1.number }, "in order")

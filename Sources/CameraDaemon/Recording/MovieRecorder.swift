@@ -40,6 +40,7 @@ final class MovieRecorder: FrameSink {
     struct Figures: Sendable, Equatable {
         var durationNanoseconds: Int64 = 0
         var bytes: Int64 = 0
+        /// The picture's packets (frames) written.
         var packets = 0
         /// Packets reported dropped (a slow disk), and the keyframe waits that followed.
         var packetsDropped = 0
@@ -54,6 +55,7 @@ final class MovieRecorder: FrameSink {
     private let descriptor: OwnedFD
     private let container: MovieWriter.Container
     private let video: EncodedStreamParameters
+    private let audio: EncodedStreamParameters?
     private let limits: Limits
     private let fragmentInterval: Double
     private let metadata: [String: String]
@@ -72,12 +74,15 @@ final class MovieRecorder: FrameSink {
     }
 
     /// - Throws: INVALID_ARGUMENT when no worker can be had (nothing is written yet).
-    init(descriptor: OwnedFD, container: MovieWriter.Container, video: EncodedStreamParameters, limits: Limits = Limits(),
-         fragmentInterval: Double = 10, metadata: [String: String] = [:], logger: Logger,
+    /// - Parameter audio: the sound's stream, when the file has one: its packets
+    ///   come through ``audioInput`` (a sink of an ``AudioEncoderNode``'s node).
+    init(descriptor: OwnedFD, container: MovieWriter.Container, video: EncodedStreamParameters, audio: EncodedStreamParameters? = nil,
+         limits: Limits = Limits(), fragmentInterval: Double = 10, metadata: [String: String] = [:], logger: Logger,
          onEnd: @escaping @Sendable (Ending, Figures) -> Void) throws(CameraError) {
         self.descriptor = descriptor
         self.container = container
         self.video = video
+        self.audio = audio
         self.limits = limits
         self.fragmentInterval = fragmentInterval
         self.metadata = metadata
@@ -106,10 +111,36 @@ final class MovieRecorder: FrameSink {
 
     func frame(_ handle: FrameHandle) -> Bool {
         thread.async { [self] in
-            write(handle.frame)
+            write(handle.frame, to: .video)
             try? handle.release()
         }
         return true
+    }
+
+    /// The sink of the sound's packets: written beside the picture's from
+    /// the picture's first keyframe on (what comes before it is not the file's).
+    /// The picture's end ends the file; the sound's does not.
+    var audioInput: any FrameSink { AudioInput(recorder: self) }
+
+    private final class AudioInput: FrameSink {
+        let recorder: MovieRecorder
+
+        init(recorder: MovieRecorder) { self.recorder = recorder }
+
+        func started(_ news: StreamNews) {}
+
+        func frame(_ handle: FrameHandle) -> Bool {
+            recorder.thread.async { [recorder] in
+                recorder.write(handle.frame, to: .audio)
+                try? handle.release()
+            }
+            return true
+        }
+
+        func dropped(_ drops: DropTally) {}
+        func formatChanged(_ news: StreamNews) {}
+        func interrupted(_ reason: StreamInterruption, _ error: CameraError) {}
+        func end(with error: CameraError?) {}
     }
 
     func dropped(_ drops: DropTally) {
@@ -130,26 +161,31 @@ final class MovieRecorder: FrameSink {
 
     // MARK: - On the worker
 
-    private func write(_ frame: PooledFrame) {
+    private func write(_ frame: PooledFrame, to kind: EncodedStreamParameters.Kind) {
         let reached = state.withLock { state -> Ending? in
             guard state.ending == nil else { return nil }
             do throws(EncodingError) {
-                let start = state.start ?? frame.timestampNanoseconds
                 let writer: MovieWriter
-                if let current = state.writer {
-                    writer = current
+                let start: Int64
+                if let current = state.writer, let started = state.start {
+                    (writer, start) = (current, started)
                 } else {
-                    writer = try MovieWriter(descriptor: descriptor.rawValue, container: container, video: video, startNanoseconds: start,
-                                             fragmentInterval: fragmentInterval, metadata: metadata)
+                    // The file starts at the picture's first packet, a keyframe: sound before it is not the file's.
+                    guard kind == .video else { return nil }
+                    start = frame.timestampNanoseconds
+                    writer = try MovieWriter(descriptor: descriptor.rawValue, container: container, video: video, audio: audio,
+                                             startNanoseconds: start, fragmentInterval: fragmentInterval, metadata: metadata)
                     state.writer = writer
                     state.start = start
                 }
+                if kind == .audio && frame.timestampNanoseconds < start { return nil }
                 let packet = EncodedPacket(bytes: Array(frame.bytes), presentationTimeNanoseconds: frame.timestampNanoseconds,
                                            decodeTimeNanoseconds: frame.packet?.decodeTimestampNanoseconds ?? frame.timestampNanoseconds,
                                            durationNanoseconds: frame.durationNanoseconds, isKeyframe: frame.packet?.isKeyframe ?? false)
-                try writer.write(packet, to: .video)
-                state.figures.packets += 1
+                try writer.write(packet, to: kind)
                 state.figures.bytes = writer.bytesWritten
+                guard kind == .video else { return nil }
+                state.figures.packets += 1
                 state.figures.durationNanoseconds = frame.timestampNanoseconds + frame.durationNanoseconds - start
             } catch {
                 return error.errno == ENOSPC ? .diskFull : .failed(CameraError(.internalError, "writing the movie: \(error.message)"))

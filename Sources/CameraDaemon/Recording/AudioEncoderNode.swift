@@ -1,0 +1,100 @@
+import CameraEncoding
+import CameraIPC
+import CameraMedia
+import Logging
+
+/// A microphone's AAC encoder (issue 35): a derived node listening to the
+/// microphone in 32-bit float at the recording's rate and channels (its own
+/// variant, made once for every listener of that layout), shared by every
+/// recorder asking the same ``AudioEncoder/Settings``. Every packet is a
+/// random-access point, so a recorder starts at any; packets are numbered in
+/// turn, their timestamps on the microphone's clock.
+final class AudioEncoderNode: Sendable {
+    let settings: AudioEncoder.Settings
+    let node: MediaNode
+    let parameters: EncodedStreamParameters
+    private let input: NodeInput
+    private let microphone: MicrophoneStreamer
+    private let listenerID: UInt64
+
+    /// The encoder and its packets' count, on the worker.
+    private final class Work: Sendable {
+        private struct State: @unchecked Sendable {
+            /// Unchecked Sendable: used only under this lock.
+            let encoder: AudioEncoder
+            var packets: UInt64 = 0
+        }
+        private let state: OrderedMutex<State>
+
+        init(_ encoder: AudioEncoder) {
+            state = OrderedMutex(.encoderWork, State(encoder: encoder))
+        }
+
+        func take(_ period: PooledFrame, into node: MediaNode) {
+            let packets = state.withLock { state -> [(UInt64, EncodedPacket)] in
+                do {
+                    let packets = try period.bytes.withMemoryRebound(to: Float.self) { floats in
+                        try state.encoder.encode(interleaved: floats, timestampNanoseconds: period.timestampNanoseconds)
+                    }
+                    defer { state.packets += UInt64(packets.count) }
+                    return packets.enumerated().map { (state.packets + UInt64($0.offset), $0.element) }
+                } catch {
+                    node.logger.error("\(node.name): period \(period.sequence): \(error)")
+                    return []
+                }
+            }
+            for (sequence, packet) in packets {
+                node.publish(sequence: sequence, timestampNanoseconds: packet.presentationTimeNanoseconds,
+                             durationNanoseconds: packet.durationNanoseconds,
+                             packet: PacketInfo(isKeyframe: true, decodeTimestampNanoseconds: packet.decodeTimeNanoseconds)) { slot in
+                    guard packet.bytes.count <= slot.count else {
+                        throw CameraError(.internalError, "a packet of \(packet.bytes.count) bytes outgrew its slot of \(slot.count)")
+                    }
+                    packet.bytes.withUnsafeBytes { slot.copyMemory(from: $0) }
+                    return packet.bytes.count
+                }
+            }
+        }
+    }
+
+    /// Starts encoding `microphone` at `settings` (its listener charged to camerad).
+    ///
+    /// - Throws: INVALID_ARGUMENT for settings AAC cannot take; what listening throws.
+    init(on microphone: MicrophoneStreamer, settings: AudioEncoder.Settings, budget: ClientBudget, logger: Logger) async throws {
+        let encoder: AudioEncoder
+        do {
+            encoder = try AudioEncoder(settings)
+        } catch {
+            throw CameraError(.invalidArgument, "\(microphone.microphone.uniqueID) cannot be encoded as AAC: \(error.message)")
+        }
+        self.settings = settings
+        self.microphone = microphone
+        parameters = encoder.parameters
+        // AAC's largest frame: 6144 bits per channel.
+        let node = try MediaNode(name: "\(microphone.microphone.uniqueID)'s AAC encoder",
+                                 media: .packets(PacketLayout(codec: "aac", maxPacketBytes: 768 * settings.channels + 64)),
+                                 slots: 16, budget: budget, logger: logger)
+        self.node = node
+        let work = Work(encoder)
+        do {
+            input = try NodeInput(to: node, passesDropsOn: false, idle: false) { period, node in work.take(period, into: node) }
+        } catch {
+            node.end()
+            throw CameraError(.resourceExhausted, "no worker for \(node.name): \(error)")
+        }
+        let layout = AudioLayout(sampleRate: settings.sampleRate, channels: settings.channels, sampleFormat: .f32,
+                                 framesPerPeriod: settings.sampleRate / 100)
+        do {
+            listenerID = try await microphone.listen(layout, policy: SubscriptionPolicy(maxInFlight: 16), sink: input, for: .daemon)
+        } catch {
+            input.end(with: nil)
+            throw error
+        }
+    }
+
+    /// Stops listening; the node's recorders end after what they were given.
+    func stop() {
+        microphone.close(listenerID)
+        input.end(with: nil)
+    }
+}
