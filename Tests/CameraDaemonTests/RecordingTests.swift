@@ -165,6 +165,71 @@ extension RecordingTests {
     }
 }
 
+extension RecordingTests {
+    /// A descriptor a movie cannot go to is refused before anything is
+    /// written, saying what it is and what to pass instead.
+    @Test func descriptorsThatAreNoWritableFileAreRefusedSayingWhatToPass() async throws {
+        await withTemporaryDirectory { folder in
+            var pipeEnds: [Int32] = [0, 0]
+            #expect(pipe(&pipeEnds) == 0)
+            let readEnd = OwnedFD(adopting: pipeEnds[0])
+            defer { withExtendedLifetime(readEnd) {} }
+            var socketEnds: [Int32] = [0, 0]
+            #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &socketEnds) == 0)
+            close(socketEnds[1])
+            #expect(FileManager.default.createFile(atPath: folder + "/readonly.mp4", contents: nil))
+            let cases: [(OwnedFD, String)] = [
+                (OwnedFD(adopting: pipeEnds[1]), "a pipe"),
+                (OwnedFD(adopting: socketEnds[0]), "a socket"),
+                (OwnedFD(adopting: open(folder, O_RDONLY | O_DIRECTORY)), "a directory"),
+                (OwnedFD(adopting: open("/dev/null", O_WRONLY)), "a device"),
+                (OwnedFD(adopting: open(folder + "/readonly.mp4", O_RDONLY)), "read-only"),
+            ]
+            for (descriptor, says) in cases {
+                do throws(CameraError) {
+                    try MovieRecorder.check(descriptor)
+                    Issue.record("\(says) was taken")
+                } catch {
+                    #expect(error.code == .invalidArgument && error.message.contains(says), "\(error.message)")
+                }
+            }
+            let writable = OwnedFD(adopting: open(folder + "/movie.mp4", O_WRONLY | O_CREAT, 0o644))
+            #expect(throws: Never.self) { try MovieRecorder.check(writable) }
+        }
+    }
+
+    /// A disk that fills up mid-recording ends it with diskFull (not a
+    /// success), and the file plays up to its last whole fragment. The disk is
+    /// a 96 KiB tmpfs (mounting one takes root: skipped otherwise).
+    @Test(.enabled(if: geteuid() == 0, "mounting a small tmpfs to fill takes root"), .timeLimit(.minutes(2)))
+    func aFullDiskEndsTheRecordingWithDiskFullAndAPlayableFile() async throws {
+        try await withTemporaryDirectory { folder in
+            let disk = folder + "/disk"
+            try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: false)
+            let mounted = try await runProcess("/bin/mount", ["-t", "tmpfs", "-o", "size=96k", "tmpfs", disk])
+            try #require(mounted.status == 0, "mount: \(mounted.standardError)")
+            defer { _ = Glibc.umount2(disk, Int32(MNT_DETACH)) }
+            let streamer = DeviceStreamer(device: VirtualCamera(index: 0), timers: .testTimers, budget: budget, logger: logger)
+            let encoder = try await VideoEncoderNode(on: streamer, name: "virtual-0",
+                                                     settings: .init(width: Self.width, height: Self.height, frameRate: 30, keyframeInterval: 15),
+                                                     budget: budget, logger: logger)
+            let recording = try Recording(disk + "/movie.mp4", on: encoder, logger: logger)
+            #expect(await waitUntil(timeout: .seconds(90)) { recording.ending != nil }, "the disk fills")
+            recording.encoderGone(encoder)
+            encoder.stop()
+            #expect(recording.ending == .diskFull && recording.ending?.recordingSuccessfullyFinished == false)
+            // A copy off the full disk for ffmpeg (it writes nothing there, but be sure).
+            try FileManager.default.copyItem(atPath: disk + "/movie.mp4", toPath: folder + "/movie.mp4")
+            let stream = try await MovieProbe.videoStream(folder + "/movie.mp4")
+            let frames = Int(stream["nb_read_frames"] as? String ?? "") ?? 0
+            print("a full disk: \(frames) frames play of \(recording.figures?.packets ?? 0) written")
+            #expect(frames >= 15, "the whole fragments play: \(stream)")
+            let stamps = try await MovieProbe.stamps(folder + "/movie.mp4", width: Self.width, height: Self.height, in: folder).compactMap { $0?.sequence }
+            #expect(stamps.count == frames && zip(stamps, stamps.dropFirst()).allSatisfy { $0 < $1 })
+        }
+    }
+}
+
 extension RecordingTests.Recording {
     /// A recorder that stopped itself (a limit) leaves its subscription to its owner.
     func encoderGone(_ encoder: VideoEncoderNode) {

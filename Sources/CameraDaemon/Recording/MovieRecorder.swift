@@ -99,6 +99,28 @@ final class MovieRecorder: FrameSink {
     /// What it has written so far.
     var figures: Figures { state.withLock { $0.figures } }
 
+    /// Refuses, before anything is written, a descriptor a movie cannot go
+    /// to: one that is not a regular file (a pipe, a socket, a directory, a
+    /// device) or not open for writing.
+    ///
+    /// - Throws: INVALID_ARGUMENT saying what it is and what to pass instead.
+    static func check(_ descriptor: OwnedFD) throws(CameraError) {
+        var status = stat()
+        guard fstat(descriptor.rawValue, &status) == 0 else {
+            throw CameraError(.invalidArgument, "the movie's descriptor cannot be read (\(String(cString: strerror(errno)))); pass an open file")
+        }
+        let type = status.st_mode & S_IFMT
+        guard type == S_IFREG else {
+            let what = type == S_IFDIR ? "a directory" : type == S_IFIFO ? "a pipe" : type == S_IFSOCK ? "a socket"
+                : type == S_IFCHR || type == S_IFBLK ? "a device" : "not a regular file"
+            throw CameraError(.invalidArgument, "the movie's descriptor is \(what); open a regular file for writing and pass it")
+        }
+        let flags = fcntl(descriptor.rawValue, F_GETFL)
+        guard flags >= 0, flags & O_ACCMODE == O_WRONLY || flags & O_ACCMODE == O_RDWR else {
+            throw CameraError(.invalidArgument, "the movie's file is open read-only; open it for writing (O_WRONLY) and pass it")
+        }
+    }
+
     /// Ends the recording as its owner asked (its subscription ended first:
     /// nothing more comes); the file is finished on the worker, after what it was given.
     func stop() {
