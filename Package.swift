@@ -88,7 +88,7 @@ let package = Package(
 
         /// `make bench`: fan-out figures against memcpy and GStreamer.
         // Its wake floor raises camerad's own FrameSignal.
-        .executableTarget(name: "camerad-bench", dependencies: ["CameraIPC"]),
+        .executableTarget(name: "camerad-bench", dependencies: ["CameraIPC", "CameraMedia", "CameraEncoding"]),
 
         // MARK: - Tests
 

@@ -26,13 +26,18 @@ enum CameradBench {
           --wake-floor-only    only what one frame signal raise waking 1 and 16 processes costs its writer
           --isolation-only     only a native 4K stream beside a costly one
           --audio-only         only the microphone rows (1 and 16 listeners, against GStreamer)
+          --encoding-only      only the H.264 encoding row (camerad's encoder against ffmpeg's, same frames)
           --help               this
         """
 
     static func main() throws {
         let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.contains("--help") || arguments.contains("-h") { return print(usage) }
-        let flagNames: Set = ["--v4l2-guest", "--wake-waiter", "--wake-floor-only", "--isolation-only", "--audio-only"]
+        if arguments.count == 3, arguments[0] == "--encode-raw" {
+            // The encoding row's camerad side, in a process of its own.
+            return try EncodingRow.encodeRaw(arguments[1], arguments[2])
+        }
+        let flagNames: Set = ["--v4l2-guest", "--wake-waiter", "--wake-floor-only", "--isolation-only", "--audio-only", "--encoding-only"]
         let optionNames: Set = ["--bin", "--duration", "--clients", "--vivid-vm", "--c-client", "--python-package", "--rounds"]
         var flags: Set<String> = []
         var values: [String: String] = [:]
@@ -83,6 +88,10 @@ enum CameradBench {
         let launcher = Bench.which("gst-launch-1.0")
         if flags.contains("--audio-only") {
             _ = try printAudio(bench, rounds: rounds, launcher: launcher)
+            return
+        }
+        if flags.contains("--encoding-only") {
+            _ = try printEncoding(rounds: rounds)
             return
         }
         let otherCounts = clientCounts.filter { [1, 16].contains($0) }
@@ -147,6 +156,9 @@ enum CameradBench {
         print("")
         let audio = try printAudio(bench, rounds: rounds, launcher: launcher)
 
+        print("")
+        let encoding = try? printEncoding(rounds: rounds)
+
         var v4l2: V4L2Figures?
         let mode = Bench.v4l2Mode
         print("\nV4L2, the driver's own buffers shared: vivid \(mode.fourcc) \(mode.width)x\(mode.height) at \(mode.fps) fps in the VM")
@@ -204,7 +216,7 @@ enum CameradBench {
         // The last line: every headline figure, for scripts.
         print(Summary(camerad: camerad, gstreamer: gstreamer, daemonPerSourceFrame16Over1: growth,
                       gstreamerProducer16Over1: gstreamerGrowth, wakeFloor16Over1: wakeFloor,
-                      unthrottledOverMemcpy: overMemcpy, v4l2: v4l2, others: others, audio: audio).json)
+                      unthrottledOverMemcpy: overMemcpy, v4l2: v4l2, others: others, audio: audio, encoding: encoding).json)
     }
 }
 
@@ -241,6 +253,7 @@ struct Summary {
     let v4l2: V4L2Figures?
     let others: ClientFigures
     let audio: (camerad: [Int: AudioRow], gstreamer: [Int: AudioRow])
+    let encoding: EncodingRow.Figures?
 
     /// Per number of listeners: CPU ms per second of audio on each side, their ratio, camerad's latency p99.
     var audioJSON: String {
@@ -282,7 +295,8 @@ struct Summary {
             + "\"daemon_per_source_frame_16_over_1\": \(number(daemonPerSourceFrame16Over1)), "
             + "\"gstreamer_producer_16_over_1\": \(number(gstreamerProducer16Over1)), "
             + "\"wake_floor_16_over_1\": \(number(wakeFloor16Over1)), "
-            + "\"unthrottled_over_memcpy\": \(number(unthrottledOverMemcpy)), \"v4l2\": \(v4l2), \"audio\": \(audioJSON)}"
+            + "\"unthrottled_over_memcpy\": \(number(unthrottledOverMemcpy)), \"v4l2\": \(v4l2), \"audio\": \(audioJSON), "
+            + "\"encoding\": \(encoding.map { "{\"camerad_cpu_s\": \(number($0.camerad, 3)), \"ffmpeg_cpu_s\": \(number($0.ffmpeg, 3)), \"ratio\": \(number($0.ffmpeg > 0 ? $0.camerad / $0.ffmpeg : nil))}" } ?? "null")}"
     }
 }
 
