@@ -5,7 +5,8 @@ internal import CFFmpeg
 /// the two, since periods rarely fall on AAC's frames. Timestamps follow the
 /// samples: the first period's capture time, then the samples counted at the
 /// rate (the first packet a frame early: the encoder's priming, which the
-/// file's edit list skips). Periods lost upstream are for its caller to fill.
+/// file's edit list skips). Periods lost upstream are for its caller to fill
+/// with silence; past a second unfilled, its clock moves on to the period's time.
 ///
 /// One thread at a time (an encoder node's worker).
 public final class AudioEncoder {
@@ -32,8 +33,9 @@ public final class AudioEncoder {
     private let frameSamples: Int
     /// Interleaved samples waiting for a whole frame.
     private var pending: [Float] = []
-    /// The capture time of sample 0.
+    /// The capture time of sample 0 (moved on past a gap its caller did not fill), and the samples given since.
     private var origin: Int64?
+    private var samplesIn: Int64 = 0
     /// AAC frames sent: the next one's first sample is this × ``frameSamples``.
     private var framesSent: Int64 = 0
 
@@ -86,7 +88,17 @@ public final class AudioEncoder {
     /// Encodes one period (interleaved float samples of ``Settings/channels``)
     /// captured at `timestampNanoseconds`; returns the packets ready.
     public func encode(interleaved samples: UnsafeBufferPointer<Float>, timestampNanoseconds: Int64) throws(EncodingError) -> [EncodedPacket] {
-        if origin == nil { origin = timestampNanoseconds }
+        let rate = Int64(settings.sampleRate)
+        if let origin {
+            // More than a second from where the samples counted put it: a gap nobody filled; time moves on.
+            let expected = origin + samplesIn * 1_000_000_000 / rate
+            if abs(timestampNanoseconds - expected) > 1_000_000_000 {
+                self.origin = timestampNanoseconds - samplesIn * 1_000_000_000 / rate
+            }
+        } else {
+            origin = timestampNanoseconds
+        }
+        samplesIn += Int64(samples.count / settings.channels)
         pending.append(contentsOf: samples)
         var packets: [EncodedPacket] = []
         let channels = settings.channels

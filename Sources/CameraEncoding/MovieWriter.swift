@@ -10,7 +10,7 @@ import Glibc
 /// keeping sound on the picture's clock — then a `moof` + `mdat` fragment at the
 /// first keyframe after each ``fragmentInterval``), so
 /// whatever stops the writer — a SIGKILL, a power cut, a full disk — leaves a
-/// file players open, up to its last whole fragment. A clean ``finish()``
+/// file players open, up to its last whole fragment. A clean ``finishWriting()``
 /// flushes the last fragment and ends the file with its index (`mfra`: every
 /// keyframe's place), so players seek in it as in any MP4; the fragments
 /// are never rewritten, so no finish needs the file's start again (the
@@ -177,7 +177,7 @@ public final class MovieWriter {
     ///
     /// - Throws: ``EncodingError`` (ENOSPC when the disk is full: the file
     ///   still plays up to its last whole fragment).
-    public func finish() throws(EncodingError) {
+    public func finishWriting() throws(EncodingError) {
         guard let format, !finished else { return }
         finished = true
         let written = av_write_trailer(format)

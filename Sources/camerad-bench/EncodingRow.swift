@@ -101,7 +101,7 @@ enum EncodingRow {
             index += 1
         }
         for packet in try encoder.flush() { try writer.write(packet, to: .video) }
-        try writer.finish()
+        try writer.finishWriting()
     }
 }
 

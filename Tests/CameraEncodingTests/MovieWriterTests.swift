@@ -43,7 +43,7 @@ import Testing
         }
         guard finish else { return (keyframes, writer.bytesWritten) }
         try write(try encoder.flush())
-        try writer.finish()
+        try writer.finishWriting()
         return (keyframes, writer.bytesWritten)
     }
 
@@ -127,7 +127,7 @@ import Testing
             }
             for packet in try video.flush() { try writer.write(packet, to: .video) }
             for packet in try audio.flush() { try writer.write(packet, to: .audio) }
-            try writer.finish()
+            try writer.finishWriting()
 
             let streams = try await MovieProbe.streams(path)
             #expect(streams.map { $0["codec_name"] as? String } == ["h264", "aac"], "\(streams)")

@@ -160,7 +160,7 @@ final class ALSAPCM: @unchecked Sendable {
         let reason = String(cString: snd_strerror(result))
         switch -result {
         case EBUSY: return CameraError(.deviceBusy, "\(what): it is in use by another program (\(reason)); close it there first")
-        case ENODEV, ENOENT, ENXIO: return CameraError(.deviceDisconnected, "\(what): the device is gone (\(reason))")
+        case ENODEV, ENOENT, ENXIO: return CameraError(.deviceDisconnected, "\(what): the device was disconnected (\(reason)); it is served again when it is back")
         default: return CameraError(.internalError, "\(what) failed: \(reason)")
         }
     }

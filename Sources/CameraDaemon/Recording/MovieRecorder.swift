@@ -225,7 +225,7 @@ final class MovieRecorder: FrameSink {
             guard state.ending == nil else { return nil }
             var ending = ending
             do throws(EncodingError) {
-                try state.writer?.finish()
+                try state.writer?.finishWriting()
                 state.figures.bytes = state.writer?.bytesWritten ?? 0
             } catch {
                 logger.notice("finishing a movie: \(error.message)")
