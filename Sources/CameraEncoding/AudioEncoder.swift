@@ -5,8 +5,10 @@ internal import CFFmpeg
 /// the two, since periods rarely fall on AAC's frames. Timestamps follow the
 /// samples: the first period's capture time, then the samples counted at the
 /// rate (the first packet a frame early: the encoder's priming, which the
-/// file's edit list skips). Periods lost upstream are for its caller to fill
-/// with silence; past a second unfilled, its clock moves on to the period's time.
+/// file's edit list skips). A period that comes later than the samples
+/// before it put it (periods lost upstream, or a device clock running slow)
+/// has the gap filled with silence, up to 10 s, so the sound keeps its place
+/// against the picture; past that, or back in time, the clock starts again there.
 ///
 /// One thread at a time (an encoder node's worker).
 public final class AudioEncoder {
@@ -33,9 +35,13 @@ public final class AudioEncoder {
     private let frameSamples: Int
     /// Interleaved samples waiting for a whole frame.
     private var pending: [Float] = []
-    /// The capture time of sample 0 (moved on past a gap its caller did not fill), and the samples given since.
+    /// The capture time of sample 0, and the samples given since (silence put in for gaps counted).
     private var origin: Int64?
     private var samplesIn: Int64 = 0
+    /// A period this much later than the samples before it put it is a gap (less: a clock's jitter).
+    static let gapTolerance: Int64 = 5_000_000
+    /// The longest gap filled with silence (10 s); past it the clock starts again.
+    static let largestGap: Int64 = 10_000_000_000
     /// AAC frames sent: the next one's first sample is this × ``frameSamples``.
     private var framesSent: Int64 = 0
 
@@ -90,9 +96,16 @@ public final class AudioEncoder {
     public func encode(interleaved samples: UnsafeBufferPointer<Float>, timestampNanoseconds: Int64) throws(EncodingError) -> [EncodedPacket] {
         let rate = Int64(settings.sampleRate)
         if let origin {
-            // More than a second from where the samples counted put it: a gap nobody filled; time moves on.
             let expected = origin + samplesIn * 1_000_000_000 / rate
-            if abs(timestampNanoseconds - expected) > 1_000_000_000 {
+            let late = timestampNanoseconds - expected
+            if late > Self.gapTolerance && late <= Self.largestGap {
+                // Samples lost before this period (an overrun, a worker behind), or a clock
+                // running slow: silence in their place, so what follows keeps its time.
+                let missing = Int(late * rate / 1_000_000_000)
+                pending.append(contentsOf: repeatElement(0, count: missing * settings.channels))
+                samplesIn += Int64(missing)
+            } else if abs(late) > Self.largestGap {
+                // Too far to fill, or back in time: the clock starts again at this period.
                 self.origin = timestampNanoseconds - samplesIn * 1_000_000_000 / rate
             }
         } else {

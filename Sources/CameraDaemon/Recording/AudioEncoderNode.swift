@@ -8,10 +8,9 @@ import Logging
 /// variant, made once for every listener of that layout), shared by every
 /// recorder asking the same ``AudioEncoder/Settings``. Every packet is a
 /// random-access point, so a recorder starts at any; packets are numbered in
-/// turn, their timestamps on the microphone's clock: periods lost on the way
-/// (an overrun, this worker behind) are encoded as silence, up to 10 s (past
-/// that the encoder's clock moves on to the period's time), so the sound after
-/// a gap stays where it was captured.
+/// turn, their timestamps on the microphone's clock (periods lost on the way —
+/// an overrun, this worker behind — become silence in the encoder, so the sound
+/// after a gap keeps its time).
 final class AudioEncoderNode: Sendable {
     let settings: AudioEncoder.Settings
     let node: MediaNode
@@ -26,12 +25,8 @@ final class AudioEncoderNode: Sendable {
             /// Unchecked Sendable: used only under this lock.
             let encoder: AudioEncoder
             var packets: UInt64 = 0
-            /// The period expected next; nil before the first.
-            var nextPeriod: UInt64?
         }
         private let state: OrderedMutex<State>
-        /// Periods of silence it puts in for a gap at most (10 s of 10 ms periods).
-        static let largestGap: UInt64 = 1_000
 
         init(_ encoder: AudioEncoder) {
             state = OrderedMutex(.encoderWork, State(encoder: encoder))
@@ -40,20 +35,7 @@ final class AudioEncoderNode: Sendable {
         func take(_ period: PooledFrame, into node: MediaNode) {
             let packets = state.withLock { state -> [(UInt64, EncodedPacket)] in
                 do {
-                    var packets: [EncodedPacket] = []
-                    // Periods the microphone (or this worker) lost: silence in their place, so the
-                    // samples after keep their time (the encoder counts time in samples).
-                    let floats = period.bytes.count / MemoryLayout<Float>.size
-                    if let next = state.nextPeriod, period.sequence > next {
-                        let silence = [Float](repeating: 0, count: floats)
-                        for _ in 0..<min(period.sequence - next, Self.largestGap) {
-                            packets += try silence.withUnsafeBufferPointer {
-                                try state.encoder.encode(interleaved: $0, timestampNanoseconds: period.timestampNanoseconds)
-                            }
-                        }
-                    }
-                    state.nextPeriod = period.sequence + 1
-                    packets += try period.bytes.withMemoryRebound(to: Float.self) { floats in
+                    let packets = try period.bytes.withMemoryRebound(to: Float.self) { floats in
                         try state.encoder.encode(interleaved: floats, timestampNanoseconds: period.timestampNanoseconds)
                     }
                     defer { state.packets += UInt64(packets.count) }

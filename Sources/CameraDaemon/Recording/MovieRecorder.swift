@@ -237,6 +237,10 @@ final class MovieRecorder: FrameSink {
             state.ending = ending
             return (ending, state.figures)
         }
-        if let (ending, figures) = result { onEnd(ending, figures) }
+        guard let (ending, figures) = result else { return }
+        // Its worker ends with the jobs queued (packets after the end go back unwritten); what comes later,
+        // its owner's unsubscribing gives back.
+        thread.finish()
+        onEnd(ending, figures)
     }
 }
