@@ -32,14 +32,20 @@ public final class MovieWriter {
 
         init(descriptor: Int32) { self.descriptor = descriptor }
 
+        /// Writes a chunk whole, or cuts the file back to where it was: a box left
+        /// half-written (the disk full) would make players refuse the whole file.
+        /// After a failure nothing more is written.
         func write(_ buffer: UnsafePointer<UInt8>, _ count: Int) -> Int32 {
+            if let error { return -error }
             var done = 0
             while done < count {
                 let result = Glibc.write(descriptor, buffer + done, count - done)
                 if result < 0 {
                     if errno == EINTR { continue }
-                    error = error ?? errno
-                    return -errno
+                    let failure = errno
+                    error = failure
+                    if done > 0 { _ = ftruncate(descriptor, off_t(bytesWritten)) }
+                    return -failure
                 }
                 done += result
             }
@@ -108,6 +114,9 @@ public final class MovieWriter {
             av_dict_set(&options, "min_frag_duration", "\(Int64(fragmentInterval * 1_000_000))", 0)
             // Each fragment reaches the descriptor as the muxer ends it, not when a buffer fills.
             av_dict_set(&options, "flush_packets", "1", 0)
+            // Packets wait until every stream has one, however long a picture is held back (an encoder
+            // starved on a loaded machine), where FFmpeg's default writes one stream alone after 10 s.
+            format.pointee.max_interleave_delta = 0
             // The edit lists that place each track count in the movie's timescale: FFmpeg's
             // 1000 would round where the sound starts against the picture by up to a millisecond.
             av_dict_set(&options, "movie_timescale", "90000", 0)

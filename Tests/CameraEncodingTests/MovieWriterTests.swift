@@ -178,6 +178,56 @@ import Testing
         }
     }
 
+    /// The picture held back for 12 s (an encoder starved on a loaded
+    /// machine) while the sound flows, and the sound starting 9.9 s after the
+    /// picture: the file still puts every sound where it was captured.
+    @Test func soundWrittenWhileThePictureIsHeldBackKeepsItsPlace() async throws {
+        try await withTemporaryDirectory { folder in
+            let path = folder + "/movie.mp4"
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            defer { close(descriptor) }
+            let video = try VideoEncoder(.init(width: Self.width, height: Self.height, frameRate: Self.frameRate))
+            let audio = try AudioEncoder(.init(sampleRate: 48_000, channels: 2))
+            let writer = try MovieWriter(descriptor: descriptor, container: .mp4, video: video.parameters, audio: audio.parameters,
+                                         startNanoseconds: Self.start, fragmentInterval: 1)
+            let pattern = TestPattern(width: Self.width, height: Self.height)
+            var frame = [UInt8](repeating: 0, count: pattern.frameSize(.i420))
+            func picture(_ index: Int) throws {
+                let timestamp = Self.start + Int64(index) * 1_000_000_000 / Int64(Self.frameRate)
+                frame.withUnsafeMutableBytes { pattern.render(FrameStamp(sequence: UInt32(index), timestampNanoseconds: timestamp), format: .i420, into: $0) }
+                for packet in try frame.withUnsafeBytes({ try video.encode(i420: $0, timestampNanoseconds: timestamp, keyframe: true) }) {
+                    try writer.write(packet, to: .video)
+                }
+            }
+            var period = [Float](repeating: 0, count: 480 * 2)
+            func sound(_ periods: Range<Int>) throws {
+                for index in periods {
+                    period.withUnsafeMutableBufferPointer { AudioStamp.render(into: $0, channels: 2, from: UInt64(index * 480)) }
+                    let packets = try period.withUnsafeBufferPointer {
+                        try audio.encode(interleaved: $0, timestampNanoseconds: Self.start + Int64(index) * 10_000_000)
+                    }
+                    for packet in packets { try writer.write(packet, to: .audio) }
+                }
+            }
+            try picture(0)
+            try sound(990..<1200)
+            for index in 360..<390 { try picture(index) }
+            try sound(1200..<1300)
+            for packet in try video.flush() { try writer.write(packet, to: .video) }
+            for packet in try audio.flush() { try writer.write(packet, to: .audio) }
+            try writer.finishWriting()
+
+            let streams = try await MovieProbe.streams(path)
+            let audioStart = try #require(Double(streams.last?["start_time"] as? String ?? ""))
+            #expect(abs(audioStart - (9.9 - 1024.0 / 48_000)) < 0.0001, "the sound starts where it was captured: \(audioStart)")
+            let samples = try await MovieProbe.monoAudio(path, rate: 48_000, in: folder)
+            let blocks = AudioStamp.decode(samples, sampleRate: 48_000)
+            #expect(blocks.count >= 100, "\(blocks.count) blocks")
+            let offsets = blocks.map { Double($0.offset) - (Double($0.number) * 0.02 - audioStart) * 48_000 }
+            #expect(offsets.allSatisfy { abs($0) <= 2 }, "each block at its sample: \(Set(offsets.map { Int($0) }))")
+        }
+    }
+
     @Test func settingsH264CannotTakeAreRefusedSayingWhy() {
         #expect(throws: EncodingError.self) { try VideoEncoder(.init(width: 321, height: 240, frameRate: 30)) }
         #expect(throws: EncodingError.self) { try VideoEncoder(.init(width: 320, height: 240, frameRate: 0)) }

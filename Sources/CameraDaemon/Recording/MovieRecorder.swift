@@ -63,12 +63,16 @@ final class MovieRecorder: FrameSink {
     private let thread: WorkerThread
     private let onEnd: @Sendable (Ending, Figures) -> Void
     private let state: OrderedMutex<State>
+    /// AAC packets kept before the picture starts: a minute's.
+    static let earlySoundLimit = 2_813
 
     private struct State: @unchecked Sendable {
         /// Unchecked Sendable: the writer is used on the worker only, under this lock.
         var writer: MovieWriter?
         var start: Int64?
         var figures = Figures()
+        /// Sound that came before the picture's first packet (an encoder behind): written once the file starts.
+        var earlySound: [EncodedPacket] = []
         /// Set once it ended: packets after are given back unwritten.
         var ending: Ending?
     }
@@ -189,21 +193,33 @@ final class MovieRecorder: FrameSink {
             do throws(EncodingError) {
                 let writer: MovieWriter
                 let start: Int64
+                let packet = EncodedPacket(bytes: Array(frame.bytes), presentationTimeNanoseconds: frame.timestampNanoseconds,
+                                           decodeTimeNanoseconds: frame.packet?.decodeTimestampNanoseconds ?? frame.timestampNanoseconds,
+                                           durationNanoseconds: frame.durationNanoseconds, isKeyframe: frame.packet?.isKeyframe ?? false)
                 if let current = state.writer, let started = state.start {
                     (writer, start) = (current, started)
                 } else {
-                    // The file starts at the picture's first packet, a keyframe: sound before it is not the file's.
-                    guard kind == .video else { return nil }
+                    // The file starts at the picture's first packet, a keyframe. Sound may come first (the
+                    // picture's encoder behind): kept, a minute at most, and written from the file's start on.
+                    guard kind == .video else {
+                        if state.earlySound.count >= Self.earlySoundLimit { state.earlySound.removeFirst() }
+                        state.earlySound.append(packet)
+                        return nil
+                    }
                     start = frame.timestampNanoseconds
                     writer = try MovieWriter(descriptor: descriptor.rawValue, container: container, video: video, audio: audio,
                                              startNanoseconds: start, fragmentInterval: fragmentInterval, metadata: metadata)
                     state.writer = writer
                     state.start = start
+                    try writer.write(packet, to: .video)
+                    for sound in state.earlySound where sound.presentationTimeNanoseconds >= start { try writer.write(sound, to: .audio) }
+                    state.earlySound = []
+                    state.figures.bytes = writer.bytesWritten
+                    state.figures.packets += 1
+                    state.figures.durationNanoseconds = frame.durationNanoseconds
+                    return nil
                 }
                 if kind == .audio && frame.timestampNanoseconds < start { return nil }
-                let packet = EncodedPacket(bytes: Array(frame.bytes), presentationTimeNanoseconds: frame.timestampNanoseconds,
-                                           decodeTimeNanoseconds: frame.packet?.decodeTimestampNanoseconds ?? frame.timestampNanoseconds,
-                                           durationNanoseconds: frame.durationNanoseconds, isKeyframe: frame.packet?.isKeyframe ?? false)
                 try writer.write(packet, to: kind)
                 state.figures.bytes = writer.bytesWritten
                 guard kind == .video else { return nil }
