@@ -131,8 +131,7 @@ public final class AudioEncoder {
             try packets += send(frameOf: pending + [Float](repeating: 0, count: frameSamples * channels - pending.count))
             pending = []
         }
-        let sent = avcodec_send_frame(context, nil)
-        guard sent >= 0 || sent == averrorEOF else { throw EncodingError(sent, "flushing the encoder") }
+        try sendEndOfStream(to: context)
         return packets + (try receive())
     }
 
@@ -162,16 +161,9 @@ public final class AudioEncoder {
         let origin = self.origin ?? 0
         let rate = Int64(settings.sampleRate)
         func nanoseconds(_ samples: Int64) -> Int64 { origin + samples * 1_000_000_000 / rate }
-        var packets: [EncodedPacket] = []
-        while true {
-            let result = avcodec_receive_packet(context, packet)
-            if result == -EAGAIN || result == averrorEOF { return packets }
-            guard result >= 0 else { throw EncodingError(result, "receiving an audio packet") }
-            defer { av_packet_unref(packet) }
-            let bytes = [UInt8](UnsafeRawBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
-            packets.append(EncodedPacket(bytes: bytes, presentationTimeNanoseconds: nanoseconds(packet.pointee.pts),
-                                         decodeTimeNanoseconds: nanoseconds(packet.pointee.dts),
-                                         durationNanoseconds: packet.pointee.duration * 1_000_000_000 / rate, isKeyframe: true))
+        return try receivePackets(from: context, into: packet) { bytes, packet in
+            EncodedPacket(bytes: bytes, presentationTimeNanoseconds: nanoseconds(packet.pts), decodeTimeNanoseconds: nanoseconds(packet.dts),
+                          durationNanoseconds: packet.duration * 1_000_000_000 / rate, isKeyframe: true)
         }
     }
 }

@@ -75,9 +75,25 @@ public struct EncodingError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// FFmpeg's AVERROR_EOF (a function-like macro, not imported).
-let averrorEOF: Int32 = -Int32(bitPattern: UInt32(ascii: "E") | UInt32(ascii: "O") << 8 | UInt32(ascii: "F") << 16 | UInt32(ascii: " ") << 24)
+/// FFmpeg's AVERROR_EOF, FFERRTAG('E', 'O', 'F', ' ') (a function-like macro, not imported).
+let averrorEOF: Int32 = -0x2046_4F45
 
-extension UInt32 {
-    init(ascii character: Character) { self = UInt32(character.asciiValue!) }
+/// Every packet `context` has ready, each made by `make` from its bytes and
+/// FFmpeg's packet (`packet`, reused): what both encoders do after each frame.
+func receivePackets(from context: UnsafeMutablePointer<AVCodecContext>, into packet: UnsafeMutablePointer<AVPacket>,
+                    _ make: (_ bytes: [UInt8], _ packet: AVPacket) -> EncodedPacket) throws(EncodingError) -> [EncodedPacket] {
+    var packets: [EncodedPacket] = []
+    while true {
+        let result = avcodec_receive_packet(context, packet)
+        if result == -EAGAIN || result == averrorEOF { return packets }
+        guard result >= 0 else { throw EncodingError(result, "receiving a packet") }
+        defer { av_packet_unref(packet) }
+        packets.append(make([UInt8](UnsafeRawBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size))), packet.pointee))
+    }
+}
+
+/// Tells the encoder its stream ended: what it holds comes out with the next ``receivePackets(from:into:_:)``.
+func sendEndOfStream(to context: UnsafeMutablePointer<AVCodecContext>) throws(EncodingError) {
+    let sent = avcodec_send_frame(context, nil)
+    guard sent >= 0 || sent == averrorEOF else { throw EncodingError(sent, "flushing the encoder") }
 }

@@ -139,25 +139,17 @@ public final class VideoEncoder {
     /// Ends the stream: the packets x264 still held. The encoder takes nothing after.
     public func flush() throws(EncodingError) -> [EncodedPacket] {
         guard let context else { return [] }
-        let sent = avcodec_send_frame(context, nil)
-        guard sent >= 0 || sent == averrorEOF else { throw EncodingError(sent, "flushing the encoder") }
+        try sendEndOfStream(to: context)
         return try receive()
     }
 
     private func receive() throws(EncodingError) -> [EncodedPacket] {
         guard let context, let packet else { return [] }
         let frameDuration = 1_000_000_000 / Int64(settings.frameRate)
-        var packets: [EncodedPacket] = []
-        while true {
-            let result = avcodec_receive_packet(context, packet)
-            if result == -EAGAIN || result == averrorEOF { return packets }
-            guard result >= 0 else { throw EncodingError(result, "receiving a packet") }
-            defer { av_packet_unref(packet) }
-            let bytes = [UInt8](UnsafeRawBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
-            packets.append(EncodedPacket(bytes: bytes, presentationTimeNanoseconds: packet.pointee.pts,
-                                         decodeTimeNanoseconds: packet.pointee.dts,
-                                         durationNanoseconds: packet.pointee.duration > 0 ? packet.pointee.duration : frameDuration,
-                                         isKeyframe: packet.pointee.flags & AV_PKT_FLAG_KEY != 0))
+        return try receivePackets(from: context, into: packet) { bytes, packet in
+            EncodedPacket(bytes: bytes, presentationTimeNanoseconds: packet.pts, decodeTimeNanoseconds: packet.dts,
+                          durationNanoseconds: packet.duration > 0 ? packet.duration : frameDuration,
+                          isKeyframe: packet.flags & AV_PKT_FLAG_KEY != 0)
         }
     }
 }

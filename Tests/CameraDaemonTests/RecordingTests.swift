@@ -69,7 +69,7 @@ import Testing
             let limited = try Recording(folder + "/limited.mp4", on: encoder,
                                         limits: .init(maxDurationNanoseconds: 1_000_000_000), logger: logger)
             #expect(await waitUntil(timeout: .seconds(60)) { limited.ending != nil && second.recorder.figures.durationNanoseconds >= 1_500_000_000 })
-            limited.encoderGone(encoder)
+            limited.unsubscribe(encoder)
             first.stop(encoder)
             second.stop(encoder)
             #expect(await waitUntil(timeout: .seconds(60)) { first.ending != nil && second.ending != nil })
@@ -233,7 +233,7 @@ extension RecordingTests {
                                                      budget: budget, logger: logger)
             let recording = try Recording(disk + "/movie.mp4", on: encoder, logger: logger)
             #expect(await waitUntil(timeout: .seconds(90)) { recording.ending != nil }, "the disk fills")
-            recording.encoderGone(encoder)
+            recording.unsubscribe(encoder)
             encoder.stop()
             #expect(recording.ending == .diskFull && recording.ending?.recordingSuccessfullyFinished == false)
             // A copy off the full disk for ffmpeg (it writes nothing there, but be sure).
@@ -249,8 +249,8 @@ extension RecordingTests {
 }
 
 extension RecordingTests.Recording {
-    /// A recorder that stopped itself (a limit) leaves its subscription to its owner.
-    func encoderGone(_ encoder: VideoEncoderNode) {
+    /// Ends its subscription, as its owner does for a recorder that stopped itself (a limit).
+    func unsubscribe(_ encoder: VideoEncoderNode) {
         encoder.node.unsubscribe(subscription)
     }
 }
