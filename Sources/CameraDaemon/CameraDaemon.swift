@@ -54,8 +54,13 @@ public final class CameraDaemon: Sendable {
     /// What Hello reports this daemon can do.
     public static let features = [
         "devices", "device-events", "virtual-cameras", "ping", "streaming", "configuration-lock", "configure-device",
-        "microphones", "audio-levels",
+        "microphones", "audio-levels", "recording",
     ]
+
+    /// The descriptors a client's message may bring (a movie's file, with
+    /// Record's first request), waiting at most for their message: a few, so
+    /// that a client cannot make camerad hold many.
+    static let descriptorsPerClientMessage = 4
 
     /// `$XDG_STATE_HOME/camerad` when set, else /var/lib/camerad for root, else
     /// ~/.local/state/camerad.
@@ -168,14 +173,15 @@ public final class CameraDaemon: Sendable {
         }
 
         var router = RPCRouter()
-        CameraServiceHandlers(registry: registry, virtualCameras: roster, policy: AccessPolicy(), configurator: configurator)
+        CameraServiceHandlers(registry: registry, virtualCameras: roster, policy: AccessPolicy(), configurator: configurator,
+                              recordings: Recordings(registry: registry, logger: logger))
             .register(in: &router)
         do {
             let server = RPCServer(
                 listener: socket.listener, loop: loop, router: router, logger: logger,
                 backlogLimit: configuration.clientBacklogLimit,
                 maxConnections: configuration.maxConnections ?? RPCServer.connectionLimit(descriptors: descriptors),
-                admission: budget,
+                admission: budget, clientDescriptors: Self.descriptorsPerClientMessage,
                 hello: Self.answerHello,
                 onConnectionClosed: { connection in
                     registry.locks.releaseAll(heldBy: connection.id)

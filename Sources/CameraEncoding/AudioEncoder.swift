@@ -47,6 +47,7 @@ public final class AudioEncoder {
 
     /// - Throws: ``EncodingError`` for a rate or channel count AAC cannot take.
     public init(_ settings: Settings) throws(EncodingError) {
+        FFmpegLog.quiet
         guard (1...2).contains(settings.channels), (8_000...96_000).contains(settings.sampleRate), settings.bitRate > 0 else {
             throw EncodingError("AAC here takes 1 or 2 channels at 8 to 96 kHz, not \(settings)")
         }

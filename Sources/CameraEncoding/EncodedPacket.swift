@@ -97,3 +97,11 @@ func sendEndOfStream(to context: UnsafeMutablePointer<AVCodecContext>) throws(En
     let sent = avcodec_send_frame(context, nil)
     guard sent >= 0 || sent == averrorEOF else { throw EncodingError(sent, "flushing the encoder") }
 }
+
+/// FFmpeg's own log: errors only. Its encoders print statistics at every close
+/// (libx264's "kb/s", AAC's "frames left in the queue") to standard error,
+/// which would fill camerad's log with a paragraph per recording; failures
+/// reach camerad as ``EncodingError``s instead.
+enum FFmpegLog {
+    static let quiet: Void = av_log_set_level(AV_LOG_ERROR)
+}

@@ -45,6 +45,7 @@ public final class VideoEncoder {
 
     /// - Throws: ``EncodingError`` when libx264 is missing or refuses the settings.
     public init(_ settings: Settings) throws(EncodingError) {
+        FFmpegLog.quiet
         guard settings.width > 0, settings.height > 0, settings.width % 2 == 0, settings.height % 2 == 0,
               (1...1000).contains(settings.frameRate), settings.keyframeInterval > 0
         else { throw EncodingError("H.264 takes even sizes, 1 to 1000 fps and a keyframe interval of 1 or more, not \(settings)") }

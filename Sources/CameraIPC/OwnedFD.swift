@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 
 /// A file descriptor this process owns. It is closed exactly once: when the last
@@ -9,15 +10,31 @@ public final class OwnedFD: Sendable, CustomStringConvertible {
     /// The descriptor number, valid while this object lives.
     public let rawValue: Int32
 
+    /// Closed on ``closer`` rather than where the last reference goes.
+    private let closesAside: Bool
+
     /// Takes ownership of `rawValue`, which must be an open descriptor nobody else closes.
-    public init(adopting rawValue: Int32) {
+    ///
+    /// - Parameter closesAside: close it on a thread of its own (``closer``)
+    ///   rather than where the last reference goes: for descriptors another
+    ///   process sent. Closing a file may wait on whoever serves it (a FUSE
+    ///   server answers each close), which must never hold up an event loop.
+    public init(adopting rawValue: Int32, closesAside: Bool = false) {
         precondition(rawValue >= 0, "OwnedFD of a negative descriptor")
         self.rawValue = rawValue
+        self.closesAside = closesAside
     }
 
     deinit {
-        Syscall.close(rawValue)
+        if closesAside {
+            Self.closer.async { [rawValue] in Syscall.close(rawValue) }
+        } else {
+            Syscall.close(rawValue)
+        }
     }
+
+    /// Where descriptors that close aside are closed, one after another.
+    private static let closer = DispatchQueue(label: "camerad-descriptor-closer")
 
     /// A new descriptor for the same open file, close-on-exec.
     ///

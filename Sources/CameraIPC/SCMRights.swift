@@ -23,7 +23,8 @@ public enum SCMRights {
     /// Receives what is there, adopting any descriptors (close-on-exec); nil when
     /// nothing is (EAGAIN).
     static func receive(
-        on socket: OwnedFD, into buffer: UnsafeMutableRawBufferPointer, control: UnsafeMutableRawBufferPointer
+        on socket: OwnedFD, into buffer: UnsafeMutableRawBufferPointer, control: UnsafeMutableRawBufferPointer,
+        closingAside: Bool = false
     ) throws(SystemError) -> Received? {
         var vector = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
         var message = msghdr()
@@ -48,7 +49,7 @@ public enum SCMRights {
                 let data = UnsafeRawPointer(CCameraShims_CMSG_DATA(current)!)
                 for index in 0..<dataLength / MemoryLayout<Int32>.size {
                     let fd = data.loadUnaligned(fromByteOffset: index * MemoryLayout<Int32>.size, as: Int32.self)
-                    descriptors.append(OwnedFD(adopting: fd))
+                    descriptors.append(OwnedFD(adopting: fd, closesAside: closingAside))
                 }
             }
             header = CCameraShims_CMSG_NXTHDR(&message, current)

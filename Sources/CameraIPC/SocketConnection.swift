@@ -48,6 +48,7 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
     public let backlogLimit: Int
     /// The most received descriptors that may wait for their message.
     public let maxDescriptors: Int
+    private let closesDescriptorsAside: Bool
 
     // Read side: touched only on the loop.
     private var decoder: FrameDecoder
@@ -82,11 +83,16 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
     ///     0 takes none: the kernel drops those the peer sends, never opened in
     ///     this process, and a message that says it carries some closes the
     ///     connection (``FramingError/missingDescriptors(claimed:available:)``).
+    ///   - closesDescriptorsAside: the descriptors received close on a thread
+    ///     of their own (``OwnedFD/init(adopting:closesAside:)``): a server's,
+    ///     whose peers may send files whose close would wait on their server.
     public init(
         socket: OwnedFD, loop: EventLoop, backlogLimit: Int = SocketConnection.defaultBacklogLimit,
-        maxFrameLength: Int = Frame.maxPayloadLength, maxDescriptors: Int = DescriptorQueue.limit
+        maxFrameLength: Int = Frame.maxPayloadLength, maxDescriptors: Int = DescriptorQueue.limit,
+        closesDescriptorsAside: Bool = false
     ) throws {
         try socket.setNonBlocking()
+        self.closesDescriptorsAside = closesDescriptorsAside
         self.socket = socket
         self.loop = loop
         self.backlogLimit = backlogLimit
@@ -270,7 +276,8 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
             guard delegate != nil else { return }
             let received: SCMRights.Received
             do {
-                guard let result = try SCMRights.receive(on: socket, into: receiveBuffer, control: controlBuffer) else {
+                guard let result = try SCMRights.receive(on: socket, into: receiveBuffer, control: controlBuffer,
+                                                          closingAside: closesDescriptorsAside) else {
                     return  // EAGAIN
                 }
                 received = result

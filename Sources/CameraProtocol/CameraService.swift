@@ -40,6 +40,8 @@ public enum CameraService {
         service: name, method: "CapturePhoto", kind: .unary)
     public static let watchAudioLevels = Method<Camerad_V1_WatchAudioLevelsRequest, Camerad_V1_AudioLevels>(
         service: name, method: "WatchAudioLevels", kind: .serverStreaming)
+    public static let record = Method<Camerad_V1_RecordRequest, Camerad_V1_RecordResponse>(
+        service: name, method: "Record", kind: .bidirectionalStreaming)
 
     /// Every method's name and shape, for checks against the .proto file.
     public static let all: [(name: String, kind: MethodKind)] = [
@@ -57,5 +59,6 @@ public enum CameraService {
         (configureDevice.name, configureDevice.kind),
         (capturePhoto.name, capturePhoto.kind),
         (watchAudioLevels.name, watchAudioLevels.kind),
+        (record.name, record.kind),
     ]
 }

@@ -58,7 +58,7 @@ public final class RPCServer: EventHandler, @unchecked Sendable {
     static let longestBackOff = Duration.seconds(1)
 
     /// The connections a process may serve with `descriptors` file descriptors:
-    /// each takes one (the server takes no descriptors from clients), and 64
+    /// each takes one (and a descriptor its message brings while it is used), and 64
     /// stay for devices, pools and the daemon itself.
     public static func connectionLimit(descriptors: Int) -> Int {
         min(4096, max(1, descriptors - 64))
@@ -96,9 +96,10 @@ public final class RPCServer: EventHandler, @unchecked Sendable {
     /// Unless it takes descriptors from clients, clients cannot send any: the
     /// kernel refuses them at their `sendmsg` where it can
     /// (``UnixSocket/refuseDescriptors(_:)``), and drops them unopened where it
-    /// cannot (connections take none). A descriptor the server opened and
-    /// closed itself could make it wait on whoever serves the file (closing a
-    /// FUSE file waits for its server's answer).
+    /// cannot (connections take none). Those it takes (camerad's: a movie's
+    /// file, one per message) close on a thread of their own, never on the
+    /// loop: closing a file may wait on whoever serves it (closing a FUSE file
+    /// waits for its server's answer).
     public func start() throws {
         if clientDescriptors == 0 { UnixSocket.refuseDescriptors(listener) }
         let registration = try loop.register(listener.rawValue, events: [.readable], handler: self)
@@ -214,7 +215,8 @@ public final class RPCServer: EventHandler, @unchecked Sendable {
         do {
             if clientDescriptors == 0 { UnixSocket.refuseDescriptors(socket) }
             connection = try SocketConnection(socket: socket, loop: loop, backlogLimit: backlogLimit,
-                                              maxFrameLength: RequestLimits.requestLength, maxDescriptors: clientDescriptors)
+                                              maxFrameLength: RequestLimits.requestLength, maxDescriptors: clientDescriptors,
+                                              closesDescriptorsAside: true)
         } catch {
             admission?.dismiss(id)
             throw error

@@ -18,7 +18,7 @@ struct Camctl: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             List.self, Info.self, Controls.self, Get.self, Set.self, Lock.self, Stream.self, Snapshot.self, Stats.self, Watch.self,
-            Listen.self, Levels.self, Virtual.self, Ping.self,
+            Listen.self, Levels.self, Record.self, Virtual.self, Ping.self,
         ]
     )
 

@@ -49,6 +49,11 @@ enum Output {
         write(2, text + "\n")
     }
 
+    /// To standard error as it is, with no newline: a progress line rewritten with "\r".
+    static func progress(_ text: String) {
+        write(2, text)
+    }
+
     private static func write(_ fd: Int32, _ text: String) {
         let bytes = Array(text.utf8)
         var offset = 0

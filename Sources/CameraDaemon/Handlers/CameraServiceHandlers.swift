@@ -7,6 +7,7 @@ struct CameraServiceHandlers: Sendable {
     let virtualCameras: VirtualCameraRoster
     let policy: AccessPolicy
     let configurator: DeviceConfigurator
+    let recordings: Recordings
 
     /// The longest a LockForConfiguration may wait.
     static let maxLockWait = Duration.seconds(3600)
@@ -28,6 +29,7 @@ struct CameraServiceHandlers: Sendable {
         router.register(CameraService.configureDevice, unary: configureDevice)
         router.register(CameraService.capturePhoto, unary: capturePhoto)
         router.register(CameraService.watchAudioLevels, serverStreaming: watchAudioLevels)
+        router.register(CameraService.record, bidirectional: record)
     }
 
     @Sendable func listDevices(

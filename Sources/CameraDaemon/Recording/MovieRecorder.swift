@@ -46,10 +46,20 @@ final class MovieRecorder: FrameSink {
         var packetsDropped = 0
     }
 
-    /// Limits that end a recording with success (AVFoundation's maxRecordedDuration, maxRecordedFileSize).
+    /// Limits that end a recording: with success (AVFoundation's
+    /// maxRecordedDuration, maxRecordedFileSize), or with `diskFull` when the
+    /// file's filesystem has less free than `minFreeBytes` (minFreeDiskSpaceLimit).
     struct Limits: Sendable {
         var maxDurationNanoseconds: Int64?
         var maxBytes: Int64?
+        var minFreeBytes: Int64?
+    }
+
+    /// Bytes free to an unprivileged writer on `descriptor`'s filesystem; nil when it cannot be told.
+    static func freeBytes(_ descriptor: OwnedFD) -> Int64? {
+        var status = statvfs()
+        guard fstatvfs(descriptor.rawValue, &status) == 0 else { return nil }
+        return Int64(status.f_bavail) * Int64(status.f_frsize)
     }
 
     private let descriptor: OwnedFD
@@ -61,27 +71,35 @@ final class MovieRecorder: FrameSink {
     private let metadata: [String: String]
     private let logger: Logger
     private let thread: WorkerThread
+    private let onStart: @Sendable (_ startNanoseconds: Int64) -> Void
     private let onEnd: @Sendable (Ending, Figures) -> Void
     private let state: OrderedMutex<State>
-    /// AAC packets kept before the picture starts: a minute's.
-    static let earlySoundLimit = 2_813
+    /// AAC packets held for the picture to reach them: a minute's.
+    static let heldSoundLimit = 2_813
 
     private struct State: @unchecked Sendable {
         /// Unchecked Sendable: the writer is used on the worker only, under this lock.
         var writer: MovieWriter?
         var start: Int64?
         var figures = Figures()
-        /// Sound that came before the picture's first packet (an encoder behind): written once the file starts.
-        var earlySound: [EncodedPacket] = []
+        /// Where the picture written so far ends (its last frame's end).
+        var pictureEnd: Int64 = .min
+        /// Sound the picture has not reached (its encoder behind): written as it
+        /// does; what is left at the end is past the picture's end, and let go.
+        var heldSound: [EncodedPacket] = []
         /// Set once it ended: packets after are given back unwritten.
         var ending: Ending?
     }
 
     /// - Throws: INVALID_ARGUMENT when no worker can be had (nothing is written yet).
-    /// - Parameter audio: the sound's stream, when the file has one: its packets
-    ///   come through ``audioInput`` (a sink of an ``AudioEncoderNode``'s node).
+    /// - Parameters:
+    ///   - audio: the sound's stream, when the file has one: its packets
+    ///     come through ``audioInput`` (a sink of an ``AudioEncoderNode``'s node).
+    ///   - onStart: told, on the worker, once the file's first packet (a
+    ///     keyframe) is written, with its capture time: the file's time 0.
     init(descriptor: OwnedFD, container: MovieWriter.Container, video: EncodedStreamParameters, audio: EncodedStreamParameters? = nil,
          limits: Limits = Limits(), fragmentInterval: Double = 10, metadata: [String: String] = [:], logger: Logger,
+         onStart: @escaping @Sendable (_ startNanoseconds: Int64) -> Void = { _ in },
          onEnd: @escaping @Sendable (Ending, Figures) -> Void) throws(CameraError) {
         self.descriptor = descriptor
         self.container = container
@@ -91,6 +109,7 @@ final class MovieRecorder: FrameSink {
         self.fragmentInterval = fragmentInterval
         self.metadata = metadata
         self.logger = logger
+        self.onStart = onStart
         self.onEnd = onEnd
         state = OrderedMutex(.movieRecorder, State())
         do {
@@ -188,51 +207,66 @@ final class MovieRecorder: FrameSink {
     // MARK: - On the worker
 
     private func write(_ frame: PooledFrame, to kind: EncodedStreamParameters.Kind) {
+        var startedAt: Int64?
         let reached = state.withLock { state -> Ending? in
             guard state.ending == nil else { return nil }
+            let packet = EncodedPacket(bytes: Array(frame.bytes), presentationTimeNanoseconds: frame.timestampNanoseconds,
+                                       decodeTimeNanoseconds: frame.packet?.decodeTimestampNanoseconds ?? frame.timestampNanoseconds,
+                                       durationNanoseconds: frame.durationNanoseconds, isKeyframe: frame.packet?.isKeyframe ?? false)
             do throws(EncodingError) {
-                let writer: MovieWriter
-                let start: Int64
-                let packet = EncodedPacket(bytes: Array(frame.bytes), presentationTimeNanoseconds: frame.timestampNanoseconds,
-                                           decodeTimeNanoseconds: frame.packet?.decodeTimestampNanoseconds ?? frame.timestampNanoseconds,
-                                           durationNanoseconds: frame.durationNanoseconds, isKeyframe: frame.packet?.isKeyframe ?? false)
-                if let current = state.writer, let started = state.start {
-                    (writer, start) = (current, started)
-                } else {
-                    // The file starts at the picture's first packet, a keyframe. Sound may come first (the
-                    // picture's encoder behind): kept, a minute at most, and written from the file's start on.
-                    guard kind == .video else {
-                        if state.earlySound.count >= Self.earlySoundLimit { state.earlySound.removeFirst() }
-                        state.earlySound.append(packet)
-                        return nil
-                    }
-                    start = frame.timestampNanoseconds
-                    writer = try MovieWriter(descriptor: descriptor.rawValue, container: container, video: video, audio: audio,
-                                             startNanoseconds: start, fragmentInterval: fragmentInterval, metadata: metadata)
-                    state.writer = writer
-                    state.start = start
-                    try writer.write(packet, to: .video)
-                    for sound in state.earlySound where sound.presentationTimeNanoseconds >= start { try writer.write(sound, to: .audio) }
-                    state.earlySound = []
-                    state.figures.bytes = writer.bytesWritten
-                    state.figures.packets += 1
-                    state.figures.durationNanoseconds = frame.durationNanoseconds
+                guard kind == .video else {
+                    // Sound waits for the picture to reach it (the picture's encoder is behind, by its lookahead
+                    // at least): a file's sound neither starts before nor outlasts its picture.
+                    if state.heldSound.count >= Self.heldSoundLimit { state.heldSound.removeFirst() }
+                    state.heldSound.append(packet)
+                    try writeHeldSound(&state)
                     return nil
                 }
-                if kind == .audio && frame.timestampNanoseconds < start { return nil }
-                try writer.write(packet, to: kind)
-                state.figures.bytes = writer.bytesWritten
-                guard kind == .video else { return nil }
+                let writer: MovieWriter
+                if let current = state.writer {
+                    writer = current
+                } else {
+                    // The file starts at the picture's first packet, a keyframe.
+                    writer = try MovieWriter(descriptor: descriptor.rawValue, container: container, video: video, audio: audio,
+                                             startNanoseconds: packet.presentationTimeNanoseconds,
+                                             fragmentInterval: fragmentInterval, metadata: metadata)
+                    state.writer = writer
+                    state.start = packet.presentationTimeNanoseconds
+                    startedAt = packet.presentationTimeNanoseconds
+                }
+                try writer.write(packet, to: .video)
+                let start = state.start ?? packet.presentationTimeNanoseconds
+                state.pictureEnd = packet.presentationTimeNanoseconds + packet.durationNanoseconds
                 state.figures.packets += 1
-                state.figures.durationNanoseconds = frame.timestampNanoseconds + frame.durationNanoseconds - start
+                state.figures.durationNanoseconds = state.pictureEnd - start
+                try writeHeldSound(&state)
+                state.figures.bytes = writer.bytesWritten
             } catch {
                 return error.errno == ENOSPC ? .diskFull : .failed(CameraError(.internalError, "writing the movie: \(error.message)"))
             }
             if let max = limits.maxDurationNanoseconds, state.figures.durationNanoseconds >= max { return .maximumDurationReached }
             if let max = limits.maxBytes, state.figures.bytes >= max { return .maximumFileSizeReached }
+            // The filesystem's free space, once a second or so of frames.
+            if let least = limits.minFreeBytes, kind == .video, state.figures.packets % 32 == 0,
+               let free = Self.freeBytes(descriptor), free < least {
+                return .diskFull
+            }
             return nil
         }
+        if let startedAt { onStart(startedAt) }
         if let reached { end(reached) }
+    }
+
+    /// Writes the sound the picture has reached; sound from before the file's start is let go.
+    private func writeHeldSound(_ state: inout State) throws(EncodingError) {
+        guard let writer = state.writer, let start = state.start else { return }
+        var written = 0
+        for sound in state.heldSound {
+            guard sound.presentationTimeNanoseconds < state.pictureEnd else { break }
+            if sound.presentationTimeNanoseconds >= start { try writer.write(sound, to: .audio) }
+            written += 1
+        }
+        state.heldSound.removeFirst(written)
     }
 
     /// Finishes the file (once) and says how it ended.

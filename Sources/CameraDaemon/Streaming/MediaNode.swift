@@ -56,7 +56,7 @@ final class MediaNode: SubscriptionHost {
     }
 
     /// The most slots its pool grows to (within 64 MiB, at least its first size).
-    private let maxSlots: Int
+    let maxSlots: Int
     private let media: MediaLayout
 
     /// Makes the node and its pool (a memfd; no lock may be held), charged to camerad's pools.

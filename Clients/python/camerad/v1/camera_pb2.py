@@ -13,72 +13,73 @@ _sym_db = _symbol_database.Default()
 
 from camerad.v1 import device_pb2 as camerad_dot_v1_dot_device__pb2
 from camerad.v1 import photo_pb2 as camerad_dot_v1_dot_photo__pb2
+from camerad.v1 import record_pb2 as camerad_dot_v1_dot_record__pb2
 from camerad.v1 import stream_pb2 as camerad_dot_v1_dot_stream__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x63\x61merad/v1/camera.proto\x12\ncamerad.v1\x1a\x17\x63\x61merad/v1/device.proto\x1a\x16\x63\x61merad/v1/photo.proto\x1a\x17\x63\x61merad/v1/stream.proto\"=\n\x0cHelloRequest\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x13\n\x0b\x63lient_name\x18\x02 \x01(\t\"\x8f\x01\n\rHelloResponse\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x16\n\x0eserver_version\x18\x02 \x01(\t\x12\x10\n\x08\x66\x65\x61tures\x18\x03 \x03(\t\x12\x12\n\nserver_pid\x18\x04 \x01(\x05\x12\x12\n\nclient_pid\x18\x05 \x01(\x05\x12\x12\n\nclient_uid\x18\x06 \x01(\r\"\x8f\x01\n\x0c\x44\x65viceFilter\x12,\n\x0c\x64\x65vice_types\x18\x01 \x03(\x0e\x32\x16.camerad.v1.DeviceType\x12)\n\nmedia_type\x18\x02 \x01(\x0e\x32\x15.camerad.v1.MediaType\x12&\n\x08position\x18\x03 \x01(\x0e\x32\x14.camerad.v1.Position\">\n\x12ListDevicesRequest\x12(\n\x06\x66ilter\x18\x01 \x01(\x0b\x32\x18.camerad.v1.DeviceFilter\":\n\x13ListDevicesResponse\x12#\n\x07\x64\x65vices\x18\x01 \x03(\x0b\x32\x12.camerad.v1.Device\"%\n\x10GetDeviceRequest\x12\x11\n\tunique_id\x18\x01 \x01(\t\"7\n\x11GetDeviceResponse\x12\"\n\x06\x64\x65vice\x18\x01 \x01(\x0b\x32\x12.camerad.v1.Device\"7\n\x0c\x43ontrolValue\x12\n\n\x02id\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05value\x18\x03 \x01(\x03\"A\n\x1bLockForConfigurationRequest\x12\x11\n\tunique_id\x18\x01 \x01(\t\x12\x0f\n\x07wait_ms\x18\x02 \x01(\r\"V\n\x1cLockForConfigurationResponse\x12\"\n\x06\x64\x65vice\x18\x01 \x01(\x0b\x32\x12.camerad.v1.Device\x12\x12\n\nlock_count\x18\x02 \x01(\r\"2\n\x1dUnlockForConfigurationRequest\x12\x11\n\tunique_id\x18\x01 \x01(\t\"4\n\x1eUnlockForConfigurationResponse\x12\x12\n\nlock_count\x18\x01 \x01(\r\"\xef\x06\n\x13\x44\x65viceConfiguration\x12)\n\ractive_format\x18\x01 \x01(\x0b\x32\x12.camerad.v1.Format\x12\x37\n\x19\x61\x63tive_min_frame_duration\x18\x02 \x01(\x0b\x32\x14.camerad.v1.Fraction\x12\x37\n\x19\x61\x63tive_max_frame_duration\x18\x03 \x01(\x0b\x32\x14.camerad.v1.Fraction\x12)\n\nfocus_mode\x18\x04 \x01(\x0e\x32\x15.camerad.v1.FocusMode\x12\x17\n\rlens_position\x18\x05 \x01(\x02H\x00\x12\x32\n\x17\x66ocus_point_of_interest\x18\x06 \x01(\x0b\x32\x11.camerad.v1.Point\x12/\n\rexposure_mode\x18\x07 \x01(\x0e\x32\x18.camerad.v1.ExposureMode\x12/\n\x11\x65xposure_duration\x18\x08 \x01(\x0b\x32\x14.camerad.v1.Fraction\x12\r\n\x03iso\x18\t \x01(\x02H\x01\x12\x35\n\x1a\x65xposure_point_of_interest\x18\n \x01(\x0b\x32\x11.camerad.v1.Point\x12\x38\n\x12white_balance_mode\x18\x0b \x01(\x0e\x32\x1c.camerad.v1.WhiteBalanceMode\x12#\n\x19white_balance_temperature\x18\x0c \x01(\x02H\x02\x12)\n\ntorch_mode\x18\r \x01(\x0e\x32\x15.camerad.v1.TorchMode\x12\x15\n\x0btorch_level\x18\x0e \x01(\x02H\x03\x12\x1b\n\x11video_zoom_factor\x18\x0f \x01(\x01H\x04\x12*\n\x08\x63ontrols\x18\x10 \x03(\x0b\x32\x18.camerad.v1.ControlValue\x12\x14\n\ninput_gain\x18\x11 \x01(\x02H\x05\x42\x18\n\x16optional_lens_positionB\x0e\n\x0coptional_isoB$\n\"optional_white_balance_temperatureB\x16\n\x14optional_torch_levelB\x1c\n\x1aoptional_video_zoom_factorB\x15\n\x13optional_input_gain\"t\n\x16\x43onfigureDeviceRequest\x12\x11\n\tunique_id\x18\x01 \x01(\t\x12\x36\n\rconfiguration\x18\x02 \x01(\x0b\x32\x1f.camerad.v1.DeviceConfiguration\x12\x0f\n\x07persist\x18\x03 \x01(\x08\"=\n\x17\x43onfigureDeviceResponse\x12\"\n\x06\x64\x65vice\x18\x01 \x01(\x0b\x32\x12.camerad.v1.Device\"/\n\x13WatchDevicesRequest\x12\x18\n\x10include_existing\x18\x01 \x01(\x08\"\x88\x02\n\x0b\x44\x65viceEvent\x12*\n\x04kind\x18\x01 \x01(\x0e\x32\x1c.camerad.v1.DeviceEvent.Kind\x12\"\n\x06\x64\x65vice\x18\x02 \x01(\x0b\x32\x12.camerad.v1.Device\x12\x14\n\x0ctimestamp_ns\x18\x03 \x01(\x03\"\x92\x01\n\x04Kind\x12\x14\n\x10KIND_UNSPECIFIED\x10\x00\x12\x13\n\x0fKIND_SUBSCRIBED\x10\x01\x12\x12\n\x0eKIND_CONNECTED\x10\x02\x12\x15\n\x11KIND_DISCONNECTED\x10\x03\x12\x10\n\x0cKIND_CHANGED\x10\x04\x12\x0f\n\x0bKIND_LOCKED\x10\x05\x12\x11\n\rKIND_UNLOCKED\x10\x06\"\xc9\x02\n\x17\x41\x64\x64VirtualCameraRequest\x12\x0f\n\x05index\x18\x01 \x01(\rH\x00\x12\x16\n\x0elocalized_name\x18\x02 \x01(\t\x12&\n\x08position\x18\x03 \x01(\x0e\x32\x14.camerad.v1.Position\x12\x0e\n\x06\x66ourcc\x18\x04 \x01(\r\x12\r\n\x05width\x18\x05 \x01(\r\x12\x0e\n\x06height\x18\x06 \x01(\r\x12,\n\x0e\x66rame_duration\x18\x07 \x01(\x0b\x32\x14.camerad.v1.Fraction\x12\x13\n\x0bunthrottled\x18\x08 \x01(\x08\x12\x16\n\x0estatic_picture\x18\t \x01(\x08\x12)\n\nmedia_type\x18\n \x01(\x0e\x32\x15.camerad.v1.MediaType\x12\x16\n\x0etone_amplitude\x18\x0b \x01(\x02\x42\x10\n\x0eoptional_index\">\n\x18\x41\x64\x64VirtualCameraResponse\x12\"\n\x06\x64\x65vice\x18\x01 \x01(\x0b\x32\x12.camerad.v1.Device\"/\n\x1aRemoveVirtualCameraRequest\x12\x11\n\tunique_id\x18\x01 \x01(\t\"\x1d\n\x1bRemoveVirtualCameraResponse\",\n\x17WatchAudioLevelsRequest\x12\x11\n\tunique_id\x18\x01 \x01(\t\"T\n\x0b\x41udioLevels\x12\x14\n\x0ctimestamp_ns\x18\x01 \x01(\x03\x12/\n\x08\x63hannels\x18\x02 \x03(\x0b\x32\x1d.camerad.v1.AudioChannelLevel\"I\n\x11\x41udioChannelLevel\x12\x1b\n\x13\x61verage_power_level\x18\x01 \x01(\x02\x12\x17\n\x0fpeak_hold_level\x18\x02 \x01(\x02\"H\n\x0bPingRequest\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x16\n\x0e\x63lient_time_ns\x18\x02 \x01(\x03\x12\x0f\n\x07payload\x18\x03 \x01(\x0c\"a\n\x0cPingResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x16\n\x0e\x63lient_time_ns\x18\x02 \x01(\x03\x12\x16\n\x0eserver_time_ns\x18\x03 \x01(\x03\x12\x0f\n\x07payload\x18\x04 \x01(\x0c*Q\n\x0fProtocolVersion\x12 \n\x1cPROTOCOL_VERSION_UNSPECIFIED\x10\x00\x12\x1c\n\x18PROTOCOL_VERSION_CURRENT\x10\x02\x32\xb3\t\n\x06\x43\x61mera\x12<\n\x05Hello\x12\x18.camerad.v1.HelloRequest\x1a\x19.camerad.v1.HelloResponse\x12N\n\x0bListDevices\x12\x1e.camerad.v1.ListDevicesRequest\x1a\x1f.camerad.v1.ListDevicesResponse\x12H\n\tGetDevice\x12\x1c.camerad.v1.GetDeviceRequest\x1a\x1d.camerad.v1.GetDeviceResponse\x12J\n\x0cWatchDevices\x12\x1f.camerad.v1.WatchDevicesRequest\x1a\x17.camerad.v1.DeviceEvent0\x01\x12]\n\x10\x41\x64\x64VirtualCamera\x12#.camerad.v1.AddVirtualCameraRequest\x1a$.camerad.v1.AddVirtualCameraResponse\x12\x66\n\x13RemoveVirtualCamera\x12&.camerad.v1.RemoveVirtualCameraRequest\x1a\'.camerad.v1.RemoveVirtualCameraResponse\x12=\n\x04Ping\x12\x17.camerad.v1.PingRequest\x1a\x18.camerad.v1.PingResponse(\x01\x30\x01\x12\x43\n\x06Stream\x12\x19.camerad.v1.StreamRequest\x1a\x1a.camerad.v1.StreamResponse(\x01\x30\x01\x12[\n\x13GetDeviceStatistics\x12&.camerad.v1.GetDeviceStatisticsRequest\x1a\x1c.camerad.v1.DeviceStatistics\x12i\n\x14LockForConfiguration\x12\'.camerad.v1.LockForConfigurationRequest\x1a(.camerad.v1.LockForConfigurationResponse\x12o\n\x16UnlockForConfiguration\x12).camerad.v1.UnlockForConfigurationRequest\x1a*.camerad.v1.UnlockForConfigurationResponse\x12Z\n\x0f\x43onfigureDevice\x12\".camerad.v1.ConfigureDeviceRequest\x1a#.camerad.v1.ConfigureDeviceResponse\x12Q\n\x0c\x43\x61pturePhoto\x12\x1f.camerad.v1.CapturePhotoRequest\x1a .camerad.v1.CapturePhotoResponse\x12R\n\x10WatchAudioLevels\x12#.camerad.v1.WatchAudioLevelsRequest\x1a\x17.camerad.v1.AudioLevels0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x63\x61merad/v1/camera.proto\x12\ncamerad.v1\x1a\x17\x63\x61merad/v1/device.proto\x1a\x16\x63\x61merad/v1/photo.proto\x1a\x17\x63\x61merad/v1/record.proto\x1a\x17\x63\x61merad/v1/stream.proto\"=\n\x0cHelloRequest\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x13\n\x0b\x63lient_name\x18\x02 \x01(\t\"\x8f\x01\n\rHelloResponse\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x16\n\x0eserver_version\x18\x02 \x01(\t\x12\x10\n\x08\x66\x65\x61tures\x18\x03 \x03(\t\x12\x12\n\nserver_pid\x18\x04 \x01(\x05\x12\x12\n\nclient_pid\x18\x05 \x01(\x05\x12\x12\n\nclient_uid\x18\x06 \x01(\r\"\x8f\x01\n\x0c\x44\x65viceFilter\x12,\n\x0c\x64\x65vice_types\x18\x01 \x03(\x0e\x32\x16.camerad.v1.DeviceType\x12)\n\nmedia_type\x18\x02 \x01(\x0e\x32\x15.camerad.v1.MediaType\x12&\n\x08position\x18\x03 \x01(\x0e\x32\x14.camerad.v1.Position\">\n\x12ListDevicesRequest\x12(\n\x06\x66ilter\x18\x01 \x01(\x0b\x32\x18.camerad.v1.DeviceFilter\":\n\x13ListDevicesResponse\x12#\n\x07\x64\x65vices\x18\x01 \x03(\x0b\x32\x12.camerad.v1.Device\"%\n\x10GetDeviceRequest\x12\x11\n\tunique_id\x18\x01 \x01(\t\"7\n\x11GetDeviceResponse\x12\"\n\x06\x64\x65vice\x18\x01 \x01(\x0b\x32\x12.camerad.v1.Device\"7\n\x0c\x43ontrolValue\x12\n\n\x02id\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05value\x18\x03 \x01(\x03\"A\n\x1bLockForConfigurationRequest\x12\x11\n\tunique_id\x18\x01 \x01(\t\x12\x0f\n\x07wait_ms\x18\x02 \x01(\r\"V\n\x1cLockForConfigurationResponse\x12\"\n\x06\x64\x65vice\x18\x01 \x01(\x0b\x32\x12.camerad.v1.Device\x12\x12\n\nlock_count\x18\x02 \x01(\r\"2\n\x1dUnlockForConfigurationRequest\x12\x11\n\tunique_id\x18\x01 \x01(\t\"4\n\x1eUnlockForConfigurationResponse\x12\x12\n\nlock_count\x18\x01 \x01(\r\"\xef\x06\n\x13\x44\x65viceConfiguration\x12)\n\ractive_format\x18\x01 \x01(\x0b\x32\x12.camerad.v1.Format\x12\x37\n\x19\x61\x63tive_min_frame_duration\x18\x02 \x01(\x0b\x32\x14.camerad.v1.Fraction\x12\x37\n\x19\x61\x63tive_max_frame_duration\x18\x03 \x01(\x0b\x32\x14.camerad.v1.Fraction\x12)\n\nfocus_mode\x18\x04 \x01(\x0e\x32\x15.camerad.v1.FocusMode\x12\x17\n\rlens_position\x18\x05 \x01(\x02H\x00\x12\x32\n\x17\x66ocus_point_of_interest\x18\x06 \x01(\x0b\x32\x11.camerad.v1.Point\x12/\n\rexposure_mode\x18\x07 \x01(\x0e\x32\x18.camerad.v1.ExposureMode\x12/\n\x11\x65xposure_duration\x18\x08 \x01(\x0b\x32\x14.camerad.v1.Fraction\x12\r\n\x03iso\x18\t \x01(\x02H\x01\x12\x35\n\x1a\x65xposure_point_of_interest\x18\n \x01(\x0b\x32\x11.camerad.v1.Point\x12\x38\n\x12white_balance_mode\x18\x0b \x01(\x0e\x32\x1c.camerad.v1.WhiteBalanceMode\x12#\n\x19white_balance_temperature\x18\x0c \x01(\x02H\x02\x12)\n\ntorch_mode\x18\r \x01(\x0e\x32\x15.camerad.v1.TorchMode\x12\x15\n\x0btorch_level\x18\x0e \x01(\x02H\x03\x12\x1b\n\x11video_zoom_factor\x18\x0f \x01(\x01H\x04\x12*\n\x08\x63ontrols\x18\x10 \x03(\x0b\x32\x18.camerad.v1.ControlValue\x12\x14\n\ninput_gain\x18\x11 \x01(\x02H\x05\x42\x18\n\x16optional_lens_positionB\x0e\n\x0coptional_isoB$\n\"optional_white_balance_temperatureB\x16\n\x14optional_torch_levelB\x1c\n\x1aoptional_video_zoom_factorB\x15\n\x13optional_input_gain\"t\n\x16\x43onfigureDeviceRequest\x12\x11\n\tunique_id\x18\x01 \x01(\t\x12\x36\n\rconfiguration\x18\x02 \x01(\x0b\x32\x1f.camerad.v1.DeviceConfiguration\x12\x0f\n\x07persist\x18\x03 \x01(\x08\"=\n\x17\x43onfigureDeviceResponse\x12\"\n\x06\x64\x65vice\x18\x01 \x01(\x0b\x32\x12.camerad.v1.Device\"/\n\x13WatchDevicesRequest\x12\x18\n\x10include_existing\x18\x01 \x01(\x08\"\x88\x02\n\x0b\x44\x65viceEvent\x12*\n\x04kind\x18\x01 \x01(\x0e\x32\x1c.camerad.v1.DeviceEvent.Kind\x12\"\n\x06\x64\x65vice\x18\x02 \x01(\x0b\x32\x12.camerad.v1.Device\x12\x14\n\x0ctimestamp_ns\x18\x03 \x01(\x03\"\x92\x01\n\x04Kind\x12\x14\n\x10KIND_UNSPECIFIED\x10\x00\x12\x13\n\x0fKIND_SUBSCRIBED\x10\x01\x12\x12\n\x0eKIND_CONNECTED\x10\x02\x12\x15\n\x11KIND_DISCONNECTED\x10\x03\x12\x10\n\x0cKIND_CHANGED\x10\x04\x12\x0f\n\x0bKIND_LOCKED\x10\x05\x12\x11\n\rKIND_UNLOCKED\x10\x06\"\xc9\x02\n\x17\x41\x64\x64VirtualCameraRequest\x12\x0f\n\x05index\x18\x01 \x01(\rH\x00\x12\x16\n\x0elocalized_name\x18\x02 \x01(\t\x12&\n\x08position\x18\x03 \x01(\x0e\x32\x14.camerad.v1.Position\x12\x0e\n\x06\x66ourcc\x18\x04 \x01(\r\x12\r\n\x05width\x18\x05 \x01(\r\x12\x0e\n\x06height\x18\x06 \x01(\r\x12,\n\x0e\x66rame_duration\x18\x07 \x01(\x0b\x32\x14.camerad.v1.Fraction\x12\x13\n\x0bunthrottled\x18\x08 \x01(\x08\x12\x16\n\x0estatic_picture\x18\t \x01(\x08\x12)\n\nmedia_type\x18\n \x01(\x0e\x32\x15.camerad.v1.MediaType\x12\x16\n\x0etone_amplitude\x18\x0b \x01(\x02\x42\x10\n\x0eoptional_index\">\n\x18\x41\x64\x64VirtualCameraResponse\x12\"\n\x06\x64\x65vice\x18\x01 \x01(\x0b\x32\x12.camerad.v1.Device\"/\n\x1aRemoveVirtualCameraRequest\x12\x11\n\tunique_id\x18\x01 \x01(\t\"\x1d\n\x1bRemoveVirtualCameraResponse\",\n\x17WatchAudioLevelsRequest\x12\x11\n\tunique_id\x18\x01 \x01(\t\"T\n\x0b\x41udioLevels\x12\x14\n\x0ctimestamp_ns\x18\x01 \x01(\x03\x12/\n\x08\x63hannels\x18\x02 \x03(\x0b\x32\x1d.camerad.v1.AudioChannelLevel\"I\n\x11\x41udioChannelLevel\x12\x1b\n\x13\x61verage_power_level\x18\x01 \x01(\x02\x12\x17\n\x0fpeak_hold_level\x18\x02 \x01(\x02\"H\n\x0bPingRequest\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x16\n\x0e\x63lient_time_ns\x18\x02 \x01(\x03\x12\x0f\n\x07payload\x18\x03 \x01(\x0c\"a\n\x0cPingResponse\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x16\n\x0e\x63lient_time_ns\x18\x02 \x01(\x03\x12\x16\n\x0eserver_time_ns\x18\x03 \x01(\x03\x12\x0f\n\x07payload\x18\x04 \x01(\x0c*Q\n\x0fProtocolVersion\x12 \n\x1cPROTOCOL_VERSION_UNSPECIFIED\x10\x00\x12\x1c\n\x18PROTOCOL_VERSION_CURRENT\x10\x02\x32\xf8\t\n\x06\x43\x61mera\x12<\n\x05Hello\x12\x18.camerad.v1.HelloRequest\x1a\x19.camerad.v1.HelloResponse\x12N\n\x0bListDevices\x12\x1e.camerad.v1.ListDevicesRequest\x1a\x1f.camerad.v1.ListDevicesResponse\x12H\n\tGetDevice\x12\x1c.camerad.v1.GetDeviceRequest\x1a\x1d.camerad.v1.GetDeviceResponse\x12J\n\x0cWatchDevices\x12\x1f.camerad.v1.WatchDevicesRequest\x1a\x17.camerad.v1.DeviceEvent0\x01\x12]\n\x10\x41\x64\x64VirtualCamera\x12#.camerad.v1.AddVirtualCameraRequest\x1a$.camerad.v1.AddVirtualCameraResponse\x12\x66\n\x13RemoveVirtualCamera\x12&.camerad.v1.RemoveVirtualCameraRequest\x1a\'.camerad.v1.RemoveVirtualCameraResponse\x12=\n\x04Ping\x12\x17.camerad.v1.PingRequest\x1a\x18.camerad.v1.PingResponse(\x01\x30\x01\x12\x43\n\x06Stream\x12\x19.camerad.v1.StreamRequest\x1a\x1a.camerad.v1.StreamResponse(\x01\x30\x01\x12[\n\x13GetDeviceStatistics\x12&.camerad.v1.GetDeviceStatisticsRequest\x1a\x1c.camerad.v1.DeviceStatistics\x12i\n\x14LockForConfiguration\x12\'.camerad.v1.LockForConfigurationRequest\x1a(.camerad.v1.LockForConfigurationResponse\x12o\n\x16UnlockForConfiguration\x12).camerad.v1.UnlockForConfigurationRequest\x1a*.camerad.v1.UnlockForConfigurationResponse\x12Z\n\x0f\x43onfigureDevice\x12\".camerad.v1.ConfigureDeviceRequest\x1a#.camerad.v1.ConfigureDeviceResponse\x12Q\n\x0c\x43\x61pturePhoto\x12\x1f.camerad.v1.CapturePhotoRequest\x1a .camerad.v1.CapturePhotoResponse\x12R\n\x10WatchAudioLevels\x12#.camerad.v1.WatchAudioLevelsRequest\x1a\x17.camerad.v1.AudioLevels0\x01\x12\x43\n\x06Record\x12\x19.camerad.v1.RecordRequest\x1a\x1a.camerad.v1.RecordResponse(\x01\x30\x01\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'camerad.v1.camera_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _PROTOCOLVERSION._serialized_start=3241
-  _PROTOCOLVERSION._serialized_end=3322
-  _HELLOREQUEST._serialized_start=113
-  _HELLOREQUEST._serialized_end=174
-  _HELLORESPONSE._serialized_start=177
-  _HELLORESPONSE._serialized_end=320
-  _DEVICEFILTER._serialized_start=323
-  _DEVICEFILTER._serialized_end=466
-  _LISTDEVICESREQUEST._serialized_start=468
-  _LISTDEVICESREQUEST._serialized_end=530
-  _LISTDEVICESRESPONSE._serialized_start=532
-  _LISTDEVICESRESPONSE._serialized_end=590
-  _GETDEVICEREQUEST._serialized_start=592
-  _GETDEVICEREQUEST._serialized_end=629
-  _GETDEVICERESPONSE._serialized_start=631
-  _GETDEVICERESPONSE._serialized_end=686
-  _CONTROLVALUE._serialized_start=688
-  _CONTROLVALUE._serialized_end=743
-  _LOCKFORCONFIGURATIONREQUEST._serialized_start=745
-  _LOCKFORCONFIGURATIONREQUEST._serialized_end=810
-  _LOCKFORCONFIGURATIONRESPONSE._serialized_start=812
-  _LOCKFORCONFIGURATIONRESPONSE._serialized_end=898
-  _UNLOCKFORCONFIGURATIONREQUEST._serialized_start=900
-  _UNLOCKFORCONFIGURATIONREQUEST._serialized_end=950
-  _UNLOCKFORCONFIGURATIONRESPONSE._serialized_start=952
-  _UNLOCKFORCONFIGURATIONRESPONSE._serialized_end=1004
-  _DEVICECONFIGURATION._serialized_start=1007
-  _DEVICECONFIGURATION._serialized_end=1886
-  _CONFIGUREDEVICEREQUEST._serialized_start=1888
-  _CONFIGUREDEVICEREQUEST._serialized_end=2004
-  _CONFIGUREDEVICERESPONSE._serialized_start=2006
-  _CONFIGUREDEVICERESPONSE._serialized_end=2067
-  _WATCHDEVICESREQUEST._serialized_start=2069
-  _WATCHDEVICESREQUEST._serialized_end=2116
-  _DEVICEEVENT._serialized_start=2119
-  _DEVICEEVENT._serialized_end=2383
-  _DEVICEEVENT_KIND._serialized_start=2237
-  _DEVICEEVENT_KIND._serialized_end=2383
-  _ADDVIRTUALCAMERAREQUEST._serialized_start=2386
-  _ADDVIRTUALCAMERAREQUEST._serialized_end=2715
-  _ADDVIRTUALCAMERARESPONSE._serialized_start=2717
-  _ADDVIRTUALCAMERARESPONSE._serialized_end=2779
-  _REMOVEVIRTUALCAMERAREQUEST._serialized_start=2781
-  _REMOVEVIRTUALCAMERAREQUEST._serialized_end=2828
-  _REMOVEVIRTUALCAMERARESPONSE._serialized_start=2830
-  _REMOVEVIRTUALCAMERARESPONSE._serialized_end=2859
-  _WATCHAUDIOLEVELSREQUEST._serialized_start=2861
-  _WATCHAUDIOLEVELSREQUEST._serialized_end=2905
-  _AUDIOLEVELS._serialized_start=2907
-  _AUDIOLEVELS._serialized_end=2991
-  _AUDIOCHANNELLEVEL._serialized_start=2993
-  _AUDIOCHANNELLEVEL._serialized_end=3066
-  _PINGREQUEST._serialized_start=3068
-  _PINGREQUEST._serialized_end=3140
-  _PINGRESPONSE._serialized_start=3142
-  _PINGRESPONSE._serialized_end=3239
-  _CAMERA._serialized_start=3325
-  _CAMERA._serialized_end=4528
+  _PROTOCOLVERSION._serialized_start=3266
+  _PROTOCOLVERSION._serialized_end=3347
+  _HELLOREQUEST._serialized_start=138
+  _HELLOREQUEST._serialized_end=199
+  _HELLORESPONSE._serialized_start=202
+  _HELLORESPONSE._serialized_end=345
+  _DEVICEFILTER._serialized_start=348
+  _DEVICEFILTER._serialized_end=491
+  _LISTDEVICESREQUEST._serialized_start=493
+  _LISTDEVICESREQUEST._serialized_end=555
+  _LISTDEVICESRESPONSE._serialized_start=557
+  _LISTDEVICESRESPONSE._serialized_end=615
+  _GETDEVICEREQUEST._serialized_start=617
+  _GETDEVICEREQUEST._serialized_end=654
+  _GETDEVICERESPONSE._serialized_start=656
+  _GETDEVICERESPONSE._serialized_end=711
+  _CONTROLVALUE._serialized_start=713
+  _CONTROLVALUE._serialized_end=768
+  _LOCKFORCONFIGURATIONREQUEST._serialized_start=770
+  _LOCKFORCONFIGURATIONREQUEST._serialized_end=835
+  _LOCKFORCONFIGURATIONRESPONSE._serialized_start=837
+  _LOCKFORCONFIGURATIONRESPONSE._serialized_end=923
+  _UNLOCKFORCONFIGURATIONREQUEST._serialized_start=925
+  _UNLOCKFORCONFIGURATIONREQUEST._serialized_end=975
+  _UNLOCKFORCONFIGURATIONRESPONSE._serialized_start=977
+  _UNLOCKFORCONFIGURATIONRESPONSE._serialized_end=1029
+  _DEVICECONFIGURATION._serialized_start=1032
+  _DEVICECONFIGURATION._serialized_end=1911
+  _CONFIGUREDEVICEREQUEST._serialized_start=1913
+  _CONFIGUREDEVICEREQUEST._serialized_end=2029
+  _CONFIGUREDEVICERESPONSE._serialized_start=2031
+  _CONFIGUREDEVICERESPONSE._serialized_end=2092
+  _WATCHDEVICESREQUEST._serialized_start=2094
+  _WATCHDEVICESREQUEST._serialized_end=2141
+  _DEVICEEVENT._serialized_start=2144
+  _DEVICEEVENT._serialized_end=2408
+  _DEVICEEVENT_KIND._serialized_start=2262
+  _DEVICEEVENT_KIND._serialized_end=2408
+  _ADDVIRTUALCAMERAREQUEST._serialized_start=2411
+  _ADDVIRTUALCAMERAREQUEST._serialized_end=2740
+  _ADDVIRTUALCAMERARESPONSE._serialized_start=2742
+  _ADDVIRTUALCAMERARESPONSE._serialized_end=2804
+  _REMOVEVIRTUALCAMERAREQUEST._serialized_start=2806
+  _REMOVEVIRTUALCAMERAREQUEST._serialized_end=2853
+  _REMOVEVIRTUALCAMERARESPONSE._serialized_start=2855
+  _REMOVEVIRTUALCAMERARESPONSE._serialized_end=2884
+  _WATCHAUDIOLEVELSREQUEST._serialized_start=2886
+  _WATCHAUDIOLEVELSREQUEST._serialized_end=2930
+  _AUDIOLEVELS._serialized_start=2932
+  _AUDIOLEVELS._serialized_end=3016
+  _AUDIOCHANNELLEVEL._serialized_start=3018
+  _AUDIOCHANNELLEVEL._serialized_end=3091
+  _PINGREQUEST._serialized_start=3093
+  _PINGREQUEST._serialized_end=3165
+  _PINGRESPONSE._serialized_start=3167
+  _PINGRESPONSE._serialized_end=3264
+  _CAMERA._serialized_start=3350
+  _CAMERA._serialized_end=4622
 # @@protoc_insertion_point(module_scope)

@@ -1,5 +1,6 @@
 from camerad.v1 import device_pb2 as _device_pb2
 from camerad.v1 import photo_pb2 as _photo_pb2
+from camerad.v1 import record_pb2 as _record_pb2
 from camerad.v1 import stream_pb2 as _stream_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper

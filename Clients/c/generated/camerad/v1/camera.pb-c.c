@@ -2848,7 +2848,7 @@ const ProtobufCEnumDescriptor camerad__v1__protocol_version__descriptor =
   camerad__v1__protocol_version__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor camerad__v1__camera__method_descriptors[14] =
+static const ProtobufCMethodDescriptor camerad__v1__camera__method_descriptors[15] =
 {
   { "Hello", &camerad__v1__hello_request__descriptor, &camerad__v1__hello_response__descriptor },
   { "ListDevices", &camerad__v1__list_devices_request__descriptor, &camerad__v1__list_devices_response__descriptor },
@@ -2864,6 +2864,7 @@ static const ProtobufCMethodDescriptor camerad__v1__camera__method_descriptors[1
   { "ConfigureDevice", &camerad__v1__configure_device_request__descriptor, &camerad__v1__configure_device_response__descriptor },
   { "CapturePhoto", &camerad__v1__capture_photo_request__descriptor, &camerad__v1__capture_photo_response__descriptor },
   { "WatchAudioLevels", &camerad__v1__watch_audio_levels_request__descriptor, &camerad__v1__audio_levels__descriptor },
+  { "Record", &camerad__v1__record_request__descriptor, &camerad__v1__record_response__descriptor },
 };
 const unsigned camerad__v1__camera__method_indices_by_name[] = {
   4,        /* AddVirtualCamera */
@@ -2875,6 +2876,7 @@ const unsigned camerad__v1__camera__method_indices_by_name[] = {
   1,        /* ListDevices */
   9,        /* LockForConfiguration */
   6,        /* Ping */
+  14,        /* Record */
   5,        /* RemoveVirtualCamera */
   7,        /* Stream */
   10,        /* UnlockForConfiguration */
@@ -2888,7 +2890,7 @@ const ProtobufCServiceDescriptor camerad__v1__camera__descriptor =
   "Camera",
   "Camerad__V1__Camera",
   "camerad.v1",
-  14,
+  15,
   camerad__v1__camera__method_descriptors,
   camerad__v1__camera__method_indices_by_name
 };
@@ -3003,6 +3005,14 @@ void camerad__v1__camera__watch_audio_levels(ProtobufCService *service,
 {
   assert(service->descriptor == &camerad__v1__camera__descriptor);
   service->invoke(service, 13, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void camerad__v1__camera__record(ProtobufCService *service,
+                                 const Camerad__V1__RecordRequest *input,
+                                 Camerad__V1__RecordResponse_Closure closure,
+                                 void *closure_data)
+{
+  assert(service->descriptor == &camerad__v1__camera__descriptor);
+  service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void camerad__v1__camera__init (Camerad__V1__Camera_Service *service,
                                 Camerad__V1__Camera_ServiceDestroy destroy)

@@ -16,6 +16,7 @@ PROTOBUF_C__BEGIN_DECLS
 
 #include "camerad/v1/device.pb-c.h"
 #include "camerad/v1/photo.pb-c.h"
+#include "camerad/v1/record.pb-c.h"
 #include "camerad/v1/stream.pb-c.h"
 
 typedef struct Camerad__V1__HelloRequest Camerad__V1__HelloRequest;
@@ -1231,6 +1232,10 @@ struct Camerad__V1__Camera_Service
                              const Camerad__V1__WatchAudioLevelsRequest *input,
                              Camerad__V1__AudioLevels_Closure closure,
                              void *closure_data);
+  void (*record)(Camerad__V1__Camera_Service *service,
+                 const Camerad__V1__RecordRequest *input,
+                 Camerad__V1__RecordResponse_Closure closure,
+                 void *closure_data);
 };
 typedef void (*Camerad__V1__Camera_ServiceDestroy)(Camerad__V1__Camera_Service *);
 void camerad__v1__camera__init (Camerad__V1__Camera_Service *service,
@@ -1252,7 +1257,8 @@ void camerad__v1__camera__init (Camerad__V1__Camera_Service *service,
       function_prefix__ ## unlock_for_configuration,\
       function_prefix__ ## configure_device,\
       function_prefix__ ## capture_photo,\
-      function_prefix__ ## watch_audio_levels  }
+      function_prefix__ ## watch_audio_levels,\
+      function_prefix__ ## record  }
 void camerad__v1__camera__hello(ProtobufCService *service,
                                 const Camerad__V1__HelloRequest *input,
                                 Camerad__V1__HelloResponse_Closure closure,
@@ -1309,6 +1315,10 @@ void camerad__v1__camera__watch_audio_levels(ProtobufCService *service,
                                              const Camerad__V1__WatchAudioLevelsRequest *input,
                                              Camerad__V1__AudioLevels_Closure closure,
                                              void *closure_data);
+void camerad__v1__camera__record(ProtobufCService *service,
+                                 const Camerad__V1__RecordRequest *input,
+                                 Camerad__V1__RecordResponse_Closure closure,
+                                 void *closure_data);
 
 /* --- descriptors --- */
 

@@ -1,0 +1,140 @@
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Mapping as _Mapping, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+FILE_TYPE_MOV: FileType
+FILE_TYPE_MP4: FileType
+FILE_TYPE_UNSPECIFIED: FileType
+RECORDING_ENDING_DEVICE_WAS_DISCONNECTED: RecordingEnding
+RECORDING_ENDING_DISK_FULL: RecordingEnding
+RECORDING_ENDING_FAILED: RecordingEnding
+RECORDING_ENDING_MAXIMUM_DURATION_REACHED: RecordingEnding
+RECORDING_ENDING_MAXIMUM_FILE_SIZE_REACHED: RecordingEnding
+RECORDING_ENDING_SESSION_WAS_INTERRUPTED: RecordingEnding
+RECORDING_ENDING_STOPPED: RecordingEnding
+RECORDING_ENDING_UNSPECIFIED: RecordingEnding
+VIDEO_CODEC_H264: VideoCodec
+VIDEO_CODEC_UNSPECIFIED: VideoCodec
+
+class MovieMetadata(_message.Message):
+    __slots__ = ["creation_date", "location_iso6709", "make", "model"]
+    CREATION_DATE_FIELD_NUMBER: _ClassVar[int]
+    LOCATION_ISO6709_FIELD_NUMBER: _ClassVar[int]
+    MAKE_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    creation_date: str
+    location_iso6709: str
+    make: str
+    model: str
+    def __init__(self, location_iso6709: _Optional[str] = ..., creation_date: _Optional[str] = ..., make: _Optional[str] = ..., model: _Optional[str] = ...) -> None: ...
+
+class RecordRequest(_message.Message):
+    __slots__ = ["start", "stop"]
+    START_FIELD_NUMBER: _ClassVar[int]
+    STOP_FIELD_NUMBER: _ClassVar[int]
+    start: StartRecording
+    stop: StopRecording
+    def __init__(self, start: _Optional[_Union[StartRecording, _Mapping]] = ..., stop: _Optional[_Union[StopRecording, _Mapping]] = ...) -> None: ...
+
+class RecordResponse(_message.Message):
+    __slots__ = ["finished", "progress", "started"]
+    FINISHED_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    STARTED_FIELD_NUMBER: _ClassVar[int]
+    finished: RecordingFinished
+    progress: RecordingFigures
+    started: RecordingStarted
+    def __init__(self, started: _Optional[_Union[RecordingStarted, _Mapping]] = ..., progress: _Optional[_Union[RecordingFigures, _Mapping]] = ..., finished: _Optional[_Union[RecordingFinished, _Mapping]] = ...) -> None: ...
+
+class RecordingFigures(_message.Message):
+    __slots__ = ["bytes", "duration_ns", "frames", "frames_dropped"]
+    BYTES_FIELD_NUMBER: _ClassVar[int]
+    DURATION_NS_FIELD_NUMBER: _ClassVar[int]
+    FRAMES_DROPPED_FIELD_NUMBER: _ClassVar[int]
+    FRAMES_FIELD_NUMBER: _ClassVar[int]
+    bytes: int
+    duration_ns: int
+    frames: int
+    frames_dropped: int
+    def __init__(self, duration_ns: _Optional[int] = ..., bytes: _Optional[int] = ..., frames: _Optional[int] = ..., frames_dropped: _Optional[int] = ...) -> None: ...
+
+class RecordingFinished(_message.Message):
+    __slots__ = ["ending", "figures", "message", "successfully_finished"]
+    ENDING_FIELD_NUMBER: _ClassVar[int]
+    FIGURES_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    SUCCESSFULLY_FINISHED_FIELD_NUMBER: _ClassVar[int]
+    ending: RecordingEnding
+    figures: RecordingFigures
+    message: str
+    successfully_finished: bool
+    def __init__(self, ending: _Optional[_Union[RecordingEnding, str]] = ..., successfully_finished: bool = ..., figures: _Optional[_Union[RecordingFigures, _Mapping]] = ..., message: _Optional[str] = ...) -> None: ...
+
+class RecordingStarted(_message.Message):
+    __slots__ = ["encoder_recordings", "frame_rate", "height", "start_time_ns", "width"]
+    ENCODER_RECORDINGS_FIELD_NUMBER: _ClassVar[int]
+    FRAME_RATE_FIELD_NUMBER: _ClassVar[int]
+    HEIGHT_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_NS_FIELD_NUMBER: _ClassVar[int]
+    WIDTH_FIELD_NUMBER: _ClassVar[int]
+    encoder_recordings: int
+    frame_rate: int
+    height: int
+    start_time_ns: int
+    width: int
+    def __init__(self, width: _Optional[int] = ..., height: _Optional[int] = ..., frame_rate: _Optional[int] = ..., encoder_recordings: _Optional[int] = ..., start_time_ns: _Optional[int] = ...) -> None: ...
+
+class StartRecording(_message.Message):
+    __slots__ = ["audio_unique_id", "fd_index", "file_type", "max_duration_ns", "max_file_size", "metadata", "min_free_disk_space", "movie_fragment_interval_ns", "unique_id", "video"]
+    AUDIO_UNIQUE_ID_FIELD_NUMBER: _ClassVar[int]
+    FD_INDEX_FIELD_NUMBER: _ClassVar[int]
+    FILE_TYPE_FIELD_NUMBER: _ClassVar[int]
+    MAX_DURATION_NS_FIELD_NUMBER: _ClassVar[int]
+    MAX_FILE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    MIN_FREE_DISK_SPACE_FIELD_NUMBER: _ClassVar[int]
+    MOVIE_FRAGMENT_INTERVAL_NS_FIELD_NUMBER: _ClassVar[int]
+    UNIQUE_ID_FIELD_NUMBER: _ClassVar[int]
+    VIDEO_FIELD_NUMBER: _ClassVar[int]
+    audio_unique_id: str
+    fd_index: int
+    file_type: FileType
+    max_duration_ns: int
+    max_file_size: int
+    metadata: MovieMetadata
+    min_free_disk_space: int
+    movie_fragment_interval_ns: int
+    unique_id: str
+    video: VideoRecordingSettings
+    def __init__(self, unique_id: _Optional[str] = ..., audio_unique_id: _Optional[str] = ..., file_type: _Optional[_Union[FileType, str]] = ..., video: _Optional[_Union[VideoRecordingSettings, _Mapping]] = ..., fd_index: _Optional[int] = ..., max_duration_ns: _Optional[int] = ..., max_file_size: _Optional[int] = ..., min_free_disk_space: _Optional[int] = ..., movie_fragment_interval_ns: _Optional[int] = ..., metadata: _Optional[_Union[MovieMetadata, _Mapping]] = ...) -> None: ...
+
+class StopRecording(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
+class VideoRecordingSettings(_message.Message):
+    __slots__ = ["average_bit_rate", "codec", "frame_rate", "height", "max_key_frame_interval", "width"]
+    AVERAGE_BIT_RATE_FIELD_NUMBER: _ClassVar[int]
+    CODEC_FIELD_NUMBER: _ClassVar[int]
+    FRAME_RATE_FIELD_NUMBER: _ClassVar[int]
+    HEIGHT_FIELD_NUMBER: _ClassVar[int]
+    MAX_KEY_FRAME_INTERVAL_FIELD_NUMBER: _ClassVar[int]
+    WIDTH_FIELD_NUMBER: _ClassVar[int]
+    average_bit_rate: int
+    codec: VideoCodec
+    frame_rate: int
+    height: int
+    max_key_frame_interval: int
+    width: int
+    def __init__(self, codec: _Optional[_Union[VideoCodec, str]] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., frame_rate: _Optional[int] = ..., average_bit_rate: _Optional[int] = ..., max_key_frame_interval: _Optional[int] = ...) -> None: ...
+
+class FileType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class VideoCodec(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class RecordingEnding(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []

@@ -1,0 +1,75 @@
+import CameraProtocol
+import Synchronization
+
+extension CameraServiceHandlers {
+    /// How often a recording's call hears its figures.
+    static let recordingProgressInterval = Duration.milliseconds(500)
+
+    /// A movie file (record.proto): the first request starts it with the
+    /// file's descriptor; StopRecording, a half-close or a cancel stops it.
+    /// RecordingStarted once its first keyframe is written, its figures every
+    /// 500 ms, RecordingFinished last, once the file is finished; then OK, or
+    /// INVALID_ARGUMENT for a request that made no sense after the start (the
+    /// recording was stopped, its file finished).
+    @Sendable func record(
+        _ requests: RequestStream<Camerad_V1_RecordRequest>, _ writer: ResponseWriter<Camerad_V1_RecordResponse>,
+        _ context: RPCContext
+    ) async throws {
+        var iterator = requests.withDescriptors.makeAsyncIterator()
+        guard let first = try await iterator.next() else { return }
+        guard case .start(let start)? = first.message.kind else {
+            throw RPCError(.invalidArgument, "a recording's first request must start it (StartRecording, with the movie file's descriptor)")
+        }
+        guard Int(start.fdIndex) < first.descriptors.count else {
+            throw RPCError(.invalidArgument, "StartRecording names descriptor \(start.fdIndex) but brought \(first.descriptors.count); "
+                + "open the movie file for writing and send its descriptor with StartRecording")
+        }
+        let (events, sink) = AsyncStream.makeStream(of: Recordings.Event.self)
+        let recording = try await recordings.start(start, descriptor: first.descriptors[Int(start.fdIndex)], for: context.budgetOwner) { event in
+            sink.yield(event)
+            if case .finished = event { sink.finish() }
+        }
+        let refusal = Mutex<RPCError?>(nil)
+        // The client's requests: a stop (or the end of its requests) stops the recording.
+        let reader = Task { [iterator] in
+            var requests = iterator
+            do {
+                while let request = try await requests.next() {
+                    switch request.message.kind {
+                    case .stop: await recording.stop(); return
+                    case .start: throw RPCError(.invalidArgument, "this call records already; start another Record call for another file")
+                    case nil: throw RPCError(.invalidArgument, "a recording's request must start or stop it")
+                    }
+                }
+            } catch let error as RPCError {
+                refusal.withLock { $0 = error }
+            } catch {}
+            await recording.stop()
+        }
+        let progress = Task {
+            while (try? await Task.sleep(for: Self.recordingProgressInterval)) != nil {
+                var response = Camerad_V1_RecordResponse()
+                response.progress = Camerad_V1_RecordingFigures(recording.recorder.figures)
+                guard writer.send(response) else { return }
+            }
+        }
+        defer {
+            reader.cancel()
+            progress.cancel()
+        }
+        // Until the file is finished, or the call ends (the client went: its file is finished all the same).
+        await withTaskCancellationHandler {
+            for await event in events {
+                var response = Camerad_V1_RecordResponse()
+                switch event {
+                case .started(let started): response.started = started
+                case .finished(let finished): response.finished = finished
+                }
+                _ = writer.send(response)
+            }
+        } onCancel: {
+            Task { await recording.stop() }
+        }
+        if let refused = refusal.withLock({ $0 }) { throw refused }
+    }
+}

@@ -1,0 +1,252 @@
+import CameraEncoding
+import CameraIPC
+import CameraProtocol
+import Foundation
+import Logging
+import Synchronization
+
+/// The daemon's movie recordings (the Record call, AVCaptureMovieFileOutput):
+/// each a ``MovieRecorder`` writing its client's file, subscribed to the
+/// encoders it shares with every other recording of its camera (and
+/// microphone) at the same settings.
+final class Recordings: Sendable {
+    struct VideoKey: Hashable, Sendable {
+        let uniqueID: String
+        let settings: VideoEncoder.Settings
+    }
+    struct AudioKey: Hashable, Sendable {
+        let uniqueID: String
+        let settings: AudioEncoder.Settings
+    }
+
+    let videoEncoders = SharedEncoders<VideoKey, VideoEncoderNode>()
+    let audioEncoders = SharedEncoders<AudioKey, AudioEncoderNode>()
+    private let registry: DeviceRegistry
+    private let logger: Logger
+
+    /// A recorder's packets in flight: a second of frames (a slow disk beyond
+    /// that drops its packets until the next keyframe) where the encoder's
+    /// pool has room for four recorders' — fewer, 4 at least, for large
+    /// pictures, whose slots are a raw frame's size — and 20 s of sound
+    /// (small, and a lost one cannot be made up: players close the gap).
+    static func videoPacketsInFlight(_ encoder: MediaNode) -> Int { max(4, min(30, encoder.maxSlots / 4)) }
+    static let audioPacketsInFlight = 1_000
+
+    init(registry: DeviceRegistry, logger: Logger) {
+        self.registry = registry
+        self.logger = logger
+    }
+
+    private var budget: ClientBudget { registry.clientBudget }
+
+    /// What a recording tells its call.
+    enum Event: Sendable {
+        case started(Camerad_V1_RecordingStarted)
+        case finished(Camerad_V1_RecordingFinished)
+    }
+
+    /// Starts recording `request`'s camera (and microphone) into `descriptor`.
+    /// Refuses, before anything is written, a descriptor that is no writable
+    /// regular file, a filesystem with less free than the minimum asked,
+    /// devices that are not there and settings the encoders cannot do.
+    func start(_ request: Camerad_V1_StartRecording, descriptor: OwnedFD, for owner: ClientBudget.Owner,
+               events: @escaping @Sendable (Event) -> Void) async throws -> Recording {
+        try MovieRecorder.check(descriptor)
+        let limits = try Self.limits(request, descriptor)
+        let container: MovieWriter.Container = request.fileType == .mp4 ? .mp4 : .mov
+        try RequestLimits.check(name: request.uniqueID, "unique_id")
+        guard let streamer = registry.streamer(request.uniqueID) else {
+            if registry.microphone(request.uniqueID) != nil {
+                throw RPCError(.invalidArgument, "\(request.uniqueID) is a microphone; record a camera, with the microphone as audio_unique_id")
+            }
+            throw RPCError.noDevice(request.uniqueID)
+        }
+        var microphone: MicrophoneStreamer?
+        if !request.audioUniqueID.isEmpty {
+            try RequestLimits.check(name: request.audioUniqueID, "audio_unique_id")
+            guard let found = registry.microphone(request.audioUniqueID) else {
+                if registry.streamer(request.audioUniqueID) != nil {
+                    throw RPCError(.invalidArgument, "\(request.audioUniqueID) is a camera; audio_unique_id names a microphone")
+                }
+                throw RPCError.noDevice(request.audioUniqueID)
+            }
+            microphone = found
+        }
+        let settings = try await videoSettings(request.video, streamer)
+        let videoKey = VideoKey(uniqueID: request.uniqueID, settings: settings)
+        let budget = self.budget, logger = self.logger
+        let video = try await videoEncoders.use(videoKey) {
+            try await VideoEncoderNode(on: streamer, name: request.uniqueID, settings: settings, budget: budget, logger: logger)
+        }
+        var audio: SharedEncoders<AudioKey, AudioEncoderNode>.Use?
+        do {
+            if let microphone {
+                let native = microphone.microphone.audio.native
+                let audioSettings = AudioEncoder.Settings(sampleRate: native.sampleRate, channels: min(2, native.channels))
+                audio = try await audioEncoders.use(AudioKey(uniqueID: request.audioUniqueID, settings: audioSettings)) {
+                    try await AudioEncoderNode(on: microphone, settings: audioSettings, budget: budget, logger: logger)
+                }
+            }
+            return try await Recording(request: request, descriptor: descriptor, container: container, limits: limits,
+                                       video: video, audio: audio, recordings: self, owner: owner, events: events)
+        } catch {
+            await videoEncoders.letGo(video)
+            if let audio { await audioEncoders.letGo(audio) }
+            throw error
+        }
+    }
+
+    /// The encoder's settings: the size asked, else the camera's; 30 fps unless asked.
+    private func videoSettings(_ asked: Camerad_V1_VideoRecordingSettings, _ streamer: DeviceStreamer) async throws -> VideoEncoder.Settings {
+        guard asked.width == 0 && asked.height == 0 || asked.width > 0 && asked.height > 0 else {
+            throw RPCError(.invalidArgument, "a recording's size needs both width and height (or neither, for the camera's)")
+        }
+        var (width, height) = (Int(asked.width), Int(asked.height))
+        if width == 0 {
+            let mode = await streamer.modeForNewStream()
+            (width, height) = (Int(mode.format.width), Int(mode.format.height))
+        }
+        guard (16...7680).contains(width), (16...4320).contains(height), width % 2 == 0, height % 2 == 0 else {
+            throw RPCError(.invalidArgument, "\(width)x\(height) cannot be recorded: H.264 here takes even sizes from 16x16 to 7680x4320")
+        }
+        let rate = asked.frameRate == 0 ? 30 : Int(asked.frameRate)
+        guard (1...240).contains(rate) else {
+            throw RPCError(.invalidArgument, "a recording's frame rate is 1 to 240, not \(rate)")
+        }
+        return VideoEncoder.Settings(width: width, height: height, frameRate: rate,
+                                     bitRate: asked.averageBitRate == 0 ? nil : Int(asked.averageBitRate),
+                                     keyframeInterval: asked.maxKeyFrameInterval == 0 ? nil : Int(asked.maxKeyFrameInterval))
+    }
+
+    private static func limits(_ request: Camerad_V1_StartRecording, _ descriptor: OwnedFD) throws -> MovieRecorder.Limits {
+        guard request.maxDurationNs >= 0, request.maxFileSize >= 0, request.minFreeDiskSpace >= 0, request.movieFragmentIntervalNs >= 0 else {
+            throw RPCError(.invalidArgument, "a recording's limits and fragment interval are 0 (none) or positive")
+        }
+        var limits = MovieRecorder.Limits()
+        if request.maxDurationNs > 0 { limits.maxDurationNanoseconds = request.maxDurationNs }
+        if request.maxFileSize > 0 { limits.maxBytes = request.maxFileSize }
+        if request.minFreeDiskSpace > 0 {
+            limits.minFreeBytes = request.minFreeDiskSpace
+            if let free = MovieRecorder.freeBytes(descriptor), free < request.minFreeDiskSpace {
+                throw RPCError(.resourceExhausted, "the movie's filesystem has \(free >> 20) MiB free, under the minimum of "
+                    + "\(request.minFreeDiskSpace >> 20) MiB asked (minFreeDiskSpaceLimit); free space or lower the minimum")
+            }
+        }
+        return limits
+    }
+}
+
+/// One recording under way: its recorder, subscribed to its encoders until it
+/// stops or ends.
+final class Recording: Sendable {
+    let recorder: MovieRecorder
+    private let video: SharedEncoders<Recordings.VideoKey, VideoEncoderNode>.Use
+    private let audio: SharedEncoders<Recordings.AudioKey, AudioEncoderNode>.Use?
+    private let recordings: Recordings
+    private let subscriptions: Mutex<(video: UInt64?, audio: UInt64?)>
+
+    fileprivate init(request: Camerad_V1_StartRecording, descriptor: OwnedFD, container: MovieWriter.Container,
+                     limits: MovieRecorder.Limits, video: SharedEncoders<Recordings.VideoKey, VideoEncoderNode>.Use,
+                     audio: SharedEncoders<Recordings.AudioKey, AudioEncoderNode>.Use?, recordings: Recordings,
+                     owner: ClientBudget.Owner, events: @escaping @Sendable (Recordings.Event) -> Void) async throws {
+        self.video = video
+        self.audio = audio
+        self.recordings = recordings
+        subscriptions = Mutex((nil, nil))
+        let settings = video.encoder.settings
+        let fragment = request.movieFragmentIntervalNs > 0 ? Double(request.movieFragmentIntervalNs) / 1e9 : 10
+        let videoKey = video.key
+        recorder = try MovieRecorder(
+            descriptor: descriptor, container: container, video: video.encoder.parameters, audio: audio?.encoder.parameters,
+            limits: limits, fragmentInterval: fragment, metadata: Self.metadata(request.metadata), logger: Logger(label: "camerad"),
+            onStart: { start in
+                Task {
+                    var started = Camerad_V1_RecordingStarted()
+                    started.width = UInt32(settings.width)
+                    started.height = UInt32(settings.height)
+                    started.frameRate = UInt32(settings.frameRate)
+                    started.encoderRecordings = UInt32(await recordings.videoEncoders.users(of: videoKey))
+                    started.startTimeNs = start
+                    events(.started(started))
+                }
+            },
+            onEnd: { ending, figures in events(.finished(Camerad_V1_RecordingFinished(ending, figures))) })
+        do throws(CameraError) {
+            let videoID = try video.encoder.node.subscribe(
+                recorder, policy: SubscriptionPolicy(maxInFlight: Recordings.videoPacketsInFlight(video.encoder.node), startsAtKeyframe: true), for: owner)
+            subscriptions.withLock { $0.video = videoID }
+            if let audio {
+                let audioID = try audio.encoder.node.subscribe(
+                    recorder.audioInput, policy: SubscriptionPolicy(maxInFlight: Recordings.audioPacketsInFlight), for: owner)
+                subscriptions.withLock { $0.audio = audioID }
+            }
+        } catch {
+            // An encoder whose device went: the next recording gets a new one.
+            if error.code == .invalidState {
+                await recordings.videoEncoders.forget(video)
+                if let audio { await recordings.audioEncoders.forget(audio) }
+            }
+            await stop()
+            throw error
+        }
+        video.encoder.requestKeyframe()
+    }
+
+    /// stopRecording(): its subscriptions end, then its file (after what it
+    /// was given); its encoders stop if nobody else uses them. Idempotent.
+    func stop() async {
+        let (videoID, audioID) = subscriptions.withLock { subscriptions in
+            defer { subscriptions = (nil, nil) }
+            return subscriptions
+        }
+        if let videoID { video.encoder.node.unsubscribe(videoID) }
+        if let audioID, let audio { audio.encoder.node.unsubscribe(audioID) }
+        recorder.stop()
+        guard videoID != nil else { return }
+        await recordings.videoEncoders.letGo(video)
+        if let audio { await recordings.audioEncoders.letGo(audio) }
+    }
+
+    /// The file's tags, as libavformat's mov muxer writes them.
+    private static func metadata(_ asked: Camerad_V1_MovieMetadata) -> [String: String] {
+        var tags: [String: String] = [:]
+        if !asked.locationIso6709.isEmpty { tags["location"] = asked.locationIso6709 }
+        tags["creation_time"] = asked.creationDate.isEmpty ? Date().formatted(.iso8601) : asked.creationDate
+        if !asked.make.isEmpty { tags["make"] = asked.make }
+        if !asked.model.isEmpty { tags["model"] = asked.model }
+        return tags
+    }
+}
+
+extension Camerad_V1_RecordingFinished {
+    init(_ ending: MovieRecorder.Ending, _ figures: MovieRecorder.Figures) {
+        self.init()
+        self.ending = switch ending {
+        case .stopped: .stopped
+        case .maximumDurationReached: .maximumDurationReached
+        case .maximumFileSizeReached: .maximumFileSizeReached
+        case .diskFull: .diskFull
+        case .interrupted(let error): error.code == .deviceDisconnected ? .deviceWasDisconnected : .sessionWasInterrupted
+        case .failed: .failed
+        }
+        successfullyFinished = ending.recordingSuccessfullyFinished
+        self.figures = Camerad_V1_RecordingFigures(figures)
+        switch ending {
+        case .stopped: message = ""
+        case .maximumDurationReached: message = "the recording reached its maximum duration"
+        case .maximumFileSizeReached: message = "the recording reached its maximum file size"
+        case .diskFull: message = "the disk is full (or under the free space asked for); the file plays up to here"
+        case .interrupted(let error), .failed(let error): message = error.message
+        }
+    }
+}
+
+extension Camerad_V1_RecordingFigures {
+    init(_ figures: MovieRecorder.Figures) {
+        self.init()
+        durationNs = figures.durationNanoseconds
+        bytes = figures.bytes
+        frames = UInt64(figures.packets)
+        framesDropped = UInt64(figures.packetsDropped)
+    }
+}

@@ -1,0 +1,458 @@
+import CameraIPC
+import CameraProtocol
+import Foundation
+import Glibc
+import Synchronization
+
+/// AVCaptureFileOutputRecordingDelegate. Called on a serial queue of the
+/// output's, in order: `didStartRecordingTo` once the file's first frame is
+/// written (not for a recording refused at its start), then
+/// `didFinishRecordingTo` once the file is finished, with nil when it was
+/// stopped, else the ``RecordingError`` (or, refused at the start, the
+/// ``CaptureError``) saying why.
+public protocol CaptureFileOutputRecordingDelegate: AnyObject, Sendable {
+    func fileOutput(_ output: CaptureFileOutput, didStartRecordingTo fileURL: URL, from connections: [CaptureConnection])
+    func fileOutput(_ output: CaptureFileOutput, didFinishRecordingTo outputFileURL: URL, from connections: [CaptureConnection],
+                    error: (any Error)?)
+}
+
+extension CaptureFileOutputRecordingDelegate {
+    public func fileOutput(_ output: CaptureFileOutput, didStartRecordingTo fileURL: URL, from connections: [CaptureConnection]) {}
+}
+
+/// How a recording ended other than by its stop (AVError's recording codes).
+/// ``recordingSuccessfullyFinished`` is AVErrorRecordingSuccessfullyFinishedKey:
+/// true for a limit (the file is whole, as asked), false for a failure (the
+/// file plays up to where it ended).
+public struct RecordingError: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        case maximumDurationReached
+        case maximumFileSizeReached
+        case diskFull
+        case deviceWasDisconnected
+        case sessionWasInterrupted
+        /// Writing the file failed for another reason (the message says which).
+        case failed
+    }
+
+    public let code: Code
+    public let message: String
+    public let recordingSuccessfullyFinished: Bool
+
+    public var description: String { message }
+}
+
+/// AVCaptureFileOutput: what every file output has.
+public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
+    fileprivate struct Recording {
+        let url: URL
+        let call: BidirectionalCall<Camerad_V1_RecordRequest, Camerad_V1_RecordResponse>?
+        /// stopRecording() came before the call was made.
+        var stopWanted = false
+    }
+
+    fileprivate struct State {
+        var recording: Recording?
+        /// The recording's figures, or the last one's once it finished.
+        var figures = Camerad_V1_RecordingFigures()
+        var maxRecordedDuration = CMTime.invalid
+        var maxRecordedFileSize: Int64 = 0
+        var minFreeDiskSpaceLimit: Int64 = 0
+    }
+    fileprivate let state = Mutex(State())
+    /// Where the delegate is called, in order.
+    fileprivate let delegateQueue = DispatchQueue(label: "CaptureFileOutput")
+
+    override init() {}
+
+    /// The file being recorded; nil when none is.
+    public var outputFileURL: URL? { state.withLock { $0.recording?.url } }
+
+    public var isRecording: Bool { state.withLock { $0.recording != nil } }
+
+    /// What the file holds so far, as camerad last said (about every 500 ms);
+    /// once it finished, the whole file's.
+    public var recordedDuration: CMTime { CMTime(nanoseconds: state.withLock { $0.figures.durationNs }) }
+
+    /// The file's size so far, as camerad last said; once it finished, the whole file's.
+    public var recordedFileSize: Int64 { state.withLock { $0.figures.bytes } }
+
+    /// Frames written so far, as camerad last said (Linux only).
+    public var recordedFrameCount: Int { state.withLock { Int($0.figures.frames) } }
+
+    /// Frames a slow disk lost (the file resumes at the next keyframe), as camerad last said (Linux only).
+    public var droppedFrameCount: Int { state.withLock { Int($0.figures.framesDropped) } }
+
+    /// Ends a recording, successfully finished, once it is this long; invalid: no limit.
+    public var maxRecordedDuration: CMTime {
+        get { state.withLock { $0.maxRecordedDuration } }
+        set { state.withLock { $0.maxRecordedDuration = newValue } }
+    }
+
+    /// Ends a recording, successfully finished, once its file is this large; 0: no limit.
+    public var maxRecordedFileSize: Int64 {
+        get { state.withLock { $0.maxRecordedFileSize } }
+        set { state.withLock { $0.maxRecordedFileSize = newValue } }
+    }
+
+    /// Refuses to start, and ends a recording with ``RecordingError/Code/diskFull``,
+    /// below this many bytes free on the file's filesystem; 0: no limit.
+    public var minFreeDiskSpaceLimit: Int64 {
+        get { state.withLock { $0.minFreeDiskSpaceLimit } }
+        set { state.withLock { $0.minFreeDiskSpaceLimit = newValue } }
+    }
+}
+
+/// AVCaptureMovieFileOutput: records the session's camera — with its
+/// microphone, when the session has one — to a QuickTime or MPEG-4 movie.
+///
+/// The encoding runs in camerad, shared with every other recording of the
+/// camera at the same settings. CaptureKit opens the file (created or
+/// truncated) and hands camerad its descriptor; camerad never opens a path.
+/// The file is written in fragments (``movieFragmentInterval``), so a crash
+/// of this process or of camerad leaves a file that plays up to its last
+/// fragment. `.mov` URLs get QuickTime, any other extension MPEG-4.
+public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendable {
+    /// AVVideoCodecType.
+    public struct VideoCodecType: RawRepresentable, Hashable, Sendable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public static let h264 = VideoCodecType(rawValue: "avc1")
+    }
+
+    /// outputSettings(for:) as a value: the codec, the picture's size and
+    /// rate, and AVVideoCompressionPropertiesKey's bit rate and keyframe interval.
+    public struct VideoOutputSettings: Equatable, Sendable {
+        public var codec = VideoCodecType.h264
+        /// nil: the camera's size.
+        public var width: Int?
+        public var height: Int?
+        /// AVVideoExpectedSourceFrameRateKey; nil: 30.
+        public var frameRate: Int?
+        /// AVVideoAverageBitRateKey, bits per second; nil: constant quality.
+        public var averageBitRate: Int?
+        /// AVVideoMaxKeyFrameIntervalKey, frames; nil: two seconds of frames.
+        public var maxKeyFrameInterval: Int?
+
+        public init() {}
+    }
+
+    private struct MovieSettings {
+        var video = VideoOutputSettings()
+        var fragmentInterval = CMTime(value: 10, timescale: 1)
+        var metadata: [MetadataItem] = []
+    }
+    private let movie = Mutex(MovieSettings())
+
+    public override init() {}
+
+    /// The codecs camerad encodes.
+    public var availableVideoCodecTypes: [VideoCodecType] { [.h264] }
+
+    /// How often the file is made whole while it is written (default 10 s):
+    /// what a crash can lose. Invalid or zero: 10 s.
+    public var movieFragmentInterval: CMTime {
+        get { movie.withLock { $0.fragmentInterval } }
+        set { movie.withLock { $0.fragmentInterval = newValue } }
+    }
+
+    /// Written into the file: location (ISO 6709), make, model, creation date.
+    public var metadata: [MetadataItem]? {
+        get { movie.withLock { $0.metadata } }
+        set { movie.withLock { $0.metadata = newValue ?? [] } }
+    }
+
+    /// The video connection's settings as AVFoundation's keys: AVVideoCodecKey,
+    /// AVVideoWidthKey, AVVideoHeightKey, AVVideoCompressionPropertiesKey.
+    public func outputSettings(for connection: CaptureConnection) -> [String: Any] {
+        let settings = videoOutputSettings
+        var compression: [String: Any] = [:]
+        if let rate = settings.averageBitRate { compression[AVVideoAverageBitRateKey] = rate }
+        if let interval = settings.maxKeyFrameInterval { compression[AVVideoMaxKeyFrameIntervalKey] = interval }
+        if let rate = settings.frameRate { compression[AVVideoExpectedSourceFrameRateKey] = rate }
+        var dictionary: [String: Any] = [AVVideoCodecKey: settings.codec.rawValue]
+        if let width = settings.width { dictionary[AVVideoWidthKey] = width }
+        if let height = settings.height { dictionary[AVVideoHeightKey] = height }
+        if !compression.isEmpty { dictionary[AVVideoCompressionPropertiesKey] = compression }
+        return dictionary
+    }
+
+    /// Sets the video connection's settings from AVFoundation's keys; nil: the defaults.
+    ///
+    /// - Throws: INVALID_ARGUMENT for a codec camerad does not encode, or a
+    ///   key or value it does not take (AVFoundation raises an exception).
+    public func setOutputSettings(_ settings: [String: Any]?, for connection: CaptureConnection) throws(CaptureError) {
+        var parsed = VideoOutputSettings()
+        let settings = settings ?? [:]
+        func integer(_ value: Any?, _ key: String) throws(CaptureError) -> Int? {
+            guard let value else { return nil }
+            guard let number = (value as? Int) ?? (value as? NSNumber)?.intValue, number > 0 else {
+                throw CaptureError(.invalidArgument, "\(key) must be a positive integer, not \(value)")
+            }
+            return number
+        }
+        if let codec = settings[AVVideoCodecKey] {
+            guard let name = (codec as? String) ?? (codec as? VideoCodecType)?.rawValue,
+                  let known = availableVideoCodecTypes.first(where: { $0.rawValue == name }) else {
+                throw CaptureError(.invalidArgument, "camerad records \(availableVideoCodecTypes.map(\.rawValue)), not \(codec)")
+            }
+            parsed.codec = known
+        }
+        parsed.width = try integer(settings[AVVideoWidthKey], AVVideoWidthKey)
+        parsed.height = try integer(settings[AVVideoHeightKey], AVVideoHeightKey)
+        let compression = settings[AVVideoCompressionPropertiesKey] as? [String: Any] ?? [:]
+        parsed.averageBitRate = try integer(compression[AVVideoAverageBitRateKey], AVVideoAverageBitRateKey)
+        parsed.maxKeyFrameInterval = try integer(compression[AVVideoMaxKeyFrameIntervalKey], AVVideoMaxKeyFrameIntervalKey)
+        parsed.frameRate = try integer(compression[AVVideoExpectedSourceFrameRateKey], AVVideoExpectedSourceFrameRateKey)
+        let known: Set = [AVVideoCodecKey, AVVideoWidthKey, AVVideoHeightKey, AVVideoCompressionPropertiesKey]
+        let knownCompression: Set = [AVVideoAverageBitRateKey, AVVideoMaxKeyFrameIntervalKey, AVVideoExpectedSourceFrameRateKey]
+        let unknown = settings.keys.filter { !known.contains($0) } + compression.keys.filter { !knownCompression.contains($0) }
+        guard unknown.isEmpty else {
+            throw CaptureError(.invalidArgument, "camerad does not take \(unknown.sorted()) in a movie's output settings")
+        }
+        videoOutputSettings = parsed
+    }
+
+    /// ``outputSettings(for:)`` as a value (Linux: no dictionary of Any).
+    public var videoOutputSettings: VideoOutputSettings {
+        get { movie.withLock { $0.video } }
+        set { movie.withLock { $0.video = newValue } }
+    }
+
+    /// Starts recording the session's camera (and microphone) to `outputFileURL`,
+    /// created or truncated. The delegate hears the start and the end; a
+    /// recording that cannot start finishes at once with the error.
+    ///
+    /// - Precondition: not ``isRecording`` (AVFoundation raises an exception).
+    public func startRecording(to outputFileURL: URL, recordingDelegate delegate: any CaptureFileOutputRecordingDelegate) {
+        precondition(!isRecording, "startRecording(to:recordingDelegate:) on an output that is recording; stopRecording() first")
+        let connections = self.connections
+        func refuse(_ error: CaptureError) {
+            CaptureDiagnostics.report("the recording did not start", error)
+            delegateQueue.async { delegate.fileOutput(self, didFinishRecordingTo: outputFileURL, from: connections, error: error) }
+        }
+        guard let connection = connection(with: .video), let session = connection.session else {
+            return refuse(CaptureError(.invalidState, "the movie output has no camera: add it to a session with a camera input"))
+        }
+        guard session.isRunning else {
+            return refuse(CaptureError(.invalidState, "the session is not running: startRunning() before startRecording"))
+        }
+        let microphone = session.inputs.compactMap { ($0 as? CaptureDeviceInput)?.device }.first { $0.hasMediaType(.audio) }
+        var start = Camerad_V1_StartRecording()
+        start.uniqueID = connection.input.device.uniqueID
+        start.audioUniqueID = microphone?.uniqueID ?? ""
+        start.fileType = outputFileURL.pathExtension.lowercased() == "mov" ? .mov : .mp4
+        start.video = Camerad_V1_VideoRecordingSettings(videoOutputSettings)
+        let limits = state.withLock { $0 }
+        if limits.maxRecordedDuration.isValid { start.maxDurationNs = Int64(limits.maxRecordedDuration.seconds * 1e9) }
+        start.maxFileSize = max(0, limits.maxRecordedFileSize)
+        start.minFreeDiskSpace = max(0, limits.minFreeDiskSpaceLimit)
+        let movie = self.movie.withLock { $0 }
+        if movie.fragmentInterval.isValid && movie.fragmentInterval.seconds > 0 {
+            start.movieFragmentIntervalNs = Int64(movie.fragmentInterval.seconds * 1e9)
+        }
+        start.metadata = Camerad_V1_MovieMetadata(movie.metadata)
+        let fd = Glibc.open(outputFileURL.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            return refuse(CaptureError(.invalidArgument, "cannot open \(outputFileURL.path) for writing: \(String(cString: strerror(errno)))"))
+        }
+        let file = OwnedFD(adopting: fd)
+        state.withLock { state in
+            state.recording = Recording(url: outputFileURL, call: nil)
+            state.figures = Camerad_V1_RecordingFigures()
+        }
+        Task {
+            do throws(CaptureError) {
+                let call = try await MovieRecordingCall.start(start, file: file) { [weak self] event in
+                    self?.handle(event, url: outputFileURL, delegate: delegate, connections: connections)
+                }
+                let stopped = state.withLock { state -> Bool in
+                    guard var recording = state.recording, recording.url == outputFileURL, recording.call == nil else { return true }
+                    let stopWanted = recording.stopWanted
+                    recording = Recording(url: outputFileURL, call: call)
+                    state.recording = recording
+                    return stopWanted
+                }
+                // stopRecording() came while the call was made, or the recording already ended.
+                if stopped { MovieRecordingCall(call).stop() }
+            } catch {
+                state.withLock { $0.recording = nil }
+                Self.removeIfEmpty(outputFileURL)
+                refuse(error)
+            }
+        }
+    }
+
+    /// Ends the recording; the delegate's didFinishRecordingTo follows once
+    /// the file is finished.
+    public func stopRecording() {
+        let call = state.withLock { state -> MovieRecordingCall? in
+            guard let call = state.recording?.call else {
+                state.recording?.stopWanted = true
+                return nil
+            }
+            return MovieRecordingCall(call)
+        }
+        call?.stop()
+    }
+
+    private func handle(_ event: MovieRecordingCall.Event, url: URL, delegate: any CaptureFileOutputRecordingDelegate,
+                        connections: [CaptureConnection]) {
+        switch event {
+        case .started:
+            delegateQueue.async { delegate.fileOutput(self, didStartRecordingTo: url, from: connections) }
+        case .progress(let figures):
+            state.withLock { $0.figures = figures }
+        case .finished(let result, let figures):
+            state.withLock { state in
+                state.recording = nil
+                if let figures { state.figures = figures }
+            }
+            // Refused before anything was written: the file this output created goes again.
+            if figures == nil { Self.removeIfEmpty(url) }
+            delegateQueue.async { delegate.fileOutput(self, didFinishRecordingTo: url, from: connections, error: result) }
+        }
+    }
+
+    private static func removeIfEmpty(_ url: URL) {
+        var status = stat()
+        if stat(url.path, &status) == 0, status.st_size == 0, status.st_mode & S_IFMT == S_IFREG { unlink(url.path) }
+    }
+
+    override func sessionDidStop(endedByItself: Bool) {
+        // AVFoundation: a session that stops ends its recordings.
+        stopRecording()
+        super.sessionDidStop(endedByItself: endedByItself)
+    }
+}
+
+/// A Record call from CaptureKit's side: made with the file's descriptor,
+/// its responses read on the connection's thread.
+struct MovieRecordingCall: Sendable {
+    enum Event: Sendable {
+        case started
+        case progress(Camerad_V1_RecordingFigures)
+        /// The file is finished: nil when stopped, else why it ended; with
+        /// its figures, unless it was refused or the connection went.
+        case finished((any Error)?, Camerad_V1_RecordingFigures?)
+    }
+
+    let call: BidirectionalCall<Camerad_V1_RecordRequest, Camerad_V1_RecordResponse>
+
+    init(_ call: BidirectionalCall<Camerad_V1_RecordRequest, Camerad_V1_RecordResponse>) { self.call = call }
+
+    /// Starts the recording: `handler` hears its events, on the connection's thread, `.finished` last.
+    static func start(_ start: Camerad_V1_StartRecording, file: OwnedFD,
+                      handler: @escaping @Sendable (Event) -> Void) async throws(CaptureError) -> BidirectionalCall<Camerad_V1_RecordRequest, Camerad_V1_RecordResponse> {
+        let client = try await DaemonClient.shared.connection()
+        let finished = Mutex(false)
+        return try await CaptureError.converting {
+            let call = try client.bidirectional(CameraService.record) { (event: CallEvent<Camerad_V1_RecordResponse>) in
+                switch event {
+                case .message(let received):
+                    switch received.message.kind {
+                    case .started: handler(.started)
+                    case .progress(let figures): handler(.progress(figures))
+                    case .finished(let finishedMessage):
+                        finished.withLock { $0 = true }
+                        handler(.finished(RecordingError(finishedMessage), finishedMessage.figures))
+                    case nil: break
+                    }
+                case .end(let error):
+                    // The call ended without RecordingFinished: refused, or the connection went.
+                    guard !finished.withLock({ $0 }) else { return }
+                    handler(.finished(error.map { CaptureError($0) }
+                        ?? CaptureError(.internalError, "camerad ended the recording without saying how"), nil))
+                }
+            }
+            var request = Camerad_V1_RecordRequest()
+            var withDescriptor = start
+            withDescriptor.fdIndex = 0
+            request.start = withDescriptor
+            try call.send(request, descriptors: [file])
+            return call
+        }
+    }
+
+    func stop() {
+        var request = Camerad_V1_RecordRequest()
+        request.stop = Camerad_V1_StopRecording()
+        try? call.send(request)
+    }
+}
+
+extension RecordingError {
+    /// The error a RecordingFinished reports; nil for a stop.
+    init?(_ finished: Camerad_V1_RecordingFinished) {
+        let code: Code
+        switch finished.ending {
+        case .stopped, .unspecified, .UNRECOGNIZED: return nil
+        case .maximumDurationReached: code = .maximumDurationReached
+        case .maximumFileSizeReached: code = .maximumFileSizeReached
+        case .diskFull: code = .diskFull
+        case .deviceWasDisconnected: code = .deviceWasDisconnected
+        case .sessionWasInterrupted: code = .sessionWasInterrupted
+        case .failed: code = .failed
+        }
+        self.init(code: code, message: finished.message, recordingSuccessfullyFinished: finished.successfullyFinished)
+    }
+}
+
+/// AVMetadataItem, as much of it as a movie's metadata needs: an identifier and a string.
+public struct MetadataItem: Equatable, Sendable {
+    public var identifier: MetadataIdentifier
+    public var value: String
+
+    public init(identifier: MetadataIdentifier, value: String) {
+        self.identifier = identifier
+        self.value = value
+    }
+}
+
+/// AVMetadataIdentifier, those a movie takes.
+public struct MetadataIdentifier: RawRepresentable, Hashable, Sendable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// "+48.8577+002.2950/": latitude and longitude (ISO 6709).
+    public static let quickTimeMetadataLocationISO6709 = MetadataIdentifier(rawValue: "mdta/com.apple.quicktime.location.ISO6709")
+    public static let quickTimeMetadataMake = MetadataIdentifier(rawValue: "mdta/com.apple.quicktime.make")
+    public static let quickTimeMetadataModel = MetadataIdentifier(rawValue: "mdta/com.apple.quicktime.model")
+    /// ISO 8601; without it, the recording's start.
+    public static let quickTimeMetadataCreationDate = MetadataIdentifier(rawValue: "mdta/com.apple.quicktime.creationdate")
+}
+
+/// AVFoundation's video settings keys (AVVideoSettings.h).
+public let AVVideoCodecKey = "AVVideoCodecKey"
+public let AVVideoWidthKey = "AVVideoWidthKey"
+public let AVVideoHeightKey = "AVVideoHeightKey"
+public let AVVideoCompressionPropertiesKey = "AVVideoCompressionPropertiesKey"
+public let AVVideoAverageBitRateKey = "AverageBitRate"
+public let AVVideoMaxKeyFrameIntervalKey = "MaxKeyFrameInterval"
+public let AVVideoExpectedSourceFrameRateKey = "ExpectedFrameRate"
+
+extension Camerad_V1_VideoRecordingSettings {
+    init(_ settings: CaptureMovieFileOutput.VideoOutputSettings) {
+        self.init()
+        codec = .h264
+        width = UInt32(clamping: settings.width ?? 0)
+        height = UInt32(clamping: settings.height ?? 0)
+        frameRate = UInt32(clamping: settings.frameRate ?? 0)
+        averageBitRate = UInt32(clamping: settings.averageBitRate ?? 0)
+        maxKeyFrameInterval = UInt32(clamping: settings.maxKeyFrameInterval ?? 0)
+    }
+}
+
+extension Camerad_V1_MovieMetadata {
+    init(_ items: [MetadataItem]) {
+        self.init()
+        for item in items {
+            switch item.identifier {
+            case .quickTimeMetadataLocationISO6709: locationIso6709 = item.value
+            case .quickTimeMetadataMake: make = item.value
+            case .quickTimeMetadataModel: model = item.value
+            case .quickTimeMetadataCreationDate: creationDate = item.value
+            default: break
+            }
+        }
+    }
+}

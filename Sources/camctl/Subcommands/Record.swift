@@ -1,0 +1,194 @@
+import ArgumentParser
+import CaptureKit
+import Foundation
+import Glibc
+
+extension Camctl {
+    struct Record: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Record a movie: H.264 (and AAC from a microphone) in MP4 or MOV, as CaptureMovieFileOutput does.",
+            discussion: """
+                camerad encodes, once for every recording of the camera at the same settings, and \
+                writes FILE in fragments (--fragment): an interrupted recording leaves a file that \
+                plays up to its last fragment. FILE ending in .mov is QuickTime, else MPEG-4. Until \
+                --duration, --max-size, a full disk, the camera's end or an interrupt (Ctrl-C), with \
+                one line of progress on a terminal; at the end, why it stopped. --json prints the \
+                end as one object. An existing FILE is kept unless --force is given.
+                """
+        )
+
+        @OptionGroup var global: GlobalOptions
+
+        @OptionGroup var deviceOption: DeviceOption
+
+        @OptionGroup var target: DeviceSelection
+
+        @Argument(help: ArgumentHelp("The movie: .mp4 or .mov.", valueName: "file"))
+        var file: String
+
+        @Option(help: "Stop after this many seconds (maxRecordedDuration).")
+        var duration: Double?
+
+        @Option(help: ArgumentHelp("Stop once the file is this large (maxRecordedFileSize).", valueName: "bytes"))
+        var maxSize: Int64?
+
+        @Option(help: ArgumentHelp("Stop when the file's filesystem has less free (minFreeDiskSpaceLimit).", valueName: "bytes"))
+        var minFreeSpace: Int64?
+
+        @Option(help: ArgumentHelp("The sound from this microphone (uniqueID or index); none without it.", valueName: "microphone"))
+        var audio: String?
+
+        @Option(help: ArgumentHelp("The picture's size (default: the camera's).", valueName: "WxH"))
+        var size: String?
+
+        @Option(help: "Frames per second (default: 30).")
+        var fps: Int?
+
+        @Option(help: "The video codec: h264.")
+        var codec = "h264"
+
+        @Option(help: ArgumentHelp("Bits per second (default: constant quality).", valueName: "bits"))
+        var bitrate: Int?
+
+        @Option(help: ArgumentHelp("Frames from one keyframe to the next (default: two seconds).", valueName: "frames"))
+        var keyframeInterval: Int?
+
+        @Option(help: ArgumentHelp("Where it was recorded, ISO 6709 (written into the file).", valueName: "±DD.DDDD±DDD.DDDD"))
+        var location: String?
+
+        @Option(help: "Seconds between fragments: at most what a crash loses (movieFragmentInterval).")
+        var fragment: Double = 10
+
+        @Flag(help: "Replace FILE if it exists.")
+        var force = false
+
+        @Flag(help: "Print how it ended as one JSON object.")
+        var json = false
+
+        func validate() throws {
+            if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
+            if let maxSize, maxSize <= 0 { throw ValidationError("--max-size must be positive") }
+            if let minFreeSpace, minFreeSpace <= 0 { throw ValidationError("--min-free-space must be positive") }
+            if let size, Snapshot.dimensions(size) == nil { throw ValidationError("--size must be WxH, such as 1280x720, not '\(size)'") }
+            if let fps, !(1...240).contains(fps) { throw ValidationError("--fps must be 1 to 240") }
+            if let bitrate, bitrate <= 0 { throw ValidationError("--bitrate must be positive") }
+            if let keyframeInterval, keyframeInterval <= 0 { throw ValidationError("--keyframe-interval must be positive") }
+            guard fragment > 0 else { throw ValidationError("--fragment must be positive") }
+            guard codec == "h264" else {
+                throw ValidationError("--codec must be h264 (camerad does not store MJPEG as it is yet), not '\(codec)'")
+            }
+            if let location, location.range(of: #"^[+-]\d{1,2}(\.\d+)?[+-]\d{1,3}(\.\d+)?([+-]\d+(\.\d+)?)?/?$"#, options: .regularExpression) == nil {
+                throw ValidationError("--location must be ISO 6709, such as +48.8577+002.2950, not '\(location)'")
+            }
+        }
+
+        struct Ended: Encodable {
+            let file: String
+            let ending: String
+            let recordingSuccessfullyFinished: Bool
+            let message: String?
+            let durationSeconds: Double
+            let bytes: Int64
+            let frames: Int
+            let framesDropped: Int
+        }
+
+        func run() async throws {
+            global.apply()
+            if !force && FileManager.default.fileExists(atPath: file) {
+                throw CommandFailure("\(file) exists; pass --force to replace it")
+            }
+            let camera = try await target.camera(deviceOption)
+            guard camera.hasMediaType(.video) else {
+                throw CommandFailure("\(camera.uniqueID) is a microphone; record a camera, with --audio for the microphone")
+            }
+            let session = CaptureSession()
+            let output = CaptureMovieFileOutput()
+            session.beginConfiguration()
+            session.addInput(try CaptureDeviceInput(device: camera))
+            if let audio {
+                let microphone = try await CaptureDevice.matching(audio)
+                guard microphone.hasMediaType(.audio) else {
+                    throw CommandFailure("\(microphone.uniqueID) is a camera; --audio names a microphone ('camctl list' shows them)")
+                }
+                session.addInput(try CaptureDeviceInput(device: microphone))
+            }
+            session.addOutput(output)
+            session.commitConfiguration()
+
+            var settings = CaptureMovieFileOutput.VideoOutputSettings()
+            if let size = size.flatMap(Snapshot.dimensions) {
+                (settings.width, settings.height) = (Int(size.width), Int(size.height))
+            }
+            settings.frameRate = fps
+            settings.averageBitRate = bitrate
+            settings.maxKeyFrameInterval = keyframeInterval
+            output.videoOutputSettings = settings
+            if let duration { output.maxRecordedDuration = CMTime(value: Int64(duration * 1e9), timescale: 1_000_000_000) }
+            if let maxSize { output.maxRecordedFileSize = maxSize }
+            if let minFreeSpace { output.minFreeDiskSpaceLimit = minFreeSpace }
+            output.movieFragmentInterval = CMTime(value: Int64(fragment * 1e9), timescale: 1_000_000_000)
+            if let location { output.metadata = [MetadataItem(identifier: .quickTimeMetadataLocationISO6709, value: location)] }
+
+            try await session.start()
+            let delegate = RecordingDelegate()
+            let interrupted = Interruption()
+            output.startRecording(to: URL(fileURLWithPath: file), recordingDelegate: delegate)
+            let stopper = Task {
+                await interrupted.wait()
+                output.stopRecording()
+            }
+            let progress = isatty(2) == 1 ? Task {
+                while (try? await Task.sleep(for: .milliseconds(500))) != nil {
+                    let line = String(format: "\r%@: %.1f s, %@, %d frames, %d dropped ", file, output.recordedDuration.seconds,
+                                      Self.bytes(output.recordedFileSize), output.recordedFrameCount, output.droppedFrameCount)
+                    Output.progress(line)
+                }
+            } : nil
+            let error = await delegate.finished()
+            stopper.cancel()
+            progress?.cancel()
+            if progress != nil { Output.progress("\n") }
+            await session.stopRunning()
+
+            let recordingError = error as? RecordingError
+            let ended = Ended(file: file, ending: recordingError?.code.rawValue ?? (error == nil ? "stopped" : "refused"),
+                              recordingSuccessfullyFinished: error == nil || recordingError?.recordingSuccessfullyFinished == true,
+                              message: error.map { "\($0)" }, durationSeconds: output.recordedDuration.seconds,
+                              bytes: output.recordedFileSize, frames: output.recordedFrameCount, framesDropped: output.droppedFrameCount)
+            if json {
+                Output.line(try JSON.encode(ended, pretty: false))
+            } else {
+                let how = error.map { "\($0)" } ?? "stopped"
+                Output.line(String(format: "%@: %.1f s, %@, %d frames (%d dropped); %@", file, ended.durationSeconds,
+                                   Self.bytes(ended.bytes), ended.frames, ended.framesDropped, how))
+            }
+            // A recording that could not start, or ended by a failure, is the command's failure.
+            if let error, recordingError?.recordingSuccessfullyFinished != true {
+                if let captureError = error as? CaptureError { throw captureError }
+                throw CommandFailure("\(file): \(error)")
+            }
+        }
+
+        static func bytes(_ count: Int64) -> String {
+            count < 1 << 20 ? String(format: "%.1f KiB", Double(count) / 1024) : String(format: "%.1f MiB", Double(count) / 1_048_576)
+        }
+    }
+}
+
+/// The recording's end, for a command that waits for it.
+private final class RecordingDelegate: CaptureFileOutputRecordingDelegate, @unchecked Sendable {
+    private let (ends, continuation) = AsyncStream.makeStream(of: (any Error)?.self)
+
+    func fileOutput(_ output: CaptureFileOutput, didFinishRecordingTo outputFileURL: URL, from connections: [CaptureConnection],
+                    error: (any Error)?) {
+        continuation.yield(error)
+        continuation.finish()
+    }
+
+    /// The error it finished with; nil when stopped.
+    func finished() async -> (any Error)? {
+        for await error in ends { return error }
+        return nil
+    }
+}

@@ -1,0 +1,199 @@
+import CameraIPC
+import CameraMedia
+import CameraProtocol
+import CameraTestSupport
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+
+/// Issue 35's Record call on a real camerad: the client opens the file and
+/// passes its descriptor; camerad shares one encoder among the recordings of
+/// a camera at the same settings; bad starts are refused before anything is
+/// written; a killed daemon leaves a file that plays. Judged by ffprobe, and
+/// by the frame stamps ffmpeg decodes back.
+@Suite struct RecordProtocolTests {
+    static let width: UInt32 = 320, height: UInt32 = 240
+
+    /// One Record call: its responses as they come, and its end.
+    final class RecordCall: Sendable {
+        let call: BidirectionalCall<Camerad_V1_RecordRequest, Camerad_V1_RecordResponse>
+        private final class Log: Sendable {
+            let value = Mutex<(responses: [Camerad_V1_RecordResponse.OneOf_Kind], end: RPCError??)>(([], nil))
+            func withLock<T>(_ body: (inout (responses: [Camerad_V1_RecordResponse.OneOf_Kind], end: RPCError??)) -> T) -> T {
+                value.withLock { body(&$0) }
+            }
+        }
+        private let log = Log()
+
+        convenience init(_ client: RPCClient, _ start: Camerad_V1_StartRecording, descriptors: [OwnedFD]) throws {
+            var request = Camerad_V1_RecordRequest()
+            request.start = start
+            try self.init(client, first: request, descriptors: descriptors)
+        }
+
+        init(_ client: RPCClient, first request: Camerad_V1_RecordRequest, descriptors: [OwnedFD]) throws {
+            let log = self.log
+            call = try client.bidirectional(CameraService.record) { (event: CallEvent<Camerad_V1_RecordResponse>) in
+                switch event {
+                case .message(let received):
+                    if let kind = received.message.kind { log.withLock { $0.responses.append(kind) } }
+                case .end(let error):
+                    log.withLock { $0.end = .some(error) }
+                }
+            }
+            try call.send(request, descriptors: descriptors)
+        }
+
+        var responses: [Camerad_V1_RecordResponse.OneOf_Kind] { log.withLock { $0.responses } }
+        /// nil while the call runs; then .some(nil) for OK, else its error.
+        var end: RPCError?? { log.withLock { $0.end } }
+
+        var started: Camerad_V1_RecordingStarted? {
+            responses.lazy.compactMap { if case .started(let started) = $0 { started } else { nil } }.first
+        }
+        var finished: Camerad_V1_RecordingFinished? {
+            responses.lazy.compactMap { if case .finished(let finished) = $0 { finished } else { nil } }.first
+        }
+        var lastProgress: Camerad_V1_RecordingFigures? {
+            responses.reversed().lazy.compactMap { if case .progress(let figures) = $0 { figures } else { nil } }.first
+        }
+
+        func stop() throws {
+            var request = Camerad_V1_RecordRequest()
+            request.stop = Camerad_V1_StopRecording()
+            try call.send(request)
+        }
+
+        func waitForEnd() async -> Bool { await waitUntil(timeout: .seconds(60)) { end != nil } }
+    }
+
+    static func start(_ camera: String = "virtual-0", microphone: String = "", fileType: Camerad_V1_FileType = .mp4,
+                      width: UInt32 = width, height: UInt32 = height, fragmentSeconds: Double = 1) -> Camerad_V1_StartRecording {
+        var start = Camerad_V1_StartRecording()
+        start.uniqueID = camera
+        start.audioUniqueID = microphone
+        start.fileType = fileType
+        start.video.width = width
+        start.video.height = height
+        start.movieFragmentIntervalNs = Int64(fragmentSeconds * 1e9)
+        return start
+    }
+
+    static func file(_ path: String, _ flags: Int32 = O_WRONLY | O_CREAT | O_TRUNC) throws -> OwnedFD {
+        let fd = open(path, flags | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw DaemonFailure("open \(path): \(String(cString: strerror(errno)))") }
+        return OwnedFD(adopting: fd)
+    }
+
+    static func size(_ path: String) -> Int64 {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int64) ?? -1
+    }
+
+    /// Whether the file's first video packet is a keyframe, by ffprobe.
+    static func startsAtAKeyframe(_ path: String) async throws -> Bool {
+        let probe = try await runProcess("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=flags",
+                                                               "-read_intervals", "%+#1", "-of", "csv=p=0", path])
+        return probe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("K")
+    }
+
+    /// Three recordings of one camera at one size share an encoder (camerad
+    /// counts them in RecordingStarted), a fourth at another size has its own;
+    /// every file starts at a keyframe, plays, and holds every frame written,
+    /// stamps in order.
+    @Test(.timeLimit(.minutes(3))) func recordingsOfOneCameraAtOneSizeShareOneEncoder() async throws {
+        try await withTemporaryDirectory { folder in
+            try await withRunningDaemon { daemon in
+                let (client, loop) = try await connectClient(daemon)
+                defer { client.close(); loop.stop() }
+                var calls: [(RecordCall, String)] = []
+                for index in 0..<3 {
+                    let path = folder + "/shared-\(index).mp4"
+                    let call = try RecordCall(client, Self.start(), descriptors: [try Self.file(path)])
+                    calls.append((call, path))
+                    #expect(await waitUntil(timeout: .seconds(60)) { call.started != nil || call.end != nil }, "recording \(index) starts")
+                    #expect(call.started?.encoderRecordings == UInt32(index + 1), "\(String(describing: call.started))")
+                }
+                let other = folder + "/other.mp4"
+                let otherCall = try RecordCall(client, Self.start(width: 160, height: 120), descriptors: [try Self.file(other)])
+                calls.append((otherCall, other))
+                #expect(await waitUntil(timeout: .seconds(60)) { otherCall.started != nil })
+                #expect(otherCall.started?.encoderRecordings == 1 && otherCall.started?.width == 160)
+                #expect(await waitUntil(timeout: .seconds(60)) { calls.allSatisfy { ($0.0.lastProgress?.durationNs ?? 0) >= 1_000_000_000 } })
+                for (call, _) in calls { try call.stop() }
+                for (call, path) in calls {
+                    #expect(await call.waitForEnd())
+                    let end = try #require(call.end)
+                    #expect(end == nil, "\(String(describing: end))")
+                    let finished = try #require(call.finished)
+                    #expect(finished.ending == .stopped && finished.successfullyFinished && finished.message.isEmpty)
+                    #expect(try await Self.startsAtAKeyframe(path), "\(path) starts at a keyframe")
+                    let stream = try await MovieProbe.videoStream(path)
+                    let frames = Int(stream["nb_read_frames"] as? String ?? "") ?? 0
+                    #expect(UInt64(frames) == finished.figures.frames, "\(path): \(frames) frames of \(finished.figures.frames) written")
+                    #expect(Self.size(path) == finished.figures.bytes)
+                    if path != other {
+                        let stamps = try await MovieProbe.stamps(path, width: Int(Self.width), height: Int(Self.height), in: folder)
+                            .compactMap { $0?.sequence }
+                        #expect(stamps.count == frames && zip(stamps, stamps.dropFirst()).allSatisfy { $0 < $1 }, "\(stamps)")
+                    }
+                }
+                // The encoders stopped with their last recording: nothing streams the camera.
+                #expect(await waitUntil(timeout: .seconds(30)) { daemon.logText.contains("virtual-0: capture stopped") })
+            }
+        }
+    }
+
+    /// A start camerad cannot record is refused before anything is written,
+    /// with a code and a message that says what to do; the file stays empty.
+    @Test func startsThatCannotRecordAreRefusedBeforeAnythingIsWritten() async throws {
+        try await withTemporaryDirectory { folder in
+            try await withRunningDaemon(arguments: ["--virtual-microphones", "1"]) { daemon in
+                let (client, loop) = try await connectClient(daemon)
+                defer { client.close(); loop.stop() }
+                let path = folder + "/refused.mp4"
+                let writable = try Self.file(path)
+                var pipeEnds: [Int32] = [0, 0]
+                #expect(pipe(&pipeEnds) == 0)
+                let (pipeRead, pipeWrite) = (OwnedFD(adopting: pipeEnds[0]), OwnedFD(adopting: pipeEnds[1]))
+                _ = pipeRead
+                var unlimited = Self.start()
+                unlimited.minFreeDiskSpace = Int64.max / 2
+                var negative = Self.start()
+                negative.maxDurationNs = -1
+                var secondDescriptor = Self.start()
+                secondDescriptor.fdIndex = 1
+                let cases: [(String, Camerad_V1_StartRecording, [OwnedFD], Camerad_V1_ErrorReason, String)] = [
+                    ("no descriptor", Self.start(), [], .invalidArgument, "send its descriptor"),
+                    ("descriptor 1 of 1", secondDescriptor, [writable], .invalidArgument, "send its descriptor"),
+                    ("a pipe", Self.start(), [pipeWrite], .invalidArgument, "a pipe"),
+                    ("a directory", Self.start(), [try Self.file(folder, O_RDONLY | O_DIRECTORY)], .invalidArgument, "a directory"),
+                    ("read-only", Self.start(), [try Self.file(path, O_RDONLY)], .invalidArgument, "read-only"),
+                    ("no such camera", Self.start("virtual-9"), [writable], .deviceNotFound, "virtual-9"),
+                    ("a microphone as the camera", Self.start("virtual-microphone-0"), [writable], .invalidArgument, "is a microphone"),
+                    ("a camera as the microphone", Self.start(microphone: "virtual-0"), [writable], .invalidArgument, "is a camera"),
+                    ("an odd size", Self.start(width: 321, height: 240), [writable], .invalidArgument, "even sizes"),
+                    ("half a size", Self.start(width: 320, height: 0), [writable], .invalidArgument, "both width and height"),
+                    ("a negative limit", negative, [writable], .invalidArgument, "0 (none) or positive"),
+                    ("more free space than there is", unlimited, [writable], .resourceExhausted, "minFreeDiskSpaceLimit"),
+                ]
+                for (what, start, descriptors, reason, words) in cases {
+                    let call = try RecordCall(client, start, descriptors: descriptors)
+                    #expect(await call.waitForEnd(), "\(what)")
+                    let error = try #require(call.end ?? nil, "\(what) is refused")
+                    #expect(error.reason == reason && error.message.contains(words), "\(what): \(error.reason) \(error.message)")
+                    #expect(call.responses.isEmpty, "\(what): nothing started")
+                }
+                // A first request that does not start.
+                var stop = Camerad_V1_RecordRequest()
+                stop.stop = Camerad_V1_StopRecording()
+                let stopFirst = try RecordCall(client, first: stop, descriptors: [])
+                #expect(await stopFirst.waitForEnd())
+                let status = try #require(stopFirst.end ?? nil)
+                #expect(status.reason == .invalidArgument && status.message.contains("must start it"), "\(status)")
+                #expect(Self.size(path) == 0, "nothing was written")
+                try await expectServes(daemon, devices: 2)
+            }
+        }
+    }
+}
