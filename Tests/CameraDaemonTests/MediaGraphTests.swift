@@ -129,6 +129,25 @@ import Testing
         return packet.count
     }
 
+    /// A node shared by many clients' subscriptions (an encoder's) gives one
+    /// connection a share of its buffers: past it that connection is refused,
+    /// saying so, and the others still subscribe.
+    @Test func oneConnectionHoldsOnlyItsShareOfASharedNode() throws {
+        let node = try MediaNode(name: "the test encoder", media: .packets(PacketLayout(codec: "test", maxPacketBytes: 4000)),
+                                 slots: 8, maxBytes: 64 * 4096, connectionShare: 4, budget: budget, logger: logger)
+        defer { node.end() }
+        let policy = SubscriptionPolicy(maxInFlight: 8)
+        _ = try node.subscribe(GraphSink(releasesAtOnce: true), policy: policy, for: Self.clientA)
+        _ = try node.subscribe(GraphSink(releasesAtOnce: true), policy: policy, for: Self.clientA)
+        #expect {
+            try node.subscribe(GraphSink(releasesAtOnce: true), policy: policy, for: Self.clientA)
+        } throws: { error in
+            (error as? CameraError)?.code == .resourceExhausted && "\(error)".contains("hold 16 of the 16 buffers one connection may")
+        }
+        _ = try node.subscribe(GraphSink(releasesAtOnce: true), policy: policy, for: Self.clientB)
+        _ = try node.subscribe(GraphSink(releasesAtOnce: true), policy: policy, for: .daemon)
+    }
+
     @Test func encodedPacketsFanOutAndALateSubscriberStartsAtTheNextKeyframe() async throws {
         let camera = FakeCamera()
         let streamer = DeviceStreamer(device: camera, timers: .testTimers, budget: budget, logger: logger)

@@ -196,4 +196,125 @@ import Testing
             }
         }
     }
+
+    /// Limits end a recording successfully (AVFoundation's
+    /// recordingSuccessfullyFinished), the camera's going with
+    /// deviceWasDisconnected and not successfully; every file plays, holding
+    /// every frame camerad says it wrote.
+    @Test(.timeLimit(.minutes(3))) func limitsEndRecordingsSuccessfullyAndACameraThatGoesDoesNot() async throws {
+        try await withTemporaryDirectory { folder in
+            try await withRunningDaemon(virtualCameras: 2) { daemon in
+                let (client, loop) = try await connectClient(daemon)
+                defer { client.close(); loop.stop() }
+                var sized = Self.start()
+                sized.maxFileSize = 40_000
+                var timed = Self.start()
+                timed.maxDurationNs = 1_000_000_000
+                let cases: [(String, Camerad_V1_StartRecording)] = [("sized", sized), ("timed", timed), ("unplugged", Self.start("virtual-1"))]
+                var calls: [(String, RecordCall)] = []
+                for (name, start) in cases {
+                    calls.append((name, try RecordCall(client, start, descriptors: [try Self.file("\(folder)/\(name).mp4")])))
+                }
+                let unplugged = calls[2].1
+                #expect(await waitUntil(timeout: .seconds(60)) { (unplugged.lastProgress?.durationNs ?? 0) >= 1_000_000_000 })
+                let admin = try RawProtocolClient(path: daemon.socketPath)
+                try await admin.hello()
+                var remove = Camerad_V1_RemoveVirtualCameraRequest()
+                remove.uniqueID = "virtual-1"
+                let (_, removed) = try await admin.call(CameraService.removeVirtualCamera.name, request: try remove.serializedBytes())
+                #expect(removed.code == .ok)
+                for (name, call) in calls {
+                    #expect(await call.waitForEnd(), "\(name) ends by itself")
+                    let finished = try #require(call.finished, "\(name)")
+                    let expected: (Camerad_V1_RecordingEnding, Bool) = switch name {
+                    case "sized": (.maximumFileSizeReached, true)
+                    case "timed": (.maximumDurationReached, true)
+                    default: (.deviceWasDisconnected, false)
+                    }
+                    #expect(finished.ending == expected.0 && finished.successfullyFinished == expected.1, "\(name): \(finished)")
+                    #expect(!finished.message.isEmpty, "\(name) says why")
+                    let path = "\(folder)/\(name).mp4"
+                    let frames = Int(try await MovieProbe.videoStream(path)["nb_read_frames"] as? String ?? "") ?? 0
+                    #expect(frames > 0 && UInt64(frames) == finished.figures.frames, "\(name): \(frames) frames of \(finished.figures.frames)")
+                    switch name {
+                    case "sized": #expect(finished.figures.bytes >= 40_000 && Self.size(path) == finished.figures.bytes)
+                    case "timed": #expect(finished.figures.durationNs >= 1_000_000_000)
+                    default: break
+                    }
+                }
+            }
+        }
+    }
+
+    /// SIGKILL of camerad mid-recording: the file ffprobe reads holds every
+    /// fragment finished before (fragments of half a second: a keyframe every
+    /// 15 frames), every frame's stamp in order.
+    @Test(.timeLimit(.minutes(3))) func aKilledDaemonLeavesAFileThatPlaysUpToItsLastFragment() async throws {
+        try await withTemporaryDirectory { folder in
+            try await withRunningDaemon { daemon in
+                let (client, loop) = try await connectClient(daemon)
+                defer { client.close(); loop.stop() }
+                var start = Self.start(fragmentSeconds: 0.5)
+                start.video.maxKeyFrameInterval = 15
+                let path = folder + "/killed.mp4"
+                let call = try RecordCall(client, start, descriptors: [try Self.file(path)])
+                #expect(await waitUntil(timeout: .seconds(60)) { (call.lastProgress?.frames ?? 0) >= 90 })
+                let written = try #require(call.lastProgress)
+                _ = await daemon.stop(signal: SIGKILL)
+                let stream = try await MovieProbe.videoStream(path)
+                let frames = Int(stream["nb_read_frames"] as? String ?? "") ?? 0
+                print("killed: camerad had written \(written.frames) frames when last asked, \(written.bytes) bytes; the file plays \(frames) frames")
+                // What was written when camerad last said, less the fragment under way then (15 frames) and the one
+                // before it, whose keyframe may have come late: all but the last fragment.
+                #expect(UInt64(frames) + 30 >= written.frames, "\(frames) frames play of \(written.frames) written")
+                let stamps = try await MovieProbe.stamps(path, width: Int(Self.width), height: Int(Self.height), in: folder)
+                    .compactMap { $0?.sequence }
+                #expect(stamps.count == frames && zip(stamps, stamps.dropFirst()).allSatisfy { $0 < $1 })
+            }
+        }
+    }
+
+    // MARK: - Hostile clients
+
+    /// Forty recordings on one connection: each starts, or is refused with a
+    /// reason (a connection's streams, or its share of an encoder's buffers), and
+    /// another client still records; a file truncated under its recorder ends
+    /// nothing but itself.
+    @Test(.timeLimit(.minutes(3))) func manyRecordingsOnOneConnectionAndAFileTruncatedUnderItsRecorderHarmNobody() async throws {
+        try await withTemporaryDirectory { folder in
+            try await withRunningDaemon { daemon in
+                let (greedy, loop) = try await connectClient(daemon, name: "greedy")
+                defer { greedy.close(); loop.stop() }
+                var calls: [RecordCall] = []
+                for index in 0..<40 {
+                    calls.append(try RecordCall(greedy, Self.start(), descriptors: [try Self.file("\(folder)/greedy-\(index).mp4")]))
+                }
+                #expect(await waitUntil(timeout: .seconds(60)) { calls.allSatisfy { $0.started != nil || $0.end != nil } })
+                let refusals = calls.compactMap { $0.end ?? nil }
+                #expect(refusals.allSatisfy { $0.reason == .resourceExhausted && $0.message.contains("connection") },
+                        "\(refusals.map(\.message))")
+                let started = calls.filter { $0.started != nil }.count
+                print("hostile: 40 recordings on one connection: \(started) started, \(refusals.count) refused: \(refusals.first?.message ?? "-")")
+                #expect(started > 0 && started + refusals.count == 40)
+
+                let (other, otherLoop) = try await connectClient(daemon, name: "other")
+                defer { other.close(); otherLoop.stop() }
+                let truncatedPath = folder + "/truncated.mp4"
+                let truncated = try RecordCall(other, Self.start(), descriptors: [try Self.file(truncatedPath)])
+                let path = folder + "/other.mp4"
+                let call = try RecordCall(other, Self.start(), descriptors: [try Self.file(path)])
+                #expect(await waitUntil(timeout: .seconds(60)) { (truncated.lastProgress?.frames ?? 0) >= 15 && call.started != nil })
+                #expect(Glibc.truncate(truncatedPath, 0) == 0)
+                #expect(await waitUntil(timeout: .seconds(60)) { (call.lastProgress?.durationNs ?? 0) >= 1_500_000_000 })
+                for recording in calls + [truncated, call] where recording.end == nil { try recording.stop() }
+                for recording in calls + [truncated, call] { #expect(await recording.waitForEnd()) }
+                #expect(truncated.finished != nil, "the truncated file's recording ends, saying how")
+                let finished = try #require(call.finished)
+                #expect(finished.ending == .stopped)
+                let frames = Int(try await MovieProbe.videoStream(path)["nb_read_frames"] as? String ?? "") ?? 0
+                #expect(UInt64(frames) == finished.figures.frames && frames > 0)
+                try await expectServes(daemon)
+            }
+        }
+    }
 }

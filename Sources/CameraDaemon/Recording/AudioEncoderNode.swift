@@ -75,7 +75,7 @@ final class AudioEncoderNode: Sendable {
         // AAC's largest frame: 6144 bits per channel.
         let node = try MediaNode(name: "\(microphone.microphone.uniqueID)'s AAC encoder",
                                  media: .packets(PacketLayout(codec: "aac", maxPacketBytes: 768 * settings.channels + 64)),
-                                 slots: 16, budget: budget, logger: logger)
+                                 slots: 16, maxBytes: 256 << 20, connectionShare: 4, budget: budget, logger: logger)
         self.node = node
         let work = Work(encoder)
         do {

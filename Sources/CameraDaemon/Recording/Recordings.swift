@@ -26,10 +26,10 @@ final class Recordings: Sendable {
 
     /// A recorder's packets in flight: a second of frames (a slow disk beyond
     /// that drops its packets until the next keyframe) where the encoder's
-    /// pool has room for four recorders' — fewer, 4 at least, for large
+    /// pool has room for sixteen recorders' — fewer, 4 at least, for large
     /// pictures, whose slots are a raw frame's size — and 20 s of sound
     /// (small, and a lost one cannot be made up: players close the gap).
-    static func videoPacketsInFlight(_ encoder: MediaNode) -> Int { max(4, min(30, encoder.maxSlots / 4)) }
+    static func videoPacketsInFlight(_ encoder: MediaNode) -> Int { max(4, min(30, encoder.maxSlots / 16)) }
     static let audioPacketsInFlight = 1_000
 
     init(registry: DeviceRegistry, logger: Logger) {

@@ -83,8 +83,10 @@ final class VideoEncoderNode: Sendable {
         self.streamer = streamer
         parameters = encoder.parameters
         let frameBytes = settings.width * settings.height * 3 / 2
+        // A slot holds the largest packet there could be, a raw frame's size, but only what a packet fills is ever
+        // touched: the pool may be large (the memory it costs is its packets'), a quarter of it for one client's recorders.
         let node = try MediaNode(name: "\(name)'s H.264 encoder", media: .packets(PacketLayout(codec: "h264", maxPacketBytes: frameBytes + 65_536)),
-                                 slots: 8, budget: budget, logger: logger)
+                                 slots: 8, maxBytes: 512 << 20, connectionShare: 4, budget: budget, logger: logger)
         self.node = node
         let work = Work(encoder)
         self.work = work

@@ -55,19 +55,29 @@ final class MediaNode: SubscriptionHost {
         }
     }
 
-    /// The most slots its pool grows to (within 64 MiB, at least its first size).
+    /// The most slots its pool grows to (within `maxBytes`, at least its first size).
     let maxSlots: Int
+    /// The most of ``maxSlots`` one connection's subscriptions may hold; nil: all.
+    private let connectionShare: Int?
     private let media: MediaLayout
 
     /// Makes the node and its pool (a memfd; no lock may be held), charged to camerad's pools.
     ///
+    /// - Parameters:
+    ///   - maxBytes: the most its pool grows to.
+    ///   - connectionShare: the part of its buffers one connection's
+    ///     subscriptions may hold (a quarter: 4), so that one client cannot
+    ///     take a node others subscribe to; nil: no share.
     /// - Throws: RESOURCE_EXHAUSTED past the pools' memory or descriptors.
-    init(name: String, media: MediaLayout, slots: Int, budget: ClientBudget, logger: Logger) throws(CameraError) {
+    init(name: String, media: MediaLayout, slots: Int, maxBytes: Int = 64 << 20, connectionShare: Int? = nil,
+         budget: ClientBudget, logger: Logger) throws(CameraError) {
         self.name = name
         self.budget = budget
         self.logger = logger
         self.media = media
-        maxSlots = max(slots, (64 << 20) / MediaPool.slotSize(of: media))
+        let maxSlots = max(slots, maxBytes / MediaPool.slotSize(of: media))
+        self.maxSlots = maxSlots
+        self.connectionShare = connectionShare.map { max(1, maxSlots / $0) }
         state = OrderedMutex(.mediaNode, State(pool: try Self.makePool(name, media, slots: slots, budget: budget)))
     }
 
@@ -122,6 +132,13 @@ final class MediaNode: SubscriptionHost {
                 throw CameraError(.invalidState, "\(name) has ended; subscribe to its successor")
             }
             let held = state.subscriptions.values.reduce(0) { $0 + $1.policy.slotsHeld }
+            if let share = connectionShare, case .client = owner {
+                let own = state.subscriptions.values.filter { $0.charge.owner == owner }.reduce(0) { $0 + $1.policy.slotsHeld }
+                guard own + policy.slotsHeld <= share else {
+                    throw CameraError(.resourceExhausted, "this connection's subscriptions to \(name) hold \(own) of the \(share) buffers "
+                        + "one connection may; end some (or use another connection's)")
+                }
+            }
             let needed = held + policy.slotsHeld + MediaPool.spareSlots
             if needed > state.pool.ownSlots {
                 guard needed <= maxSlots else {
