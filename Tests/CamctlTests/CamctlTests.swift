@@ -217,6 +217,7 @@ import Testing
     @Test(arguments: [
         ("camctl", ["--help"]), ("camctl", ["list", "--help"]), ("camctl", ["info", "--help"]),
         ("camctl", ["watch", "--help"]), ("camctl", ["stream", "--help"]), ("camctl", ["virtual", "add", "--help"]),
+        ("camctl", ["record", "--help"]),
         ("camerad", ["--help"]),
     ])
     func helpMatchesItsSnapshot(tool: String, arguments: [String]) async throws {

@@ -1,0 +1,75 @@
+import CameraTestSupport
+import Foundation
+import Testing
+
+/// `camctl record`: two processes recording one camera at once (one with a
+/// microphone's sound), one stopped by its duration and one by Ctrl-C, each
+/// file read by ffprobe; what it cannot record refused before anything is.
+@Suite struct RecordProcessTests {
+    struct Ended: Decodable {
+        let ending: String
+        let recordingSuccessfullyFinished: Bool
+        let durationSeconds: Double
+        let bytes: Int64
+        let frames: Int
+        let framesDropped: Int
+    }
+
+    @Test(.timeLimit(.minutes(2))) func twoProcessesRecordOneCameraAndEachFilePlays() async throws {
+        try await withRunningDaemon(arguments: ["--virtual-microphones", "1"]) { daemon in
+            try await withTemporaryDirectory { folder in
+                let interrupted = folder + "/interrupted.mp4"
+                let running = try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "record", "0", interrupted,
+                                                                   "--size", "320x240", "--fragment", "1", "--json"])
+                #expect(await running.wait(timeout: .seconds(60)) { _ in
+                    ((try? FileManager.default.attributesOfItem(atPath: interrupted))?[.size] as? Int ?? 0) > 0
+                }, "the recording writes its first fragment")
+                let timed = folder + "/timed.mov"
+                let result = try await camctl(["record", "virtual-0", timed, "--duration", "2", "--audio", "virtual-microphone-0",
+                                               "--size", "320x240", "--location", "+35.6586+139.7454", "--json"],
+                                              socket: daemon.socketPath, timeout: .seconds(60))
+                #expect(result.status == 0, "\(result.standardError)")
+                let stopped = await running.stop(signal: SIGINT)
+                #expect(stopped.status == 0, "\(stopped.standardError)")
+
+                for (path, output, ending) in [(timed, result.standardOutput, "maximumDurationReached"),
+                                               (interrupted, stopped.standardOutput, "stopped")] {
+                    let ended = try JSONDecoder().decode(Ended.self, from: Data(output.utf8))
+                    #expect(ended.ending == ending && ended.recordingSuccessfullyFinished, "\(output)")
+                    let stream = try await MovieProbe.videoStream(path)
+                    let frames = Int(stream["nb_read_frames"] as? String ?? "") ?? 0
+                    #expect(frames > 0 && frames == ended.frames, "\(path): \(frames) frames; \(output)")
+                    #expect(stream["width"] as? Int == 320 && stream["codec_name"] as? String == "h264")
+                }
+                let streams = try await MovieProbe.streams(timed)
+                #expect(streams.compactMap { $0["codec_name"] as? String } == ["h264", "aac"], "\(streams)")
+                let tags = try await runProcess("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "format_tags=location", "-of",
+                                                                     "default=nw=1:nk=1", timed])
+                #expect(tags.standardOutput.contains("+35.6586+139.7454"), "\(tags.standardOutput)")
+            }
+        }
+    }
+
+    @Test func whatCannotBeRecordedIsRefusedSayingWhy() async throws {
+        try await withRunningDaemon(arguments: ["--virtual-microphones", "1"]) { daemon in
+            try await withTemporaryDirectory { folder in
+                let existing = folder + "/existing.mp4"
+                #expect(FileManager.default.createFile(atPath: existing, contents: Data("keep".utf8)))
+                let cases: [([String], String)] = [
+                    (["record", "0", existing], "pass --force"),
+                    (["record", "0", folder + "/a.mp4", "--codec", "mjpeg"], "--codec must be h264"),
+                    (["record", "0", folder + "/a.mp4", "--location", "Paris"], "ISO 6709"),
+                    (["record", "virtual-microphone-0", folder + "/a.mp4"], "is a microphone"),
+                    (["record", "0", folder + "/a.mp4", "--audio", "virtual-0"], "is a camera"),
+                    (["record", "0", folder + "/a.mp4", "--size", "321x240"], "even sizes"),
+                ]
+                for (arguments, words) in cases {
+                    let result = try await camctl(arguments, socket: daemon.socketPath)
+                    #expect(result.status != 0 && result.standardError.contains(words), "\(arguments): \(result.standardError)")
+                }
+                #expect(try String(contentsOfFile: existing, encoding: .utf8) == "keep")
+                #expect(!FileManager.default.fileExists(atPath: folder + "/a.mp4"), "a refused recording leaves no file")
+            }
+        }
+    }
+}

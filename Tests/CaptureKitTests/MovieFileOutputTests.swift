@@ -1,0 +1,158 @@
+import CameraTestSupport
+import CaptureKit
+import Foundation
+import Synchronization
+import Testing
+
+extension CaptureKitEndToEnd {
+/// CaptureMovieFileOutput as the seed articles use it: a session with a camera
+/// and a microphone, `startRecording(to:recordingDelegate:)`, the delegate's
+/// start and finish, AVFoundation's limits and errors. Files judged by ffprobe.
+@Suite struct MovieFileOutputTests {
+    /// What a recording delegate heard, in order.
+    final class Delegate: CaptureFileOutputRecordingDelegate, Sendable {
+        enum Event: Sendable {
+            case started(URL)
+            case finished(URL, (any Error)?)
+        }
+        private let log = Mutex<[Event]>([])
+
+        var events: [Event] { log.withLock { $0 } }
+
+        func fileOutput(_ output: CaptureFileOutput, didStartRecordingTo fileURL: URL, from connections: [CaptureConnection]) {
+            log.withLock { $0.append(.started(fileURL)) }
+        }
+
+        func fileOutput(_ output: CaptureFileOutput, didFinishRecordingTo outputFileURL: URL, from connections: [CaptureConnection],
+                        error: (any Error)?) {
+            log.withLock { $0.append(.finished(outputFileURL, error)) }
+        }
+
+        /// The error it finished with (nil: stopped), once it has.
+        func finished() async -> (any Error)?? {
+            guard await waitUntil(timeout: .seconds(60), { events.contains { if case .finished = $0 { true } else { false } } }) else {
+                return nil
+            }
+            for case .finished(_, let error) in events { return .some(error) }
+            return nil
+        }
+    }
+
+    static func session(camera: String = "virtual-0", microphone: String? = nil) async throws -> (CaptureSession, CaptureMovieFileOutput) {
+        let session = CaptureSession()
+        let output = CaptureMovieFileOutput()
+        session.beginConfiguration()
+        session.addInput(try CaptureDeviceInput(device: try await CaptureDevice.matching(camera)))
+        if let microphone { session.addInput(try CaptureDeviceInput(device: try await CaptureDevice.matching(microphone))) }
+        session.addOutput(output)
+        session.commitConfiguration()
+        var settings = CaptureMovieFileOutput.VideoOutputSettings()
+        (settings.width, settings.height) = (320, 240)
+        output.videoOutputSettings = settings
+        output.movieFragmentInterval = CMTime(value: 1, timescale: 1)
+        return (session, output)
+    }
+
+    /// A movie with sound that stops at its maximum duration: the delegate
+    /// hears its start, then its finish with maximumDurationReached and
+    /// recordingSuccessfullyFinished; the file has H.264 and AAC, the
+    /// metadata asked, and every frame camerad says it wrote, stamps in order.
+    @Test(.timeLimit(.minutes(2))) func aMovieWithSoundEndsAtItsMaximumDurationSuccessfully() async throws {
+        try await withTemporaryDirectory { folder in
+            try await withCaptureKitDaemon(virtualCameras: 1, arguments: ["--virtual-microphones", "1"]) { _ in
+                let (session, output) = try await Self.session(microphone: "virtual-microphone-0")
+                #expect(output.connection(with: .video) != nil && output.availableVideoCodecTypes == [.h264])
+                output.maxRecordedDuration = CMTime(value: 2, timescale: 1)
+                output.metadata = [MetadataItem(identifier: .quickTimeMetadataLocationISO6709, value: "+48.8577+002.2950/"),
+                                   MetadataItem(identifier: .quickTimeMetadataMake, value: "camerad"),
+                                   MetadataItem(identifier: .quickTimeMetadataModel, value: "Virtual Camera 0")]
+                try await session.start()
+                let url = URL(fileURLWithPath: folder + "/movie.mov")
+                let delegate = Delegate()
+                output.startRecording(to: url, recordingDelegate: delegate)
+                #expect(output.isRecording && output.outputFileURL == url)
+                let error = try #require(await delegate.finished())
+                let recordingError = try #require(error as? RecordingError, "\(String(describing: error))")
+                #expect(recordingError.code == .maximumDurationReached && recordingError.recordingSuccessfullyFinished)
+                guard case .started(let startedURL) = delegate.events.first else {
+                    Issue.record("the delegate hears the start first: \(delegate.events)")
+                    return
+                }
+                #expect(startedURL == url && delegate.events.count == 2)
+                #expect(!output.isRecording && output.outputFileURL == nil)
+                #expect(output.recordedDuration.seconds >= 2 && output.recordedFileSize > 0)
+                await session.stopRunning()
+
+                let streams = try await MovieProbe.streams(url.path)
+                #expect(streams.compactMap { $0["codec_name"] as? String } == ["h264", "aac"], "\(streams)")
+                let video = try await MovieProbe.videoStream(url.path)
+                let frames = Int(video["nb_read_frames"] as? String ?? "") ?? 0
+                #expect(frames == output.recordedFrameCount && video["width"] as? Int == 320)
+                let stamps = try await MovieProbe.stamps(url.path, width: 320, height: 240, in: folder).compactMap { $0?.sequence }
+                #expect(stamps.count == frames && zip(stamps, stamps.dropFirst()).allSatisfy { $0 < $1 })
+                let tags = try await runProcess("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "format_tags", "-of", "default=nw=1", url.path])
+                #expect(tags.standardOutput.contains("location=+48.8577+002.2950/"), "\(tags.standardOutput)")
+                #expect(tags.standardOutput.contains("make=camerad") && tags.standardOutput.contains("model=Virtual Camera 0"))
+                #expect(tags.standardOutput.contains("creation_time="))
+            }
+        }
+    }
+
+    /// stopRecording() finishes with no error; a recording asked of a
+    /// session that does not run, or with settings camerad cannot do,
+    /// finishes at once with the error, and leaves no file behind.
+    @Test(.timeLimit(.minutes(2))) func aStoppedRecordingFinishesWithoutErrorAndOneThatCannotStartLeavesNoFile() async throws {
+        try await withTemporaryDirectory { folder in
+            try await withCaptureKitDaemon(virtualCameras: 1) { _ in
+                let (session, output) = try await Self.session()
+                let idle = Delegate()
+                output.startRecording(to: URL(fileURLWithPath: folder + "/idle.mp4"), recordingDelegate: idle)
+                let idleError = try #require(await idle.finished())
+                #expect((idleError as? CaptureError)?.code == .invalidState && "\(idleError!)".contains("startRunning"))
+                #expect(!FileManager.default.fileExists(atPath: folder + "/idle.mp4"))
+
+                try await session.start()
+                var odd = output.videoOutputSettings
+                odd.width = 321
+                output.videoOutputSettings = odd
+                let refused = Delegate()
+                output.startRecording(to: URL(fileURLWithPath: folder + "/odd.mp4"), recordingDelegate: refused)
+                let refusal = try #require(await refused.finished())
+                #expect((refusal as? CaptureError)?.code == .invalidArgument, "\(String(describing: refusal))")
+                #expect(!FileManager.default.fileExists(atPath: folder + "/odd.mp4"), "a refused recording leaves no file")
+
+                odd.width = 320
+                output.videoOutputSettings = odd
+                let stopped = Delegate()
+                let url = URL(fileURLWithPath: folder + "/stopped.mp4")
+                output.startRecording(to: url, recordingDelegate: stopped)
+                #expect(await waitUntil(timeout: .seconds(60)) { output.recordedDuration.seconds >= 1 })
+                output.stopRecording()
+                let stopError = try #require(await stopped.finished())
+                #expect(stopError == nil, "\(String(describing: stopError))")
+                let frames = Int(try await MovieProbe.videoStream(url.path)["nb_read_frames"] as? String ?? "") ?? 0
+                #expect(frames > 0 && frames == output.recordedFrameCount)
+                await session.stopRunning()
+            }
+        }
+    }
+
+    /// outputSettings(for:) speaks AVFoundation's keys; what camerad cannot
+    /// do is refused (AVFoundation raises an exception; CaptureKit throws).
+    @Test func outputSettingsTakeAVFoundationsKeysAndRefuseOthers() async throws {
+        try await withCaptureKitDaemon(virtualCameras: 1) { _ in
+            let (_, output) = try await Self.session()
+            let connection = try #require(output.connection(with: .video))
+            try output.setOutputSettings([AVVideoCodecKey: "avc1", AVVideoWidthKey: 640, AVVideoHeightKey: 480,
+                                          AVVideoCompressionPropertiesKey: [AVVideoAverageBitRateKey: 2_000_000,
+                                                                            AVVideoMaxKeyFrameIntervalKey: 30]], for: connection)
+            #expect(output.videoOutputSettings.width == 640 && output.videoOutputSettings.averageBitRate == 2_000_000)
+            let settings = output.outputSettings(for: connection)
+            #expect(settings[AVVideoCodecKey] as? String == "avc1" && settings[AVVideoHeightKey] as? Int == 480)
+            #expect(throws: CaptureError.self) { try output.setOutputSettings([AVVideoCodecKey: "hvc1"], for: connection) }
+            #expect(throws: CaptureError.self) { try output.setOutputSettings(["AVVideoQualityKey": 0.5], for: connection) }
+            #expect(throws: CaptureError.self) { try output.setOutputSettings([AVVideoWidthKey: -2], for: connection) }
+        }
+    }
+}
+}
