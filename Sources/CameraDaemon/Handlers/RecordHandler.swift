@@ -1,3 +1,4 @@
+import CameraIPC
 import CameraProtocol
 import Synchronization
 
@@ -26,8 +27,8 @@ extension CameraServiceHandlers {
         }
         let (events, sink) = AsyncStream.makeStream(of: Recordings.Event.self)
         let recording = try await recordings.start(start, descriptor: first.descriptors[Int(start.fdIndex)], for: context.budgetOwner) { event in
-            sink.yield(event)
-            if case .finished = event { sink.finish() }
+            sink.wake(with: event)
+            if case .finished = event { sink.wakeFinished() }
         }
         let refusal = Mutex<RPCError?>(nil)
         // The client's requests: a stop (or the end of its requests) stops the recording.

@@ -2,6 +2,7 @@ import CameraEncoding
 import CameraIPC
 import Glibc
 import Logging
+import Synchronization
 
 /// One movie file being recorded (issue 35's `CaptureMovieFileOutput` in the
 /// daemon): a sink of an encoder node's packets that muxes them into the
@@ -74,6 +75,10 @@ final class MovieRecorder: FrameSink {
     private let onStart: @Sendable (_ startNanoseconds: Int64) -> Void
     private let onEnd: @Sendable (Ending, Figures) -> Void
     private let state: OrderedMutex<State>
+    /// The figures as they stand, for any thread: a lock of their own, never
+    /// held over the file's I/O (a write to a file whose server hangs holds
+    /// `state`; reading the figures or counting drops must not wait on it).
+    private let published = Mutex(Figures())
     /// AAC packets held for the picture to reach them: a minute's.
     static let heldSoundLimit = 2_813
 
@@ -81,6 +86,7 @@ final class MovieRecorder: FrameSink {
         /// Unchecked Sendable: the writer is used on the worker only, under this lock.
         var writer: MovieWriter?
         var start: Int64?
+        /// What it has written (its drops are counted in `published` alone).
         var figures = Figures()
         /// Where the picture written so far ends (its last frame's end).
         var pictureEnd: Int64 = .min
@@ -120,7 +126,17 @@ final class MovieRecorder: FrameSink {
     }
 
     /// What it has written so far.
-    var figures: Figures { state.withLock { $0.figures } }
+    var figures: Figures { published.withLock { $0 } }
+
+    /// Publishes what the worker has written, keeping the drops counted meanwhile; under `state`'s lock.
+    private func publish(_ written: Figures) -> Figures {
+        published.withLock { figures in
+            let dropped = figures.packetsDropped
+            figures = written
+            figures.packetsDropped = dropped
+            return figures
+        }
+    }
 
     /// Refuses, before anything is written, a descriptor a movie cannot go
     /// to: one that is not a regular file (a pipe, a socket, a directory, a
@@ -190,7 +206,7 @@ final class MovieRecorder: FrameSink {
 
     func dropped(_ drops: DropTally) {
         let count = drops.reports.reduce(0) { $0 + $1.count }
-        state.withLock { $0.figures.packetsDropped += count }
+        published.withLock { $0.packetsDropped += count }
     }
 
     func formatChanged(_ news: StreamNews) {}
@@ -241,6 +257,7 @@ final class MovieRecorder: FrameSink {
                 state.figures.durationNanoseconds = state.pictureEnd - start
                 try writeHeldSound(&state)
                 state.figures.bytes = writer.bytesWritten
+                _ = publish(state.figures)
             } catch {
                 return error.errno == ENOSPC ? .diskFull : .failed(CameraError(.internalError, "writing the movie: \(error.message)"))
             }
@@ -285,7 +302,7 @@ final class MovieRecorder: FrameSink {
             }
             state.writer = nil
             state.ending = ending
-            return (ending, state.figures)
+            return (ending, publish(state.figures))
         }
         guard let (ending, figures) = result else { return }
         // Its worker ends with the jobs queued (packets after the end go back unwritten); what comes later,

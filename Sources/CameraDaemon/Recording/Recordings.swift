@@ -51,8 +51,7 @@ final class Recordings: Sendable {
     /// devices that are not there and settings the encoders cannot do.
     func start(_ request: Camerad_V1_StartRecording, descriptor: OwnedFD, for owner: ClientBudget.Owner,
                events: @escaping @Sendable (Event) -> Void) async throws -> Recording {
-        try MovieRecorder.check(descriptor)
-        let limits = try Self.limits(request, descriptor)
+        let limits = try await Self.inspect(descriptor, request)
         let container: MovieWriter.Container = request.fileType == .mp4 ? .mp4 : .mov
         try RequestLimits.check(name: request.uniqueID, "unique_id")
         guard let streamer = registry.streamer(request.uniqueID) else {
@@ -116,6 +115,45 @@ final class Recordings: Sendable {
         return VideoEncoder.Settings(width: width, height: height, frameRate: rate,
                                      bitRate: asked.averageBitRate == 0 ? nil : Int(asked.averageBitRate),
                                      keyframeInterval: asked.maxKeyFrameInterval == 0 ? nil : Int(asked.maxKeyFrameInterval))
+    }
+
+    /// How long a movie's file may take to answer fstat and statvfs.
+    static let fileAnswerDeadline = Duration.seconds(5)
+
+    /// ``MovieRecorder/check(_:)`` and the limits, on a thread of their own:
+    /// a client's file may be a FUSE file whose server never answers, which
+    /// must hold up no thread but that one (never the tasks every call runs on).
+    private static func inspect(_ descriptor: OwnedFD, _ request: Camerad_V1_StartRecording) async throws -> MovieRecorder.Limits {
+        let thread: WorkerThread
+        do {
+            thread = try WorkerThread(name: "camerad-file-check", idle: false)
+        } catch {
+            throw CameraError(.resourceExhausted, "no thread to check the movie's file on: \(error)")
+        }
+        typealias Answer = CheckedContinuation<Result<MovieRecorder.Limits, any Error>, Never>
+        /// The continuation, resumed by whichever comes first: the answer or the deadline.
+        final class Waiting: Sendable {
+            let continuation = Mutex<Answer?>(nil)
+            func withLock<T>(_ body: (inout Answer?) -> T) -> T { continuation.withLock { body(&$0) } }
+        }
+        let waiting = Waiting()
+        let answer = await withCheckedContinuation { (continuation: Answer) in
+            waiting.withLock { $0 = continuation }
+            thread.async {
+                let result = Result { () throws -> MovieRecorder.Limits in
+                    try MovieRecorder.check(descriptor)
+                    return try limits(request, descriptor)
+                }
+                waiting.withLock { $0.take() }?.wake(returning: result)
+            }
+            thread.finish()
+            Task {
+                try? await Task.sleep(for: fileAnswerDeadline)
+                waiting.withLock { $0.take() }?.wake(returning: .failure(RPCError(.timedOut,
+                    "the movie's file did not answer in \(fileAnswerDeadline) (a network or FUSE file whose server hangs?); record to a local file")))
+            }
+        }
+        return try answer.get()
     }
 
     private static func limits(_ request: Camerad_V1_StartRecording, _ descriptor: OwnedFD) throws -> MovieRecorder.Limits {
