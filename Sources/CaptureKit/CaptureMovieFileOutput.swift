@@ -223,7 +223,7 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
     /// created or truncated. The delegate hears the start and the end; a
     /// recording that cannot start finishes at once with the error.
     ///
-    /// - Precondition: not ``isRecording`` (AVFoundation raises an exception).
+    /// - Precondition: not ``CaptureFileOutput/isRecording`` (AVFoundation raises an exception).
     public func startRecording(to outputFileURL: URL, recordingDelegate delegate: any CaptureFileOutputRecordingDelegate) {
         precondition(!isRecording, "startRecording(to:recordingDelegate:) on an output that is recording; stopRecording() first")
         let connections = self.connections
