@@ -252,7 +252,8 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
             start.movieFragmentIntervalNs = Int64(movie.fragmentInterval.seconds * 1e9)
         }
         start.metadata = Camerad_V1_MovieMetadata(movie.metadata)
-        let fd = Glibc.open(outputFileURL.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        // Non-blocking: a FIFO with no reader refuses at once instead of hanging here (camerad refuses pipes).
+        let fd = Glibc.open(outputFileURL.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0o644)
         guard fd >= 0 else {
             return refuse(CaptureError(.invalidArgument, "cannot open \(outputFileURL.path) for writing: \(String(cString: strerror(errno)))"))
         }

@@ -2,6 +2,7 @@ import CameraMedia
 import CameraTestSupport
 import CaptureKit
 import Foundation
+import Glibc
 import Testing
 
 extension CaptureKitEndToEnd {
@@ -131,6 +132,53 @@ extension CaptureKitEndToEnd {
             _ = await holder.stop()
             try await device.lockForConfiguration(waitingUpTo: .seconds(10))
             await device.unlockForConfiguration()
+        }
+    }
+
+    @Test("conformance: record_file_plays") func recordFilePlays() async throws {
+        try await withTemporaryDirectory { folder in
+            try await withCaptureKitDaemon { _ in
+                let (session, output) = try await MovieFileOutputTests.session()
+                try await session.start()
+                let delegate = MovieFileOutputTests.Delegate()
+                let url = URL(fileURLWithPath: folder + "/conformance.mp4")
+                output.startRecording(to: url, recordingDelegate: delegate)
+                #expect(await waitUntil(timeout: .seconds(60)) { !delegate.events.isEmpty })
+                guard case .started = delegate.events.first else {
+                    Issue.record("the recording starts: \(delegate.events)")
+                    return
+                }
+                #expect(await waitUntil(timeout: .seconds(60)) { output.recordedDuration.seconds >= 1 })
+                output.stopRecording()
+                let error = try #require(await delegate.finished())
+                #expect(error == nil, "stopped, successfully: \(String(describing: error))")
+                let probe = try await runProcess("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0",
+                                                                       "-show_entries", "stream=codec_name,width,nb_read_frames",
+                                                                       "-of", "csv=p=0", url.path])
+                #expect(probe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "h264,320,\(output.recordedFrameCount)")
+                await session.stopRunning()
+            }
+        }
+    }
+
+    @Test("conformance: record_pipe_refused") func recordPipeRefused() async throws {
+        try await withTemporaryDirectory { folder in
+            try await withCaptureKitDaemon { _ in
+                let fifo = folder + "/pipe"
+                #expect(mkfifo(fifo, 0o600) == 0)
+                let reader = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+                defer { close(reader) }
+                let (session, output) = try await MovieFileOutputTests.session()
+                try await session.start()
+                let delegate = MovieFileOutputTests.Delegate()
+                output.startRecording(to: URL(fileURLWithPath: fifo), recordingDelegate: delegate)
+                let error = try #require(await delegate.finished())
+                let refusal = try #require(error as? CaptureError, "\(String(describing: error))")
+                #expect(refusal.code == .invalidArgument && refusal.message.contains("a pipe"), "\(refusal)")
+                #expect(delegate.events.count == 1, "nothing started")
+                #expect(try await CaptureDevice.devices().count == 2, "the connection goes on")
+                await session.stopRunning()
+            }
         }
     }
 

@@ -46,6 +46,8 @@ static void end_call(camerad_client *client, camerad_call *call, const camerad_e
     } else if (call->kind == CALL_WATCH) {
         camerad_watch_connection_ended(call->owner, status);
         camerad_signal_events(client);
+    } else if (call->kind == CALL_RECORD) {
+        camerad_recording_ended(call->owner, status);
     }
 }
 
@@ -202,6 +204,87 @@ int camerad_send_message(camerad_client *client, camerad_call *call, const Proto
     return result;
 }
 
+/* Waits up to the client's timeout for everything queued to be written: a message with a
+   descriptor must start a sendmsg of its own. */
+static int drain(camerad_client *client) {
+    int64_t deadline = client->timeout_ms > 0 ? now_ms() + client->timeout_ms : 0;
+    while (!client->closed && client->wlen > 0) {
+        int timeout = deadline ? (int)(deadline - now_ms()) : -1;
+        if (deadline && timeout <= 0) return CAMERAD_ERROR_TIMED_OUT;
+        struct pollfd fd = {.fd = client->socket, .events = POLLOUT};
+        if (poll(&fd, 1, timeout) < 0 && errno != EINTR) return CAMERAD_ERROR_CONNECTION_LOST;
+        flush(client);
+    }
+    return client->closed ? CAMERAD_ERROR_CONNECTION_LOST : CAMERAD_OK;
+}
+
+int camerad_send_message_with_fd(camerad_client *client, camerad_call *call, const ProtobufCMessage *request, int fd) {
+    int result = drain(client);
+    if (result) return result;
+    Camerad__V1__CallMessage message = CAMERAD__V1__CALL_MESSAGE__INIT;
+    result = pack(request, &message.payload);
+    if (result) return result;
+    Camerad__V1__Envelope envelope = CAMERAD__V1__ENVELOPE__INIT;
+    envelope.call_id = call->id;
+    envelope.fd_count = 1;
+    envelope.kind_case = CAMERAD__V1__ENVELOPE__KIND_MESSAGE;
+    envelope.message = &message;
+    size_t size = protobuf_c_message_get_packed_size(&envelope.base);
+    uint8_t *frame = malloc(size + 4);
+    if (!frame) {
+        free(message.payload.data);
+        return CAMERAD_ERROR_RESOURCE_EXHAUSTED;
+    }
+    frame[0] = (uint8_t)(size >> 24);
+    frame[1] = (uint8_t)(size >> 16);
+    frame[2] = (uint8_t)(size >> 8);
+    frame[3] = (uint8_t)size;
+    protobuf_c_message_pack(&envelope.base, frame + 4);
+    free(message.payload.data);
+
+    /* The descriptor rides with the frame's first byte. */
+    union {
+        struct cmsghdr header;
+        char space[CMSG_SPACE(sizeof(int))];
+    } control;
+    memset(&control, 0, sizeof control);
+    struct iovec vector = {.iov_base = frame, .iov_len = size + 4};
+    struct msghdr header = {.msg_iov = &vector, .msg_iovlen = 1, .msg_control = control.space,
+                            .msg_controllen = sizeof control.space};
+    struct cmsghdr *rights = CMSG_FIRSTHDR(&header);
+    rights->cmsg_level = SOL_SOCKET;
+    rights->cmsg_type = SCM_RIGHTS;
+    rights->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(rights), &fd, sizeof fd);
+    ssize_t sent;
+    do {
+        sent = sendmsg(client->socket, &header, MSG_NOSIGNAL);
+    } while (sent < 0 && errno == EINTR);
+    if (sent < 0) {
+        free(frame);
+        broken(client, "sending a descriptor to camerad failed (%s)", strerror(errno));
+        return CAMERAD_ERROR_CONNECTION_LOST;
+    }
+    /* What the socket did not take follows as plain bytes. */
+    size_t rest = size + 4 - (size_t)sent;
+    if (rest > 0) {
+        if (client->wcap < rest) {
+            uint8_t *grown = realloc(client->wbuf, rest);
+            if (!grown) {
+                free(frame);
+                return CAMERAD_ERROR_RESOURCE_EXHAUSTED;
+            }
+            client->wbuf = grown;
+            client->wcap = rest;
+        }
+        memcpy(client->wbuf, frame + sent, rest);
+        client->wlen = rest;
+        flush(client);
+    }
+    free(frame);
+    return CAMERAD_OK;
+}
+
 int camerad_send_cancel(camerad_client *client, camerad_call *call) {
     Camerad__V1__CallCancel cancel = CAMERAD__V1__CALL_CANCEL__INIT;
     Camerad__V1__Envelope envelope = CAMERAD__V1__ENVELOPE__INIT;
@@ -240,6 +323,10 @@ static void route(camerad_client *client, const Camerad__V1__Envelope *envelope,
         camerad_close_fds(fds, n_fds);
         camerad_watch_receive(call->owner, envelope);
         camerad_signal_events(client);
+        return;
+    case CALL_RECORD:
+        camerad_close_fds(fds, n_fds);
+        camerad_recording_receive(call->owner, envelope);
         return;
     case CALL_UNARY:
         camerad_close_fds(fds, n_fds);

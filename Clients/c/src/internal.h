@@ -11,7 +11,7 @@
 /* The most descriptors waiting for their message: two pools' worth (DescriptorQueue.clientLimit). */
 #define CAMERAD_MAX_WAITING_FDS 66
 
-typedef enum call_kind { CALL_UNARY, CALL_STREAM, CALL_WATCH } call_kind;
+typedef enum call_kind { CALL_UNARY, CALL_STREAM, CALL_WATCH, CALL_RECORD } call_kind;
 
 /* One open call on the connection. */
 typedef struct camerad_call {
@@ -195,6 +195,8 @@ void camerad_call_close(camerad_client *client, camerad_call *call);
 int camerad_send_start(camerad_client *client, camerad_call *call, const ProtobufCMessage *request);
 int camerad_send_message(camerad_client *client, camerad_call *call, const ProtobufCMessage *request);
 int camerad_send_cancel(camerad_client *client, camerad_call *call);
+/* A message with one descriptor (a duplicate goes to camerad; `fd` stays the caller's). */
+int camerad_send_message_with_fd(camerad_client *client, camerad_call *call, const ProtobufCMessage *request, int fd);
 /* Reads and routes until `done(argument)` or the timeout; TIMED_OUT or OK. */
 int camerad_wait(camerad_client *client, bool (*done)(void *), void *argument, camerad_error *error);
 void camerad_signal_events(camerad_client *client);
@@ -210,6 +212,10 @@ void camerad_watch_receive(camerad_watch *watch, const Camerad__V1__Envelope *en
 void camerad_watch_connection_ended(camerad_watch *watch, const camerad_error *status);
 bool camerad_watch_dispatch_one(camerad_watch *watch);
 void camerad_watch_free(camerad_watch *watch);
+
+/* record.c: a recording's responses and end, as they arrive. */
+void camerad_recording_receive(camerad_recording *recording, const Camerad__V1__Envelope *envelope);
+void camerad_recording_ended(camerad_recording *recording, const camerad_error *status);
 
 void camerad_close_fds(int *fds, size_t count);
 

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <camerad/client.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -314,6 +315,83 @@ static void conformance_photo_decodes_with_exif(void **state) {
     camerad_client_destroy(client);
 }
 
+/* Records virtual-0 (320x240, 1 s fragments) into a file this test opened, stops once camerad says a
+   second is written; it finishes STOPPED, successfully, and ffprobe reads as many frames as it says. */
+static void conformance_record_file_plays(void **state) {
+    camerad_client *client = test_connect(&test_shared, "conformance");
+    char path[160];
+    snprintf(path, sizeof path, "%s/conformance.mp4", test_shared.directory);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    assert_true(fd >= 0);
+    Camerad__V1__VideoRecordingSettings video = CAMERAD__V1__VIDEO_RECORDING_SETTINGS__INIT;
+    video.width = 320;
+    video.height = 240;
+    Camerad__V1__StartRecording start = CAMERAD__V1__START_RECORDING__INIT;
+    start.unique_id = "virtual-0";
+    start.file_type = CAMERAD__V1__FILE_TYPE__FILE_TYPE_MP4;
+    start.video = &video;
+    start.movie_fragment_interval_ns = 1000000000;
+    camerad_error error;
+    camerad_recording *recording = camerad_recording_start(client, &start, fd, &error);
+    assert_non_null(recording);
+    close(fd); /* camerad has its own */
+    assert_int_equal(camerad_recording_wait(recording, false, &error), CAMERAD_OK);
+    const Camerad__V1__RecordingStarted *started = camerad_recording_get_started(recording);
+    assert_non_null(started);
+    assert_int_equal(started->width, 320);
+    for (int i = 0; i < 600; i++) {
+        const Camerad__V1__RecordingFigures *figures = camerad_recording_get_figures(recording);
+        if (figures && figures->duration_ns >= 1000000000) break;
+        camerad_client_iterate(client, 100, NULL);
+    }
+    assert_int_equal(camerad_recording_stop(recording, &error), CAMERAD_OK);
+    assert_int_equal(camerad_recording_wait(recording, true, &error), CAMERAD_OK);
+    const Camerad__V1__RecordingFinished *finished = camerad_recording_get_finished(recording, &error);
+    assert_non_null(finished);
+    assert_int_equal(error.code, CAMERAD_OK);
+    assert_int_equal(finished->ending, CAMERAD__V1__RECORDING_ENDING__RECORDING_ENDING_STOPPED);
+    assert_true(finished->successfully_finished);
+    assert_true(finished->figures->frames > 0 && finished->figures->duration_ns >= 1000000000);
+    char command[300];
+    snprintf(command, sizeof command,
+             "ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=codec_name,width,nb_read_frames "
+             "-of csv=p=0 '%s'", path);
+    char *probe = test_output(&test_shared, command);
+    assert_non_null(probe);
+    char expected[64];
+    snprintf(expected, sizeof expected, "h264,320,%llu", (unsigned long long)finished->figures->frames);
+    assert_non_null(strstr(probe, expected));
+    free(probe);
+    camerad_recording_destroy(recording);
+    unlink(path);
+    camerad_client_destroy(client);
+}
+
+/* A pipe is no movie file: refused with invalidArgument saying so, before anything is written; the
+   connection goes on. */
+static void conformance_record_pipe_refused(void **state) {
+    camerad_client *client = test_connect(&test_shared, "conformance");
+    int ends[2];
+    assert_int_equal(pipe2(ends, O_CLOEXEC), 0);
+    Camerad__V1__StartRecording start = CAMERAD__V1__START_RECORDING__INIT;
+    start.unique_id = "virtual-0";
+    camerad_error error;
+    camerad_recording *recording = camerad_recording_start(client, &start, ends[1], &error);
+    assert_non_null(recording);
+    close(ends[0]);
+    close(ends[1]);
+    assert_int_equal(camerad_recording_wait(recording, true, &error), CAMERAD_OK);
+    assert_null(camerad_recording_get_started(recording));
+    assert_null(camerad_recording_get_finished(recording, &error));
+    assert_int_equal(error.code, CAMERAD_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(error.message, "a pipe"));
+    camerad_recording_destroy(recording);
+    Camerad__V1__ListDevicesResponse *list = NULL;
+    assert_int_equal(camerad_list_devices(client, NULL, &list, NULL), CAMERAD_OK);
+    camerad_message_free(list);
+    camerad_client_destroy(client);
+}
+
 static void conformance_unknown_device_error(void **state) {
     camerad_client *client = test_connect(&test_shared, "conformance");
     camerad_error error;
@@ -510,6 +588,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(conformance_drops_reported_when_holding, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(conformance_lock_refused_with_holder_pid, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(conformance_photo_decodes_with_exif, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(conformance_record_file_plays, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(conformance_record_pipe_refused, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(conformance_unknown_device_error, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(conformance_bad_argument_error, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(conformance_daemon_gone_interrupts_stream, test_count_fds, test_check_fds),

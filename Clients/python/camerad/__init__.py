@@ -12,13 +12,13 @@ CaptureKit's shape (CaptureSession, VideoDataOutput, lock_for_configuration) is 
 """
 from .capture import (CaptureDevice, CaptureDeviceInput, CaptureSession, ConfigurationLockHolder, DiscoverySession,
                       Format, Photo, PhotoOutput, VideoDataOutput, disconnect, set_socket, shared_client)
-from .client import Client, Frame, Stream, socket_path
+from .client import Client, Frame, Recording, Stream, socket_path
 from .errors import CaptureError, ErrorCode
 
 __version__ = "0.1.0"
 
 __all__ = [
     "CaptureDevice", "CaptureDeviceInput", "CaptureError", "CaptureSession", "Client", "ConfigurationLockHolder",
-    "DiscoverySession", "ErrorCode", "Format", "Frame", "Photo", "PhotoOutput", "Stream", "VideoDataOutput",
+    "DiscoverySession", "ErrorCode", "Format", "Frame", "Photo", "PhotoOutput", "Recording", "Stream", "VideoDataOutput",
     "disconnect", "set_socket", "shared_client", "socket_path",
 ]

@@ -15,7 +15,7 @@ import threading
 from typing import Callable, Deque, Dict, List, Optional, Tuple
 
 from .errors import CaptureError, ErrorCode
-from .v1 import camera_pb2, device_pb2, envelope_pb2, stream_pb2
+from .v1 import camera_pb2, device_pb2, envelope_pb2, record_pb2, stream_pb2
 
 PROTOCOL_VERSION = 2
 #: camerad sends at most 16 MiB per message.
@@ -143,6 +143,43 @@ class WatchCall(Call):
             self.events.append(event)
         else:
             super().receive(envelope, fds)
+
+
+def message_with_descriptor(call_id: int, payload: bytes) -> bytes:
+    """A message whose one descriptor rides with its first byte (send it with SCM_RIGHTS)."""
+    envelope = envelope_pb2.Envelope(call_id=call_id, fd_count=1)
+    envelope.message.payload = payload
+    return frame_envelope(envelope)
+
+
+class RecordCall(Call):
+    """Record: what camerad said of the recording, as it came."""
+
+    def __init__(self) -> None:
+        super().__init__("Record")
+        self.started: Optional[record_pb2.RecordingStarted] = None
+        self.figures: Optional[record_pb2.RecordingFigures] = None
+        self.finished: Optional[record_pb2.RecordingFinished] = None
+
+    def receive(self, envelope: envelope_pb2.Envelope, fds: List[int]) -> None:
+        if envelope.WhichOneof("kind") != "message":
+            super().receive(envelope, fds)
+            return
+        close_fds(fds)
+        response = record_pb2.RecordResponse()
+        try:
+            response.ParseFromString(envelope.message.payload)
+        except Exception:
+            self.end(CaptureError(ErrorCode.INTERNAL, "camerad sent the recording a message that is not a RecordResponse"))
+            return
+        kind = response.WhichOneof("kind")
+        if kind == "started":
+            self.started = response.started
+        elif kind == "progress":
+            self.figures = response.progress
+        elif kind == "finished":
+            self.finished = response.finished
+            self.figures = response.finished.figures
 
 
 class Connection:

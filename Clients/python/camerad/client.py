@@ -5,6 +5,7 @@ import contextlib
 import os
 import select
 import socket
+import struct
 import sys
 import threading
 import time
@@ -14,7 +15,7 @@ import numpy as np
 
 from . import _protocol as wire
 from .errors import CaptureError, ErrorCode
-from .v1 import camera_pb2, device_pb2, photo_pb2, stream_pb2
+from .v1 import camera_pb2, device_pb2, photo_pb2, record_pb2, stream_pb2
 
 DROP_REASONS = {1: "frameWasLate", 2: "outOfBuffers", 3: "discontinuity"}
 
@@ -212,6 +213,51 @@ class Client:
                 self._forget(call)
                 self._send(wire.cancel_bytes(call.id))
 
+    def record(self, unique_id: str, file, audio_unique_id: str = "", file_type: Optional[str] = None,
+               width: int = 0, height: int = 0, frame_rate: int = 0, average_bit_rate: int = 0,
+               max_duration: float = 0, max_file_size: int = 0, fragment_interval: float = 0,
+               location: str = "") -> Recording:
+        """Records a camera (and `audio_unique_id`'s microphone) into `file`: a path, which this
+        client opens (created or truncated), or an open file object or descriptor, written to by
+        camerad (which never opens a path itself). `file_type` "mov" or "mp4" (None: from the
+        path's extension, else mp4). Limits end it successfully; ``Recording.wait()`` says how."""
+        opened = None
+        if isinstance(file, (str, os.PathLike)):
+            path = os.fspath(file)
+            opened = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+            fd = opened
+        else:
+            fd = file if isinstance(file, int) else file.fileno()
+            path = getattr(file, "name", str(fd))
+        if file_type is None:
+            file_type = "mov" if str(path).lower().endswith(".mov") else "mp4"
+        types = {"mov": record_pb2.FILE_TYPE_MOV, "mp4": record_pb2.FILE_TYPE_MP4}
+        if file_type not in types:
+            raise CaptureError(ErrorCode.INVALID_ARGUMENT, f"file type {file_type!r} is not one of mov, mp4")
+        start = record_pb2.StartRecording(
+            unique_id=unique_id, audio_unique_id=audio_unique_id, file_type=types[file_type],
+            video=record_pb2.VideoRecordingSettings(width=width, height=height, frame_rate=frame_rate,
+                                                    average_bit_rate=average_bit_rate),
+            max_duration_ns=int(max_duration * 1e9), max_file_size=max_file_size,
+            movie_fragment_interval_ns=int(fragment_interval * 1e9),
+            metadata=record_pb2.MovieMetadata(location_iso6709=location), fd_index=0)
+        try:
+            call = self._open_call(wire.RecordCall())
+            self._send(wire.start_bytes(call.id, "Record"))
+            data = wire.message_with_descriptor(call.id, record_pb2.RecordRequest(start=start).SerializeToString())
+            with self._send_lock:
+                try:
+                    sent = self._socket.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", fd))])
+                    if sent < len(data):
+                        self._socket.sendall(data[sent:])
+                except OSError as error:
+                    raise CaptureError(ErrorCode.CONNECTION_LOST, f"sending the movie's file to camerad failed "
+                                       f"({error.strerror}); reconnect when camerad runs again") from None
+        finally:
+            if opened is not None:
+                os.close(opened)
+        return Recording(self, call, str(path))
+
     def stream(self, unique_id: str, settings: Optional[stream_pb2.OutputSettings] = None,
                preset: int = 0) -> "Stream":
         """Frames of a device with AVCaptureVideoDataOutput's settings (None: its own format), once started."""
@@ -231,6 +277,62 @@ class Client:
                                    f"sample format {sample_format!r} is not one of s16, s32, f32")
             audio.sample_format = numbers[sample_format]
         return Stream(self, unique_id, stream_pb2.OutputSettings(max_frames_in_flight=periods_in_flight), 0, audio)
+
+
+class Recording:
+    """A movie camerad records (AVCaptureMovieFileOutput, in camerad): see ``Client.record``."""
+
+    def __init__(self, client: Client, call: wire.RecordCall, path: str) -> None:
+        self._client = client
+        self._call = call
+        #: The movie's path, as given.
+        self.path = path
+
+    @property
+    def started(self) -> Optional[record_pb2.RecordingStarted]:
+        """RecordingStarted once the file's first frame is written (size, rate, recordings sharing its encoder)."""
+        return self._call.started
+
+    @property
+    def figures(self) -> Optional[record_pb2.RecordingFigures]:
+        """What is written so far (duration_ns, bytes, frames, frames_dropped), as camerad last said."""
+        return self._call.figures
+
+    @property
+    def finished(self) -> Optional[record_pb2.RecordingFinished]:
+        """RecordingFinished once the file is finished (ending, successfully_finished, figures, message)."""
+        return self._call.finished
+
+    def wait_started(self, timeout: Optional[float] = None) -> record_pb2.RecordingStarted:
+        """Waits for the first frame to be written; CaptureError when camerad refused the recording."""
+        self._client._wait(lambda: self._call.started is not None or self._call.ended,
+                           self._client.timeout if timeout is None else timeout)
+        if self._call.started is None:
+            raise self._call.error or CaptureError(ErrorCode.TIMED_OUT, "the recording did not start; "
+                                                   "check the camera streams")
+        return self._call.started
+
+    def stop(self) -> None:
+        """Ends the recording; ``wait()`` gives its RecordingFinished once the file is finished."""
+        if not self._call.ended:
+            request = record_pb2.RecordRequest(stop=record_pb2.StopRecording())
+            self._client._send(wire.message_bytes(self._call.id, request.SerializeToString()))
+
+    def wait(self, timeout: Optional[float] = None) -> record_pb2.RecordingFinished:
+        """Waits for the recording's end: its RecordingFinished, or CaptureError when it was refused
+        (a pipe, a read-only file, settings the encoder cannot do) or the connection went."""
+        if not self._client._wait(lambda: self._call.ended, self._client.timeout if timeout is None else timeout):
+            raise CaptureError(ErrorCode.TIMED_OUT, "the recording did not end in time; stop() it first")
+        if self._call.finished is None:
+            raise self._call.error or CaptureError(ErrorCode.INTERNAL, "camerad ended the recording without saying how")
+        return self._call.finished
+
+    def __enter__(self) -> "Recording":
+        return self
+
+    def __exit__(self, *exception) -> None:
+        self.stop()
+        self.wait()
 
 
 class Frame:

@@ -10,7 +10,7 @@ import pytest
 
 import camerad
 from camerad import stamp
-from camerad.v1 import camera_pb2, device_pb2, photo_pb2, stream_pb2
+from camerad.v1 import camera_pb2, device_pb2, photo_pb2, record_pb2, stream_pb2
 
 from conftest import Daemon
 
@@ -132,6 +132,36 @@ def decode_jpeg_gray(jpeg: bytes) -> np.ndarray:
                                  width, width, height, TJPF_GRAY, 0) == 0
     library.tjDestroy(handle)
     return gray
+
+
+def test_record_file_plays(client, tmp_path):
+    path = tmp_path / "conformance.mp4"
+    recording = client.record("virtual-0", path, width=320, height=240, fragment_interval=1)
+    started = recording.wait_started(timeout=60)
+    assert started.width == 320
+    client._wait(lambda: recording.figures is not None and recording.figures.duration_ns >= 1_000_000_000, 60)
+    recording.stop()
+    finished = recording.wait(timeout=60)
+    assert finished.ending == record_pb2.RECORDING_ENDING_STOPPED and finished.successfully_finished
+    assert finished.figures.frames > 0 and finished.figures.duration_ns >= 1_000_000_000
+    probe = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                            "stream=codec_name,width,nb_read_frames", "-of", "csv=p=0", str(path)],
+                           capture_output=True, text=True, check=True)
+    assert probe.stdout.strip() == f"h264,320,{finished.figures.frames}"
+
+
+def test_record_pipe_refused(client):
+    read_end, write_end = os.pipe()
+    try:
+        recording = client.record("virtual-0", write_end)
+        with pytest.raises(camerad.CaptureError) as refused:
+            recording.wait(timeout=60)
+        assert refused.value.code == camerad.ErrorCode.INVALID_ARGUMENT and "a pipe" in str(refused.value)
+        assert recording.started is None
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    assert len(client.list_devices()) == 2
 
 
 def test_unknown_device_error(client):

@@ -178,6 +178,39 @@ CAMERAD_API int camerad_configure_device(camerad_client *client, const char *uni
 CAMERAD_API int camerad_capture_photo(camerad_client *client, const char *unique_id, const Camerad__V1__PhotoSettings *settings,
                           Camerad__V1__CapturePhotoResponse **photo, camerad_error *error);
 
+/* ---- Movie recording (AVCaptureMovieFileOutput, in camerad) --------------- */
+
+typedef struct camerad_recording camerad_recording;
+
+/*
+ * Records `start`'s camera (and its `audio_unique_id` microphone) into `fd`,
+ * a regular file the caller opened for writing: camerad gets its own copy
+ * (close yours when you like), and never opens a path. `start->fd_index` is
+ * set here. A refusal (a pipe, a read-only file, settings the encoder cannot
+ * do) comes as the recording's end: see camerad_recording_get_finished().
+ * Destroy the recording before its client.
+ */
+CAMERAD_API camerad_recording *camerad_recording_start(camerad_client *client, const Camerad__V1__StartRecording *start,
+                                                       int fd, camerad_error *error);
+/* Ends the recording; its RecordingFinished follows once the file is finished. */
+CAMERAD_API int camerad_recording_stop(camerad_recording *recording, camerad_error *error);
+/*
+ * Reads from camerad until the recording has started (or ended), or with
+ * `until_finished` until it has ended; TIMED_OUT past the client's timeout.
+ */
+CAMERAD_API int camerad_recording_wait(camerad_recording *recording, bool until_finished, camerad_error *error);
+/* What camerad said: RecordingStarted (NULL before), the latest figures (NULL before any). */
+CAMERAD_API const Camerad__V1__RecordingStarted *camerad_recording_get_started(const camerad_recording *recording);
+CAMERAD_API const Camerad__V1__RecordingFigures *camerad_recording_get_figures(const camerad_recording *recording);
+/*
+ * Once it ended: its RecordingFinished (ending, successfully_finished,
+ * figures, message), or NULL when it never started — `status` (may be NULL)
+ * then says why. NULL, with `status` OK, while it runs.
+ */
+CAMERAD_API const Camerad__V1__RecordingFinished *camerad_recording_get_finished(const camerad_recording *recording,
+                                                                                 camerad_error *status);
+CAMERAD_API void camerad_recording_destroy(camerad_recording *recording);
+
 /*
  * Any unary method by name ("AddVirtualCamera"): sends `request`, decodes the
  * answer as `response_type` (INTERNAL when it does not decode). The functions
