@@ -27,6 +27,7 @@ enum CameradBench {
           --isolation-only     only a native 4K stream beside a costly one
           --audio-only         only the microphone rows (1 and 16 listeners, against GStreamer)
           --encoding-only      only the H.264 encoding row (camerad's encoder against ffmpeg's, same frames)
+          --recording-only     only the recording rows (1 and 3 recorders of one camera)
           --help               this
         """
 
@@ -37,7 +38,8 @@ enum CameradBench {
             // The encoding row's camerad side, in a process of its own.
             return try EncodingRow.encodeRaw(arguments[1], arguments[2])
         }
-        let flagNames: Set = ["--v4l2-guest", "--wake-waiter", "--wake-floor-only", "--isolation-only", "--audio-only", "--encoding-only"]
+        let flagNames: Set = ["--v4l2-guest", "--wake-waiter", "--wake-floor-only", "--isolation-only", "--audio-only", "--encoding-only",
+                              "--recording-only"]
         let optionNames: Set = ["--bin", "--duration", "--clients", "--vivid-vm", "--c-client", "--python-package", "--rounds"]
         var flags: Set<String> = []
         var values: [String: String] = [:]
@@ -92,6 +94,10 @@ enum CameradBench {
         }
         if flags.contains("--encoding-only") {
             _ = try printEncoding(rounds: rounds)
+            return
+        }
+        if flags.contains("--recording-only") {
+            _ = try printRecording(bench, rounds: rounds)
             return
         }
         let otherCounts = clientCounts.filter { [1, 16].contains($0) }
@@ -159,6 +165,9 @@ enum CameradBench {
         print("")
         let encoding = try? printEncoding(rounds: rounds)
 
+        print("")
+        let recording = try? printRecording(bench, rounds: rounds)
+
         var v4l2: V4L2Figures?
         let mode = Bench.v4l2Mode
         print("\nV4L2, the driver's own buffers shared: vivid \(mode.fourcc) \(mode.width)x\(mode.height) at \(mode.fps) fps in the VM")
@@ -216,7 +225,8 @@ enum CameradBench {
         // The last line: every headline figure, for scripts.
         print(Summary(camerad: camerad, gstreamer: gstreamer, daemonPerSourceFrame16Over1: growth,
                       gstreamerProducer16Over1: gstreamerGrowth, wakeFloor16Over1: wakeFloor,
-                      unthrottledOverMemcpy: overMemcpy, v4l2: v4l2, others: others, audio: audio, encoding: encoding).json)
+                      unthrottledOverMemcpy: overMemcpy, v4l2: v4l2, others: others, audio: audio, encoding: encoding,
+                      recording: recording).json)
     }
 }
 
@@ -254,6 +264,7 @@ struct Summary {
     let others: ClientFigures
     let audio: (camerad: [Int: AudioRow], gstreamer: [Int: AudioRow])
     let encoding: EncodingRow.Figures?
+    let recording: [Int: RecordingRow]?
 
     /// Per number of listeners: CPU ms per second of audio on each side, their ratio, camerad's latency p99.
     var audioJSON: String {
@@ -290,13 +301,19 @@ struct Summary {
                 .joined(separator: ", ") + "}"
         }
         let view = others.pythonView.map { "{\"view_us\": \(number($0.view, 1)), \"copy_us\": \(number($0.copy, 1))}" } ?? "null"
+        let recordingJSON = recording.map { rows -> String in
+            let one = rows[1]?.millisecondsPerSecond, three = rows[3]?.millisecondsPerSecond
+            return "{\"one_ms_per_s\": \(number(one, 1)), \"three_ms_per_s\": \(number(three, 1)), "
+                + "\"three_over_one\": \(number(one.flatMap { one in three.map { one > 0 ? $0 / one : 0 } }))}"
+        } ?? "null"
         return "{\"clients\": {\(clients.joined(separator: ", "))}, "
             + "\"c_client_us\": \(rows(others.c)), \"python_us\": \(rows(others.python)), \"python_view\": \(view), "
             + "\"daemon_per_source_frame_16_over_1\": \(number(daemonPerSourceFrame16Over1)), "
             + "\"gstreamer_producer_16_over_1\": \(number(gstreamerProducer16Over1)), "
             + "\"wake_floor_16_over_1\": \(number(wakeFloor16Over1)), "
             + "\"unthrottled_over_memcpy\": \(number(unthrottledOverMemcpy)), \"v4l2\": \(v4l2), \"audio\": \(audioJSON), "
-            + "\"encoding\": \(encoding.map { "{\"camerad_cpu_s\": \(number($0.camerad, 3)), \"ffmpeg_cpu_s\": \(number($0.ffmpeg, 3)), \"ratio\": \(number($0.ffmpeg > 0 ? $0.camerad / $0.ffmpeg : nil))}" } ?? "null")}"
+            + "\"encoding\": \(encoding.map { "{\"camerad_cpu_s\": \(number($0.camerad, 3)), \"ffmpeg_cpu_s\": \(number($0.ffmpeg, 3)), \"ratio\": \(number($0.ffmpeg > 0 ? $0.camerad / $0.ffmpeg : nil))}" } ?? "null"), "
+            + "\"recording\": \(recordingJSON)}"
     }
 }
 

@@ -108,7 +108,7 @@ extension RecordingTests {
     /// stamp its capture time by its number, so every sound decoded from the
     /// file must lie where its capture time puts it against the picture's —
     /// within two samples (0.3 measured; the issue asks one video frame).
-    @Test(.timeLimit(.minutes(2))) func soundAndPictureOfOneClockKeepTheirOffsetInTheFile() async throws {
+    @Test(.timeLimit(.minutes(4))) func soundAndPictureOfOneClockKeepTheirOffsetInTheFile() async throws {
         try await withTemporaryDirectory { folder in
             let streamer = DeviceStreamer(device: VirtualCamera(index: 0), timers: .testTimers, budget: budget, logger: logger)
             let microphone = MicrophoneStreamer(microphone: VirtualMicrophone(index: 0), budget: budget, logger: logger) { _ in }
@@ -135,7 +135,9 @@ extension RecordingTests {
             // holds 20 s of them behind a starved worker.
             let audioID = try audio.node.subscribe(recorder.audioInput, policy: SubscriptionPolicy(maxInFlight: 1_000), for: Self.owner)
             video.requestKeyframe()
-            #expect(await waitUntil(timeout: .seconds(60)) { recorder.figures.durationNanoseconds >= 2_000_000_000 })
+            // Two seconds of frames written, not two seconds of time: under the full suite's load the encoder's
+            // worker (SCHED_IDLE) may be starved, its frames dropped, and a file of 2 frames spans 2 s.
+            #expect(await waitUntil(timeout: .seconds(120)) { recorder.figures.packets >= 60 })
             video.node.unsubscribe(videoID)
             audio.node.unsubscribe(audioID)
             recorder.stop()

@@ -15,7 +15,7 @@ import Testing
 @Suite(.serialized, .enabled(if: Vivid.isGuest, "runs inside scripts/vivid-vm, which VividVMTests boots"))
 struct VividGuestTests {
     /// How many tests this suite has, for the host to check they all ran.
-    static let testCount = 14
+    static let testCount = 15
 
     @Test func theDaemonListsEachCaptureNodeWithItsCardName() async throws {
         let nodes = Vivid.captureNodes()
@@ -314,6 +314,39 @@ struct VividGuestTests {
             let after = try await frames.nextFrame()
             #expect(after.presentationTimeStamp > before.presentationTimeStamp, "frames flow again")
             await session.stopRunning()
+        }
+    }
+
+    /// A camera unplugged (vivid's disconnect button) under a recording ends it
+    /// with deviceWasDisconnected, not successfully finished, and its file
+    /// plays every frame camerad says it wrote.
+    @Test func aRecordingOfACameraThatIsUnpluggedEndsWithAFileThatPlays() async throws {
+        let node = Vivid.singlePlanar
+        try Vivid.setMode(node, "YUYV")
+        try await withTemporaryDirectory { folder in
+            try await Vivid.withDaemon { daemon in
+                let path = folder + "/unplugged.mp4"
+                let recording = try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "record", node.uniqueID, path,
+                                                                     "--size", "320x240", "--fragment", "1", "--json"])
+                // Under emulation the encoder starts slowly: wait for the first fragment.
+                #expect(await recording.wait(timeout: .seconds(120)) { _ in
+                    ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int ?? 0) > 4096
+                }, "the recording writes: \(recording.standardError)")
+                let press = try await Vivid.v4l2ctl(["-d", node.path, "-c", "disconnect=1"])
+                #expect(press.status == 0, "\(press.standardError)")
+                let ended = await recording.stop(signal: 0, timeout: .seconds(120))
+                #expect(ended.status == 1, "a recording the camera ended is a failure: \(ended.standardError)")
+                struct Ended: Decodable {
+                    let ending: String
+                    let recordingSuccessfullyFinished: Bool
+                    let frames: Int
+                }
+                let json = try JSONDecoder().decode(Ended.self, from: Data(ended.standardOutput.utf8))
+                #expect(json.ending == "deviceWasDisconnected" && !json.recordingSuccessfullyFinished, "\(ended.standardOutput)")
+                let stream = try await MovieProbe.videoStream(path)
+                let frames = Int(stream["nb_read_frames"] as? String ?? "") ?? 0
+                #expect(frames > 0 && frames == json.frames, "\(frames) frames play of \(json.frames) written")
+            }
         }
     }
 
