@@ -10,7 +10,7 @@ APT_PACKAGES := libturbojpeg0-dev libyuv-dev protobuf-compiler libv4l-dev libude
 PIP_PACKAGES := 'protobuf>=4.21,<6' numpy pytest setuptools wheel
 PIP_MODULES := google.protobuf,numpy,pytest,setuptools,wheel
 # And those `make bench` compares against.
-BENCH_APT_PACKAGES := gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-bad
+BENCH_APT_PACKAGES := gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly gstreamer1.0-libav
 # Warnings are errors here and in CI (dependencies' warnings are not ours: SwiftPM hides them).
 SWIFT_BUILD_FLAGS := -Xswiftc -warnings-as-errors
 # `swift`, with SwiftPM's temporary files kept out of /tmp (see the script).

@@ -27,7 +27,7 @@ enum CameradBench {
           --isolation-only     only a native 4K stream beside a costly one
           --audio-only         only the microphone rows (1 and 16 listeners, against GStreamer)
           --encoding-only      only the H.264 encoding row (camerad's encoder against ffmpeg's, same frames)
-          --recording-only     only the recording rows (1 and 3 recorders of one camera)
+          --recording-only     only the recording rows (1 and 3 recorders of one camera; the mixed load against GStreamer)
           --help               this
         """
 
@@ -98,6 +98,8 @@ enum CameradBench {
         }
         if flags.contains("--recording-only") {
             _ = try printRecording(bench, rounds: rounds)
+            print("")
+            _ = try printMixedLoad(bench, rounds: rounds, launcher: launcher)
             return
         }
         let otherCounts = clientCounts.filter { [1, 16].contains($0) }
@@ -167,6 +169,8 @@ enum CameradBench {
 
         print("")
         let recording = try? printRecording(bench, rounds: rounds)
+        print("")
+        let mixedLoad = try? printMixedLoad(bench, rounds: rounds, launcher: launcher)
 
         var v4l2: V4L2Figures?
         let mode = Bench.v4l2Mode
@@ -226,7 +230,7 @@ enum CameradBench {
         print(Summary(camerad: camerad, gstreamer: gstreamer, daemonPerSourceFrame16Over1: growth,
                       gstreamerProducer16Over1: gstreamerGrowth, wakeFloor16Over1: wakeFloor,
                       unthrottledOverMemcpy: overMemcpy, v4l2: v4l2, others: others, audio: audio, encoding: encoding,
-                      recording: recording).json)
+                      recording: recording, mixedLoad: mixedLoad ?? nil).json)
     }
 }
 
@@ -265,6 +269,7 @@ struct Summary {
     let audio: (camerad: [Int: AudioRow], gstreamer: [Int: AudioRow])
     let encoding: EncodingRow.Figures?
     let recording: [Int: RecordingRow]?
+    let mixedLoad: MixedLoadRow?
 
     /// Per number of listeners: CPU ms per second of audio on each side, their ratio, camerad's latency p99.
     var audioJSON: String {
@@ -313,7 +318,8 @@ struct Summary {
             + "\"wake_floor_16_over_1\": \(number(wakeFloor16Over1)), "
             + "\"unthrottled_over_memcpy\": \(number(unthrottledOverMemcpy)), \"v4l2\": \(v4l2), \"audio\": \(audioJSON), "
             + "\"encoding\": \(encoding.map { "{\"camerad_cpu_s\": \(number($0.camerad, 3)), \"ffmpeg_cpu_s\": \(number($0.ffmpeg, 3)), \"ratio\": \(number($0.ffmpeg > 0 ? $0.camerad / $0.ffmpeg : nil))}" } ?? "null"), "
-            + "\"recording\": \(recordingJSON)}"
+            + "\"recording\": \(recordingJSON), "
+            + "\"mixed_load\": \(mixedLoad.map { "{\"camerad_ms_per_s\": \(number($0.camerad.total * 1000 / max($0.seconds, 1e-9), 1)), \"gstreamer_ms_per_s\": \(number($0.gstreamer.total * 1000 / max($0.seconds, 1e-9), 1)), \"ratio\": \(number($0.gstreamer.total > 0 ? $0.camerad.total / $0.gstreamer.total : nil))}" } ?? "null")}"
     }
 }
 

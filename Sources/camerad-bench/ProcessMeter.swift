@@ -70,6 +70,15 @@ final class Child: @unchecked Sendable {
     func signal(_ number: Int32) {
         kill(pid, number)
     }
+
+    /// Interrupts the process and waits for it; past `seconds` it is killed.
+    func stop(within seconds: Double = 5) -> String {
+        signal(SIGINT)
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { signal(SIGKILL) }
+        return finish()
+    }
 }
 
 /// Runs a command to completion and returns its output.

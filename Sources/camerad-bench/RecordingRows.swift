@@ -104,3 +104,164 @@ func printRecording(_ bench: Bench, rounds: Int) throws -> [Int: RecordingRow] {
     }
     return rows
 }
+
+/// Issue 35's mixed load: one camera at 1080p30 with one recording (H.264 +
+/// AAC from a microphone) and two clients (one native NV12 1080p, one BGRA
+/// 640x360), against one GStreamer process doing the same with a `tee`
+/// (`x264enc` + `avenc_aac` + `mp4mux`, two `shmsink`s, each with a `shmsrc`
+/// consumer process). Each side makes its own moving test picture and tone.
+/// Goal: camerad's total CPU at most GStreamer's. Later features (a QR scan,
+/// a preview) join both sides as they land.
+struct MixedLoadRow {
+    var camerad = CPUSample(server: 0, clients: 0)
+    var gstreamer = CPUSample(server: 0, clients: 0)
+    var seconds: Double = 0
+    /// Every client's frames over the run: delivered, and reported dropped.
+    var cameradFrames = 0, cameradDropped = 0, recordedFrames = 0
+    var gstreamerFrames = 0, gstreamerDropped = 0
+
+    func adding(_ other: MixedLoadRow) -> MixedLoadRow {
+        var sum = self
+        sum.camerad = CPUSample(server: camerad.server + other.camerad.server, clients: camerad.clients + other.camerad.clients)
+        sum.gstreamer = CPUSample(server: gstreamer.server + other.gstreamer.server, clients: gstreamer.clients + other.gstreamer.clients)
+        sum.seconds += other.seconds
+        sum.cameradFrames += other.cameradFrames
+        sum.cameradDropped += other.cameradDropped
+        sum.recordedFrames += other.recordedFrames
+        sum.gstreamerFrames += other.gstreamerFrames
+        sum.gstreamerDropped += other.gstreamerDropped
+        return sum
+    }
+}
+
+extension Bench {
+    /// camerad's side of one run.
+    func mixedLoadCamerad(into row: inout MixedLoadRow) throws {
+        let directory = NSTemporaryDirectory() + "camerad-bench-mixed-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let socket = directory + "/camerad.sock"
+        let daemon = try Child(camerad, ["--socket", socket, "--virtual-cameras", "0", "--virtual-microphones", "1", "--log-level", "error"])
+        defer {
+            daemon.signal(SIGTERM)
+            _ = daemon.finish()
+        }
+        for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(20_000) }
+        usleep(50_000)
+        try run(camctl, ["--socket", socket, "virtual", "add", "--format", "NV12", "--size", "1920x1080", "--fps", "30"])
+        let skip = String(Int(Double(Self.warmUp) / 1e6 * 30))
+        let movie = directory + "/movie.mp4"
+        let children = [
+            try Child(camctl, ["--socket", socket, "record", "0", movie, "--audio", "virtual-microphone-0", "--size", "1920x1080",
+                               "--fps", "30", "--json"]),
+            try Child(camctl, ["--socket", socket, "stream", "0", "--skip", skip, "--json"]),
+            try Child(camctl, ["--socket", socket, "stream", "0", "--pixel-format", "bgra", "--size", "640x360", "--skip", skip, "--json"]),
+        ]
+        var finished = false
+        defer { if !finished { children.forEach { $0.signal(SIGKILL) } } }
+        try waitUntil("the recording and two streams") {
+            let streams = try statistics(socket).streams
+            return ((try? FileManager.default.attributesOfItem(atPath: movie))?[.size] as? Int ?? 0) > 0 && streams >= 3
+        }
+        usleep(Self.warmUp)
+        let before = CPUSample(server: daemon.pid, clients: children.map(\.pid))
+        usleep(useconds_t(window * 1e6))
+        let after = CPUSample(server: daemon.pid, clients: children.map(\.pid))
+        children.forEach { $0.signal(SIGINT) }
+        let outputs = children.map { $0.finish() }
+        finished = true
+        row.camerad = CPUSample(server: row.camerad.server + (after - before).server, clients: row.camerad.clients + (after - before).clients)
+        let recorded = try Self.report(outputs[0])
+        guard recorded["ending"] as? String == "stopped" else { throw BenchError("camctl record printed: \(outputs[0])") }
+        row.recordedFrames += recorded["frames"] as? Int ?? 0
+        row.cameradDropped += recorded["framesDropped"] as? Int ?? 0
+        for output in outputs.dropFirst() {
+            let report = try Self.report(output)
+            row.cameradFrames += report["frames"] as? Int ?? 0
+            row.cameradDropped += (report["drops"] as? [String: Int])?.values.reduce(0, +) ?? 0
+        }
+    }
+
+    /// GStreamer's side of one run: one pipeline with a tee, two consumer processes.
+    func mixedLoadGStreamer(launcher: String, into row: inout MixedLoadRow) throws {
+        let directory = NSTemporaryDirectory() + "camerad-bench-mixed-gst-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (native, small) = (directory + "/native.sock", directory + "/small.sock")
+        let nativeCaps = CameradBench.caps
+        let smallCaps = "video/x-raw,format=BGRA,width=640,height=360,framerate=30/1"
+        let pipeline = try Child(launcher, ["-q", "-e",
+            "videotestsrc", "is-live=true", "pattern=smpte", "horizontal-speed=4", "!", nativeCaps, "!", "tee", "name=t",
+            "t.", "!", "queue", "!", "x264enc", "speed-preset=veryfast", "pass=qual", "quantizer=23", "bframes=0", "key-int-max=60", "!",
+            "h264parse", "!", "mp4mux", "name=mux", "fragment-duration=10000", "!", "filesink", "location=\(directory)/movie.mp4", "async=false",
+            "audiotestsrc", "is-live=true", "!", "audio/x-raw,rate=48000,channels=2", "!", "audioconvert", "!", "avenc_aac", "!", "mux.",
+            "t.", "!", "queue", "!", "shmsink", "socket-path=\(native)", "shm-size=\(CameradBench.frameBytes * 8)",
+            "wait-for-connection=false", "sync=false", "async=false",
+            "t.", "!", "queue", "!", "videoconvert", "!", "videoscale", "!", smallCaps, "!", "shmsink", "socket-path=\(small)",
+            "shm-size=\(640 * 360 * 4 * 8)", "wait-for-connection=false", "sync=false", "async=false",
+        ])
+        // async=false on every sink: with x264enc's lookahead in one branch, the live pipeline's asynchronous
+        // state change never completed and no branch ran (the shmsinks sent nothing).
+        // Its EOS may never come through a shmsink its consumer left: interrupted, then killed.
+        defer { _ = pipeline.stop() }
+        try waitUntil("GStreamer's pipeline") { FileManager.default.fileExists(atPath: native) && FileManager.default.fileExists(atPath: small) }
+        let consumers = try [(native, nativeCaps), (small, smallCaps)].map { socket, caps in
+            try Child(launcher, ["-e", "-v", "shmsrc", "socket-path=\(socket)", "is-live=true", "do-timestamp=true", "!", caps, "!",
+                                 "fpsdisplaysink", "video-sink=fakesink", "text-overlay=false", "sync=false", "fps-update-interval=100"])
+        }
+        var finished = false
+        defer { if !finished { consumers.forEach { $0.signal(SIGKILL) } } }
+        try waitUntil("GStreamer's consumers") { consumers.allSatisfy { Self.rendered($0.outputSoFar) != nil } }
+        usleep(Self.warmUp)
+        let before = (cpu: CPUSample(server: pipeline.pid, clients: consumers.map(\.pid)),
+                      frames: consumers.map { Self.rendered($0.outputSoFar) ?? (0, 0, 0) })
+        usleep(useconds_t(window * 1e6))
+        let after = (cpu: CPUSample(server: pipeline.pid, clients: consumers.map(\.pid)),
+                     frames: consumers.map { Self.rendered($0.outputSoFar) ?? (0, 0, 0) })
+        consumers.forEach { _ = $0.stop() }
+        finished = true
+        let cpu = after.cpu - before.cpu
+        row.gstreamer = CPUSample(server: row.gstreamer.server + cpu.server, clients: row.gstreamer.clients + cpu.clients)
+        row.gstreamerFrames += zip(after.frames, before.frames).map { $0.frames - $1.frames }.reduce(0, +)
+        row.gstreamerDropped += zip(after.frames, before.frames).map { $0.dropped - $1.dropped }.reduce(0, +)
+    }
+
+    func mixedLoad(rounds: Int, launcher: String) throws -> MixedLoadRow {
+        var row = MixedLoadRow()
+        for round in 0..<rounds {
+            FileHandle.standardError.write(Data("camerad-bench: mixed load, round \(round + 1) of \(rounds)\n".utf8))
+            if round.isMultiple(of: 2) {
+                try mixedLoadCamerad(into: &row)
+                try mixedLoadGStreamer(launcher: launcher, into: &row)
+            } else {
+                try mixedLoadGStreamer(launcher: launcher, into: &row)
+                try mixedLoadCamerad(into: &row)
+            }
+            row.seconds += window
+        }
+        return row
+    }
+}
+
+func printMixedLoad(_ bench: Bench, rounds: Int, launcher: String?) throws -> MixedLoadRow? {
+    print("Mixed load: one camera at NV12 1080p30 with one recording (H.264 1080p30 + AAC from a microphone) and two clients")
+    print("(native NV12 1080p; BGRA 640x360): camerad (camctl record, 2 × camctl stream) against one GStreamer pipeline with a")
+    print("tee (x264enc veryfast quality 23 + avenc_aac + mp4mux; 2 shmsinks, each read by a shmsrc process), each side its own")
+    print("moving test picture; \(rounds) runs each in turn, CPU (user + system, every process) over each run's \(bench.window) s:")
+    guard let launcher else {
+        print("  not measured: gst-launch-1.0 not found (make bench installs it)")
+        return nil
+    }
+    let row = try bench.mixedLoad(rounds: rounds, launcher: launcher)
+    let seconds = max(row.seconds, 1e-9)
+    print(String(format: "  camerad:   %.1f ms/s (camerad %.1f, clients %.1f); streamed %d frames, %d reported dropped; recorded %d frames",
+                 row.camerad.total * 1000 / seconds, row.camerad.server * 1000 / seconds, row.camerad.clients * 1000 / seconds,
+                 row.cameradFrames, row.cameradDropped, row.recordedFrames))
+    print(String(format: "  GStreamer: %.1f ms/s (pipeline %.1f, consumers %.1f); %d frames rendered, %d dropped",
+                 row.gstreamer.total * 1000 / seconds, row.gstreamer.server * 1000 / seconds, row.gstreamer.clients * 1000 / seconds,
+                 row.gstreamerFrames, row.gstreamerDropped))
+    if row.gstreamer.total > 0 {
+        print(String(format: "  camerad ÷ GStreamer, total CPU: %.2f (the goal: at most 1.0)", row.camerad.total / row.gstreamer.total))
+    }
+    return row
+}
