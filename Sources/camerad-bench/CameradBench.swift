@@ -243,8 +243,11 @@ func printIsolation(_ bench: Bench) throws {
     print(isolation.alone.line("native, alone"))
     print(isolation.beside.line("native, beside"))
     print(isolation.costly.line("costly BGRA"))
+    print(isolation.besideRecorder.line("native, recording"))
     print(String(format: "  native latency p99 beside the costly stream − alone: %+.2f ms (the goal: within 2 ms); frames it lost beside it: %d",
                  isolation.beside.latencyP99 - isolation.alone.latencyP99, isolation.beside.drops))
+    print(String(format: "  native latency p99 beside a 1080p recording − alone: %+.2f ms (the goal: within 2 ms); frames it lost beside it: %d",
+                 isolation.besideRecorder.latencyP99 - isolation.alone.latencyP99, isolation.besideRecorder.drops))
 }
 
 /// `text` padded with spaces to `width` characters (String(format:)'s %-10@
@@ -575,7 +578,7 @@ struct Bench {
 
     /// The camera's own frames, 4K, streamed alone and then beside a client
     /// streaming them as BGRA turned to portrait, the costliest conversion.
-    func nativeBesideCostly() throws -> (alone: StreamFigures, beside: StreamFigures, costly: StreamFigures) {
+    func nativeBesideCostly() throws -> (alone: StreamFigures, beside: StreamFigures, costly: StreamFigures, besideRecorder: StreamFigures) {
         try withDaemon(size: "3840x2160") { _, socket in
             let native = ["--socket", socket, "stream", "virtual-0", "--duration", "\(seconds)", "--json"]
             let alone = try StreamFigures(Self.report(run(camctl, native)))
@@ -584,7 +587,15 @@ struct Bench {
             usleep(500_000)
             let beside = try StreamFigures(Self.report(run(camctl, native)))
             costly.signal(SIGINT)
-            return (alone, beside, try StreamFigures(Self.report(costly.finish())))
+            let costlyFigures = try StreamFigures(Self.report(costly.finish()))
+            // Issue 35: a recording (H.264 1080p from its I420 variant, encoded on a SCHED_IDLE worker) beside it.
+            let movie = NSTemporaryDirectory() + "camerad-bench-isolation-\(getpid()).mp4"
+            defer { unlink(movie) }
+            let recorder = try Child(camctl, ["--socket", socket, "record", "virtual-0", movie, "--size", "1920x1080", "--force", "--json"])
+            try waitUntil("the recording") { ((try? FileManager.default.attributesOfItem(atPath: movie))?[.size] as? Int ?? 0) > 0 }
+            let besideRecorder = try StreamFigures(Self.report(run(camctl, native)))
+            _ = recorder.stop(within: 10)
+            return (alone, beside, costlyFigures, besideRecorder)
         }
     }
 
