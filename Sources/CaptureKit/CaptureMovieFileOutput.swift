@@ -45,8 +45,11 @@ public struct RecordingError: Error, Equatable, Sendable, CustomStringConvertibl
 /// AVCaptureFileOutput: what every file output has.
 public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     fileprivate struct Recording {
-        let url: URL
+        /// The file being written.
+        var url: URL
         let call: BidirectionalCall<Camerad_V1_RecordRequest, Camerad_V1_RecordResponse>?
+        /// Files handed over to, not yet taken over.
+        var nextURLs: [URL] = []
         /// stopRecording() came before the call was made.
         var stopWanted = false
     }
@@ -297,18 +300,52 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
         call?.stop()
     }
 
-    private func handle(_ event: MovieRecordingCall.Event, url: URL, delegate: any CaptureFileOutputRecordingDelegate,
+    /// Hands the recording over to `nextURL` (created or truncated) at the
+    /// next keyframe, asked for at once, with no frame lost between the files
+    /// (Linux only, beyond AVFoundation). The delegate hears the file under
+    /// way finish (no error) and `nextURL` start; limits apply to each file.
+    ///
+    /// - Throws: INVALID_STATE when not recording; INVALID_ARGUMENT when the
+    ///   file cannot be opened. camerad refusing the file ends the recording with its error.
+    public func handOverRecording(to nextURL: URL) throws(CaptureError) {
+        guard let call = state.withLock({ $0.recording?.call }) else {
+            throw CaptureError(.invalidState, "no recording under way to hand over; startRecording first (and wait for it to start)")
+        }
+        let fd = Glibc.open(nextURL.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0o644)
+        guard fd >= 0 else {
+            throw CaptureError(.invalidArgument, "cannot open \(nextURL.path) for writing: \(String(cString: strerror(errno)))")
+        }
+        state.withLock { $0.recording?.nextURLs.append(nextURL) }
+        MovieRecordingCall(call).handOver(to: OwnedFD(adopting: fd))
+    }
+
+    private func handle(_ event: MovieRecordingCall.Event, url first: URL, delegate: any CaptureFileOutputRecordingDelegate,
                         connections: [CaptureConnection]) {
+        let url = state.withLock { $0.recording?.url } ?? first
         switch event {
         case .started:
             delegateQueue.async { delegate.fileOutput(self, didStartRecordingTo: url, from: connections) }
         case .progress(let figures):
             state.withLock { $0.figures = figures }
-        case .finished(let result, let figures):
-            state.withLock { state in
-                state.recording = nil
-                if let figures { state.figures = figures }
+        case .handedOver:
+            guard let next = state.withLock({ state -> URL? in
+                guard state.recording?.nextURLs.isEmpty == false, let next = state.recording?.nextURLs.removeFirst() else { return nil }
+                state.recording?.url = next
+                state.figures = Camerad_V1_RecordingFigures()
+                return next
+            }) else { return }
+            delegateQueue.async {
+                delegate.fileOutput(self, didFinishRecordingTo: url, from: connections, error: nil)
+                delegate.fileOutput(self, didStartRecordingTo: next, from: connections)
             }
+        case .finished(let result, let figures):
+            let unused = state.withLock { state -> [URL] in
+                defer { state.recording = nil }
+                if let figures { state.figures = figures }
+                return state.recording?.nextURLs ?? []
+            }
+            // Files handed over to that never took over (the recording ended first) go again.
+            for file in unused { Self.removeIfEmpty(file) }
             // Refused before anything was written: the file this output created goes again.
             if figures == nil { Self.removeIfEmpty(url) }
             delegateQueue.async { delegate.fileOutput(self, didFinishRecordingTo: url, from: connections, error: result) }
@@ -333,6 +370,8 @@ struct MovieRecordingCall: Sendable {
     enum Event: Sendable {
         case started
         case progress(Camerad_V1_RecordingFigures)
+        /// A file was finished at a keyframe and the next took over.
+        case handedOver
         /// The file is finished: nil when stopped, else why it ended; with
         /// its figures, unless it was refused or the connection went.
         case finished((any Error)?, Camerad_V1_RecordingFigures?)
@@ -354,6 +393,7 @@ struct MovieRecordingCall: Sendable {
                     switch received.message.kind {
                     case .started: handler(.started)
                     case .progress(let figures): handler(.progress(figures))
+                    case .handedOver: handler(.handedOver)
                     case .finished(let finishedMessage):
                         finished.withLock { $0 = true }
                         handler(.finished(RecordingError(finishedMessage), finishedMessage.figures))
@@ -379,6 +419,12 @@ struct MovieRecordingCall: Sendable {
         var request = Camerad_V1_RecordRequest()
         request.stop = Camerad_V1_StopRecording()
         try? call.send(request)
+    }
+
+    func handOver(to file: OwnedFD) {
+        var request = Camerad_V1_RecordRequest()
+        request.nextFile = Camerad_V1_NextFile()
+        try? call.send(request, descriptors: [file])
     }
 }
 

@@ -137,6 +137,41 @@ extension CaptureKitEndToEnd {
         }
     }
 
+    /// handOverRecording(to:) (Linux only): the delegate hears the first file
+    /// finish without error and the next start; the frames of the two files
+    /// follow each other, none lost or repeated.
+    @Test(.timeLimit(.minutes(2))) func aRecordingHandedOverToANextFileLosesNoFrame() async throws {
+        try await withTemporaryDirectory { folder in
+            try await withCaptureKitDaemon(virtualCameras: 1) { _ in
+                let (session, output) = try await Self.session()
+                try await session.start()
+                let delegate = Delegate()
+                let (first, second) = (URL(fileURLWithPath: folder + "/first.mp4"), URL(fileURLWithPath: folder + "/second.mp4"))
+                output.startRecording(to: first, recordingDelegate: delegate)
+                #expect(await waitUntil(timeout: .seconds(60)) { output.recordedFrameCount >= 30 })
+                try output.handOverRecording(to: second)
+                #expect(await waitUntil(timeout: .seconds(60)) { output.outputFileURL == second })
+                #expect(await waitUntil(timeout: .seconds(60)) { output.recordedFrameCount >= 30 }, "the second file fills: \(output.recordedFrameCount)")
+                output.stopRecording()
+                // The first file's finish came with the hand-over; the second's, with the stop.
+                #expect(await waitUntil(timeout: .seconds(60)) { delegate.events.count >= 4 })
+                let events = delegate.events.map { event -> String in
+                    switch event {
+                    case .started(let url): "started \(url.lastPathComponent)"
+                    case .finished(let url, let error): "finished \(url.lastPathComponent)\(error.map { " \($0)" } ?? "")"
+                    }
+                }
+                #expect(events == ["started first.mp4", "finished first.mp4", "started second.mp4", "finished second.mp4"], "\(events)")
+                var all: [UInt32] = []
+                for url in [first, second] {
+                    all += try await MovieProbe.stamps(url.path, width: 320, height: 240, in: folder).compactMap { $0?.sequence }
+                }
+                #expect(all.count >= 60 && zip(all, all.dropFirst()).allSatisfy { $1 == $0 + 1 }, "\(all)")
+                await session.stopRunning()
+            }
+        }
+    }
+
     /// outputSettings(for:) speaks AVFoundation's keys; what camerad cannot
     /// do is refused (AVFoundation raises an exception; CaptureKit throws).
     @Test func outputSettingsTakeAVFoundationsKeysAndRefuseOthers() async throws {

@@ -7,7 +7,8 @@ extension CameraServiceHandlers {
     static let recordingProgressInterval = Duration.milliseconds(500)
 
     /// A movie file (record.proto): the first request starts it with the
-    /// file's descriptor; StopRecording, a half-close or a cancel stops it.
+    /// file's descriptor; NextFile hands it over to another file at a
+    /// keyframe; StopRecording, a half-close or a cancel stops it.
     /// RecordingStarted once its first keyframe is written, its figures every
     /// 500 ms, RecordingFinished last, once the file is finished; then OK, or
     /// INVALID_ARGUMENT for a request that made no sense after the start (the
@@ -38,12 +39,20 @@ extension CameraServiceHandlers {
                 while let request = try await requests.next() {
                     switch request.message.kind {
                     case .stop: await recording.stop(); return
+                    case .nextFile(let next):
+                        guard Int(next.fdIndex) < request.descriptors.count else {
+                            throw RPCError(.invalidArgument, "NextFile names descriptor \(next.fdIndex) but brought \(request.descriptors.count); "
+                                + "send the next file's descriptor with it")
+                        }
+                        try await recording.handOver(to: request.descriptors[Int(next.fdIndex)])
                     case .start: throw RPCError(.invalidArgument, "this call records already; start another Record call for another file")
                     case nil: throw RPCError(.invalidArgument, "a recording's request must start or stop it")
                     }
                 }
             } catch let error as RPCError {
                 refusal.withLock { $0 = error }
+            } catch let error as CameraError {
+                refusal.withLock { $0 = error.rpcError }
             } catch {}
             await recording.stop()
         }
@@ -64,6 +73,7 @@ extension CameraServiceHandlers {
                 var response = Camerad_V1_RecordResponse()
                 switch event {
                 case .started(let started): response.started = started
+                case .handedOver(let handedOver): response.handedOver = handedOver
                 case .finished(let finished): response.finished = finished
                 }
                 _ = writer.send(response)

@@ -63,7 +63,6 @@ final class MovieRecorder: FrameSink {
         return Int64(status.f_bavail) * Int64(status.f_frsize)
     }
 
-    private let descriptor: OwnedFD
     private let container: MovieWriter.Container
     private let video: EncodedStreamParameters
     private let audio: EncodedStreamParameters?
@@ -73,6 +72,7 @@ final class MovieRecorder: FrameSink {
     private let logger: Logger
     private let thread: WorkerThread
     private let onStart: @Sendable (_ startNanoseconds: Int64) -> Void
+    private let onHandOver: @Sendable (_ finished: Figures, _ startNanoseconds: Int64) -> Void
     private let onEnd: @Sendable (Ending, Figures) -> Void
     private let state: OrderedMutex<State>
     /// The figures as they stand, for any thread: a lock of their own, never
@@ -85,6 +85,9 @@ final class MovieRecorder: FrameSink {
     private struct State: @unchecked Sendable {
         /// Unchecked Sendable: the writer is used on the worker only, under this lock.
         var writer: MovieWriter?
+        /// The file being written, and the one to hand over to at the next keyframe.
+        var file: OwnedFD
+        var nextFile: OwnedFD?
         var start: Int64?
         /// What it has written (its drops are counted in `published` alone).
         var figures = Figures()
@@ -103,11 +106,14 @@ final class MovieRecorder: FrameSink {
     ///     come through ``audioInput`` (a sink of an ``AudioEncoderNode``'s node).
     ///   - onStart: told, on the worker, once the file's first packet (a
     ///     keyframe) is written, with its capture time: the file's time 0.
+    ///   - onHandOver: told, on the worker, once a file was finished at a
+    ///     keyframe and the next took over (``handOver(to:)``): the finished
+    ///     file's figures, the new one's time 0.
     init(descriptor: OwnedFD, container: MovieWriter.Container, video: EncodedStreamParameters, audio: EncodedStreamParameters? = nil,
          limits: Limits = Limits(), fragmentInterval: Double = 10, metadata: [String: String] = [:], logger: Logger,
          onStart: @escaping @Sendable (_ startNanoseconds: Int64) -> Void = { _ in },
+         onHandOver: @escaping @Sendable (_ finished: Figures, _ startNanoseconds: Int64) -> Void = { _, _ in },
          onEnd: @escaping @Sendable (Ending, Figures) -> Void) throws(CameraError) {
-        self.descriptor = descriptor
         self.container = container
         self.video = video
         self.audio = audio
@@ -116,8 +122,9 @@ final class MovieRecorder: FrameSink {
         self.metadata = metadata
         self.logger = logger
         self.onStart = onStart
+        self.onHandOver = onHandOver
         self.onEnd = onEnd
-        state = OrderedMutex(.movieRecorder, State())
+        state = OrderedMutex(.movieRecorder, State(file: descriptor))
         do {
             thread = try WorkerThread(name: "camerad-recorder", idle: false)
         } catch {
@@ -164,6 +171,13 @@ final class MovieRecorder: FrameSink {
     /// nothing more comes); the file is finished on the worker, after what it was given.
     func stop() {
         thread.async { [self] in end(.stopped) }
+    }
+
+    /// The next file (checked with ``check(_:)``) takes over at the next
+    /// keyframe — ask the encoder for one: the file under way is finished
+    /// before it, no frame lost between the two.
+    func handOver(to next: OwnedFD) {
+        thread.async { [self] in state.withLock { $0.nextFile = next } }
     }
 
     // MARK: - FrameSink
@@ -224,6 +238,7 @@ final class MovieRecorder: FrameSink {
 
     private func write(_ frame: PooledFrame, to kind: EncodedStreamParameters.Kind) {
         var startedAt: Int64?
+        var handedOver: (Figures, Int64)?
         let reached = state.withLock { state -> Ending? in
             guard state.ending == nil else { return nil }
             let packet = EncodedPacket(bytes: Array(frame.bytes), presentationTimeNanoseconds: frame.timestampNanoseconds,
@@ -238,17 +253,27 @@ final class MovieRecorder: FrameSink {
                     try writeHeldSound(&state)
                     return nil
                 }
+                if packet.isKeyframe, let next = state.nextFile, let current = state.writer {
+                    // Hand-over: the file under way ends before this keyframe, which starts the next.
+                    try writeHeldSound(&state)
+                    try current.finishWriting()
+                    state.figures.bytes = current.bytesWritten
+                    handedOver = (publish(state.figures), packet.presentationTimeNanoseconds)
+                    published.withLock { $0 = Figures() }
+                    state.figures = Figures()
+                    (state.writer, state.file, state.nextFile) = (nil, next, nil)
+                }
                 let writer: MovieWriter
                 if let current = state.writer {
                     writer = current
                 } else {
                     // The file starts at the picture's first packet, a keyframe.
-                    writer = try MovieWriter(descriptor: descriptor.rawValue, container: container, video: video, audio: audio,
+                    writer = try MovieWriter(descriptor: state.file.rawValue, container: container, video: video, audio: audio,
                                              startNanoseconds: packet.presentationTimeNanoseconds,
                                              fragmentInterval: fragmentInterval, metadata: metadata)
                     state.writer = writer
                     state.start = packet.presentationTimeNanoseconds
-                    startedAt = packet.presentationTimeNanoseconds
+                    if handedOver == nil { startedAt = packet.presentationTimeNanoseconds }
                 }
                 try writer.write(packet, to: .video)
                 let start = state.start ?? packet.presentationTimeNanoseconds
@@ -265,12 +290,13 @@ final class MovieRecorder: FrameSink {
             if let max = limits.maxBytes, state.figures.bytes >= max { return .maximumFileSizeReached }
             // The filesystem's free space, once a second or so of frames.
             if let least = limits.minFreeBytes, kind == .video, state.figures.packets % 32 == 0,
-               let free = Self.freeBytes(descriptor), free < least {
+               let free = Self.freeBytes(state.file), free < least {
                 return .diskFull
             }
             return nil
         }
         if let startedAt { onStart(startedAt) }
+        if let (finished, start) = handedOver { onHandOver(finished, start) }
         if let reached { end(reached) }
     }
 

@@ -42,6 +42,7 @@ final class Recordings: Sendable {
     /// What a recording tells its call.
     enum Event: Sendable {
         case started(Camerad_V1_RecordingStarted)
+        case handedOver(Camerad_V1_FileHandedOver)
         case finished(Camerad_V1_RecordingFinished)
     }
 
@@ -123,7 +124,7 @@ final class Recordings: Sendable {
     /// ``MovieRecorder/check(_:)`` and the limits, on a thread of their own:
     /// a client's file may be a FUSE file whose server never answers, which
     /// must hold up no thread but that one (never the tasks every call runs on).
-    private static func inspect(_ descriptor: OwnedFD, _ request: Camerad_V1_StartRecording) async throws -> MovieRecorder.Limits {
+    static func inspect(_ descriptor: OwnedFD, _ request: Camerad_V1_StartRecording) async throws -> MovieRecorder.Limits {
         let thread: WorkerThread
         do {
             thread = try WorkerThread(name: "camerad-file-check", idle: false)
@@ -182,6 +183,8 @@ final class Recording: Sendable {
     private let audio: SharedEncoders<Recordings.AudioKey, AudioEncoderNode>.Use?
     private let recordings: Recordings
     private let subscriptions: Mutex<(video: UInt64?, audio: UInt64?)>
+    /// What started it: the limits and free space every next file is checked against.
+    private let request: Camerad_V1_StartRecording
 
     fileprivate init(request: Camerad_V1_StartRecording, descriptor: OwnedFD, container: MovieWriter.Container,
                      limits: MovieRecorder.Limits, video: SharedEncoders<Recordings.VideoKey, VideoEncoderNode>.Use,
@@ -190,6 +193,7 @@ final class Recording: Sendable {
         self.video = video
         self.audio = audio
         self.recordings = recordings
+        self.request = request
         subscriptions = Mutex((nil, nil))
         let settings = video.encoder.settings
         let fragment = request.movieFragmentIntervalNs > 0 ? Double(request.movieFragmentIntervalNs) / 1e9 : 10
@@ -207,6 +211,12 @@ final class Recording: Sendable {
                     started.startTimeNs = start
                     events(.started(started))
                 }
+            },
+            onHandOver: { finished, start in
+                var handedOver = Camerad_V1_FileHandedOver()
+                handedOver.figures = Camerad_V1_RecordingFigures(finished)
+                handedOver.startTimeNs = start
+                events(.handedOver(handedOver))
             },
             onEnd: { ending, figures in events(.finished(Camerad_V1_RecordingFinished(ending, figures))) })
         do throws(CameraError) {
@@ -243,6 +253,14 @@ final class Recording: Sendable {
         guard videoID != nil else { return }
         await recordings.videoEncoders.letGo(video)
         if let audio { await recordings.audioEncoders.letGo(audio) }
+    }
+
+    /// NextFile: `next` (checked as the first file was, off the tasks) takes
+    /// over at a keyframe asked for now.
+    func handOver(to next: OwnedFD) async throws {
+        _ = try await Recordings.inspect(next, request)
+        recorder.handOver(to: next)
+        video.encoder.requestKeyframe()
     }
 
     /// The file's tags, as libavformat's mov muxer writes them.

@@ -319,6 +319,23 @@ public nonisolated struct Camerad_V1_StopRecording: Sendable {
   public init() {}
 }
 
+/// Hands the recording over to another file (beyond AVFoundation): at the
+/// next keyframe, asked for at once, the file under way is finished and this
+/// message's descriptor takes over — no frame lost between the two. Limits
+/// apply to each file.
+public nonisolated struct Camerad_V1_NextFile: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The message's descriptor that is the next file, as StartRecording's.
+  public var fdIndex: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 public nonisolated struct Camerad_V1_RecordRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -344,6 +361,14 @@ public nonisolated struct Camerad_V1_RecordRequest: Sendable {
     set {kind = .stop(newValue)}
   }
 
+  public var nextFile: Camerad_V1_NextFile {
+    get {
+      if case .nextFile(let v)? = kind {return v}
+      return Camerad_V1_NextFile()
+    }
+    set {kind = .nextFile(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -351,6 +376,7 @@ public nonisolated struct Camerad_V1_RecordRequest: Sendable {
     case start(Camerad_V1_StartRecording)
     /// Ends the recording; RecordingFinished follows once the file is finished.
     case stop(Camerad_V1_StopRecording)
+    case nextFile(Camerad_V1_NextFile)
 
   }
 
@@ -431,6 +457,33 @@ public nonisolated struct Camerad_V1_RecordingFinished: Sendable {
   fileprivate var _figures: Camerad_V1_RecordingFigures? = nil
 }
 
+/// The file under way was finished at a keyframe and NextFile's took over
+/// from that keyframe on; progress and RecordingFinished speak of the new file.
+public nonisolated struct Camerad_V1_FileHandedOver: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The finished file's.
+  public var figures: Camerad_V1_RecordingFigures {
+    get {_figures ?? Camerad_V1_RecordingFigures()}
+    set {_figures = newValue}
+  }
+  /// Returns true if `figures` has been explicitly set.
+  public var hasFigures: Bool {self._figures != nil}
+  /// Clears the value of `figures`. Subsequent reads from it will return its default value.
+  public mutating func clearFigures() {self._figures = nil}
+
+  /// The new file's time 0 on CLOCK_MONOTONIC: its first frame's capture time.
+  public var startTimeNs: Int64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _figures: Camerad_V1_RecordingFigures? = nil
+}
+
 public nonisolated struct Camerad_V1_RecordResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -462,12 +515,21 @@ public nonisolated struct Camerad_V1_RecordResponse: Sendable {
     set {kind = .finished(newValue)}
   }
 
+  public var handedOver: Camerad_V1_FileHandedOver {
+    get {
+      if case .handedOver(let v)? = kind {return v}
+      return Camerad_V1_FileHandedOver()
+    }
+    set {kind = .handedOver(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
     case started(Camerad_V1_RecordingStarted)
     case progress(Camerad_V1_RecordingFigures)
     case finished(Camerad_V1_RecordingFinished)
+    case handedOver(Camerad_V1_FileHandedOver)
 
   }
 
@@ -742,9 +804,39 @@ nonisolated extension Camerad_V1_StopRecording: SwiftProtobuf.Message, SwiftProt
   }
 }
 
+nonisolated extension Camerad_V1_NextFile: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".NextFile"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}fd_index\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.fdIndex) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.fdIndex != 0 {
+      try visitor.visitSingularUInt32Field(value: self.fdIndex, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Camerad_V1_NextFile, rhs: Camerad_V1_NextFile) -> Bool {
+    if lhs.fdIndex != rhs.fdIndex {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Camerad_V1_RecordRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RecordRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}start\0\u{1}stop\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}start\0\u{1}stop\0\u{3}next_file\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -778,6 +870,19 @@ nonisolated extension Camerad_V1_RecordRequest: SwiftProtobuf.Message, SwiftProt
           self.kind = .stop(v)
         }
       }()
+      case 3: try {
+        var v: Camerad_V1_NextFile?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .nextFile(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .nextFile(v)
+        }
+      }()
       default: break
       }
     }
@@ -796,6 +901,10 @@ nonisolated extension Camerad_V1_RecordRequest: SwiftProtobuf.Message, SwiftProt
     case .stop?: try {
       guard case .stop(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    }()
+    case .nextFile?: try {
+      guard case .nextFile(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
     }()
     case nil: break
     }
@@ -953,9 +1062,48 @@ nonisolated extension Camerad_V1_RecordingFinished: SwiftProtobuf.Message, Swift
   }
 }
 
+nonisolated extension Camerad_V1_FileHandedOver: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".FileHandedOver"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}figures\0\u{3}start_time_ns\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._figures) }()
+      case 2: try { try decoder.decodeSingularInt64Field(value: &self.startTimeNs) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._figures {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if self.startTimeNs != 0 {
+      try visitor.visitSingularInt64Field(value: self.startTimeNs, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Camerad_V1_FileHandedOver, rhs: Camerad_V1_FileHandedOver) -> Bool {
+    if lhs._figures != rhs._figures {return false}
+    if lhs.startTimeNs != rhs.startTimeNs {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Camerad_V1_RecordResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RecordResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}started\0\u{1}progress\0\u{1}finished\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}started\0\u{1}progress\0\u{1}finished\0\u{3}handed_over\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1002,6 +1150,19 @@ nonisolated extension Camerad_V1_RecordResponse: SwiftProtobuf.Message, SwiftPro
           self.kind = .finished(v)
         }
       }()
+      case 4: try {
+        var v: Camerad_V1_FileHandedOver?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .handedOver(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .handedOver(v)
+        }
+      }()
       default: break
       }
     }
@@ -1024,6 +1185,10 @@ nonisolated extension Camerad_V1_RecordResponse: SwiftProtobuf.Message, SwiftPro
     case .finished?: try {
       guard case .finished(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    }()
+    case .handedOver?: try {
+      guard case .handedOver(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
     }()
     case nil: break
     }

@@ -59,6 +59,9 @@ extension Camctl {
         @Option(help: "Seconds between fragments: at most what a crash loses (movieFragmentInterval).")
         var fragment: Double = 10
 
+        @Option(help: ArgumentHelp("Hand over to a new file every this many seconds, at a keyframe, no frame lost: FILE with %d (movie-%03d.mp4) numbers them, else -001, -002… go before its extension. Until Ctrl-C.", valueName: "seconds"))
+        var segment: Double?
+
         @Flag(help: "Replace FILE if it exists.")
         var force = false
 
@@ -74,6 +77,12 @@ extension Camctl {
             if let bitrate, bitrate <= 0 { throw ValidationError("--bitrate must be positive") }
             if let keyframeInterval, keyframeInterval <= 0 { throw ValidationError("--keyframe-interval must be positive") }
             guard fragment > 0 else { throw ValidationError("--fragment must be positive") }
+            if let segment {
+                guard segment > 0 else { throw ValidationError("--segment must be positive") }
+                guard duration == nil && maxSize == nil else {
+                    throw ValidationError("--segment records until Ctrl-C; --duration and --max-size would end the first file")
+                }
+            }
             guard codec == "h264" else {
                 throw ValidationError("--codec must be h264 (camerad does not store MJPEG as it is yet), not '\(codec)'")
             }
@@ -82,8 +91,19 @@ extension Camctl {
             }
         }
 
+        /// FILE's `index`th file when segmenting (1, 2, …).
+        func segmentPath(_ index: Int) -> String {
+            if file.contains("%") { return String(format: file, index) }
+            let url = URL(fileURLWithPath: file)
+            let numbered = url.deletingPathExtension().lastPathComponent + String(format: "-%03d", index)
+            let named = url.pathExtension.isEmpty ? numbered : numbered + "." + url.pathExtension
+            return url.deletingLastPathComponent().appendingPathComponent(named).path
+        }
+
         struct Ended: Encodable {
             let file: String
+            /// Every file written, in order (one unless --segment).
+            let files: [String]
             let ending: String
             let recordingSuccessfullyFinished: Bool
             let message: String?
@@ -95,8 +115,9 @@ extension Camctl {
 
         func run() async throws {
             global.apply()
-            if !force && FileManager.default.fileExists(atPath: file) {
-                throw CommandFailure("\(file) exists; pass --force to replace it")
+            let first = segment == nil ? file : segmentPath(1)
+            if !force && FileManager.default.fileExists(atPath: first) {
+                throw CommandFailure("\(first) exists; pass --force to replace it")
             }
             let camera = try await target.camera(deviceOption)
             guard camera.hasMediaType(.video) else {
@@ -132,8 +153,28 @@ extension Camctl {
 
             try await session.start()
             let delegate = RecordingDelegate()
+            let files = delegate.files
             let interrupted = Interruption()
-            output.startRecording(to: URL(fileURLWithPath: file), recordingDelegate: delegate)
+            output.startRecording(to: URL(fileURLWithPath: first), recordingDelegate: delegate)
+            let segmenter = segment.map { seconds in
+                Task {
+                    var index = 1
+                    while (try? await Task.sleep(for: .milliseconds(100))) != nil {
+                        guard output.isRecording, output.recordedDuration.seconds >= seconds else { continue }
+                        index += 1
+                        let next = segmentPath(index)
+                        do {
+                            try output.handOverRecording(to: URL(fileURLWithPath: next))
+                        } catch {
+                            Output.error("camctl: \(error)")
+                            return
+                        }
+                        // The figures restart with the next file once it takes over.
+                        while output.isRecording, output.outputFileURL?.path != next,
+                              (try? await Task.sleep(for: .milliseconds(50))) != nil {}
+                    }
+                }
+            }
             let stopper = Task {
                 await interrupted.wait()
                 output.stopRecording()
@@ -146,13 +187,14 @@ extension Camctl {
                 }
             } : nil
             let error = await delegate.finished()
+            segmenter?.cancel()
             stopper.cancel()
             progress?.cancel()
             if progress != nil { Output.progress("\n") }
             await session.stopRunning()
 
             let recordingError = error as? RecordingError
-            let ended = Ended(file: file, ending: recordingError?.code.rawValue ?? (error == nil ? "stopped" : "refused"),
+            let ended = Ended(file: files.all.last ?? first, files: files.all, ending: recordingError?.code.rawValue ?? (error == nil ? "stopped" : "refused"),
                               recordingSuccessfullyFinished: error == nil || recordingError?.recordingSuccessfullyFinished == true,
                               message: error.map { "\($0)" }, durationSeconds: output.recordedDuration.seconds,
                               bytes: output.recordedFileSize, frames: output.recordedFrameCount, framesDropped: output.droppedFrameCount)
@@ -176,12 +218,27 @@ extension Camctl {
     }
 }
 
+/// The files a recording wrote, as each started.
+private final class Files: @unchecked Sendable {
+    private let lock = NSLock()
+    private var paths: [String] = []
+    func add(_ path: String) { lock.withLock { paths.append(path) } }
+    var all: [String] { lock.withLock { paths } }
+}
+
 /// The recording's end, for a command that waits for it.
 private final class RecordingDelegate: CaptureFileOutputRecordingDelegate, @unchecked Sendable {
     private let (ends, continuation) = AsyncStream.makeStream(of: (any Error)?.self)
+    let files = Files()
+
+    func fileOutput(_ output: CaptureFileOutput, didStartRecordingTo fileURL: URL, from connections: [CaptureConnection]) {
+        files.add(fileURL.path)
+    }
 
     func fileOutput(_ output: CaptureFileOutput, didFinishRecordingTo outputFileURL: URL, from connections: [CaptureConnection],
                     error: (any Error)?) {
+        // A file handed over (--segment) finishes while the recording goes on.
+        guard !output.isRecording else { return }
         continuation.yield(error)
         continuation.finish()
     }

@@ -18,6 +18,14 @@ RECORDING_ENDING_UNSPECIFIED: RecordingEnding
 VIDEO_CODEC_H264: VideoCodec
 VIDEO_CODEC_UNSPECIFIED: VideoCodec
 
+class FileHandedOver(_message.Message):
+    __slots__ = ["figures", "start_time_ns"]
+    FIGURES_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_NS_FIELD_NUMBER: _ClassVar[int]
+    figures: RecordingFigures
+    start_time_ns: int
+    def __init__(self, figures: _Optional[_Union[RecordingFigures, _Mapping]] = ..., start_time_ns: _Optional[int] = ...) -> None: ...
+
 class MovieMetadata(_message.Message):
     __slots__ = ["creation_date", "location_iso6709", "make", "model"]
     CREATION_DATE_FIELD_NUMBER: _ClassVar[int]
@@ -30,23 +38,33 @@ class MovieMetadata(_message.Message):
     model: str
     def __init__(self, location_iso6709: _Optional[str] = ..., creation_date: _Optional[str] = ..., make: _Optional[str] = ..., model: _Optional[str] = ...) -> None: ...
 
+class NextFile(_message.Message):
+    __slots__ = ["fd_index"]
+    FD_INDEX_FIELD_NUMBER: _ClassVar[int]
+    fd_index: int
+    def __init__(self, fd_index: _Optional[int] = ...) -> None: ...
+
 class RecordRequest(_message.Message):
-    __slots__ = ["start", "stop"]
+    __slots__ = ["next_file", "start", "stop"]
+    NEXT_FILE_FIELD_NUMBER: _ClassVar[int]
     START_FIELD_NUMBER: _ClassVar[int]
     STOP_FIELD_NUMBER: _ClassVar[int]
+    next_file: NextFile
     start: StartRecording
     stop: StopRecording
-    def __init__(self, start: _Optional[_Union[StartRecording, _Mapping]] = ..., stop: _Optional[_Union[StopRecording, _Mapping]] = ...) -> None: ...
+    def __init__(self, start: _Optional[_Union[StartRecording, _Mapping]] = ..., stop: _Optional[_Union[StopRecording, _Mapping]] = ..., next_file: _Optional[_Union[NextFile, _Mapping]] = ...) -> None: ...
 
 class RecordResponse(_message.Message):
-    __slots__ = ["finished", "progress", "started"]
+    __slots__ = ["finished", "handed_over", "progress", "started"]
     FINISHED_FIELD_NUMBER: _ClassVar[int]
+    HANDED_OVER_FIELD_NUMBER: _ClassVar[int]
     PROGRESS_FIELD_NUMBER: _ClassVar[int]
     STARTED_FIELD_NUMBER: _ClassVar[int]
     finished: RecordingFinished
+    handed_over: FileHandedOver
     progress: RecordingFigures
     started: RecordingStarted
-    def __init__(self, started: _Optional[_Union[RecordingStarted, _Mapping]] = ..., progress: _Optional[_Union[RecordingFigures, _Mapping]] = ..., finished: _Optional[_Union[RecordingFinished, _Mapping]] = ...) -> None: ...
+    def __init__(self, started: _Optional[_Union[RecordingStarted, _Mapping]] = ..., progress: _Optional[_Union[RecordingFigures, _Mapping]] = ..., finished: _Optional[_Union[RecordingFinished, _Mapping]] = ..., handed_over: _Optional[_Union[FileHandedOver, _Mapping]] = ...) -> None: ...
 
 class RecordingFigures(_message.Message):
     __slots__ = ["bytes", "duration_ns", "frames", "frames_dropped"]

@@ -187,6 +187,51 @@ void   camerad__v1__stop_recording__free_unpacked
   assert(message->base.descriptor == &camerad__v1__stop_recording__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   camerad__v1__next_file__init
+                     (Camerad__V1__NextFile         *message)
+{
+  static const Camerad__V1__NextFile init_value = CAMERAD__V1__NEXT_FILE__INIT;
+  *message = init_value;
+}
+size_t camerad__v1__next_file__get_packed_size
+                     (const Camerad__V1__NextFile *message)
+{
+  assert(message->base.descriptor == &camerad__v1__next_file__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t camerad__v1__next_file__pack
+                     (const Camerad__V1__NextFile *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &camerad__v1__next_file__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t camerad__v1__next_file__pack_to_buffer
+                     (const Camerad__V1__NextFile *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &camerad__v1__next_file__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Camerad__V1__NextFile *
+       camerad__v1__next_file__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Camerad__V1__NextFile *)
+     protobuf_c_message_unpack (&camerad__v1__next_file__descriptor,
+                                allocator, len, data);
+}
+void   camerad__v1__next_file__free_unpacked
+                     (Camerad__V1__NextFile *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &camerad__v1__next_file__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   camerad__v1__record_request__init
                      (Camerad__V1__RecordRequest         *message)
 {
@@ -365,6 +410,51 @@ void   camerad__v1__recording_finished__free_unpacked
   if(!message)
     return;
   assert(message->base.descriptor == &camerad__v1__recording_finished__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   camerad__v1__file_handed_over__init
+                     (Camerad__V1__FileHandedOver         *message)
+{
+  static const Camerad__V1__FileHandedOver init_value = CAMERAD__V1__FILE_HANDED_OVER__INIT;
+  *message = init_value;
+}
+size_t camerad__v1__file_handed_over__get_packed_size
+                     (const Camerad__V1__FileHandedOver *message)
+{
+  assert(message->base.descriptor == &camerad__v1__file_handed_over__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t camerad__v1__file_handed_over__pack
+                     (const Camerad__V1__FileHandedOver *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &camerad__v1__file_handed_over__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t camerad__v1__file_handed_over__pack_to_buffer
+                     (const Camerad__V1__FileHandedOver *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &camerad__v1__file_handed_over__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Camerad__V1__FileHandedOver *
+       camerad__v1__file_handed_over__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Camerad__V1__FileHandedOver *)
+     protobuf_c_message_unpack (&camerad__v1__file_handed_over__descriptor,
+                                allocator, len, data);
+}
+void   camerad__v1__file_handed_over__free_unpacked
+                     (Camerad__V1__FileHandedOver *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &camerad__v1__file_handed_over__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
 void   camerad__v1__record_response__init
@@ -765,7 +855,45 @@ const ProtobufCMessageDescriptor camerad__v1__stop_recording__descriptor =
   (ProtobufCMessageInit) camerad__v1__stop_recording__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor camerad__v1__record_request__field_descriptors[2] =
+static const ProtobufCFieldDescriptor camerad__v1__next_file__field_descriptors[1] =
+{
+  {
+    "fd_index",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__NextFile, fd_index),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned camerad__v1__next_file__field_indices_by_name[] = {
+  0,   /* field[0] = fd_index */
+};
+static const ProtobufCIntRange camerad__v1__next_file__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor camerad__v1__next_file__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "camerad.v1.NextFile",
+  "NextFile",
+  "Camerad__V1__NextFile",
+  "camerad.v1",
+  sizeof(Camerad__V1__NextFile),
+  1,
+  camerad__v1__next_file__field_descriptors,
+  camerad__v1__next_file__field_indices_by_name,
+  1,  camerad__v1__next_file__number_ranges,
+  (ProtobufCMessageInit) camerad__v1__next_file__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor camerad__v1__record_request__field_descriptors[3] =
 {
   {
     "start",
@@ -791,15 +919,28 @@ static const ProtobufCFieldDescriptor camerad__v1__record_request__field_descrip
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "next_file",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Camerad__V1__RecordRequest, kind_case),
+    offsetof(Camerad__V1__RecordRequest, next_file),
+    &camerad__v1__next_file__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned camerad__v1__record_request__field_indices_by_name[] = {
+  2,   /* field[2] = next_file */
   0,   /* field[0] = start */
   1,   /* field[1] = stop */
 };
 static const ProtobufCIntRange camerad__v1__record_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor camerad__v1__record_request__descriptor =
 {
@@ -809,7 +950,7 @@ const ProtobufCMessageDescriptor camerad__v1__record_request__descriptor =
   "Camerad__V1__RecordRequest",
   "camerad.v1",
   sizeof(Camerad__V1__RecordRequest),
-  2,
+  3,
   camerad__v1__record_request__field_descriptors,
   camerad__v1__record_request__field_indices_by_name,
   1,  camerad__v1__record_request__number_ranges,
@@ -1060,7 +1201,58 @@ const ProtobufCMessageDescriptor camerad__v1__recording_finished__descriptor =
   (ProtobufCMessageInit) camerad__v1__recording_finished__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor camerad__v1__record_response__field_descriptors[3] =
+static const ProtobufCFieldDescriptor camerad__v1__file_handed_over__field_descriptors[2] =
+{
+  {
+    "figures",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__FileHandedOver, figures),
+    &camerad__v1__recording_figures__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "start_time_ns",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__FileHandedOver, start_time_ns),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned camerad__v1__file_handed_over__field_indices_by_name[] = {
+  0,   /* field[0] = figures */
+  1,   /* field[1] = start_time_ns */
+};
+static const ProtobufCIntRange camerad__v1__file_handed_over__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor camerad__v1__file_handed_over__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "camerad.v1.FileHandedOver",
+  "FileHandedOver",
+  "Camerad__V1__FileHandedOver",
+  "camerad.v1",
+  sizeof(Camerad__V1__FileHandedOver),
+  2,
+  camerad__v1__file_handed_over__field_descriptors,
+  camerad__v1__file_handed_over__field_indices_by_name,
+  1,  camerad__v1__file_handed_over__number_ranges,
+  (ProtobufCMessageInit) camerad__v1__file_handed_over__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor camerad__v1__record_response__field_descriptors[4] =
 {
   {
     "started",
@@ -1098,16 +1290,29 @@ static const ProtobufCFieldDescriptor camerad__v1__record_response__field_descri
     0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "handed_over",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Camerad__V1__RecordResponse, kind_case),
+    offsetof(Camerad__V1__RecordResponse, handed_over),
+    &camerad__v1__file_handed_over__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_ONEOF,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned camerad__v1__record_response__field_indices_by_name[] = {
   2,   /* field[2] = finished */
+  3,   /* field[3] = handed_over */
   1,   /* field[1] = progress */
   0,   /* field[0] = started */
 };
 static const ProtobufCIntRange camerad__v1__record_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor camerad__v1__record_response__descriptor =
 {
@@ -1117,7 +1322,7 @@ const ProtobufCMessageDescriptor camerad__v1__record_response__descriptor =
   "Camerad__V1__RecordResponse",
   "camerad.v1",
   sizeof(Camerad__V1__RecordResponse),
-  3,
+  4,
   camerad__v1__record_response__field_descriptors,
   camerad__v1__record_response__field_indices_by_name,
   1,  camerad__v1__record_response__number_ranges,

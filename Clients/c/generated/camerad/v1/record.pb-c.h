@@ -19,10 +19,12 @@ typedef struct Camerad__V1__VideoRecordingSettings Camerad__V1__VideoRecordingSe
 typedef struct Camerad__V1__MovieMetadata Camerad__V1__MovieMetadata;
 typedef struct Camerad__V1__StartRecording Camerad__V1__StartRecording;
 typedef struct Camerad__V1__StopRecording Camerad__V1__StopRecording;
+typedef struct Camerad__V1__NextFile Camerad__V1__NextFile;
 typedef struct Camerad__V1__RecordRequest Camerad__V1__RecordRequest;
 typedef struct Camerad__V1__RecordingFigures Camerad__V1__RecordingFigures;
 typedef struct Camerad__V1__RecordingStarted Camerad__V1__RecordingStarted;
 typedef struct Camerad__V1__RecordingFinished Camerad__V1__RecordingFinished;
+typedef struct Camerad__V1__FileHandedOver Camerad__V1__FileHandedOver;
 typedef struct Camerad__V1__RecordResponse Camerad__V1__RecordResponse;
 
 
@@ -186,10 +188,30 @@ struct  Camerad__V1__StopRecording
      }
 
 
+/*
+ * Hands the recording over to another file (beyond AVFoundation): at the
+ * next keyframe, asked for at once, the file under way is finished and this
+ * message's descriptor takes over — no frame lost between the two. Limits
+ * apply to each file.
+ */
+struct  Camerad__V1__NextFile
+{
+  ProtobufCMessage base;
+  /*
+   * The message's descriptor that is the next file, as StartRecording's.
+   */
+  uint32_t fd_index;
+};
+#define CAMERAD__V1__NEXT_FILE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__next_file__descriptor) \
+    , 0 }
+
+
 typedef enum {
   CAMERAD__V1__RECORD_REQUEST__KIND__NOT_SET = 0,
   CAMERAD__V1__RECORD_REQUEST__KIND_START = 1,
-  CAMERAD__V1__RECORD_REQUEST__KIND_STOP = 2
+  CAMERAD__V1__RECORD_REQUEST__KIND_STOP = 2,
+  CAMERAD__V1__RECORD_REQUEST__KIND_NEXT_FILE = 3
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CAMERAD__V1__RECORD_REQUEST__KIND__CASE)
 } Camerad__V1__RecordRequest__KindCase;
 
@@ -206,6 +228,7 @@ struct  Camerad__V1__RecordRequest
      * Ends the recording; RecordingFinished follows once the file is finished.
      */
     Camerad__V1__StopRecording *stop;
+    Camerad__V1__NextFile *next_file;
   };
 };
 #define CAMERAD__V1__RECORD_REQUEST__INIT \
@@ -278,11 +301,33 @@ struct  Camerad__V1__RecordingFinished
     , CAMERAD__V1__RECORDING_ENDING__RECORDING_ENDING_UNSPECIFIED, 0, NULL, (char *)protobuf_c_empty_string }
 
 
+/*
+ * The file under way was finished at a keyframe and NextFile's took over
+ * from that keyframe on; progress and RecordingFinished speak of the new file.
+ */
+struct  Camerad__V1__FileHandedOver
+{
+  ProtobufCMessage base;
+  /*
+   * The finished file's.
+   */
+  Camerad__V1__RecordingFigures *figures;
+  /*
+   * The new file's time 0 on CLOCK_MONOTONIC: its first frame's capture time.
+   */
+  int64_t start_time_ns;
+};
+#define CAMERAD__V1__FILE_HANDED_OVER__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__file_handed_over__descriptor) \
+    , NULL, 0 }
+
+
 typedef enum {
   CAMERAD__V1__RECORD_RESPONSE__KIND__NOT_SET = 0,
   CAMERAD__V1__RECORD_RESPONSE__KIND_STARTED = 1,
   CAMERAD__V1__RECORD_RESPONSE__KIND_PROGRESS = 2,
-  CAMERAD__V1__RECORD_RESPONSE__KIND_FINISHED = 3
+  CAMERAD__V1__RECORD_RESPONSE__KIND_FINISHED = 3,
+  CAMERAD__V1__RECORD_RESPONSE__KIND_HANDED_OVER = 4
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CAMERAD__V1__RECORD_RESPONSE__KIND__CASE)
 } Camerad__V1__RecordResponse__KindCase;
 
@@ -294,6 +339,7 @@ struct  Camerad__V1__RecordResponse
     Camerad__V1__RecordingStarted *started;
     Camerad__V1__RecordingFigures *progress;
     Camerad__V1__RecordingFinished *finished;
+    Camerad__V1__FileHandedOver *handed_over;
   };
 };
 #define CAMERAD__V1__RECORD_RESPONSE__INIT \
@@ -377,6 +423,25 @@ Camerad__V1__StopRecording *
 void   camerad__v1__stop_recording__free_unpacked
                      (Camerad__V1__StopRecording *message,
                       ProtobufCAllocator *allocator);
+/* Camerad__V1__NextFile methods */
+void   camerad__v1__next_file__init
+                     (Camerad__V1__NextFile         *message);
+size_t camerad__v1__next_file__get_packed_size
+                     (const Camerad__V1__NextFile   *message);
+size_t camerad__v1__next_file__pack
+                     (const Camerad__V1__NextFile   *message,
+                      uint8_t             *out);
+size_t camerad__v1__next_file__pack_to_buffer
+                     (const Camerad__V1__NextFile   *message,
+                      ProtobufCBuffer     *buffer);
+Camerad__V1__NextFile *
+       camerad__v1__next_file__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   camerad__v1__next_file__free_unpacked
+                     (Camerad__V1__NextFile *message,
+                      ProtobufCAllocator *allocator);
 /* Camerad__V1__RecordRequest methods */
 void   camerad__v1__record_request__init
                      (Camerad__V1__RecordRequest         *message);
@@ -453,6 +518,25 @@ Camerad__V1__RecordingFinished *
 void   camerad__v1__recording_finished__free_unpacked
                      (Camerad__V1__RecordingFinished *message,
                       ProtobufCAllocator *allocator);
+/* Camerad__V1__FileHandedOver methods */
+void   camerad__v1__file_handed_over__init
+                     (Camerad__V1__FileHandedOver         *message);
+size_t camerad__v1__file_handed_over__get_packed_size
+                     (const Camerad__V1__FileHandedOver   *message);
+size_t camerad__v1__file_handed_over__pack
+                     (const Camerad__V1__FileHandedOver   *message,
+                      uint8_t             *out);
+size_t camerad__v1__file_handed_over__pack_to_buffer
+                     (const Camerad__V1__FileHandedOver   *message,
+                      ProtobufCBuffer     *buffer);
+Camerad__V1__FileHandedOver *
+       camerad__v1__file_handed_over__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   camerad__v1__file_handed_over__free_unpacked
+                     (Camerad__V1__FileHandedOver *message,
+                      ProtobufCAllocator *allocator);
 /* Camerad__V1__RecordResponse methods */
 void   camerad__v1__record_response__init
                      (Camerad__V1__RecordResponse         *message);
@@ -486,6 +570,9 @@ typedef void (*Camerad__V1__StartRecording_Closure)
 typedef void (*Camerad__V1__StopRecording_Closure)
                  (const Camerad__V1__StopRecording *message,
                   void *closure_data);
+typedef void (*Camerad__V1__NextFile_Closure)
+                 (const Camerad__V1__NextFile *message,
+                  void *closure_data);
 typedef void (*Camerad__V1__RecordRequest_Closure)
                  (const Camerad__V1__RecordRequest *message,
                   void *closure_data);
@@ -497,6 +584,9 @@ typedef void (*Camerad__V1__RecordingStarted_Closure)
                   void *closure_data);
 typedef void (*Camerad__V1__RecordingFinished_Closure)
                  (const Camerad__V1__RecordingFinished *message,
+                  void *closure_data);
+typedef void (*Camerad__V1__FileHandedOver_Closure)
+                 (const Camerad__V1__FileHandedOver *message,
                   void *closure_data);
 typedef void (*Camerad__V1__RecordResponse_Closure)
                  (const Camerad__V1__RecordResponse *message,
@@ -514,10 +604,12 @@ extern const ProtobufCMessageDescriptor camerad__v1__video_recording_settings__d
 extern const ProtobufCMessageDescriptor camerad__v1__movie_metadata__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__start_recording__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__stop_recording__descriptor;
+extern const ProtobufCMessageDescriptor camerad__v1__next_file__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__record_request__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__recording_figures__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__recording_started__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__recording_finished__descriptor;
+extern const ProtobufCMessageDescriptor camerad__v1__file_handed_over__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__record_response__descriptor;
 
 PROTOBUF_C__END_DECLS
