@@ -46,7 +46,7 @@ extension CameraServiceHandlers {
                         }
                         try await recording.handOver(to: request.descriptors[Int(next.fdIndex)])
                     case .start: throw RPCError(.invalidArgument, "this call records already; start another Record call for another file")
-                    case nil: throw RPCError(.invalidArgument, "a recording's request must start or stop it")
+                    case nil: throw RPCError(.invalidArgument, "a recording's request must start, hand over (NextFile) or stop it")
                     }
                 }
             } catch let error as RPCError {
