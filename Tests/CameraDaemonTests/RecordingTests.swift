@@ -250,6 +250,36 @@ extension RecordingTests {
     }
 }
 
+extension RecordingTests {
+    /// minFreeDiskSpaceLimit while recording: once the file's filesystem has
+    /// less free than asked (a 512 KiB tmpfs, 384 KiB asked), the recording
+    /// ends with diskFull — room enough left to finish the file, whole, every
+    /// frame written playing.
+    @Test(.enabled(if: geteuid() == 0, "mounting a small tmpfs takes root"), .timeLimit(.minutes(2)))
+    func fallingBelowTheFreeSpaceAskedEndsTheRecordingWithAWholeFile() async throws {
+        try await withTemporaryDirectory { folder in
+            let disk = folder + "/disk"
+            try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: false)
+            let mounted = try await runProcess("/bin/mount", ["-t", "tmpfs", "-o", "size=512k", "tmpfs", disk])
+            try #require(mounted.status == 0, "mount: \(mounted.standardError)")
+            defer { _ = Glibc.umount2(disk, Int32(MNT_DETACH)) }
+            let streamer = DeviceStreamer(device: VirtualCamera(index: 0), timers: .testTimers, budget: budget, logger: logger)
+            let encoder = try await VideoEncoderNode(on: streamer, name: "virtual-0",
+                                                     settings: .init(width: Self.width, height: Self.height, frameRate: 30, keyframeInterval: 15),
+                                                     budget: budget, logger: logger)
+            let recording = try Recording(disk + "/movie.mp4", on: encoder, limits: .init(minFreeBytes: 384 << 10), logger: logger)
+            #expect(await waitUntil(timeout: .seconds(90)) { recording.ending != nil }, "the free space falls below the limit")
+            recording.unsubscribe(encoder)
+            encoder.stop()
+            #expect(recording.ending == .diskFull && recording.ending?.recordingSuccessfullyFinished == false)
+            let free = try #require(MovieRecorder.freeBytes(OwnedFD(adopting: open(disk, O_RDONLY | O_DIRECTORY | O_CLOEXEC))))
+            #expect(free > 0, "it stopped before the disk was full")
+            let frames = Int(try await MovieProbe.videoStream(disk + "/movie.mp4")["nb_read_frames"] as? String ?? "") ?? 0
+            #expect(frames > 0 && frames == recording.figures?.packets, "the whole file plays: \(frames) of \(recording.figures?.packets ?? 0)")
+        }
+    }
+}
+
 extension RecordingTests.Recording {
     /// Ends its subscription, as its owner does for a recorder that stopped itself (a limit).
     func unsubscribe(_ encoder: VideoEncoderNode) {
