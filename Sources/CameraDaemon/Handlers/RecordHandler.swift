@@ -56,11 +56,10 @@ extension CameraServiceHandlers {
             } catch {}
             await recording.stop()
         }
+        // Progress goes through the same stream as the other events: one loop sends them all, in order.
         let progress = Task {
             while (try? await Task.sleep(for: Self.recordingProgressInterval)) != nil {
-                var response = Camerad_V1_RecordResponse()
-                response.progress = Camerad_V1_RecordingFigures(recording.recorder.figures)
-                guard writer.send(response) else { return }
+                sink.wake(with: .progress(recording.recorder.figures))
             }
         }
         defer {
@@ -69,14 +68,21 @@ extension CameraServiceHandlers {
         }
         // Until the file is finished, or the call ends (the client went: its file is finished all the same).
         await withTaskCancellationHandler {
+            var file = 0
             for await event in events {
                 var response = Camerad_V1_RecordResponse()
                 switch event {
                 case .started(let started): response.started = started
-                case .handedOver(let handedOver): response.handedOver = handedOver
+                case .progress(let figures):
+                    // Figures read just before a hand-over are the finished file's: not the news they would seem.
+                    guard figures.file == file else { continue }
+                    response.progress = Camerad_V1_RecordingFigures(figures)
+                case .handedOver(let handedOver):
+                    file += 1
+                    response.handedOver = handedOver
                 case .finished(let finished): response.finished = finished
                 }
-                _ = writer.send(response)
+                guard writer.send(response) else { continue }
             }
         } onCancel: {
             Task { await recording.stop() }

@@ -45,6 +45,8 @@ final class MovieRecorder: FrameSink {
         var packets = 0
         /// Packets reported dropped (a slow disk), and the keyframe waits that followed.
         var packetsDropped = 0
+        /// Which file they are of: 0, then one more at each hand-over.
+        var file = 0
     }
 
     /// Limits that end a recording: with success (AVFoundation's
@@ -259,8 +261,9 @@ final class MovieRecorder: FrameSink {
                     try current.finishWriting()
                     state.figures.bytes = current.bytesWritten
                     handedOver = (publish(state.figures), packet.presentationTimeNanoseconds)
-                    published.withLock { $0 = Figures() }
-                    state.figures = Figures()
+                    let fresh = Figures(file: state.figures.file + 1)
+                    published.withLock { $0 = fresh }
+                    state.figures = fresh
                     (state.writer, state.file, state.nextFile) = (nil, next, nil)
                 }
                 let writer: MovieWriter

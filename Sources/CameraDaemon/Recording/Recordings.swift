@@ -42,6 +42,8 @@ final class Recordings: Sendable {
     /// What a recording tells its call.
     enum Event: Sendable {
         case started(Camerad_V1_RecordingStarted)
+        /// The figures now (the handler sends them every 500 ms).
+        case progress(MovieRecorder.Figures)
         case handedOver(Camerad_V1_FileHandedOver)
         case finished(Camerad_V1_RecordingFinished)
     }
