@@ -161,6 +161,35 @@ extension CaptureKitEndToEnd {
         }
     }
 
+    @Test("conformance: record_hand_over") func recordHandOver() async throws {
+        try await withTemporaryDirectory { folder in
+            try await withCaptureKitDaemon { _ in
+                let (session, output) = try await MovieFileOutputTests.session()
+                try await session.start()
+                let delegate = MovieFileOutputTests.Delegate()
+                let (first, second) = (URL(fileURLWithPath: folder + "/first.mp4"), URL(fileURLWithPath: folder + "/second.mp4"))
+                output.startRecording(to: first, recordingDelegate: delegate)
+                #expect(await waitUntil(timeout: .seconds(60)) { output.recordedDuration.seconds >= 1 })
+                try output.handOverRecording(to: second)
+                #expect(await waitUntil(timeout: .seconds(60)) { output.outputFileURL == second })
+                #expect(await waitUntil(timeout: .seconds(60)) { output.recordedDuration.seconds >= 1 })
+                output.stopRecording()
+                #expect(await waitUntil(timeout: .seconds(60)) { delegate.events.count >= 4 })
+                // CaptureKit has no figures for a handed-over file (AVFoundation has no place for them): the first
+                // file plays, the second holds what the output says, and the frames of both are in order.
+                var stamps: [UInt32] = []
+                for url in [first, second] {
+                    let sequences = try await MovieProbe.stamps(url.path, width: 320, height: 240, in: folder).compactMap { $0?.sequence }
+                    #expect(!sequences.isEmpty, "\(url.lastPathComponent) plays")
+                    if url == second { #expect(sequences.count == output.recordedFrameCount) }
+                    stamps += sequences
+                }
+                #expect(zip(stamps, stamps.dropFirst()).allSatisfy { $0 < $1 })
+                await session.stopRunning()
+            }
+        }
+    }
+
     @Test("conformance: record_pipe_refused") func recordPipeRefused() async throws {
         try await withTemporaryDirectory { folder in
             try await withCaptureKitDaemon { _ in

@@ -10,6 +10,8 @@ struct camerad_recording {
     Camerad__V1__RecordingStarted *started;
     Camerad__V1__RecordingFigures *figures;
     Camerad__V1__RecordingFinished *finished;
+    Camerad__V1__FileHandedOver *handed_over;
+    unsigned hand_overs;
     bool ended;
     camerad_error status;
 };
@@ -35,6 +37,15 @@ void camerad_recording_receive(camerad_recording *recording, const Camerad__V1__
         camerad_message_free(recording->figures);
         recording->figures = response->progress;
         response->progress = NULL;
+        break;
+    case CAMERAD__V1__RECORD_RESPONSE__KIND_HANDED_OVER:
+        camerad_message_free(recording->handed_over);
+        recording->handed_over = response->handed_over;
+        response->handed_over = NULL;
+        recording->hand_overs++;
+        /* The figures are the new file's from now on. */
+        camerad_message_free(recording->figures);
+        recording->figures = NULL;
         break;
     case CAMERAD__V1__RECORD_RESPONSE__KIND_FINISHED:
         camerad_message_free(recording->finished);
@@ -89,6 +100,25 @@ int camerad_recording_stop(camerad_recording *recording, camerad_error *error) {
     return CAMERAD_OK;
 }
 
+int camerad_recording_next_file(camerad_recording *recording, int fd, camerad_error *error) {
+    if (recording->ended) {
+        return camerad_set_error(error, CAMERAD_ERROR_INVALID_STATE, "the recording has ended; start another");
+    }
+    Camerad__V1__NextFile next = CAMERAD__V1__NEXT_FILE__INIT;
+    Camerad__V1__RecordRequest request = CAMERAD__V1__RECORD_REQUEST__INIT;
+    request.kind_case = CAMERAD__V1__RECORD_REQUEST__KIND_NEXT_FILE;
+    request.next_file = &next;
+    int result = camerad_send_message_with_fd(recording->client, recording->call, &request.base, fd);
+    if (result) return camerad_set_error(error, result, "handing the recording over failed: the connection to camerad broke");
+    return CAMERAD_OK;
+}
+
+const Camerad__V1__FileHandedOver *camerad_recording_get_handed_over(const camerad_recording *recording,
+                                                                     unsigned *count) {
+    if (count) *count = recording->hand_overs;
+    return recording->handed_over;
+}
+
 static bool has_started(void *argument) {
     const camerad_recording *recording = argument;
     return recording->ended || recording->started;
@@ -131,5 +161,6 @@ void camerad_recording_destroy(camerad_recording *recording) {
     camerad_message_free(recording->started);
     camerad_message_free(recording->figures);
     camerad_message_free(recording->finished);
+    camerad_message_free(recording->handed_over);
     free(recording);
 }

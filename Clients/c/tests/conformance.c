@@ -367,6 +367,71 @@ static void conformance_record_file_plays(void **state) {
     camerad_client_destroy(client);
 }
 
+static bool frames_in(const char *path, uint64_t expected) {
+    char command[300];
+    snprintf(command, sizeof command,
+             "ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 '%s'", path);
+    char *probe = test_output(&test_shared, command);
+    bool same = probe && strtoull(probe, NULL, 10) == expected;
+    free(probe);
+    return same;
+}
+
+/* Hands a recording over to a second file once a second is written, stops once the second file has a second;
+   one FileHandedOver, then STOPPED; each file holds the frames its figures say. */
+static void conformance_record_hand_over(void **state) {
+    camerad_client *client = test_connect(&test_shared, "conformance");
+    char first[160], second[160];
+    snprintf(first, sizeof first, "%s/first.mp4", test_shared.directory);
+    snprintf(second, sizeof second, "%s/second.mp4", test_shared.directory);
+    int fd = open(first, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    assert_true(fd >= 0);
+    Camerad__V1__VideoRecordingSettings video = CAMERAD__V1__VIDEO_RECORDING_SETTINGS__INIT;
+    video.width = 320;
+    video.height = 240;
+    Camerad__V1__StartRecording start = CAMERAD__V1__START_RECORDING__INIT;
+    start.unique_id = "virtual-0";
+    start.file_type = CAMERAD__V1__FILE_TYPE__FILE_TYPE_MP4;
+    start.video = &video;
+    start.movie_fragment_interval_ns = 1000000000;
+    camerad_error error;
+    camerad_recording *recording = camerad_recording_start(client, &start, fd, &error);
+    assert_non_null(recording);
+    close(fd);
+    assert_int_equal(camerad_recording_wait(recording, false, &error), CAMERAD_OK);
+    for (int i = 0; i < 600; i++) {
+        const Camerad__V1__RecordingFigures *figures = camerad_recording_get_figures(recording);
+        if (figures && figures->duration_ns >= 1000000000) break;
+        camerad_client_iterate(client, 100, NULL);
+    }
+    fd = open(second, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(camerad_recording_next_file(recording, fd, &error), CAMERAD_OK);
+    close(fd);
+    unsigned hand_overs = 0;
+    for (int i = 0; i < 600; i++) {
+        camerad_recording_get_handed_over(recording, &hand_overs);
+        const Camerad__V1__RecordingFigures *figures = camerad_recording_get_figures(recording);
+        if (hand_overs == 1 && figures && figures->duration_ns >= 1000000000) break;
+        camerad_client_iterate(client, 100, NULL);
+    }
+    const Camerad__V1__FileHandedOver *handed_over = camerad_recording_get_handed_over(recording, &hand_overs);
+    assert_int_equal(hand_overs, 1);
+    assert_non_null(handed_over);
+    assert_int_equal(camerad_recording_stop(recording, &error), CAMERAD_OK);
+    assert_int_equal(camerad_recording_wait(recording, true, &error), CAMERAD_OK);
+    const Camerad__V1__RecordingFinished *finished = camerad_recording_get_finished(recording, &error);
+    assert_non_null(finished);
+    assert_int_equal(finished->ending, CAMERAD__V1__RECORDING_ENDING__RECORDING_ENDING_STOPPED);
+    assert_true(handed_over->figures->frames > 0 && finished->figures->frames > 0);
+    assert_true(frames_in(first, handed_over->figures->frames));
+    assert_true(frames_in(second, finished->figures->frames));
+    camerad_recording_destroy(recording);
+    unlink(first);
+    unlink(second);
+    camerad_client_destroy(client);
+}
+
 /* A pipe is no movie file: refused with invalidArgument saying so, before anything is written; the
    connection goes on. */
 static void conformance_record_pipe_refused(void **state) {
@@ -589,6 +654,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(conformance_lock_refused_with_holder_pid, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(conformance_photo_decodes_with_exif, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(conformance_record_file_plays, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(conformance_record_hand_over, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(conformance_record_pipe_refused, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(conformance_unknown_device_error, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(conformance_bad_argument_error, test_count_fds, test_check_fds),

@@ -160,6 +160,7 @@ class RecordCall(Call):
         self.started: Optional[record_pb2.RecordingStarted] = None
         self.figures: Optional[record_pb2.RecordingFigures] = None
         self.finished: Optional[record_pb2.RecordingFinished] = None
+        self.handed_over: List[record_pb2.FileHandedOver] = []
 
     def receive(self, envelope: envelope_pb2.Envelope, fds: List[int]) -> None:
         if envelope.WhichOneof("kind") != "message":
@@ -177,6 +178,9 @@ class RecordCall(Call):
             self.started = response.started
         elif kind == "progress":
             self.figures = response.progress
+        elif kind == "handed_over":
+            self.handed_over.append(response.handed_over)
+            self.figures = None
         elif kind == "finished":
             self.finished = response.finished
             self.figures = response.finished.figures

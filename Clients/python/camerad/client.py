@@ -109,6 +109,17 @@ class Client:
                                           f"({error.strerror}); reconnect when camerad runs again")
                 raise self._connection.closed from None
 
+    def _send_with_descriptor(self, data: bytes, fd: int) -> None:
+        """`data` with `fd` riding on its first byte (SCM_RIGHTS), in a sendmsg of its own."""
+        with self._send_lock:
+            try:
+                sent = self._socket.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", fd))])
+                if sent < len(data):
+                    self._socket.sendall(data[sent:])
+            except OSError as error:
+                raise CaptureError(ErrorCode.CONNECTION_LOST, f"sending a file to camerad failed "
+                                   f"({error.strerror}); reconnect when camerad runs again") from None
+
     def _wait(self, done: Callable[[], bool], timeout: Optional[float]) -> bool:
         """Reads until `done()` or the timeout; False on the timeout."""
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -244,15 +255,8 @@ class Client:
         try:
             call = self._open_call(wire.RecordCall())
             self._send(wire.start_bytes(call.id, "Record"))
-            data = wire.message_with_descriptor(call.id, record_pb2.RecordRequest(start=start).SerializeToString())
-            with self._send_lock:
-                try:
-                    sent = self._socket.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", fd))])
-                    if sent < len(data):
-                        self._socket.sendall(data[sent:])
-                except OSError as error:
-                    raise CaptureError(ErrorCode.CONNECTION_LOST, f"sending the movie's file to camerad failed "
-                                       f"({error.strerror}); reconnect when camerad runs again") from None
+            self._send_with_descriptor(
+                wire.message_with_descriptor(call.id, record_pb2.RecordRequest(start=start).SerializeToString()), fd)
         finally:
             if opened is not None:
                 os.close(opened)
@@ -311,6 +315,27 @@ class Recording:
             raise self._call.error or CaptureError(ErrorCode.TIMED_OUT, "the recording did not start; "
                                                    "check the camera streams")
         return self._call.started
+
+    @property
+    def handed_over(self) -> List[record_pb2.FileHandedOver]:
+        """The hand-overs done (``next_file``), each with the finished file's figures."""
+        return list(self._call.handed_over)
+
+    def next_file(self, file) -> None:
+        """Hands the recording over to `file` (a path this client opens, or an open file or
+        descriptor) at a keyframe asked for at once: no frame lost between the two files."""
+        opened = None
+        if isinstance(file, (str, os.PathLike)):
+            opened = os.open(os.fspath(file), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+            fd = opened
+        else:
+            fd = file if isinstance(file, int) else file.fileno()
+        try:
+            request = record_pb2.RecordRequest(next_file=record_pb2.NextFile(fd_index=0))
+            self._client._send_with_descriptor(wire.message_with_descriptor(self._call.id, request.SerializeToString()), fd)
+        finally:
+            if opened is not None:
+                os.close(opened)
 
     def stop(self) -> None:
         """Ends the recording; ``wait()`` gives its RecordingFinished once the file is finished."""

@@ -150,6 +150,23 @@ def test_record_file_plays(client, tmp_path):
     assert probe.stdout.strip() == f"h264,320,{finished.figures.frames}"
 
 
+def test_record_hand_over(client, tmp_path):
+    first, second = tmp_path / "first.mp4", tmp_path / "second.mp4"
+    recording = client.record("virtual-0", first, width=320, height=240, fragment_interval=1)
+    recording.wait_started(timeout=60)
+    client._wait(lambda: recording.figures is not None and recording.figures.duration_ns >= 1_000_000_000, 60)
+    recording.next_file(second)
+    client._wait(lambda: len(recording.handed_over) == 1 and recording.figures is not None
+                 and recording.figures.duration_ns >= 1_000_000_000, 60)
+    recording.stop()
+    finished = recording.wait(timeout=60)
+    assert finished.ending == record_pb2.RECORDING_ENDING_STOPPED and len(recording.handed_over) == 1
+    for path, frames in [(first, recording.handed_over[0].figures.frames), (second, finished.figures.frames)]:
+        probe = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                                "stream=nb_read_frames", "-of", "csv=p=0", str(path)], capture_output=True, text=True, check=True)
+        assert frames > 0 and probe.stdout.strip() == str(frames)
+
+
 def test_record_pipe_refused(client):
     read_end, write_end = os.pipe()
     try:

@@ -192,6 +192,16 @@ typedef struct camerad_recording camerad_recording;
  */
 CAMERAD_API camerad_recording *camerad_recording_start(camerad_client *client, const Camerad__V1__StartRecording *start,
                                                        int fd, camerad_error *error);
+/*
+ * Hands the recording over to `fd` (another file opened for writing): at a
+ * keyframe asked for at once the file under way is finished and `fd` takes
+ * over, no frame lost between. camerad_recording_get_handed_over() counts
+ * the hand-overs done; the figures are then the new file's.
+ */
+CAMERAD_API int camerad_recording_next_file(camerad_recording *recording, int fd, camerad_error *error);
+/* The hand-overs done so far, and the last one's FileHandedOver (the finished file's figures), or NULL. */
+CAMERAD_API const Camerad__V1__FileHandedOver *camerad_recording_get_handed_over(const camerad_recording *recording,
+                                                                                 unsigned *count);
 /* Ends the recording; its RecordingFinished follows once the file is finished. */
 CAMERAD_API int camerad_recording_stop(camerad_recording *recording, camerad_error *error);
 /*
