@@ -467,20 +467,29 @@ struct Bench {
     /// A daemon with one still NV12 virtual camera (1080p unless `size` says).
     func withDaemon<T>(size: String = "\(CameradBench.width)x\(CameradBench.height)", unthrottled: Bool = false,
                                _ body: (Child, String) throws -> T) throws -> T {
+        try withDaemon(size: size, stillPicture: true, unthrottled: unthrottled) { daemon, socket, _ in try body(daemon, socket) }
+    }
+
+    /// A daemon of its own in a temporary folder (given to `body`, removed
+    /// after), with one NV12 virtual camera at 30 fps — a still picture, or
+    /// its moving stamped one — and `microphones` virtual microphones.
+    func withDaemon<T>(size: String, stillPicture: Bool, unthrottled: Bool = false, microphones: Int = 0,
+                       _ body: (Child, String, String) throws -> T) throws -> T {
         let directory = NSTemporaryDirectory() + "camerad-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let socket = directory + "/camerad.sock"
-        let daemon = try Child(camerad, ["--socket", socket, "--virtual-cameras", "0", "--log-level", "error"])
+        let daemon = try Child(camerad, ["--socket", socket, "--virtual-cameras", "0", "--virtual-microphones", "\(microphones)",
+                                         "--log-level", "error"])
         defer {
             daemon.signal(SIGTERM)
             _ = daemon.finish()
         }
         for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(20_000) }
         usleep(50_000)
-        try run(camctl, ["--socket", socket, "virtual", "add", "--format", "NV12", "--size", size, "--fps", "30",
-                         "--static-picture"] + (unthrottled ? ["--unthrottled"] : []))
-        return try body(daemon, socket)
+        try run(camctl, ["--socket", socket, "virtual", "add", "--format", "NV12", "--size", size, "--fps", "30"]
+            + (stillPicture ? ["--static-picture"] : []) + (unthrottled ? ["--unthrottled"] : []))
+        return try body(daemon, socket, directory)
     }
 
     /// One run of N `client`s (camctl unless it says) streaming the camera's
@@ -592,7 +601,7 @@ struct Bench {
             let movie = NSTemporaryDirectory() + "camerad-bench-isolation-\(getpid()).mp4"
             defer { unlink(movie) }
             let recorder = try Child(camctl, ["--socket", socket, "record", "virtual-0", movie, "--size", "1920x1080", "--force", "--json"])
-            try waitUntil("the recording") { ((try? FileManager.default.attributesOfItem(atPath: movie))?[.size] as? Int ?? 0) > 0 }
+            try waitUntil("the recording") { fileSize(movie) > 0 }
             let besideRecorder = try StreamFigures(Self.report(run(camctl, native)))
             _ = recorder.stop(within: 10)
             return (alone, beside, costlyFigures, besideRecorder)

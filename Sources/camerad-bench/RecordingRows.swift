@@ -34,18 +34,12 @@ extension Bench {
     /// One run: a daemon with a 1080p30 NV12 virtual camera, `recorders`
     /// camctl record processes writing to a temporary folder.
     func recording(recorders: Int) throws -> RecordingRow {
-        let directory = NSTemporaryDirectory() + "camerad-bench-record-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let socket = directory + "/camerad.sock"
-        let daemon = try Child(camerad, ["--socket", socket, "--virtual-cameras", "0", "--log-level", "error"])
-        defer {
-            daemon.signal(SIGTERM)
-            _ = daemon.finish()
+        try withDaemon(size: "1920x1080", stillPicture: false) { daemon, socket, directory in
+            try recording(recorders: recorders, daemon: daemon, socket: socket, directory: directory)
         }
-        for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(20_000) }
-        usleep(50_000)
-        try run(camctl, ["--socket", socket, "virtual", "add", "--format", "NV12", "--size", "1920x1080", "--fps", "30"])
+    }
+
+    private func recording(recorders: Int, daemon: Child, socket: String, directory: String) throws -> RecordingRow {
         let children = try (0..<recorders).map { index in
             try Child(camctl, ["--socket", socket, "record", "0", "\(directory)/movie-\(index).mp4", "--size", "1920x1080",
                                "--fps", "30", "--json"])
@@ -54,7 +48,7 @@ extension Bench {
         defer { if !finished { children.forEach { $0.signal(SIGKILL) } } }
         try waitUntil("\(recorders) recordings to start") {
             (0..<recorders).allSatisfy { index in
-                ((try? FileManager.default.attributesOfItem(atPath: "\(directory)/movie-\(index).mp4"))?[.size] as? Int ?? 0) > 0
+                fileSize("\(directory)/movie-\(index).mp4") > 0
             }
         }
         usleep(Self.warmUp)
@@ -137,18 +131,12 @@ struct MixedLoadRow {
 extension Bench {
     /// camerad's side of one run.
     func mixedLoadCamerad(into row: inout MixedLoadRow) throws {
-        let directory = NSTemporaryDirectory() + "camerad-bench-mixed-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let socket = directory + "/camerad.sock"
-        let daemon = try Child(camerad, ["--socket", socket, "--virtual-cameras", "0", "--virtual-microphones", "1", "--log-level", "error"])
-        defer {
-            daemon.signal(SIGTERM)
-            _ = daemon.finish()
+        try withDaemon(size: "1920x1080", stillPicture: false, microphones: 1) { daemon, socket, directory in
+            try mixedLoadCamerad(daemon: daemon, socket: socket, directory: directory, into: &row)
         }
-        for _ in 0..<200 where !FileManager.default.fileExists(atPath: socket) { usleep(20_000) }
-        usleep(50_000)
-        try run(camctl, ["--socket", socket, "virtual", "add", "--format", "NV12", "--size", "1920x1080", "--fps", "30"])
+    }
+
+    private func mixedLoadCamerad(daemon: Child, socket: String, directory: String, into row: inout MixedLoadRow) throws {
         let skip = String(Int(Double(Self.warmUp) / 1e6 * 30))
         let movie = directory + "/movie.mp4"
         let children = [
@@ -161,7 +149,7 @@ extension Bench {
         defer { if !finished { children.forEach { $0.signal(SIGKILL) } } }
         try waitUntil("the recording and two streams") {
             let streams = try statistics(socket).streams
-            return ((try? FileManager.default.attributesOfItem(atPath: movie))?[.size] as? Int ?? 0) > 0 && streams >= 3
+            return fileSize(movie) > 0 && streams >= 3
         }
         usleep(Self.warmUp)
         let before = CPUSample(server: daemon.pid, clients: children.map(\.pid))
