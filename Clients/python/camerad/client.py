@@ -232,34 +232,23 @@ class Client:
         client opens (created or truncated), or an open file object or descriptor, written to by
         camerad (which never opens a path itself). `file_type` "mov" or "mp4" (None: from the
         path's extension, else mp4). Limits end it successfully; ``Recording.wait()`` says how."""
-        opened = None
-        if isinstance(file, (str, os.PathLike)):
-            path = os.fspath(file)
-            opened = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
-            fd = opened
-        else:
-            fd = file if isinstance(file, int) else file.fileno()
-            path = getattr(file, "name", str(fd))
-        if file_type is None:
-            file_type = "mov" if str(path).lower().endswith(".mov") else "mp4"
-        types = {"mov": record_pb2.FILE_TYPE_MOV, "mp4": record_pb2.FILE_TYPE_MP4}
-        if file_type not in types:
-            raise CaptureError(ErrorCode.INVALID_ARGUMENT, f"file type {file_type!r} is not one of mov, mp4")
-        start = record_pb2.StartRecording(
-            unique_id=unique_id, audio_unique_id=audio_unique_id, file_type=types[file_type],
-            video=record_pb2.VideoRecordingSettings(width=width, height=height, frame_rate=frame_rate,
-                                                    average_bit_rate=average_bit_rate),
-            max_duration_ns=int(max_duration * 1e9), max_file_size=max_file_size,
-            movie_fragment_interval_ns=int(fragment_interval * 1e9),
-            metadata=record_pb2.MovieMetadata(location_iso6709=location), fd_index=0)
-        try:
+        with _movie_descriptor(file) as (fd, path):
+            if file_type is None:
+                file_type = "mov" if str(path).lower().endswith(".mov") else "mp4"
+            types = {"mov": record_pb2.FILE_TYPE_MOV, "mp4": record_pb2.FILE_TYPE_MP4}
+            if file_type not in types:
+                raise CaptureError(ErrorCode.INVALID_ARGUMENT, f"file type {file_type!r} is not one of mov, mp4")
+            start = record_pb2.StartRecording(
+                unique_id=unique_id, audio_unique_id=audio_unique_id, file_type=types[file_type],
+                video=record_pb2.VideoRecordingSettings(width=width, height=height, frame_rate=frame_rate,
+                                                        average_bit_rate=average_bit_rate),
+                max_duration_ns=int(max_duration * 1e9), max_file_size=max_file_size,
+                movie_fragment_interval_ns=int(fragment_interval * 1e9),
+                metadata=record_pb2.MovieMetadata(location_iso6709=location), fd_index=0)
             call = self._open_call(wire.RecordCall())
             self._send(wire.start_bytes(call.id, "Record"))
             self._send_with_descriptor(
                 wire.message_with_descriptor(call.id, record_pb2.RecordRequest(start=start).SerializeToString()), fd)
-        finally:
-            if opened is not None:
-                os.close(opened)
         return Recording(self, call, str(path))
 
     def stream(self, unique_id: str, settings: Optional[stream_pb2.OutputSettings] = None,
@@ -281,6 +270,23 @@ class Client:
                                    f"sample format {sample_format!r} is not one of s16, s32, f32")
             audio.sample_format = numbers[sample_format]
         return Stream(self, unique_id, stream_pb2.OutputSettings(max_frames_in_flight=periods_in_flight), 0, audio)
+
+
+@contextlib.contextmanager
+def _movie_descriptor(file):
+    """`file` as the descriptor to send camerad, with its name: a path is opened here (created
+    or truncated) and closed after the block (camerad has its own by then); an open file object
+    or a descriptor is the caller's."""
+    if isinstance(file, (str, os.PathLike)):
+        path = os.fspath(file)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        try:
+            yield fd, path
+        finally:
+            os.close(fd)
+    else:
+        fd = file if isinstance(file, int) else file.fileno()
+        yield fd, getattr(file, "name", str(fd))
 
 
 class Recording:
@@ -324,18 +330,9 @@ class Recording:
     def next_file(self, file) -> None:
         """Hands the recording over to `file` (a path this client opens, or an open file or
         descriptor) at a keyframe asked for at once: no frame lost between the two files."""
-        opened = None
-        if isinstance(file, (str, os.PathLike)):
-            opened = os.open(os.fspath(file), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
-            fd = opened
-        else:
-            fd = file if isinstance(file, int) else file.fileno()
-        try:
+        with _movie_descriptor(file) as (fd, _):
             request = record_pb2.RecordRequest(next_file=record_pb2.NextFile(fd_index=0))
             self._client._send_with_descriptor(wire.message_with_descriptor(self._call.id, request.SerializeToString()), fd)
-        finally:
-            if opened is not None:
-                os.close(opened)
 
     def stop(self) -> None:
         """Ends the recording; ``wait()`` gives its RecordingFinished once the file is finished."""
