@@ -15,6 +15,11 @@ public enum MovieProbe {
         return stream
     }
 
+    /// The frames ffprobe counted in a ``videoStream(_:)``; 0 when it counted none.
+    public static func frames(_ stream: [String: Any]) -> Int {
+        Int(stream["nb_read_frames"] as? String ?? "") ?? 0
+    }
+
     /// Every frame ffmpeg decodes from `path` (`width`×`height`), its stamp in
     /// order (nil where it does not read); decoded into `folder`,
     /// each frame once (no frame repeated to fill a gap at a constant rate).

@@ -255,12 +255,12 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
             start.movieFragmentIntervalNs = Int64(movie.fragmentInterval.seconds * 1e9)
         }
         start.metadata = Camerad_V1_MovieMetadata(movie.metadata)
-        // Non-blocking: a FIFO with no reader refuses at once instead of hanging here (camerad refuses pipes).
-        let fd = Glibc.open(outputFileURL.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0o644)
-        guard fd >= 0 else {
-            return refuse(CaptureError(.invalidArgument, "cannot open \(outputFileURL.path) for writing: \(String(cString: strerror(errno)))"))
+        let file: OwnedFD
+        do throws(CaptureError) {
+            file = try Self.openMovie(outputFileURL)
+        } catch {
+            return refuse(error)
         }
-        let file = OwnedFD(adopting: fd)
         state.withLock { state in
             state.recording = Recording(url: outputFileURL, call: nil)
             state.figures = Camerad_V1_RecordingFigures()
@@ -311,12 +311,9 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
         guard let call = state.withLock({ $0.recording?.call }) else {
             throw CaptureError(.invalidState, "no recording under way to hand over; startRecording first (and wait for it to start)")
         }
-        let fd = Glibc.open(nextURL.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0o644)
-        guard fd >= 0 else {
-            throw CaptureError(.invalidArgument, "cannot open \(nextURL.path) for writing: \(String(cString: strerror(errno)))")
-        }
+        let file = try Self.openMovie(nextURL)
         state.withLock { $0.recording?.nextURLs.append(nextURL) }
-        MovieRecordingCall(call).handOver(to: OwnedFD(adopting: fd))
+        MovieRecordingCall(call).handOver(to: file)
     }
 
     private func handle(_ event: MovieRecordingCall.Event, url first: URL, delegate: any CaptureFileOutputRecordingDelegate,
@@ -350,6 +347,16 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
             if figures == nil { Self.removeIfEmpty(url) }
             delegateQueue.async { delegate.fileOutput(self, didFinishRecordingTo: url, from: connections, error: result) }
         }
+    }
+
+    /// The movie at `url`, created or truncated, for camerad to write. Non-blocking: a FIFO
+    /// with no reader refuses at once instead of hanging here (camerad refuses pipes).
+    private static func openMovie(_ url: URL) throws(CaptureError) -> OwnedFD {
+        let fd = Glibc.open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0o644)
+        guard fd >= 0 else {
+            throw CaptureError(.invalidArgument, "cannot open \(url.path) for writing: \(String(cString: strerror(errno)))")
+        }
+        return OwnedFD(adopting: fd)
     }
 
     private static func removeIfEmpty(_ url: URL) {

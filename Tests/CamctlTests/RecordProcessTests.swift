@@ -37,7 +37,7 @@ import Testing
                     let ended = try JSONDecoder().decode(Ended.self, from: Data(output.utf8))
                     #expect(ended.ending == ending && ended.recordingSuccessfullyFinished, "\(output)")
                     let stream = try await MovieProbe.videoStream(path)
-                    let frames = Int(stream["nb_read_frames"] as? String ?? "") ?? 0
+                    let frames = MovieProbe.frames(stream)
                     #expect(frames > 0 && frames == ended.frames, "\(path): \(frames) frames; \(output)")
                     #expect(stream["width"] as? Int == 320 && stream["codec_name"] as? String == "h264")
                 }

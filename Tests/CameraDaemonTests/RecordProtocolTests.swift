@@ -129,7 +129,7 @@ import Testing
                     #expect(finished.ending == .stopped && finished.successfullyFinished && finished.message.isEmpty)
                     #expect(try await Self.startsAtAKeyframe(path), "\(path) starts at a keyframe")
                     let stream = try await MovieProbe.videoStream(path)
-                    let frames = Int(stream["nb_read_frames"] as? String ?? "") ?? 0
+                    let frames = MovieProbe.frames(stream)
                     #expect(UInt64(frames) == finished.figures.frames, "\(path): \(frames) frames of \(finished.figures.frames) written")
                     #expect(Self.size(path) == finished.figures.bytes)
                     if path != other {
@@ -234,7 +234,7 @@ import Testing
                     #expect(finished.ending == expected.0 && finished.successfullyFinished == expected.1, "\(name): \(finished)")
                     #expect(!finished.message.isEmpty, "\(name) says why")
                     let path = "\(folder)/\(name).mp4"
-                    let frames = Int(try await MovieProbe.videoStream(path)["nb_read_frames"] as? String ?? "") ?? 0
+                    let frames = MovieProbe.frames(try await MovieProbe.videoStream(path))
                     #expect(frames > 0 && UInt64(frames) == finished.figures.frames, "\(name): \(frames) frames of \(finished.figures.frames)")
                     switch name {
                     case "sized": #expect(finished.figures.bytes >= 40_000 && Self.size(path) == finished.figures.bytes)
@@ -315,7 +315,7 @@ import Testing
                 let written = try #require(call.lastProgress)
                 _ = await daemon.stop(signal: SIGKILL)
                 let stream = try await MovieProbe.videoStream(path)
-                let frames = Int(stream["nb_read_frames"] as? String ?? "") ?? 0
+                let frames = MovieProbe.frames(stream)
                 print("killed: camerad had written \(written.frames) frames when last asked, \(written.bytes) bytes; the file plays \(frames) frames")
                 // What was written when camerad last said, less the fragment under way then (15 frames) and the one
                 // before it, whose keyframe may have come late: all but the last fragment.
@@ -364,7 +364,7 @@ import Testing
                 #expect(truncated.finished != nil, "the truncated file's recording ends, saying how")
                 let finished = try #require(call.finished)
                 #expect(finished.ending == .stopped)
-                let frames = Int(try await MovieProbe.videoStream(path)["nb_read_frames"] as? String ?? "") ?? 0
+                let frames = MovieProbe.frames(try await MovieProbe.videoStream(path))
                 #expect(UInt64(frames) == finished.figures.frames && frames > 0)
                 try await expectServes(daemon)
             }

@@ -81,7 +81,7 @@ import Testing
                 let figures = try #require(recording.figures)
                 let stream = try await MovieProbe.videoStream(recording.path)
                 #expect(stream["codec_name"] as? String == "h264" && stream["width"] as? Int == Self.width, "\(stream)")
-                let frames = Int(stream["nb_read_frames"] as? String ?? "") ?? 0
+                let frames = MovieProbe.frames(stream)
                 #expect(frames == figures.packets, "\(recording.path): the file holds every packet written: \(frames) of \(figures.packets)")
                 let size = try FileManager.default.attributesOfItem(atPath: recording.path)[.size] as? Int64
                 #expect(size == figures.bytes)
@@ -223,16 +223,7 @@ extension RecordingTests {
     /// a 96 KiB tmpfs (mounting one takes root: skipped otherwise).
     @Test(.enabled(if: geteuid() == 0, "mounting a small tmpfs to fill takes root"), .timeLimit(.minutes(2)))
     func aFullDiskEndsTheRecordingWithDiskFullAndAPlayableFile() async throws {
-        try await withTemporaryDirectory { folder in
-            let disk = folder + "/disk"
-            try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: false)
-            let mounted = try await runProcess("/bin/mount", ["-t", "tmpfs", "-o", "size=96k", "tmpfs", disk])
-            try #require(mounted.status == 0, "mount: \(mounted.standardError)")
-            defer { _ = Glibc.umount2(disk, Int32(MNT_DETACH)) }
-            let streamer = DeviceStreamer(device: VirtualCamera(index: 0), timers: .testTimers, budget: budget, logger: logger)
-            let encoder = try await VideoEncoderNode(on: streamer, name: "virtual-0",
-                                                     settings: .init(width: Self.width, height: Self.height, frameRate: 30, keyframeInterval: 15),
-                                                     budget: budget, logger: logger)
+        try await withEncoderOnASmallDisk(size: "96k") { folder, disk, encoder in
             let recording = try Recording(disk + "/movie.mp4", on: encoder, logger: logger)
             #expect(await waitUntil(timeout: .seconds(90)) { recording.ending != nil }, "the disk fills")
             recording.unsubscribe(encoder)
@@ -241,7 +232,7 @@ extension RecordingTests {
             // A copy off the full disk for ffmpeg (it writes nothing there, but be sure).
             try FileManager.default.copyItem(atPath: disk + "/movie.mp4", toPath: folder + "/movie.mp4")
             let stream = try await MovieProbe.videoStream(folder + "/movie.mp4")
-            let frames = Int(stream["nb_read_frames"] as? String ?? "") ?? 0
+            let frames = MovieProbe.frames(stream)
             print("a full disk: \(frames) frames play of \(recording.figures?.packets ?? 0) written")
             #expect(frames >= 15, "the whole fragments play: \(stream)")
             let stamps = try await MovieProbe.stamps(folder + "/movie.mp4", width: Self.width, height: Self.height, in: folder).compactMap { $0?.sequence }
@@ -257,16 +248,7 @@ extension RecordingTests {
     /// frame written playing.
     @Test(.enabled(if: geteuid() == 0, "mounting a small tmpfs takes root"), .timeLimit(.minutes(2)))
     func fallingBelowTheFreeSpaceAskedEndsTheRecordingWithAWholeFile() async throws {
-        try await withTemporaryDirectory { folder in
-            let disk = folder + "/disk"
-            try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: false)
-            let mounted = try await runProcess("/bin/mount", ["-t", "tmpfs", "-o", "size=512k", "tmpfs", disk])
-            try #require(mounted.status == 0, "mount: \(mounted.standardError)")
-            defer { _ = Glibc.umount2(disk, Int32(MNT_DETACH)) }
-            let streamer = DeviceStreamer(device: VirtualCamera(index: 0), timers: .testTimers, budget: budget, logger: logger)
-            let encoder = try await VideoEncoderNode(on: streamer, name: "virtual-0",
-                                                     settings: .init(width: Self.width, height: Self.height, frameRate: 30, keyframeInterval: 15),
-                                                     budget: budget, logger: logger)
+        try await withEncoderOnASmallDisk(size: "512k") { _, disk, encoder in
             let recording = try Recording(disk + "/movie.mp4", on: encoder, limits: .init(minFreeBytes: 384 << 10), logger: logger)
             #expect(await waitUntil(timeout: .seconds(90)) { recording.ending != nil }, "the free space falls below the limit")
             recording.unsubscribe(encoder)
@@ -274,8 +256,28 @@ extension RecordingTests {
             #expect(recording.ending == .diskFull && recording.ending?.recordingSuccessfullyFinished == false)
             let free = try #require(MovieRecorder.freeBytes(OwnedFD(adopting: open(disk, O_RDONLY | O_DIRECTORY | O_CLOEXEC))))
             #expect(free > 0, "it stopped before the disk was full")
-            let frames = Int(try await MovieProbe.videoStream(disk + "/movie.mp4")["nb_read_frames"] as? String ?? "") ?? 0
+            let frames = MovieProbe.frames(try await MovieProbe.videoStream(disk + "/movie.mp4"))
             #expect(frames > 0 && frames == recording.figures?.packets, "the whole file plays: \(frames) of \(recording.figures?.packets ?? 0)")
+        }
+    }
+}
+
+extension RecordingTests {
+    /// A tmpfs of `size` mounted in a temporary folder (mounting takes root),
+    /// and a 320x240 H.264 encoder on a virtual camera with a keyframe every
+    /// 15 frames (fragments cut often): what the disk-space tests record.
+    func withEncoderOnASmallDisk(size: String, _ body: (_ folder: String, _ disk: String, VideoEncoderNode) async throws -> Void) async throws {
+        try await withTemporaryDirectory { folder in
+            let disk = folder + "/disk"
+            try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: false)
+            let mounted = try await runProcess("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", disk])
+            try #require(mounted.status == 0, "mount: \(mounted.standardError)")
+            defer { _ = Glibc.umount2(disk, Int32(MNT_DETACH)) }
+            let streamer = DeviceStreamer(device: VirtualCamera(index: 0), timers: .testTimers, budget: budget, logger: logger)
+            let encoder = try await VideoEncoderNode(on: streamer, name: "virtual-0",
+                                                     settings: .init(width: Self.width, height: Self.height, frameRate: 30, keyframeInterval: 15),
+                                                     budget: budget, logger: logger)
+            try await body(folder, disk, encoder)
         }
     }
 }

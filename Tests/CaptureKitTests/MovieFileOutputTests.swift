@@ -86,7 +86,7 @@ extension CaptureKitEndToEnd {
                 let streams = try await MovieProbe.streams(url.path)
                 #expect(streams.compactMap { $0["codec_name"] as? String } == ["h264", "aac"], "\(streams)")
                 let video = try await MovieProbe.videoStream(url.path)
-                let frames = Int(video["nb_read_frames"] as? String ?? "") ?? 0
+                let frames = MovieProbe.frames(video)
                 #expect(frames == output.recordedFrameCount && video["width"] as? Int == 320)
                 let stamps = try await MovieProbe.stamps(url.path, width: 320, height: 240, in: folder).compactMap { $0?.sequence }
                 #expect(stamps.count == frames && zip(stamps, stamps.dropFirst()).allSatisfy { $0 < $1 })
@@ -130,7 +130,7 @@ extension CaptureKitEndToEnd {
                 output.stopRecording()
                 let stopError = try #require(await stopped.finished())
                 #expect(stopError == nil, "\(String(describing: stopError))")
-                let frames = Int(try await MovieProbe.videoStream(url.path)["nb_read_frames"] as? String ?? "") ?? 0
+                let frames = MovieProbe.frames(try await MovieProbe.videoStream(url.path))
                 #expect(frames > 0 && frames == output.recordedFrameCount)
                 await session.stopRunning()
             }

@@ -344,7 +344,7 @@ struct VividGuestTests {
                 let json = try JSONDecoder().decode(Ended.self, from: Data(ended.standardOutput.utf8))
                 #expect(json.ending == "deviceWasDisconnected" && !json.recordingSuccessfullyFinished, "\(ended.standardOutput)")
                 let stream = try await MovieProbe.videoStream(path)
-                let frames = Int(stream["nb_read_frames"] as? String ?? "") ?? 0
+                let frames = MovieProbe.frames(stream)
                 #expect(frames > 0 && frames == json.frames, "\(frames) frames play of \(json.frames) written")
             }
         }

@@ -315,6 +315,18 @@ static void conformance_photo_decodes_with_exif(void **state) {
     camerad_client_destroy(client);
 }
 
+/* A recording of virtual-0 in H.264 320x240, MP4, 1 s fragments; `video` holds its settings. */
+static Camerad__V1__StartRecording start_320x240(Camerad__V1__VideoRecordingSettings *video) {
+    video->width = 320;
+    video->height = 240;
+    Camerad__V1__StartRecording start = CAMERAD__V1__START_RECORDING__INIT;
+    start.unique_id = "virtual-0";
+    start.file_type = CAMERAD__V1__FILE_TYPE__FILE_TYPE_MP4;
+    start.video = video;
+    start.movie_fragment_interval_ns = 1000000000;
+    return start;
+}
+
 /* Records virtual-0 (320x240, 1 s fragments) into a file this test opened, stops once camerad says a
    second is written; it finishes STOPPED, successfully, and ffprobe reads as many frames as it says. */
 static void conformance_record_file_plays(void **state) {
@@ -324,13 +336,7 @@ static void conformance_record_file_plays(void **state) {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     assert_true(fd >= 0);
     Camerad__V1__VideoRecordingSettings video = CAMERAD__V1__VIDEO_RECORDING_SETTINGS__INIT;
-    video.width = 320;
-    video.height = 240;
-    Camerad__V1__StartRecording start = CAMERAD__V1__START_RECORDING__INIT;
-    start.unique_id = "virtual-0";
-    start.file_type = CAMERAD__V1__FILE_TYPE__FILE_TYPE_MP4;
-    start.video = &video;
-    start.movie_fragment_interval_ns = 1000000000;
+    Camerad__V1__StartRecording start = start_320x240(&video);
     camerad_error error;
     camerad_recording *recording = camerad_recording_start(client, &start, fd, &error);
     assert_non_null(recording);
@@ -387,13 +393,7 @@ static void conformance_record_hand_over(void **state) {
     int fd = open(first, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     assert_true(fd >= 0);
     Camerad__V1__VideoRecordingSettings video = CAMERAD__V1__VIDEO_RECORDING_SETTINGS__INIT;
-    video.width = 320;
-    video.height = 240;
-    Camerad__V1__StartRecording start = CAMERAD__V1__START_RECORDING__INIT;
-    start.unique_id = "virtual-0";
-    start.file_type = CAMERAD__V1__FILE_TYPE__FILE_TYPE_MP4;
-    start.video = &video;
-    start.movie_fragment_interval_ns = 1000000000;
+    Camerad__V1__StartRecording start = start_320x240(&video);
     camerad_error error;
     camerad_recording *recording = camerad_recording_start(client, &start, fd, &error);
     assert_non_null(recording);
