@@ -130,8 +130,7 @@ final class V4L2Capture: CaptureStream, Sendable {
         let layout = mode.layout
         let packers = (0..<queue.bufferCount).map { _ in RowPacker(layout: layout, bytesPerLine: bytesPerLine) }
         let duration = mode.frameDuration.nanoseconds
-        var wraps: UInt64 = 0
-        var lastSequence: UInt32?
+        var numbering = FrameNumbering()
         do throws(V4L2Error) {
             while true {
                 let ready = thread.wait()
@@ -141,8 +140,7 @@ final class V4L2Capture: CaptureStream, Sendable {
                 }
                 // POLLERR: the driver stopped the queue; DQBUF says why.
                 guard ready.descriptorIsReady, let frame = try queue.dequeue() else { continue }
-                defer { lastSequence = frame.sequence }
-                if let last = lastSequence, frame.sequence < last { wraps += 1 << 32 }
+                let sequence = numbering.number(forDriverCount: frame.sequence)
                 guard !frame.isCorrupted, let bytes = packers[frame.index].pack(frame.planes[0]) else {
                     try queue.enqueue(frame.index)
                     continue
@@ -158,12 +156,34 @@ final class V4L2Capture: CaptureStream, Sendable {
                     frame.startsAtBuffer && bytes.baseAddress == frame.planes[0].baseAddress
                         ? DeviceBuffers.Buffer(buffers: buffers, index: index) : nil
                 }
-                onFrame(CapturedFrame(bytes: bytes, sequence: wraps + UInt64(frame.sequence), timestampNanoseconds: timestamp,
+                onFrame(CapturedFrame(bytes: bytes, sequence: sequence, timestampNanoseconds: timestamp,
                                       durationNanoseconds: duration, buffer: shared, giveBack: { leases.frameDone(index) }))
             }
         } catch {
             return error
         }
+    }
+}
+
+/// Numbers a capture's frames from the driver's 32-bit count (V4L2's
+/// `sequence`): 64 bits, past the count's wrap, and strictly increasing. A
+/// count that does not advance (vivid's repeats one when its thread is
+/// starved) would read to clients as a frame out of order and break their
+/// accounting: such a frame gets the number after the last, and the numbers
+/// catch up with the count at its next gap.
+struct FrameNumbering {
+    private var wraps: UInt64 = 0
+    private var lastCount: UInt32?
+    private var lastNumber: UInt64?
+
+    mutating func number(forDriverCount count: UInt32) -> UInt64 {
+        // A wrap goes from near the top to near 0; a small step back is the driver's stumble.
+        if let last = lastCount, count < last, last - count > 1 << 31 { wraps += 1 << 32 }
+        lastCount = count
+        var number = wraps + UInt64(count)
+        if let last = lastNumber, number <= last { number = last + 1 }
+        lastNumber = number
+        return number
     }
 }
 
