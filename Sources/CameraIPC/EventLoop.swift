@@ -202,6 +202,9 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         let capacity = 64
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: capacity)
         defer { events.deallocate() }
+        // The work of a round, swapped with the state's empty list: neither is
+        // ever reallocated, however many rounds come.
+        var batch: [Work] = []
         while true {
             let count: Int32
             do {
@@ -224,21 +227,19 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
             // waiting while the loop sleeps.
             var stopping = false
             while !stopping {
-                let work: [Work]
-                (work, stopping) = state.withLock { state in
-                    defer {
-                        state.work = []
-                        state.wakeupPending = false
-                    }
-                    return (state.work, state.stopping)
+                stopping = state.withLock { state in
+                    swap(&batch, &state.work)
+                    state.wakeupPending = false
+                    return state.stopping
                 }
-                if work.isEmpty { break }
-                for item in work {
+                if batch.isEmpty { break }
+                for item in batch {
                     switch item {
                     case .closure(let task): task()
                     case .job(let job): job.runSynchronously(on: asUnownedTaskExecutor())
                     }
                 }
+                batch.removeAll(keepingCapacity: true)
             }
             if stopping { break }
         }
@@ -251,7 +252,9 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
 
     /// Milliseconds until the earliest timer (rounded up), or -1: none.
     private func nextTimeout() -> Int32 {
-        guard let deadline = state.withLock({ $0.timers.values.lazy.map(\.deadline).min() }) else { return -1 }
+        guard let deadline = state.withLock({ state in
+            state.timers.isEmpty ? nil : state.timers.values.lazy.map { $0.deadline }.min()
+        }) else { return -1 }
         let nanoseconds = max(0, deadline - monotonicNanoseconds())
         return Int32(clamping: (nanoseconds + 999_999) / 1_000_000)
     }

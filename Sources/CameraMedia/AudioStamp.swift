@@ -47,13 +47,25 @@ public enum AudioStamp {
         }
     }
 
-    /// Each frame's value in turn, a block's bits worked out once.
+    /// Each frame's value in turn, counted along: a block's bits worked out once,
+    /// no division a sample.
     private static func render(frames: Int, from position: UInt64, _ write: (Int, Float) -> Void) {
-        var current = (block: block(at: position), word: word(of: block(at: position)))
-        for frame in 0..<frames {
-            let at = position + UInt64(frame)
-            if block(at: at) != current.block { current = (block(at: at), word(of: block(at: at))) }
-            write(frame, tone[Int(at % UInt64(tone.count))] + mark(at: at, word: current.word))
+        tone.withUnsafeBufferPointer { tone in
+            var toneIndex = Int(position % UInt64(tone.count))
+            var block = block(at: position)
+            var word = word(of: block)
+            var inBlock = Int(position % UInt64(blockFrames))
+            for frame in 0..<frames {
+                write(frame, tone[toneIndex] + mark(inBlock: inBlock, word: word))
+                toneIndex += 1
+                if toneIndex == tone.count { toneIndex = 0 }
+                inBlock += 1
+                if inBlock == blockFrames {
+                    inBlock = 0
+                    block &+= 1
+                    word = Self.word(of: block)
+                }
+            }
         }
     }
 
@@ -137,7 +149,11 @@ public enum AudioStamp {
 
     /// The click pattern at `position` in a block of bits `word` (0 where the block is quiet).
     private static func mark(at position: UInt64, word: UInt64) -> Float {
-        let frame = Int(position % UInt64(blockFrames))
+        mark(inBlock: Int(position % UInt64(blockFrames)), word: word)
+    }
+
+    /// The click pattern `frame` frames into a block of bits `word`.
+    private static func mark(inBlock frame: Int, word: UInt64) -> Float {
         if frame < markerFrames { return markerLevel }
         if frame < markerFrames * 2 { return -markerLevel }
         let bit = (frame - markerFrames * 2) / bitFrames

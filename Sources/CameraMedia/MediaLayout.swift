@@ -103,17 +103,19 @@ public struct AudioLayout: Hashable, Sendable, CustomStringConvertible {
 extension AudioLayout.SampleFormat {
     /// Writes samples (−1...1) in this format, packed: S16 and S32 scaled to
     /// their largest value and rounded (clamped), F32 as they are.
-    public func store(_ samples: [Float], into bytes: UnsafeMutableRawBufferPointer) {
-        for (index, value) in samples.enumerated() {
-            switch self {
-            case .s16:
+    public func store(_ samples: UnsafeBufferPointer<Float>, into bytes: UnsafeMutableRawBufferPointer) {
+        switch self {
+        case .s16:
+            for (index, value) in samples.enumerated() {
                 bytes.storeBytes(of: Int16(clamping: Int((value * 32767).rounded())), toByteOffset: index * 2, as: Int16.self)
-            case .s32:
+            }
+        case .s32:
+            for (index, value) in samples.enumerated() {
                 bytes.storeBytes(of: Int32(clamping: Int64((Double(value) * Double(Int32.max)).rounded())),
                                  toByteOffset: index * 4, as: Int32.self)
-            case .f32:
-                bytes.storeBytes(of: value, toByteOffset: index * 4, as: Float.self)
             }
+        case .f32:
+            bytes.copyMemory(from: UnsafeRawBufferPointer(samples))
         }
     }
 

@@ -22,7 +22,7 @@ import Synchronization
 /// (``FrameRing``), read on the same thread when its signal fires: camerad
 /// sends no message per frame. Other news still comes on the socket and waits
 /// for its place in the ring (``AnnouncedFrames``).
-final class FrameStream: Sendable {
+final class FrameStream: SlotOwner {
     /// What arrives on a stream.
     enum Event: Sendable {
         case frame(SampleBuffer)
@@ -53,7 +53,7 @@ final class FrameStream: Sendable {
 
     private struct State {
         var phase = Phase.opening(nil)
-        var pools: [UInt64: MappedFramePool] = [:]
+        var pools: [UInt64: StreamPool] = [:]
         var started = Camerad_V1_StreamStarted()
     }
     private let state = Mutex(State())
@@ -199,17 +199,13 @@ final class FrameStream: Sendable {
             try ring.read { record in
                 switch record {
                 case let .frame(poolID, slot, sequence, presentationTimeNs, durationNs, bytesUsed):
-                    guard let pool = state.withLock({ $0.pools[poolID] }) else {
+                    // The pool of the frame before, most often: no look-up.
+                    if announced.lastPool?.id != poolID { announced.lastPool = state.withLock { $0.pools[poolID] } }
+                    guard let pool = announced.lastPool else {
                         throw CaptureError(.internalError, "camerad announced a frame of unknown pool \(poolID)")
                     }
-                    var frame = Camerad_V1_FrameReady()
-                    frame.poolID = poolID
-                    frame.slot = slot
-                    frame.sequence = sequence
-                    frame.presentationTimeNs = presentationTimeNs
-                    frame.durationNs = durationNs
-                    frame.bytesUsed = bytesUsed
-                    frame.planes = pool.description.planes
+                    let frame = ArrivedFrame(slot: slot, sequence: sequence, presentationTimeNs: presentationTimeNs,
+                                             durationNs: durationNs, bytesUsed: bytesUsed)
                     deliver(.frame(SampleBuffer(frame, pool: pool, stream: self)))
                 case let .dropped(reason, count, lastSequence):
                     deliver(.dropped(SampleBuffer.DroppedFrameReason(Camerad_V1_DropReason(rawValue: Int(reason)) ?? .unspecified),
@@ -241,7 +237,7 @@ final class FrameStream: Sendable {
         do {
             switch response {
             case .started(let started):
-                let pool = try MappedFramePool(started.pool, descriptors: descriptors)
+                let pool = StreamPool(try MappedFramePool(started.pool, descriptors: descriptors))
                 if started.hasReleaseRing {
                     let index = Int(started.releaseRing.fdIndex)
                     guard index < descriptors.count else {
@@ -269,15 +265,15 @@ final class FrameStream: Sendable {
                 opening?.resume(returning: started)
                 return nil
             case .frame(let frame):
-                guard let pool = state.withLock({ $0.pools[frame.poolID] }) ?? (frame.data.isEmpty ? nil : MappedFramePool.inline) else {
+                guard let pool = state.withLock({ $0.pools[frame.poolID] }) ?? (frame.data.isEmpty ? nil : StreamPool.inline) else {
                     throw CaptureError(.internalError, "camerad sent a frame of unknown pool \(frame.poolID)")
                 }
-                return .frame(SampleBuffer(frame, pool: pool, stream: self))
+                return .frame(SampleBuffer(ArrivedFrame(frame), pool: pool, stream: self))
             case .dropped(let dropped):
                 return .dropped(SampleBuffer.DroppedFrameReason(dropped.reason), count: Int(dropped.count),
                                 lastSequence: dropped.lastSequence)
             case .formatChanged(let changed):
-                let pool = try MappedFramePool(changed.pool, descriptors: descriptors)
+                let pool = StreamPool(try MappedFramePool(changed.pool, descriptors: descriptors))
                 state.withLock { $0.pools[pool.id] = pool }
                 guard changed.hasDevice else { return .formatChanged(modeNote: nil) }
                 LiveDevices.shared.update(changed.device)
@@ -353,6 +349,8 @@ private final class AnnouncedFrames: EventHandler, @unchecked Sendable {
     var news: [(response: Camerad_V1_StreamResponse.OneOf_Kind?, descriptors: [OwnedFD])] = []
     /// Set while the ring is read: an end that comes meanwhile does not read it again.
     var reading = false
+    /// The pool of the last frame read from the ring.
+    var lastPool: StreamPool?
     private weak var stream: FrameStream?
     private var signal: OwnedFD?
     private let registration = Mutex<EventLoop.Registration?>(nil)

@@ -26,16 +26,13 @@ public final class PixelBuffer: @unchecked Sendable, CustomStringConvertible {
     /// The frame's bytes and their release.
     let memory: SlotBytes
 
-    /// - Parameter giveBack: hands the frame's slot back to camerad, called once
-    ///   when the buffer is released and no reader pins it.
-    init(_ frame: Camerad_V1_FrameReady, pool: MappedFramePool, giveBack: @escaping @Sendable () -> Void) {
-        let description = pool === MappedFramePool.inline ? nil : pool.description
-        width = Int(description?.width ?? 0)
-        height = Int(description?.height ?? 0)
-        pixelFormatType = PixelFormats.type(fourcc: description?.fourcc ?? 0, fullRange: description?.fullRange ?? false)
-        dataSize = Int(frame.bytesUsed)
-        planes = frame.planes
-        memory = SlotBytes(frame, pool: pool, giveBack: giveBack)
+    init(_ frame: ArrivedFrame, pool: StreamPool, memory: SlotBytes) {
+        width = pool.width
+        height = pool.height
+        pixelFormatType = pool.pixelFormatType
+        dataSize = frame.bytesUsed
+        planes = frame.planes ?? pool.planes
+        self.memory = memory
     }
 
     /// Gives the memory back (idempotent), at once or, while a reader pins it,

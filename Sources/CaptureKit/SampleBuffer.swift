@@ -56,26 +56,21 @@ public final class SampleBuffer: @unchecked Sendable, CustomStringConvertible {
     public let numSamples: Int
     public let attachments: Attachments
 
-    init(_ frame: Camerad_V1_FrameReady, pool: MappedFramePool, stream: FrameStream) {
+    init(_ frame: ArrivedFrame, pool: StreamPool, stream: FrameStream) {
         presentationTimeStamp = CMTime(nanoseconds: frame.presentationTimeNs)
         duration = CMTime(nanoseconds: frame.durationNs)
         sequenceNumber = frame.sequence
-        let (poolID, slot) = (pool.id, frame.slot)
-        let giveBack: @Sendable () -> Void = { stream.release(poolID: poolID, slot: slot) }
-        if pool.description.hasAudio {
-            let format = AudioCapabilities.Format(pool.description.audio)
-            let samples = BlockBuffer(SlotBytes(frame, pool: pool, giveBack: giveBack))
+        formatDescription = pool.formatDescription
+        let memory = SlotBytes(frame, pool: pool.mapped, owner: stream)
+        if let bytesPerFrame = pool.bytesPerAudioFrame {
+            let samples = BlockBuffer(memory)
             imageBuffer = nil
             dataBuffer = samples
-            numSamples = samples.dataLength / max(1, format.bytesPerFrame)
-            formatDescription = FormatDescription(audio: format)
+            numSamples = samples.dataLength / bytesPerFrame
         } else {
-            let pixels = PixelBuffer(frame, pool: pool, giveBack: giveBack)
-            imageBuffer = pixels
+            imageBuffer = PixelBuffer(frame, pool: pool, memory: memory)
             dataBuffer = nil
             numSamples = 1
-            formatDescription = FormatDescription(mediaSubType: pixels.pixelFormatType,
-                                                  dimensions: CMVideoDimensions(width: Int32(pixels.width), height: Int32(pixels.height)))
         }
         attachments = Attachments()
     }

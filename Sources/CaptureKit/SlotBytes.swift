@@ -19,8 +19,9 @@ final class SlotBytes: Sendable {
     /// What keeps the bytes readable: a slot of a mapped pool, or a copy of inline data.
     private struct Lease {
         let bytes: UnsafeRawBufferPointer
-        /// Gives a pool's slot back to camerad; nil for inline frames.
-        let giveBack: (@Sendable () -> Void)?
+        /// Where a pool's slot goes back; nil for inline frames.
+        let owner: (any SlotOwner)?
+        let slot: UInt32
         /// Inline frames: memory this buffer owns.
         let owned: UnsafeMutableRawBufferPointer?
         /// The pool whose mapping the bytes are in, kept mapped while they are read.
@@ -39,16 +40,16 @@ final class SlotBytes: Sendable {
         var emptyLocks = 0
     }
 
-    /// - Parameter giveBack: hands the slot back to camerad, called once when
-    ///   the bytes are released and no reader pins them.
-    init(_ frame: Camerad_V1_FrameReady, pool: MappedFramePool, giveBack: @escaping @Sendable () -> Void) {
-        if frame.data.isEmpty {
-            let bytes = pool.slot(frame.slot, bytes: Int(frame.bytesUsed)) ?? UnsafeRawBufferPointer(start: nil, count: 0)
-            state = Mutex(State(lease: Lease(bytes: bytes, giveBack: giveBack, owned: nil, pool: pool)))
+    /// - Parameter owner: where the slot goes back, once, when the bytes
+    ///   are released and no reader pins them.
+    init(_ frame: ArrivedFrame, pool: MappedFramePool, owner: any SlotOwner) {
+        if frame.inlineBytes.isEmpty {
+            let bytes = pool.slot(frame.slot, bytes: frame.bytesUsed) ?? UnsafeRawBufferPointer(start: nil, count: 0)
+            state = Mutex(State(lease: Lease(bytes: bytes, owner: owner, slot: frame.slot, owned: nil, pool: pool)))
         } else {
-            let owned = UnsafeMutableRawBufferPointer.allocate(byteCount: frame.data.count, alignment: 64)
-            owned.copyBytes(from: frame.data)
-            state = Mutex(State(lease: Lease(bytes: UnsafeRawBufferPointer(owned), giveBack: nil, owned: owned, pool: pool)))
+            let owned = UnsafeMutableRawBufferPointer.allocate(byteCount: frame.inlineBytes.count, alignment: 64)
+            owned.copyBytes(from: frame.inlineBytes)
+            state = Mutex(State(lease: Lease(bytes: UnsafeRawBufferPointer(owned), owner: nil, slot: frame.slot, owned: owned, pool: pool)))
         }
     }
 
@@ -74,8 +75,9 @@ final class SlotBytes: Sendable {
     }
 
     private static func giveBack(_ lease: Lease?) {
-        lease?.owned?.deallocate()
-        lease?.giveBack?()
+        guard let lease else { return }
+        lease.owned?.deallocate()
+        lease.owner?.release(poolID: lease.pool.id, slot: lease.slot)
     }
 
     /// Pins the memory for a reader; nil when it was released.
@@ -136,4 +138,10 @@ final class SlotBytes: Sendable {
         }
         if !empty { unpin() }
     }
+}
+
+/// Where a pool's slot goes back once its bytes are released: the stream it
+/// came on (to camerad), with no closure made per frame.
+protocol SlotOwner: AnyObject, Sendable {
+    func release(poolID: UInt64, slot: UInt32)
 }

@@ -2,7 +2,8 @@ import Foundation
 import Glibc
 
 /// Issue 34's figures: one virtual microphone (48 kHz stereo float, 10 ms
-/// periods) heard by N `camctl listen` processes, against GStreamer's
+/// periods) heard by N `camctl listen` processes (CaptureKit), and by N of
+/// the C library's `camerad-stream --audio`, against GStreamer's
 /// `audiotestsrc ! shmsink` heard by N `shmsrc` processes, measured the same
 /// way: all their CPU over a window of steady state, per second of audio.
 struct AudioRow {
@@ -42,29 +43,48 @@ struct AudioRow {
     }
 }
 
+/// The audio rows, by number of listeners: camerad's to CaptureKit's and to
+/// the C library's listeners, and GStreamer's.
+struct AudioRows {
+    var captureKit: [Int: AudioRow] = [:]
+    var c: [Int: AudioRow] = [:]
+    var gstreamer: [Int: AudioRow] = [:]
+
+    static func add(_ row: AudioRow, to rows: inout [Int: AudioRow]) {
+        rows[row.listeners] = rows[row.listeners].map { $0.adding(row) } ?? row
+    }
+}
+
 extension Bench {
     static let audioCaps = "audio/x-raw,format=F32LE,rate=48000,channels=2,layout=interleaved"
 
-    /// camerad's and GStreamer's audio rows at each number of listeners, `rounds` runs each, in turn.
-    func audioFanOut(rounds: Int, listenerCounts: [Int], gstreamer launcher: String?) throws -> (camerad: [Int: AudioRow], gstreamer: [Int: AudioRow]) {
-        var camerad: [Int: AudioRow] = [:]
-        var gstreamer: [Int: AudioRow] = [:]
+    /// Who hears camerad's microphone in a row.
+    enum AudioListener {
+        /// `camctl listen`: CaptureKit's audio data output.
+        case camctl
+        /// The C library's `camerad-stream --audio` at this path.
+        case c(String)
+    }
+
+    /// The audio rows at each number of listeners, `rounds` runs each, in turn;
+    /// the C rows when `cClient` is built.
+    func audioFanOut(rounds: Int, listenerCounts: [Int], gstreamer launcher: String?, cClient: String?) throws -> AudioRows {
+        var rows = AudioRows()
         for round in 1...rounds {
             FileHandle.standardError.write(Data("camerad-bench: audio, round \(round) of \(rounds)\n".utf8))
             for listeners in round.isMultiple(of: 2) ? listenerCounts.reversed() : listenerCounts {
-                let ours = try audioListeners(listeners)
-                camerad[listeners] = camerad[listeners].map { $0.adding(ours) } ?? ours
+                AudioRows.add(try audioListeners(listeners, .camctl), to: &rows.captureKit)
+                if let cClient { AudioRows.add(try audioListeners(listeners, .c(cClient)), to: &rows.c) }
                 if let launcher {
-                    let theirs = try gstreamerAudio(listeners: listeners, launcher: launcher)
-                    gstreamer[listeners] = gstreamer[listeners].map { $0.adding(theirs) } ?? theirs
+                    AudioRows.add(try gstreamerAudio(listeners: listeners, launcher: launcher), to: &rows.gstreamer)
                 }
             }
         }
-        return (camerad, gstreamer)
+        return rows
     }
 
-    /// N `camctl listen` processes on one virtual microphone of a daemon of their own.
-    func audioListeners(_ listeners: Int) throws -> AudioRow {
+    /// N listeners on one virtual microphone of a daemon of their own.
+    func audioListeners(_ listeners: Int, _ listener: AudioListener) throws -> AudioRow {
         let directory = NSTemporaryDirectory() + "camerad-bench-audio-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -80,7 +100,12 @@ extension Bench {
         // The warm-up's periods (100 a second) are left out of each listener's figures.
         let skip = String(Int(Double(Self.warmUp) / 1e6 * 100))
         let clients = try (0..<listeners).map { _ in
-            try Child(camctl, ["--socket", socket, "listen", "virtual-microphone-0", "--skip", skip, "--json"])
+            switch listener {
+            case .camctl:
+                try Child(camctl, ["--socket", socket, "listen", "virtual-microphone-0", "--skip", skip, "--json"])
+            case .c(let path):
+                try Child(path, ["virtual-microphone-0", "--audio", "--count", "0", "--skip", skip, "--json", "--socket", socket])
+            }
         }
         var finished = false
         defer { if !finished { clients.forEach { $0.signal(SIGKILL) } } }
@@ -94,12 +119,16 @@ extension Bench {
             do {
                 return try Self.report(output)
             } catch {
-                throw BenchError("camctl listen printed: \(output)")
+                throw BenchError("a listener printed: \(output)")
             }
         }
         finished = true
         let histograms = reports.compactMap { LatencyHistogram($0["latencyHistogram"]) }
-        return AudioRow(label: "camerad", listeners: listeners, cpu: after - before, seconds: window,
+        let label = switch listener {
+        case .camctl: "camerad"
+        case .c: "camerad C"
+        }
+        return AudioRow(label: label, listeners: listeners, cpu: after - before, seconds: window,
                         periods: reports.compactMap { $0["frames"] as? Int }.reduce(0, +),
                         drops: reports.compactMap { ($0["drops"] as? [String: Int])?.values.reduce(0, +) }.reduce(0, +),
                         latency: histograms.count == reports.count ? histograms.reduce(LatencyHistogram()) { $0.adding($1) } : nil)
@@ -136,25 +165,29 @@ extension Bench {
 }
 
 /// The audio table and its ratios, printed by `make bench` and `--audio-only`.
-func printAudio(_ bench: Bench, rounds: Int, launcher: String?) throws -> (camerad: [Int: AudioRow], gstreamer: [Int: AudioRow]) {
+func printAudio(_ bench: Bench, rounds: Int, launcher: String?, cClient: String) throws -> AudioRows {
+    let c = FileManager.default.isExecutableFile(atPath: cClient) ? cClient : nil
     print("Microphones: one virtual microphone, 48 kHz stereo float in 10 ms periods, heard in its own format by N")
-    print("camctl listen processes; GStreamer: audiotestsrc (live, 10 ms buffers) → shmsink → N × shmsrc → fakesink.")
+    print("camctl listen processes (camerad: CaptureKit) and N of the C library's camerad-stream --audio (camerad C);")
+    print("GStreamer: audiotestsrc (live, 10 ms buffers) → shmsink → N × shmsrc → fakesink.")
     print("\(rounds) runs each, in turn; CPU (user + system, every process) per second of audio; latency from a period's")
     print("capture (its first sample) to the listener, so one period (10 ms) is its floor:")
+    if c == nil { print("  (no C rows: \(cClient) is not built; make -C Clients/c)") }
     let counts = [1, 16]
-    let rows = try bench.audioFanOut(rounds: rounds, listenerCounts: counts, gstreamer: launcher)
+    let rows = try bench.audioFanOut(rounds: rounds, listenerCounts: counts, gstreamer: launcher, cClient: c)
     print(AudioRow.header)
     for listeners in counts {
-        rows.camerad[listeners].map { print($0.line) }
-        rows.gstreamer[listeners].map { print($0.line) }
+        for table in [rows.captureKit, rows.c, rows.gstreamer] { table[listeners].map { print($0.line) } }
     }
-    let ratios = counts.compactMap { listeners -> String? in
-        guard let ours = rows.camerad[listeners], let theirs = rows.gstreamer[listeners],
-              theirs.totalMillisecondsPerAudioSecond > 0 else { return nil }
-        return String(format: "%d listeners: %.2f", listeners, ours.totalMillisecondsPerAudioSecond / theirs.totalMillisecondsPerAudioSecond)
-    }
-    if !ratios.isEmpty {
-        print("camerad ÷ GStreamer, total CPU per second of audio (the goal: at most 0.7): " + ratios.joined(separator: ", "))
+    for (name, table) in [("camerad (CaptureKit listeners)", rows.captureKit), ("camerad (C listeners)", rows.c)] where !table.isEmpty {
+        let ratios = counts.compactMap { listeners -> String? in
+            guard let ours = table[listeners], let theirs = rows.gstreamer[listeners],
+                  theirs.totalMillisecondsPerAudioSecond > 0 else { return nil }
+            return String(format: "%d listeners: %.2f", listeners, ours.totalMillisecondsPerAudioSecond / theirs.totalMillisecondsPerAudioSecond)
+        }
+        if !ratios.isEmpty {
+            print("\(name) ÷ GStreamer, total CPU per second of audio (the goal: at most 0.7): " + ratios.joined(separator: ", "))
+        }
     }
     return rows
 }

@@ -25,7 +25,7 @@ enum CameradBench {
           --python-package DIR the Python client (Clients/python)
           --wake-floor-only    only what one frame signal raise waking 1 and 16 processes costs its writer
           --isolation-only     only a native 4K stream beside a costly one
-          --audio-only         only the microphone rows (1 and 16 listeners, against GStreamer)
+          --audio-only         only the microphone rows (1 and 16 listeners, CaptureKit and C, against GStreamer)
           --encoding-only      only the H.264 encoding row (camerad's encoder against ffmpeg's, same frames)
           --recording-only     only the recording rows (1 and 3 recorders of one camera; the mixed load against GStreamer)
           --help               this
@@ -89,7 +89,7 @@ enum CameradBench {
 
         let launcher = Bench.which("gst-launch-1.0")
         if flags.contains("--audio-only") {
-            _ = try printAudio(bench, rounds: rounds, launcher: launcher)
+            _ = try printAudio(bench, rounds: rounds, launcher: launcher, cClient: cClient)
             return
         }
         if flags.contains("--encoding-only") {
@@ -162,7 +162,7 @@ enum CameradBench {
         try printIsolation(bench)
 
         print("")
-        let audio = try printAudio(bench, rounds: rounds, launcher: launcher)
+        let audio = try printAudio(bench, rounds: rounds, launcher: launcher, cClient: cClient)
 
         print("")
         let encoding = try? printEncoding(rounds: rounds)
@@ -269,22 +269,25 @@ struct Summary {
     let unthrottledOverMemcpy: Double
     let v4l2: V4L2Figures?
     let others: ClientFigures
-    let audio: (camerad: [Int: AudioRow], gstreamer: [Int: AudioRow])
+    let audio: AudioRows
     let encoding: EncodingRow.Figures?
     let recording: [Int: RecordingRow]?
     let mixedLoad: MixedLoadRow?
 
-    /// Per number of listeners: CPU ms per second of audio on each side, their ratio, camerad's latency p99.
+    /// Per number of listeners: CPU ms per second of audio on each side (camerad
+    /// to CaptureKit's listeners and to C's), the ratios to GStreamer, camerad's latency p99.
     var audioJSON: String {
         func number(_ value: Double?, _ digits: Int = 2) -> String {
             value.map { String(format: "%.\(digits)f", $0) } ?? "null"
         }
-        return "{" + audio.camerad.keys.sorted().map { listeners -> String in
-            let ours = audio.camerad[listeners]?.totalMillisecondsPerAudioSecond
+        return "{" + audio.captureKit.keys.sorted().map { listeners -> String in
+            let ours = audio.captureKit[listeners]?.totalMillisecondsPerAudioSecond
+            let c = audio.c[listeners]?.totalMillisecondsPerAudioSecond
             let theirs = audio.gstreamer[listeners]?.totalMillisecondsPerAudioSecond
-            let ratio = ours.flatMap { ours in theirs.flatMap { $0 > 0 ? ours / $0 : nil } }
-            return "\"\(listeners)\": {\"camerad_ms_per_s\": \(number(ours)), \"gstreamer_ms_per_s\": \(number(theirs)), "
-                + "\"ratio\": \(number(ratio)), \"latency_p99_ms\": \(number(audio.camerad[listeners]?.latency?.milliseconds(atPercentile: 0.99)))}"
+            func ratio(_ ours: Double?) -> Double? { ours.flatMap { ours in theirs.flatMap { $0 > 0 ? ours / $0 : nil } } }
+            return "\"\(listeners)\": {\"camerad_ms_per_s\": \(number(ours)), \"camerad_c_ms_per_s\": \(number(c)), "
+                + "\"gstreamer_ms_per_s\": \(number(theirs)), \"ratio\": \(number(ratio(ours))), \"c_ratio\": \(number(ratio(c))), "
+                + "\"latency_p99_ms\": \(number(audio.captureKit[listeners]?.latency?.milliseconds(atPercentile: 0.99)))}"
         }.joined(separator: ", ") + "}"
     }
 

@@ -14,6 +14,18 @@ import Testing
         var value: Int { count.withLock { $0 } }
     }
 
+    /// Stands for the stream: runs `givenBack` when a slot goes back.
+    final class Owner: SlotOwner {
+        let givenBack: @Sendable () -> Void
+        init(_ givenBack: @escaping @Sendable () -> Void) { self.givenBack = givenBack }
+        func release(poolID: UInt64, slot: UInt32) { givenBack() }
+    }
+
+    /// A pixel buffer over `frame` of `pool`, as a stream makes one.
+    static func pixelBuffer(_ frame: ArrivedFrame, pool: MappedFramePool, givenBack: @escaping @Sendable () -> Void) -> PixelBuffer {
+        PixelBuffer(frame, pool: StreamPool(pool), memory: SlotBytes(frame, pool: pool, owner: Owner(givenBack)))
+    }
+
     /// A slot's memory, shared by the test's threads.
     final class SlotMemory: @unchecked Sendable {
         let bytes: UnsafeMutableRawBufferPointer
@@ -31,12 +43,9 @@ import Testing
         description.slotSize = 4096
         description.slotCount = 2
         let pool = try MappedFramePool(description, descriptors: [try memory.descriptor.duplicate()])
-        var frame = Camerad_V1_FrameReady()
-        frame.poolID = 1
-        frame.slot = 1
-        frame.bytesUsed = 64
+        let frame = ArrivedFrame(slot: 1, sequence: 0, presentationTimeNs: 0, durationNs: 0, bytesUsed: 64)
         let givenBack = Counter()
-        let buffer = PixelBuffer(frame, pool: pool) { givenBack.increment() }
+        let buffer = pixelBuffer(frame, pool: pool) { givenBack.increment() }
         return (buffer, givenBack)
     }
 
@@ -127,12 +136,9 @@ import Testing
         let pool = try MappedFramePool(description, descriptors: [try memory.descriptor.duplicate()])
         let badReads = Counter(), reads = Counter(), givenBack = Counter()
         for round in 0..<rounds {
-            var frame = Camerad_V1_FrameReady()
-            frame.poolID = 1
-            frame.slot = UInt32(round)
-            frame.bytesUsed = 4096
+            let frame = ArrivedFrame(slot: UInt32(round), sequence: 0, presentationTimeNs: 0, durationNs: 0, bytesUsed: 4096)
             let slot = SlotMemory(UnsafeMutableRawBufferPointer(rebasing: memory.bytes[round * 4096..<(round + 1) * 4096]))
-            let buffer = PixelBuffer(frame, pool: pool) {
+            let buffer = Self.pixelBuffer(frame, pool: pool) {
                 // What camerad does with a slot given back: the next frame goes there.
                 slot.bytes.initializeMemory(as: UInt8.self, repeating: 0xEE)
                 givenBack.increment()

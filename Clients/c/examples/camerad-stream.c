@@ -1,10 +1,12 @@
 /*
- * camerad-stream: N frames from a camera, and what became of every sequence
- * number (as `camctl stream --stats`: frames, drops by reason, the accounting,
- * and with --check the frame stamps of camerad's virtual cameras).
+ * camerad-stream: N frames from a camera, or with --audio N periods from a
+ * microphone (in its own format), and what became of every sequence number (as
+ * `camctl stream --stats` and `camctl listen --stats`: frames, drops by reason,
+ * the accounting, and with --check the frame stamps of camerad's virtual cameras).
  *
  *   camerad-stream DEVICE [--count N] [--skip N] [--pixel-format native|nv12|nv12-full|i420|yuyv|bgra]
  *                  [--size WxH] [--check] [--json] [--socket PATH]
+ *   camerad-stream MICROPHONE --audio [--count N] [--skip N] [--json] [--socket PATH]
  *
  * --count 0 streams until SIGINT or SIGTERM, then prints the statistics.
  * --skip N leaves the first N frames, and the drops reported before them, out
@@ -155,9 +157,18 @@ static void on_process(void *data, camerad_stream *stream) {
             continue;
         }
         if (!s->frames) {
+            const camerad_stream_format *format = camerad_stream_get_format(stream);
             char name[5];
-            snprintf(s->format, sizeof s->format, "%s %ux%u", corevideo_name(frame->fourcc, name), frame->width,
-                     frame->height);
+            if (format->sample_rate) {
+                const char *sample = format->sample_format == CAMERAD__V1__SAMPLE_FORMAT__SAMPLE_FORMAT_S16   ? "s16"
+                                     : format->sample_format == CAMERAD__V1__SAMPLE_FORMAT__SAMPLE_FORMAT_S32 ? "s32"
+                                                                                                              : "f32";
+                snprintf(s->format, sizeof s->format, "%s %uch %u Hz, %u frames a period", sample, format->channels,
+                         format->sample_rate, format->period_frames);
+            } else {
+                snprintf(s->format, sizeof s->format, "%s %ux%u", corevideo_name(frame->fourcc, name), frame->width,
+                         frame->height);
+            }
         }
         s->frames++;
         s->bytes += frame->size;
@@ -250,7 +261,7 @@ static int pixel_format(const char *name) {
 
 int main(int argc, char **argv) {
     const char *device = NULL, *socket_path = NULL;
-    int json = 0;
+    int json = 0, audio = 0;
     statistics s = {.count = 100};
     Camerad__V1__OutputSettings settings = CAMERAD__V1__OUTPUT_SETTINGS__INIT;
     for (int i = 1; i < argc; i++) {
@@ -268,6 +279,8 @@ int main(int argc, char **argv) {
             s.checking = true;
         } else if (strcmp(argv[i], "--json") == 0) {
             json = 1;
+        } else if (strcmp(argv[i], "--audio") == 0) {
+            audio = 1;
         } else if (strcmp(argv[i], "--socket") == 0 && i + 1 < argc) {
             socket_path = argv[++i];
         } else if (!device && argv[i][0] != '-') {
@@ -277,13 +290,16 @@ int main(int argc, char **argv) {
         }
     }
     if (!device) goto usage;
+    /* A microphone's periods come in its own format; the stamp check is the cameras'. */
+    if (audio && (s.checking || settings.pixel_format || settings.width)) goto usage;
 
     camerad_error error;
     camerad_client *client = camerad_client_connect(socket_path, "camerad-stream", &error);
-    camerad_stream *stream = client ? camerad_stream_new(client, device, &settings,
-                                                         CAMERAD__V1__SESSION_PRESET__SESSION_PRESET_UNSPECIFIED,
-                                                         &events, &s, &error)
-                                    : NULL;
+    camerad_stream *stream = !client ? NULL
+                             : audio ? camerad_audio_stream_new(client, device, NULL, 0, &events, &s, &error)
+                                     : camerad_stream_new(client, device, &settings,
+                                                          CAMERAD__V1__SESSION_PRESET__SESSION_PRESET_UNSPECIFIED,
+                                                          &events, &s, &error);
     if (!stream) {
         fprintf(stderr, "camerad-stream: %s (%s)\n", error.message, camerad_error_name(error.code));
         camerad_client_destroy(client);
@@ -315,6 +331,7 @@ int main(int argc, char **argv) {
 
 usage:
     fprintf(stderr, "usage: camerad-stream DEVICE [--count N] [--skip N] [--pixel-format native|nv12|nv12-full|i420|yuyv|bgra] "
-                    "[--size WxH] [--check] [--json] [--socket PATH]\n");
+                    "[--size WxH] [--check] [--json] [--socket PATH]\n"
+                    "       camerad-stream MICROPHONE --audio [--count N] [--skip N] [--json] [--socket PATH]\n");
     return 2;
 }

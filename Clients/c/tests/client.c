@@ -407,6 +407,26 @@ static void camerad_stream_skips_the_first_frames(void **state) {
     free(output);
 }
 
+/* camerad-stream --audio hears a microphone: 20 periods in its own format, every
+ * period number between the first and the last accounted for. */
+static void camerad_stream_hears_a_microphone(void **state) {
+    const char *stream = getenv("CAMERAD_STREAM");
+    if (!stream || !*stream) skip();
+    char *added = test_camctl(&test_shared, "virtual add --audio --index 11");
+    assert_non_null(added);
+    free(added);
+    char command[512];
+    snprintf(command, sizeof command, "'%s' virtual-microphone-11 --audio --count 20 --json", stream);
+    char *output = test_output(&test_shared, command);
+    free(test_camctl(&test_shared, "virtual remove virtual-microphone-11"));
+    assert_non_null(output);
+    assert_non_null(strstr(output, "\"frames\":20,"));
+    assert_non_null(strstr(output, "\"format\":\"f32 2ch 48000 Hz, 480 frames a period\""));
+    assert_non_null(strstr(output, "\"unaccounted\":0}"));
+    assert_non_null(strstr(output, "\"bytes\":76800,"));
+    free(output);
+}
+
 /* The example in README.md, as a program of its own: 100 frames and a clean exit. */
 static void the_readme_example_streams(void **state) {
     const char *example = getenv("README_EXAMPLE");
@@ -436,6 +456,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(configure_device_under_the_lock, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(camerad_list_prints_camctls_json, test_count_fds, test_check_fds),
         cmocka_unit_test_setup_teardown(camerad_stream_skips_the_first_frames, test_count_fds, test_check_fds),
+        cmocka_unit_test_setup_teardown(camerad_stream_hears_a_microphone, test_count_fds, test_check_fds),
     };
     return cmocka_run_group_tests_name("client", tests, test_start_shared, test_stop_shared);
 }

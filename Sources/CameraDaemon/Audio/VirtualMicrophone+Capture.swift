@@ -108,9 +108,8 @@ final class VirtualMicrophoneCapture: AudioCapture {
     /// One period of `signal` from `position`, times `gain`, in the layout's sample format; the bytes written.
     static func render(_ layout: AudioLayout, signal: Signal = .stamp, gain: Float = 1, from position: UInt64,
                        into slot: UnsafeMutableRawBufferPointer) -> Int {
-        let samples = layout.framesPerPeriod * layout.channels
-        var floats = [Float](repeating: 0, count: samples)
-        floats.withUnsafeMutableBufferPointer { floats in
+        // Made in floats on the stack, then stored in the layout's format: no allocation a period.
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: layout.framesPerPeriod * layout.channels) { floats in
             switch signal {
             case .stamp:
                 AudioStamp.render(into: floats, channels: layout.channels, from: position)
@@ -121,11 +120,11 @@ final class VirtualMicrophoneCapture: AudioCapture {
                     for channel in 0..<layout.channels { floats[frame * layout.channels + channel] = value }
                 }
             }
+            if gain != 1 {
+                for index in floats.indices { floats[index] *= gain }
+            }
+            layout.sampleFormat.store(UnsafeBufferPointer(floats), into: slot)
         }
-        if gain != 1 {
-            for index in floats.indices { floats[index] *= gain }
-        }
-        layout.sampleFormat.store(floats, into: slot)
         return layout.capacity
     }
 }
