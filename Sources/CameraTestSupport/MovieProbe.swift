@@ -47,12 +47,15 @@ extension MovieProbe {
         return (try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any])?["streams"] as? [[String: Any]] ?? []
     }
 
-    /// The first audio stream of `path` decoded by ffmpeg to mono 32-bit float at `rate`, from the stream's start.
-    public static func monoAudio(_ path: String, rate: Int, in folder: String) async throws -> [Float] {
+    /// The first audio stream of `path` decoded by ffmpeg to mono 32-bit float at `rate`, from the stream's
+    /// start (its start_time): its packets one after another — or, `placedByTimestamps`, as a player places
+    /// them, so that sample i plays at start_time + i / `rate` even after a gap between packets (silence).
+    public static func monoAudio(_ path: String, rate: Int, in folder: String, placedByTimestamps: Bool = false) async throws -> [Float] {
         let raw = folder + "/\(UUID().uuidString).f32"
         defer { try? FileManager.default.removeItem(atPath: raw) }
-        let result = try await runProcess("/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", path, "-map", "0:a", "-ac", "1", "-ar", "\(rate)",
-                                                              "-f", "f32le", raw], timeout: .seconds(120))
+        let placing = placedByTimestamps ? ["-af", "aresample=async=1:min_hard_comp=0.01"] : []
+        let result = try await runProcess("/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", path, "-map", "0:a", "-ac", "1", "-ar", "\(rate)"]
+                                              + placing + ["-f", "f32le", raw], timeout: .seconds(120))
         guard result.status == 0 else { throw DaemonFailure("ffmpeg \(path): \(result.standardError)") }
         return try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
     }

@@ -45,6 +45,8 @@ final class MovieRecorder: FrameSink {
         var packets = 0
         /// Packets reported dropped (a slow disk), and the keyframe waits that followed.
         var packetsDropped = 0
+        /// The sound's packets lost while the recorder was behind (silence in the file).
+        var soundPacketsDropped = 0
         /// Which file they are of: 0, then one more at each hand-over.
         var file = 0
     }
@@ -140,9 +142,9 @@ final class MovieRecorder: FrameSink {
     /// Publishes what the worker has written, keeping the drops counted meanwhile; under `state`'s lock.
     private func publish(_ written: Figures) -> Figures {
         published.withLock { figures in
-            let dropped = figures.packetsDropped
+            let dropped = (figures.packetsDropped, figures.soundPacketsDropped)
             figures = written
-            figures.packetsDropped = dropped
+            (figures.packetsDropped, figures.soundPacketsDropped) = dropped
             return figures
         }
     }
@@ -214,7 +216,11 @@ final class MovieRecorder: FrameSink {
             return true
         }
 
-        func dropped(_ drops: DropTally) {}
+        func dropped(_ drops: DropTally) {
+            let count = drops.reports.reduce(0) { $0 + $1.count }
+            recorder.published.withLock { $0.soundPacketsDropped += count }
+        }
+
         func formatChanged(_ news: StreamNews) {}
         func interrupted(_ reason: StreamInterruption, _ error: CameraError) {}
         func end(with error: CameraError?) {}
@@ -250,7 +256,10 @@ final class MovieRecorder: FrameSink {
                 guard kind == .video else {
                     // Sound waits for the picture to reach it (the picture's encoder is behind, by its lookahead
                     // at least): a file's sound neither starts before nor outlasts its picture.
-                    if state.heldSound.count >= Self.heldSoundLimit { state.heldSound.removeFirst() }
+                    if state.heldSound.count >= Self.heldSoundLimit {
+                        state.heldSound.removeFirst()
+                        published.withLock { $0.soundPacketsDropped += 1 }
+                    }
                     state.heldSound.append(packet)
                     try writeHeldSound(&state)
                     return nil

@@ -306,5 +306,6 @@ extension Camerad_V1_RecordingFigures {
         bytes = figures.bytes
         frames = UInt64(figures.packets)
         framesDropped = UInt64(figures.packetsDropped)
+        soundPacketsDropped = UInt64(figures.soundPacketsDropped)
     }
 }

@@ -399,6 +399,10 @@ public nonisolated struct Camerad_V1_RecordingFigures: Sendable {
   /// Frames lost to a slow disk (the file resumes at the next keyframe).
   public var framesDropped: UInt64 = 0
 
+  /// Packets of sound (AAC, 1024 samples each) lost while the recorder was
+  /// behind: the file is silent where they were, and what follows keeps its time.
+  public var soundPacketsDropped: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -920,7 +924,7 @@ nonisolated extension Camerad_V1_RecordRequest: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Camerad_V1_RecordingFigures: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RecordingFigures"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}duration_ns\0\u{1}bytes\0\u{1}frames\0\u{3}frames_dropped\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}duration_ns\0\u{1}bytes\0\u{1}frames\0\u{3}frames_dropped\0\u{3}sound_packets_dropped\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -932,6 +936,7 @@ nonisolated extension Camerad_V1_RecordingFigures: SwiftProtobuf.Message, SwiftP
       case 2: try { try decoder.decodeSingularInt64Field(value: &self.bytes) }()
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.frames) }()
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.framesDropped) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.soundPacketsDropped) }()
       default: break
       }
     }
@@ -950,6 +955,9 @@ nonisolated extension Camerad_V1_RecordingFigures: SwiftProtobuf.Message, SwiftP
     if self.framesDropped != 0 {
       try visitor.visitSingularUInt64Field(value: self.framesDropped, fieldNumber: 4)
     }
+    if self.soundPacketsDropped != 0 {
+      try visitor.visitSingularUInt64Field(value: self.soundPacketsDropped, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -958,6 +966,7 @@ nonisolated extension Camerad_V1_RecordingFigures: SwiftProtobuf.Message, SwiftP
     if lhs.bytes != rhs.bytes {return false}
     if lhs.frames != rhs.frames {return false}
     if lhs.framesDropped != rhs.framesDropped {return false}
+    if lhs.soundPacketsDropped != rhs.soundPacketsDropped {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

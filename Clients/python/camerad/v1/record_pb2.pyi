@@ -67,16 +67,18 @@ class RecordResponse(_message.Message):
     def __init__(self, started: _Optional[_Union[RecordingStarted, _Mapping]] = ..., progress: _Optional[_Union[RecordingFigures, _Mapping]] = ..., finished: _Optional[_Union[RecordingFinished, _Mapping]] = ..., handed_over: _Optional[_Union[FileHandedOver, _Mapping]] = ...) -> None: ...
 
 class RecordingFigures(_message.Message):
-    __slots__ = ["bytes", "duration_ns", "frames", "frames_dropped"]
+    __slots__ = ["bytes", "duration_ns", "frames", "frames_dropped", "sound_packets_dropped"]
     BYTES_FIELD_NUMBER: _ClassVar[int]
     DURATION_NS_FIELD_NUMBER: _ClassVar[int]
     FRAMES_DROPPED_FIELD_NUMBER: _ClassVar[int]
     FRAMES_FIELD_NUMBER: _ClassVar[int]
+    SOUND_PACKETS_DROPPED_FIELD_NUMBER: _ClassVar[int]
     bytes: int
     duration_ns: int
     frames: int
     frames_dropped: int
-    def __init__(self, duration_ns: _Optional[int] = ..., bytes: _Optional[int] = ..., frames: _Optional[int] = ..., frames_dropped: _Optional[int] = ...) -> None: ...
+    sound_packets_dropped: int
+    def __init__(self, duration_ns: _Optional[int] = ..., bytes: _Optional[int] = ..., frames: _Optional[int] = ..., frames_dropped: _Optional[int] = ..., sound_packets_dropped: _Optional[int] = ...) -> None: ...
 
 class RecordingFinished(_message.Message):
     __slots__ = ["ending", "figures", "message", "successfully_finished"]

@@ -957,7 +957,7 @@ const ProtobufCMessageDescriptor camerad__v1__record_request__descriptor =
   (ProtobufCMessageInit) camerad__v1__record_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor camerad__v1__recording_figures__field_descriptors[4] =
+static const ProtobufCFieldDescriptor camerad__v1__recording_figures__field_descriptors[5] =
 {
   {
     "duration_ns",
@@ -1007,17 +1007,30 @@ static const ProtobufCFieldDescriptor camerad__v1__recording_figures__field_desc
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "sound_packets_dropped",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__RecordingFigures, sound_packets_dropped),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned camerad__v1__recording_figures__field_indices_by_name[] = {
   1,   /* field[1] = bytes */
   0,   /* field[0] = duration_ns */
   2,   /* field[2] = frames */
   3,   /* field[3] = frames_dropped */
+  4,   /* field[4] = sound_packets_dropped */
 };
 static const ProtobufCIntRange camerad__v1__recording_figures__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 5 }
 };
 const ProtobufCMessageDescriptor camerad__v1__recording_figures__descriptor =
 {
@@ -1027,7 +1040,7 @@ const ProtobufCMessageDescriptor camerad__v1__recording_figures__descriptor =
   "Camerad__V1__RecordingFigures",
   "camerad.v1",
   sizeof(Camerad__V1__RecordingFigures),
-  4,
+  5,
   camerad__v1__recording_figures__field_descriptors,
   camerad__v1__recording_figures__field_indices_by_name,
   1,  camerad__v1__recording_figures__number_ranges,

@@ -252,10 +252,15 @@ struct  Camerad__V1__RecordingFigures
    * Frames lost to a slow disk (the file resumes at the next keyframe).
    */
   uint64_t frames_dropped;
+  /*
+   * Packets of sound (AAC, 1024 samples each) lost while the recorder was
+   * behind: the file is silent where they were, and what follows keeps its time.
+   */
+  uint64_t sound_packets_dropped;
 };
 #define CAMERAD__V1__RECORDING_FIGURES__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__recording_figures__descriptor) \
-    , 0, 0, 0, 0 }
+    , 0, 0, 0, 0, 0 }
 
 
 struct  Camerad__V1__RecordingStarted
