@@ -47,6 +47,18 @@ public final class EncodedStreamParameters: @unchecked Sendable {
         self.kind = kind
     }
 
+    /// A camera's own MJPEG frames, stored as they come (no encoder): every
+    /// packet a whole JPEG, each a keyframe.
+    public init(mjpegWidth width: Int, height: Int) throws(EncodingError) {
+        guard let parameters = avcodec_parameters_alloc() else { throw EncodingError("out of memory for codec parameters") }
+        parameters.pointee.codec_type = AVMEDIA_TYPE_VIDEO
+        parameters.pointee.codec_id = AV_CODEC_ID_MJPEG
+        parameters.pointee.width = Int32(width)
+        parameters.pointee.height = Int32(height)
+        self.parameters = parameters
+        kind = .video
+    }
+
     deinit {
         var freed: UnsafeMutablePointer<AVCodecParameters>? = parameters
         avcodec_parameters_free(&freed)

@@ -121,6 +121,10 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
         public static let h264 = VideoCodecType(rawValue: "avc1")
+        /// The camera's own MJPEG, stored as it comes (none encoded): the
+        /// camera must run an MJPG format; the size and rate are its, and no
+        /// bit rate or keyframe interval is taken (every frame is a keyframe).
+        public static let jpeg = VideoCodecType(rawValue: "jpeg")
     }
 
     /// outputSettings(for:) as a value: the codec, the picture's size and
@@ -149,8 +153,9 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
 
     public override init() {}
 
-    /// The codecs camerad encodes.
-    public var availableVideoCodecTypes: [VideoCodecType] { [.h264] }
+    /// The codecs camerad records: H.264, which it encodes, and JPEG, a
+    /// camera's own MJPEG stored as it comes.
+    public var availableVideoCodecTypes: [VideoCodecType] { [.h264, .jpeg] }
 
     /// How often the file is made whole while it is written (default 10 s):
     /// what a crash can lose. Invalid or zero: 10 s.
@@ -487,7 +492,7 @@ public let AVVideoExpectedSourceFrameRateKey = "ExpectedFrameRate"
 extension Camerad_V1_VideoRecordingSettings {
     init(_ settings: CaptureMovieFileOutput.VideoOutputSettings) {
         self.init()
-        codec = .h264
+        codec = settings.codec == .jpeg ? .mjpeg : .h264
         width = UInt32(clamping: settings.width ?? 0)
         height = UInt32(clamping: settings.height ?? 0)
         frameRate = UInt32(clamping: settings.frameRate ?? 0)

@@ -79,6 +79,27 @@ import Testing
         }
     }
 
+    /// --codec mjpeg stores a camera's own MJPEG as it comes: the file is
+    /// MJPEG at the camera's size, with every frame camctl says was written.
+    @Test(.timeLimit(.minutes(2))) func aCameraRunningMJPGIsRecordedAsItComes() async throws {
+        try await withRunningDaemon { daemon in
+            try await withTemporaryDirectory { folder in
+                let added = try await camctl(["virtual", "add", "--index", "3", "--format", "MJPG", "--size", "320x240"], socket: daemon.socketPath)
+                #expect(added.status == 0, "\(added.standardError)")
+                let path = folder + "/mjpeg.mov"
+                let result = try await camctl(["record", "virtual-3", path, "--codec", "mjpeg", "--duration", "1", "--json"],
+                                              socket: daemon.socketPath, timeout: .seconds(60))
+                #expect(result.status == 0, "\(result.standardError)")
+                let ended = try JSONDecoder().decode(Ended.self, from: Data(result.standardOutput.utf8))
+                #expect(ended.ending == "maximumDurationReached" && ended.recordingSuccessfullyFinished, "\(result.standardOutput)")
+                let stream = try await MovieProbe.videoStream(path)
+                #expect(stream["codec_name"] as? String == "mjpeg" && stream["width"] as? Int == 320, "\(stream)")
+                let frames = MovieProbe.frames(stream)
+                #expect(frames > 0 && frames == ended.frames, "\(frames) frames; \(result.standardOutput)")
+            }
+        }
+    }
+
     @Test func whatCannotBeRecordedIsRefusedSayingWhy() async throws {
         try await withRunningDaemon(arguments: ["--virtual-microphones", "1"]) { daemon in
             try await withTemporaryDirectory { folder in
@@ -86,7 +107,9 @@ import Testing
                 #expect(FileManager.default.createFile(atPath: existing, contents: Data("keep".utf8)))
                 let cases: [([String], String)] = [
                     (["record", "0", existing], "pass --force"),
-                    (["record", "0", folder + "/a.mp4", "--codec", "mjpeg"], "--codec must be h264"),
+                    (["record", "0", folder + "/a.mp4", "--codec", "vp9"], "--codec must be h264 or mjpeg"),
+                    (["record", "0", folder + "/a.mp4", "--codec", "mjpeg"], "its own MJPEG can be stored only while it runs an MJPG mode"),
+                    (["record", "0", folder + "/a.mp4", "--codec", "mjpeg", "--bitrate", "1000000"], "no --bitrate"),
                     (["record", "0", folder + "/a.mp4", "--location", "Paris"], "ISO 6709"),
                     (["record", "virtual-microphone-0", folder + "/a.mp4"], "is a microphone"),
                     (["record", "0", folder + "/a.mp4", "--audio", "virtual-0"], "is a camera"),

@@ -144,6 +144,79 @@ import Testing
         }
     }
 
+    /// A camera running an MJPG mode is stored as it comes (`codec` MJPEG: no
+    /// encoder): two recordings, a MOV and an MP4, share its frames; each file
+    /// is MJPEG at the camera's size, every frame a keyframe, every frame
+    /// camerad wrote there with its stamp, in order. Asking another size or a
+    /// bit rate of it is refused, saying what it is.
+    @Test(.timeLimit(.minutes(3))) func aCameraRunningMJPGIsStoredAsItComes() async throws {
+        try await withTemporaryDirectory { folder in
+            try await withRunningDaemon { daemon in
+                let (client, loop) = try await connectClient(daemon)
+                defer { client.close(); loop.stop() }
+                var add = Camerad_V1_AddVirtualCameraRequest()
+                add.index = 5
+                add.fourcc = PixelFormat.mjpeg.fourcc
+                add.width = Self.width
+                add.height = Self.height
+                _ = try await client.unary(CameraService.addVirtualCamera, add)
+                func start(_ fileType: Camerad_V1_FileType, width: UInt32 = 0, bitRate: UInt32 = 0) -> Camerad_V1_StartRecording {
+                    var start = Self.start("virtual-5", fileType: fileType, width: width, height: width == 0 ? 0 : Self.height)
+                    start.video.codec = .mjpeg
+                    start.video.averageBitRate = bitRate
+                    return start
+                }
+                for (what, asked, words) in [("another size", start(.mp4, width: 160), "ask that size and rate"),
+                                             ("a bit rate", start(.mp4, bitRate: 1_000_000), "leave the bit rate")] {
+                    let call = try RecordCall(client, asked, descriptors: [try Self.file(folder + "/refused.mp4")])
+                    #expect(await call.waitForEnd(), "\(what)")
+                    let error = try #require(call.end ?? nil, "\(what) is refused")
+                    #expect(error.reason == .invalidArgument && error.message.contains(words), "\(what): \(error.message)")
+                }
+                var calls: [(RecordCall, String)] = []
+                for (index, fileType) in [Camerad_V1_FileType.mov, .mp4].enumerated() {
+                    let path = folder + "/mjpeg-\(index).\(fileType == .mov ? "mov" : "mp4")"
+                    let call = try RecordCall(client, start(fileType), descriptors: [try Self.file(path)])
+                    calls.append((call, path))
+                    #expect(await waitUntil(timeout: .seconds(60)) { call.started != nil || call.end != nil }, "recording \(index) starts")
+                    let started = try #require(call.started, "\(String(describing: call.end))")
+                    #expect(started.encoderRecordings == UInt32(index + 1) && started.width == Self.width && started.height == Self.height,
+                            "\(started)")
+                }
+                #expect(await waitUntil(timeout: .seconds(60)) { calls.allSatisfy { ($0.0.lastProgress?.durationNs ?? 0) >= 1_000_000_000 } })
+                for (call, _) in calls { try call.stop() }
+                for (call, path) in calls {
+                    #expect(await call.waitForEnd())
+                    let finished = try #require(call.finished)
+                    #expect(finished.ending == .stopped && finished.successfullyFinished, "\(finished)")
+                    let stream = try await MovieProbe.videoStream(path)
+                    #expect(stream["codec_name"] as? String == "mjpeg" && stream["width"] as? Int == Int(Self.width), "\(stream)")
+                    let frames = MovieProbe.frames(stream)
+                    #expect(frames > 0 && UInt64(frames) == finished.figures.frames, "\(path): \(frames) frames of \(finished.figures.frames) written")
+                    let stamps = try await MovieProbe.stamps(path, width: Int(Self.width), height: Int(Self.height), in: folder)
+                    let sequences = stamps.compactMap { $0?.sequence }
+                    #expect(sequences.count == frames && zip(sequences, sequences.dropFirst()).allSatisfy { $0 < $1 }, "\(path): \(sequences)")
+                }
+
+                // The camera leaves its mode under a recording — for MJPG of another size, then for YUYV: its stream
+                // ends (MJPEG passes only unchanged), and each file there, playable, saying why.
+                for (index, format) in ["MJPG:640x480", "YUYV:320x240"].enumerated() {
+                    let path = folder + "/interrupted-\(index).mov"
+                    let call = try RecordCall(client, start(.mov), descriptors: [try Self.file(path)])
+                    #expect(await waitUntil(timeout: .seconds(60)) { (call.lastProgress?.frames ?? 0) >= 5 || call.end != nil })
+                    let set = try await camctl(["set", "virtual-5", "--format", format], socket: daemon.socketPath)
+                    #expect(set.status == 0, "\(set.standardError)")
+                    #expect(await call.waitForEnd())
+                    let finished = try #require(call.finished)
+                    #expect(finished.ending == .sessionWasInterrupted && !finished.successfullyFinished
+                            && finished.message.contains("now runs \(format.prefix(4))"), "\(format): \(finished)")
+                    let frames = MovieProbe.frames(try await MovieProbe.videoStream(path))
+                    #expect(frames > 0 && UInt64(frames) == finished.figures.frames, "\(format): \(frames) frames of \(finished.figures.frames) written")
+                }
+            }
+        }
+    }
+
     /// A start camerad cannot record is refused before anything is written,
     /// with a code and a message that says what to do; the file stays empty.
     @Test func startsThatCannotRecordAreRefusedBeforeAnythingIsWritten() async throws {
@@ -163,6 +236,8 @@ import Testing
                 negative.maxDurationNs = -1
                 var secondDescriptor = Self.start()
                 secondDescriptor.fdIndex = 1
+                var mjpegOfYUYV = Self.start(width: 0, height: 0)
+                mjpegOfYUYV.video.codec = .mjpeg
                 let cases: [(String, Camerad_V1_StartRecording, [OwnedFD], Camerad_V1_ErrorReason, String)] = [
                     ("no descriptor", Self.start(), [], .invalidArgument, "send its descriptor"),
                     ("descriptor 1 of 1", secondDescriptor, [writable], .invalidArgument, "send its descriptor"),
@@ -176,6 +251,7 @@ import Testing
                     ("half a size", Self.start(width: 320, height: 0), [writable], .invalidArgument, "both width and height"),
                     ("a negative limit", negative, [writable], .invalidArgument, "0 (none) or positive"),
                     ("more free space than there is", unlimited, [writable], .resourceExhausted, "minFreeDiskSpaceLimit"),
+                    ("MJPEG of a camera running YUYV", mjpegOfYUYV, [writable], .unsupportedFormat, "set one (camctl set virtual-0 --format MJPG:640x480)"),
                 ]
                 for (what, start, descriptors, reason, words) in cases {
                     let call = try RecordCall(client, start, descriptors: descriptors)

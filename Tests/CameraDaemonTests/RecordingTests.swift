@@ -62,7 +62,7 @@ import Testing
         try await withTemporaryDirectory { folder in
             let streamer = DeviceStreamer(device: VirtualCamera(index: 0), timers: .testTimers, budget: budget, logger: logger)
             let settings = VideoEncoder.Settings(width: Self.width, height: Self.height, frameRate: 30, keyframeInterval: 300)
-            let encoder = try await VideoEncoderNode(on: streamer, name: "virtual-0", settings: settings, budget: budget, logger: logger)
+            let encoder = try await VideoEncoderNode(on: streamer, name: "virtual-0", format: .h264(settings), budget: budget, logger: logger)
             let first = try Recording(folder + "/first.mp4", on: encoder, logger: logger)
             #expect(await waitUntil(timeout: .seconds(60)) { first.recorder.figures.durationNanoseconds >= 1_000_000_000 })
             let second = try Recording(folder + "/second.mp4", on: encoder, logger: logger)
@@ -123,7 +123,7 @@ extension RecordingTests {
             defer { microphone.close(probeID) }
 
             let video = try await VideoEncoderNode(on: streamer, name: "virtual-0",
-                                                   settings: .init(width: Self.width, height: Self.height, frameRate: 30), budget: budget, logger: logger)
+                                                   format: .h264(.init(width: Self.width, height: Self.height, frameRate: 30)), budget: budget, logger: logger)
             let audio = try await AudioEncoderNode(on: microphone, settings: .init(sampleRate: 48_000, channels: 2), budget: budget, logger: logger)
             let path = folder + "/movie.mp4"
             let descriptor = OwnedFD(adopting: open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644))
@@ -269,7 +269,7 @@ extension RecordingTests {
             defer { _ = Glibc.umount2(disk, Int32(MNT_DETACH)) }
             let streamer = DeviceStreamer(device: VirtualCamera(index: 0), timers: .testTimers, budget: budget, logger: logger)
             let encoder = try await VideoEncoderNode(on: streamer, name: "virtual-0",
-                                                     settings: .init(width: Self.width, height: Self.height, frameRate: 30, keyframeInterval: 15),
+                                                     format: .h264(.init(width: Self.width, height: Self.height, frameRate: 30, keyframeInterval: 15)),
                                                      budget: budget, logger: logger)
             try await body(folder, disk, encoder)
         }

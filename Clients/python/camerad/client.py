@@ -227,11 +227,16 @@ class Client:
     def record(self, unique_id: str, file, audio_unique_id: str = "", file_type: Optional[str] = None,
                width: int = 0, height: int = 0, frame_rate: int = 0, average_bit_rate: int = 0,
                max_duration: float = 0, max_file_size: int = 0, fragment_interval: float = 0,
-               location: str = "") -> Recording:
+               location: str = "", codec: str = "h264") -> Recording:
         """Records a camera (and `audio_unique_id`'s microphone) into `file`: a path, which this
         client opens (created or truncated), or an open file object or descriptor, written to by
         camerad (which never opens a path itself). `file_type` "mov" or "mp4" (None: from the
-        path's extension, else mp4). Limits end it successfully; ``Recording.wait()`` says how."""
+        path's extension, else mp4). `codec` "h264" (encoded) or "mjpeg": a camera running an MJPG
+        format stored as it comes (its size and rate). Limits end it successfully;
+        ``Recording.wait()`` says how."""
+        codecs = {"h264": record_pb2.VIDEO_CODEC_H264, "mjpeg": record_pb2.VIDEO_CODEC_MJPEG}
+        if codec not in codecs:
+            raise CaptureError(ErrorCode.INVALID_ARGUMENT, f"codec {codec!r} is not one of h264, mjpeg")
         with _movie_descriptor(file) as (fd, path):
             if file_type is None:
                 file_type = "mov" if str(path).lower().endswith(".mov") else "mp4"
@@ -240,8 +245,8 @@ class Client:
                 raise CaptureError(ErrorCode.INVALID_ARGUMENT, f"file type {file_type!r} is not one of mov, mp4")
             start = record_pb2.StartRecording(
                 unique_id=unique_id, audio_unique_id=audio_unique_id, file_type=types[file_type],
-                video=record_pb2.VideoRecordingSettings(width=width, height=height, frame_rate=frame_rate,
-                                                        average_bit_rate=average_bit_rate),
+                video=record_pb2.VideoRecordingSettings(codec=codecs[codec], width=width, height=height,
+                                                        frame_rate=frame_rate, average_bit_rate=average_bit_rate),
                 max_duration_ns=int(max_duration * 1e9), max_file_size=max_file_size,
                 movie_fragment_interval_ns=int(fragment_interval * 1e9),
                 metadata=record_pb2.MovieMetadata(location_iso6709=location), fd_index=0)

@@ -412,3 +412,14 @@ def test_python_and_camctl_hear_one_microphone_at_once(daemon, tmp_path):
         finally:
             client.call("RemoveVirtualCamera", camera_pb2.RemoveVirtualCameraRequest(unique_id=added),
                         camera_pb2.RemoveVirtualCameraResponse)
+
+
+def test_record_mjpeg_of_a_camera_not_running_mjpg_is_refused(client, tmp_path):
+    """codec="mjpeg" stores a camera's own JPEGs: virtual-0 runs YUYV, and camerad says what to set."""
+    recording = client.record("virtual-0", tmp_path / "mjpeg.mov", codec="mjpeg")
+    with pytest.raises(camerad.CaptureError) as refused:
+        recording.wait(timeout=60)
+    assert refused.value.code == camerad.ErrorCode.UNSUPPORTED_FORMAT and "--format MJPG:" in str(refused.value)
+    with pytest.raises(camerad.CaptureError) as unknown:
+        client.record("virtual-0", tmp_path / "vp9.mov", codec="vp9")
+    assert unknown.value.code == camerad.ErrorCode.INVALID_ARGUMENT

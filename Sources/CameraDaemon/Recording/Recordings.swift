@@ -12,7 +12,7 @@ import Synchronization
 final class Recordings: Sendable {
     struct VideoKey: Hashable, Sendable {
         let uniqueID: String
-        let settings: VideoEncoder.Settings
+        let format: VideoRecordingFormat
     }
     struct AudioKey: Hashable, Sendable {
         let uniqueID: String
@@ -74,11 +74,11 @@ final class Recordings: Sendable {
             }
             microphone = found
         }
-        let settings = try await videoSettings(request.video, streamer)
-        let videoKey = VideoKey(uniqueID: request.uniqueID, settings: settings)
+        let format = try await videoFormat(request.video, request.uniqueID, streamer)
+        let videoKey = VideoKey(uniqueID: request.uniqueID, format: format)
         let budget = self.budget, logger = self.logger
         let video = try await videoEncoders.use(videoKey) {
-            try await VideoEncoderNode(on: streamer, name: request.uniqueID, settings: settings, budget: budget, logger: logger)
+            try await VideoEncoderNode(on: streamer, name: request.uniqueID, format: format, budget: budget, logger: logger)
         }
         var audio: SharedEncoders<AudioKey, AudioEncoderNode>.Use?
         do {
@@ -98,16 +98,37 @@ final class Recordings: Sendable {
         }
     }
 
-    /// The encoder's settings: the size asked, else the camera's; 30 fps unless asked.
-    private func videoSettings(_ asked: Camerad_V1_VideoRecordingSettings, _ streamer: DeviceStreamer) async throws -> VideoEncoder.Settings {
+    /// The picture's format. H.264: the size asked, else the camera's; 30 fps
+    /// unless asked. MJPEG: the camera's MJPG mode as it runs, nothing else asked.
+    private func videoFormat(_ asked: Camerad_V1_VideoRecordingSettings, _ uniqueID: String,
+                             _ streamer: DeviceStreamer) async throws -> VideoRecordingFormat {
         guard asked.width == 0 && asked.height == 0 || asked.width > 0 && asked.height > 0 else {
             throw RPCError(.invalidArgument, "a recording's size needs both width and height (or neither, for the camera's)")
         }
-        var (width, height) = (Int(asked.width), Int(asked.height))
-        if width == 0 {
-            let mode = await streamer.modeForNewStream()
-            (width, height) = (Int(mode.format.width), Int(mode.format.height))
+        let mode = await streamer.modeForNewStream()
+        switch try asked.codec.known("codec") {
+        case .mjpeg:
+            let (width, height) = (Int(mode.format.width), Int(mode.format.height))
+            let rate = Int((Double(mode.frameDuration.denominator) / Double(max(1, mode.frameDuration.numerator))).rounded())
+            guard mode.format.pixelFormat == .mjpeg else {
+                throw RPCError(.unsupportedFormat, "\(uniqueID) runs \(mode.format.pixelFormat.code) \(width)x\(height), not MJPG: "
+                    + "its own MJPEG can be stored only while it runs an MJPG mode; set one (camctl set \(uniqueID) --format MJPG:\(width)x\(height)) or record H.264")
+            }
+            guard asked.width == 0 || (Int(asked.width), Int(asked.height)) == (width, height),
+                  asked.frameRate == 0 || Int(asked.frameRate) == rate else {
+                throw RPCError(.invalidArgument, "MJPEG is stored as \(uniqueID) makes it, \(width)x\(height) at \(rate) fps; "
+                    + "ask that size and rate (or none), or record H.264 to have another")
+            }
+            guard asked.averageBitRate == 0, asked.maxKeyFrameInterval == 0 else {
+                throw RPCError(.invalidArgument, "MJPEG is stored as the camera makes it: every frame a keyframe, at its own bit rate; "
+                    + "leave the bit rate and keyframe interval unset")
+            }
+            return .mjpeg(width: width, height: height, frameRate: rate)
+        default:
+            break
         }
+        var (width, height) = (Int(asked.width), Int(asked.height))
+        if width == 0 { (width, height) = (Int(mode.format.width), Int(mode.format.height)) }
         guard (16...7680).contains(width), (16...4320).contains(height), width % 2 == 0, height % 2 == 0 else {
             throw RPCError(.invalidArgument, "\(width)x\(height) cannot be recorded: H.264 here takes even sizes from 16x16 to 7680x4320")
         }
@@ -115,9 +136,9 @@ final class Recordings: Sendable {
         guard (1...240).contains(rate) else {
             throw RPCError(.invalidArgument, "a recording's frame rate is 1 to 240, not \(rate)")
         }
-        return VideoEncoder.Settings(width: width, height: height, frameRate: rate,
-                                     bitRate: asked.averageBitRate == 0 ? nil : Int(asked.averageBitRate),
-                                     keyframeInterval: asked.maxKeyFrameInterval == 0 ? nil : Int(asked.maxKeyFrameInterval))
+        return .h264(VideoEncoder.Settings(width: width, height: height, frameRate: rate,
+                                           bitRate: asked.averageBitRate == 0 ? nil : Int(asked.averageBitRate),
+                                           keyframeInterval: asked.maxKeyFrameInterval == 0 ? nil : Int(asked.maxKeyFrameInterval)))
     }
 
     /// How long a movie's file may take to answer fstat and statvfs.
@@ -197,7 +218,7 @@ final class Recording: Sendable {
         self.recordings = recordings
         self.request = request
         subscriptions = Mutex((nil, nil))
-        let settings = video.encoder.settings
+        let format = video.encoder.format
         let fragment = request.movieFragmentIntervalNs > 0 ? Double(request.movieFragmentIntervalNs) / 1e9 : 10
         let videoKey = video.key
         recorder = try MovieRecorder(
@@ -206,9 +227,9 @@ final class Recording: Sendable {
             onStart: { start in
                 Task {
                     var started = Camerad_V1_RecordingStarted()
-                    started.width = UInt32(settings.width)
-                    started.height = UInt32(settings.height)
-                    started.frameRate = UInt32(settings.frameRate)
+                    started.width = UInt32(format.width)
+                    started.height = UInt32(format.height)
+                    started.frameRate = UInt32(format.frameRate)
                     started.encoderRecordings = UInt32(await recordings.videoEncoders.users(of: videoKey))
                     started.startTimeNs = start
                     events(.started(started))

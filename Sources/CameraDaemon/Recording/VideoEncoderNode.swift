@@ -4,18 +4,50 @@ import CameraMedia
 import Logging
 import Synchronization
 
-/// A camera's H.264 encoder (issue 35): a derived node on the camera's I420
-/// variant of the recording's size, shared by every recorder asking the same
-/// ``VideoEncoder/Settings`` — one encoding whatever the number of files —
-/// whose packets fan out to them as any node's buffers do. Recorders
-/// subscribe with `startsAtKeyframe`; one that joins asks for a keyframe at
-/// once (``requestKeyframe()``) instead of waiting for the next scheduled one.
+/// What a recording's picture is: H.264 at a size and rate of its own, or
+/// the camera's own MJPEG as it comes.
+enum VideoRecordingFormat: Hashable, Sendable {
+    case h264(VideoEncoder.Settings)
+    /// The camera's MJPG mode, its size and frame rate.
+    case mjpeg(width: Int, height: Int, frameRate: Int)
+
+    var width: Int {
+        switch self {
+        case .h264(let settings): settings.width
+        case .mjpeg(let width, _, _): width
+        }
+    }
+
+    var height: Int {
+        switch self {
+        case .h264(let settings): settings.height
+        case .mjpeg(_, let height, _): height
+        }
+    }
+
+    var frameRate: Int {
+        switch self {
+        case .h264(let settings): settings.frameRate
+        case .mjpeg(_, _, let frameRate): frameRate
+        }
+    }
+}
+
+/// A camera's video for recordings (issue 35): a derived node shared by
+/// every recorder asking the same ``VideoRecordingFormat``, whose packets
+/// fan out to them as any node's buffers do. For H.264 it encodes the
+/// camera's I420 variant of the recording's size — one encoding whatever the
+/// number of files; for MJPEG it passes the camera's own JPEG frames on as
+/// packets, every one a keyframe (none encoded: one copy each, into the
+/// node's pool). Recorders subscribe with `startsAtKeyframe`; one that joins
+/// asks for a keyframe at once (``requestKeyframe()``) instead of waiting for
+/// the next scheduled one.
 ///
 /// A packet's sequence is its frame's: upstream drops (frames its worker was
 /// too late for) reach its recorders in the same numbers, so a file's
 /// accounting covers the camera's frames.
 final class VideoEncoderNode: Sendable {
-    let settings: VideoEncoder.Settings
+    let format: VideoRecordingFormat
     let node: MediaNode
     /// What a muxer needs of its stream.
     let parameters: EncodedStreamParameters
@@ -24,28 +56,29 @@ final class VideoEncoderNode: Sendable {
     private let streamer: DeviceStreamer
     private let streamID: UInt64
 
-    /// The encoder and what it needs between frames, on the worker.
+    /// The encoder (none for MJPEG) and what it needs between frames, on the worker.
     private final class Work: Sendable {
         private struct State {
             /// Unchecked Sendable: used only under this lock.
             struct Encoder: @unchecked Sendable { let encoder: VideoEncoder }
-            let encoder: Encoder
+            let encoder: Encoder?
             /// Frames in the encoder, by timestamp: a packet's sequence is its frame's.
             var sequences: [Int64: UInt64] = [:]
         }
         private let state: OrderedMutex<State>
         let keyframeWanted = Atomic(false)
 
-        init(_ encoder: VideoEncoder) {
-            state = OrderedMutex(.encoderWork, State(encoder: .init(encoder: encoder)))
+        init(_ encoder: VideoEncoder?) {
+            state = OrderedMutex(.encoderWork, State(encoder: encoder.map { .init(encoder: $0) }))
         }
 
         func take(_ frame: PooledFrame, into node: MediaNode) {
+            guard state.withLock({ $0.encoder != nil }) else { return pass(frame, into: node) }
             let keyframe = keyframeWanted.exchange(false, ordering: .relaxed)
             let packets = state.withLock { state -> [(UInt64, EncodedPacket)] in
                 state.sequences[frame.timestampNanoseconds] = frame.sequence
                 do {
-                    let packets = try state.encoder.encoder.encode(i420: frame.bytes, timestampNanoseconds: frame.timestampNanoseconds,
+                    let packets = try state.encoder!.encoder.encode(i420: frame.bytes, timestampNanoseconds: frame.timestampNanoseconds,
                                                                    keyframe: keyframe)
                     return packets.map { (state.sequences.removeValue(forKey: $0.presentationTimeNanoseconds) ?? frame.sequence, $0) }
                 } catch {
@@ -65,27 +98,57 @@ final class VideoEncoderNode: Sendable {
                 }
             }
         }
+
+        /// A camera's JPEG frame, a packet as it is. (Should the camera leave
+        /// its MJPG mode, or change its size, its stream — MJPEG is passed only
+        /// unchanged — ends, and with it this node: its files end playable, saying why.)
+        private func pass(_ frame: PooledFrame, into node: MediaNode) {
+            node.publish(sequence: frame.sequence, timestampNanoseconds: frame.timestampNanoseconds,
+                         durationNanoseconds: frame.durationNanoseconds,
+                         packet: PacketInfo(isKeyframe: true, decodeTimestampNanoseconds: frame.timestampNanoseconds)) { slot in
+                guard frame.bytes.count <= slot.count else {
+                    throw CameraError(.internalError, "a JPEG of \(frame.bytes.count) bytes outgrew its slot of \(slot.count)")
+                }
+                slot.copyMemory(from: frame.bytes)
+                return frame.bytes.count
+            }
+        }
     }
 
-    /// Starts encoding `streamer`'s camera at `settings`' size and rate
-    /// (the stream charged to camerad).
+    /// Starts encoding `streamer`'s camera at the format's size and rate, or
+    /// passing its MJPEG on (the stream charged to camerad).
     ///
     /// - Throws: INVALID_ARGUMENT for settings libx264 refuses; what opening the camera's stream throws.
-    init(on streamer: DeviceStreamer, name: String, settings: VideoEncoder.Settings, budget: ClientBudget,
+    init(on streamer: DeviceStreamer, name: String, format: VideoRecordingFormat, budget: ClientBudget,
          logger: Logger) async throws {
-        let encoder: VideoEncoder
-        do {
-            encoder = try VideoEncoder(settings)
-        } catch {
-            throw CameraError(.invalidArgument, "\(name) cannot encode H.264 at \(settings.width)x\(settings.height): \(error.message)")
+        let encoder: VideoEncoder?
+        var request = StreamRequest()
+        request.maxFramesInFlight = 4
+        switch format {
+        case .h264(let settings):
+            do {
+                encoder = try VideoEncoder(settings)
+            } catch {
+                throw CameraError(.invalidArgument, "\(name) cannot encode H.264 at \(settings.width)x\(settings.height): \(error.message)")
+            }
+            parameters = encoder!.parameters
+            request.pixelFormat = .i420
+            request.width = settings.width
+            request.height = settings.height
+            request.minFrameDuration = FrameDuration(numerator: 1, denominator: UInt32(settings.frameRate))
+        case .mjpeg(let width, let height, _):
+            encoder = nil
+            // The camera's own frames: its native stream, every frame.
+            parameters = try EncodedStreamParameters(mjpegWidth: width, height: height)
         }
-        self.settings = settings
+        self.format = format
         self.streamer = streamer
-        parameters = encoder.parameters
-        let frameBytes = settings.width * settings.height * 3 / 2
-        // A slot holds the largest packet there could be, a raw frame's size, but only what a packet fills is ever
-        // touched: the pool may be large (the memory it costs is its packets'), a quarter of it for one client's recorders.
-        let node = try MediaNode(name: "\(name)'s H.264 encoder", media: .packets(PacketLayout(codec: "h264", maxPacketBytes: frameBytes + 65_536)),
+        let codec = encoder == nil ? "mjpeg" : "h264"
+        // A slot holds the largest packet there could be — a raw I420 frame's size for H.264, a YUYV frame's for a
+        // camera's JPEG (what V4L2 drivers allow one) — but only what a packet fills is ever touched: the pool may
+        // be large (the memory it costs is its packets'), a quarter of it for one client's recorders.
+        let largest = format.width * format.height * (encoder == nil ? 2 : 3) / (encoder == nil ? 1 : 2) + 65_536
+        let node = try MediaNode(name: "\(name)'s \(encoder == nil ? "MJPEG" : "H.264 encoder")", media: .packets(PacketLayout(codec: codec, maxPacketBytes: largest)),
                                  slots: 8, maxBytes: 512 << 20, connectionShare: 4, budget: budget, logger: logger)
         self.node = node
         let work = Work(encoder)
@@ -96,12 +159,6 @@ final class VideoEncoderNode: Sendable {
             node.end()
             throw CameraError(.resourceExhausted, "no worker for \(node.name): \(error)")
         }
-        var request = StreamRequest()
-        request.pixelFormat = .i420
-        request.width = settings.width
-        request.height = settings.height
-        request.minFrameDuration = FrameDuration(numerator: 1, denominator: UInt32(settings.frameRate))
-        request.maxFramesInFlight = 4
         do {
             streamID = try await streamer.open(request, for: .daemon, sink: input)
         } catch {

@@ -82,6 +82,12 @@ public nonisolated enum Camerad_V1_VideoCodec: SwiftProtobuf.Enum, Swift.CaseIte
   /// H264
   case unspecified // = 0
   case h264 // = 1
+
+  /// AVVideoCodecType.jpeg: a camera's own MJPEG frames stored as they come,
+  /// none encoded. The camera must run an MJPG mode; the size and frame rate
+  /// are its (0, or the same), and no bit rate or keyframe interval is asked
+  /// (every frame is a keyframe).
+  case mjpeg // = 2
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -92,6 +98,7 @@ public nonisolated enum Camerad_V1_VideoCodec: SwiftProtobuf.Enum, Swift.CaseIte
     switch rawValue {
     case 0: self = .unspecified
     case 1: self = .h264
+    case 2: self = .mjpeg
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -100,6 +107,7 @@ public nonisolated enum Camerad_V1_VideoCodec: SwiftProtobuf.Enum, Swift.CaseIte
     switch self {
     case .unspecified: return 0
     case .h264: return 1
+    case .mjpeg: return 2
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -108,6 +116,7 @@ public nonisolated enum Camerad_V1_VideoCodec: SwiftProtobuf.Enum, Swift.CaseIte
   public static let allCases: [Camerad_V1_VideoCodec] = [
     .unspecified,
     .h264,
+    .mjpeg,
   ]
 
 }
@@ -182,7 +191,7 @@ public nonisolated enum Camerad_V1_RecordingEnding: SwiftProtobuf.Enum, Swift.Ca
 
 /// AVCaptureMovieFileOutput.outputSettings(for:) for the video connection, and
 /// the picture's size and rate (an H.264 encoder's settings: recordings asking
-/// the same share one encoder).
+/// the same share one encoder; MJPEG recordings of one camera share its frames).
 public nonisolated struct Camerad_V1_VideoRecordingSettings: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -549,7 +558,7 @@ nonisolated extension Camerad_V1_FileType: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension Camerad_V1_VideoCodec: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0VIDEO_CODEC_UNSPECIFIED\0\u{1}VIDEO_CODEC_H264\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0VIDEO_CODEC_UNSPECIFIED\0\u{1}VIDEO_CODEC_H264\0\u{1}VIDEO_CODEC_MJPEG\0")
 }
 
 nonisolated extension Camerad_V1_RecordingEnding: SwiftProtobuf._ProtoNameProviding {

@@ -8,8 +8,8 @@ extension Camctl {
         static let configuration = CommandConfiguration(
             abstract: "Record a movie: H.264 (and AAC from a microphone) in MP4 or MOV, as CaptureMovieFileOutput does.",
             discussion: """
-                camerad encodes, once for every recording of the camera at the same settings, and \
-                writes FILE in fragments (--fragment): an interrupted recording leaves a file that \
+                camerad encodes, once for every recording of the camera at the same settings (with \
+                --codec mjpeg it stores the camera's own JPEGs, none encoded), and writes FILE in fragments (--fragment): an interrupted recording leaves a file that \
                 plays up to its last fragment. FILE ending in .mov is QuickTime, else MPEG-4. Until \
                 --duration, --max-size, a full disk, the camera's end or an interrupt (Ctrl-C), with \
                 one line of progress on a terminal; at the end, why it stopped. --json prints the \
@@ -44,7 +44,7 @@ extension Camctl {
         @Option(help: "Frames per second (default: 30).")
         var fps: Int?
 
-        @Option(help: "The video codec: h264.")
+        @Option(help: "The video codec: h264 (encoded), or mjpeg: a camera running an MJPG format stored as it comes, none encoded (its size and rate; no --bitrate or --keyframe-interval).")
         var codec = "h264"
 
         @Option(help: ArgumentHelp("Bits per second (default: constant quality).", valueName: "bits"))
@@ -83,8 +83,11 @@ extension Camctl {
                     throw ValidationError("--segment records until Ctrl-C; --duration and --max-size would end the first file")
                 }
             }
-            guard codec == "h264" else {
-                throw ValidationError("--codec must be h264 (camerad does not store MJPEG as it is yet), not '\(codec)'")
+            guard codec == "h264" || codec == "mjpeg" else {
+                throw ValidationError("--codec must be h264 or mjpeg, not '\(codec)'")
+            }
+            if codec == "mjpeg" && (bitrate != nil || keyframeInterval != nil) {
+                throw ValidationError("--codec mjpeg stores the camera's JPEGs as they come: no --bitrate or --keyframe-interval")
             }
             if let location, location.range(of: #"^[+-]\d{1,2}(\.\d+)?[+-]\d{1,3}(\.\d+)?([+-]\d+(\.\d+)?)?/?$"#, options: .regularExpression) == nil {
                 throw ValidationError("--location must be ISO 6709, such as +48.8577+002.2950, not '\(location)'")
@@ -138,6 +141,7 @@ extension Camctl {
             session.commitConfiguration()
 
             var settings = CaptureMovieFileOutput.VideoOutputSettings()
+            settings.codec = codec == "mjpeg" ? .jpeg : .h264
             if let size = size.flatMap(Snapshot.dimensions) {
                 (settings.width, settings.height) = (Int(size.width), Int(size.height))
             }

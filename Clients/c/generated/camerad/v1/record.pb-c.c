@@ -1372,17 +1372,19 @@ const ProtobufCEnumDescriptor camerad__v1__file_type__descriptor =
   camerad__v1__file_type__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue camerad__v1__video_codec__enum_values_by_number[2] =
+static const ProtobufCEnumValue camerad__v1__video_codec__enum_values_by_number[3] =
 {
   { "VIDEO_CODEC_UNSPECIFIED", "CAMERAD__V1__VIDEO_CODEC__VIDEO_CODEC_UNSPECIFIED", 0 },
   { "VIDEO_CODEC_H264", "CAMERAD__V1__VIDEO_CODEC__VIDEO_CODEC_H264", 1 },
+  { "VIDEO_CODEC_MJPEG", "CAMERAD__V1__VIDEO_CODEC__VIDEO_CODEC_MJPEG", 2 },
 };
 static const ProtobufCIntRange camerad__v1__video_codec__value_ranges[] = {
-{0, 0},{0, 2}
+{0, 0},{0, 3}
 };
-static const ProtobufCEnumValueIndex camerad__v1__video_codec__enum_values_by_name[2] =
+static const ProtobufCEnumValueIndex camerad__v1__video_codec__enum_values_by_name[3] =
 {
   { "VIDEO_CODEC_H264", 1 },
+  { "VIDEO_CODEC_MJPEG", 2 },
   { "VIDEO_CODEC_UNSPECIFIED", 0 },
 };
 const ProtobufCEnumDescriptor camerad__v1__video_codec__descriptor =
@@ -1392,9 +1394,9 @@ const ProtobufCEnumDescriptor camerad__v1__video_codec__descriptor =
   "VideoCodec",
   "Camerad__V1__VideoCodec",
   "camerad.v1",
-  2,
+  3,
   camerad__v1__video_codec__enum_values_by_number,
-  2,
+  3,
   camerad__v1__video_codec__enum_values_by_name,
   1,
   camerad__v1__video_codec__value_ranges,

@@ -50,7 +50,14 @@ typedef enum _Camerad__V1__VideoCodec {
    * H264
    */
   CAMERAD__V1__VIDEO_CODEC__VIDEO_CODEC_UNSPECIFIED = 0,
-  CAMERAD__V1__VIDEO_CODEC__VIDEO_CODEC_H264 = 1
+  CAMERAD__V1__VIDEO_CODEC__VIDEO_CODEC_H264 = 1,
+  /*
+   * AVVideoCodecType.jpeg: a camera's own MJPEG frames stored as they come,
+   * none encoded. The camera must run an MJPG mode; the size and frame rate
+   * are its (0, or the same), and no bit rate or keyframe interval is asked
+   * (every frame is a keyframe).
+   */
+  CAMERAD__V1__VIDEO_CODEC__VIDEO_CODEC_MJPEG = 2
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CAMERAD__V1__VIDEO_CODEC)
 } Camerad__V1__VideoCodec;
 /*
@@ -86,7 +93,7 @@ typedef enum _Camerad__V1__RecordingEnding {
 /*
  * AVCaptureMovieFileOutput.outputSettings(for:) for the video connection, and
  * the picture's size and rate (an H.264 encoder's settings: recordings asking
- * the same share one encoder).
+ * the same share one encoder; MJPEG recordings of one camera share its frames).
  */
 struct  Camerad__V1__VideoRecordingSettings
 {
