@@ -148,6 +148,7 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
         var video = VideoOutputSettings()
         var fragmentInterval = CMTime(value: 10, timescale: 1)
         var metadata: [MetadataItem] = []
+        var preRoll = CMTime.zero
     }
     private let movie = Mutex(MovieSettings())
 
@@ -162,6 +163,17 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
     public var movieFragmentInterval: CMTime {
         get { movie.withLock { $0.fragmentInterval } }
         set { movie.withLock { $0.fragmentInterval = newValue } }
+    }
+
+    /// How long before ``startRecording(to:recordingDelegate:)`` the file
+    /// starts (Linux only; at most 10 s; default none): at a keyframe at or
+    /// before then, from the recent picture and sound of the encoders camerad
+    /// shares — as far back as they have run for another recording of the
+    /// same camera and settings (in any process); otherwise the file starts
+    /// now. ``CaptureFileOutput/recordedDuration`` counts it.
+    public var preRollDuration: CMTime {
+        get { movie.withLock { $0.preRoll } }
+        set { movie.withLock { $0.preRoll = newValue } }
     }
 
     /// Written into the file: location (ISO 6709), make, model, creation date.
@@ -260,6 +272,7 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
             start.movieFragmentIntervalNs = Int64(movie.fragmentInterval.seconds * 1e9)
         }
         start.metadata = Camerad_V1_MovieMetadata(movie.metadata)
+        if movie.preRoll.isValid && movie.preRoll.seconds > 0 { start.preRollNs = Int64(movie.preRoll.seconds * 1e9) }
         let file: OwnedFD
         do throws(CaptureError) {
             file = try Self.openMovie(outputFileURL)

@@ -111,6 +111,7 @@ import Testing
                     (["record", "0", folder + "/a.mp4", "--codec", "mjpeg"], "its own MJPEG can be stored only while it runs an MJPG mode"),
                     (["record", "0", folder + "/a.mp4", "--codec", "mjpeg", "--bitrate", "1000000"], "no --bitrate"),
                     (["record", "0", folder + "/a.mp4", "--location", "Paris"], "ISO 6709"),
+                    (["record", "0", folder + "/a.mp4", "--pre-roll", "11"], "--pre-roll must be 0 to 10 seconds"),
                     (["record", "virtual-microphone-0", folder + "/a.mp4"], "is a microphone"),
                     (["record", "0", folder + "/a.mp4", "--audio", "virtual-0"], "is a camera"),
                     (["record", "0", folder + "/a.mp4", "--size", "321x240"], "even sizes"),

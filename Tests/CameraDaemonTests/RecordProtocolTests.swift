@@ -144,6 +144,63 @@ import Testing
         }
     }
 
+    /// Pre-roll (beyond AVFoundation): a recording that joins running
+    /// encoders asking 2 s of pre-roll starts at a keyframe at least 2 s before
+    /// it asked (RecordingStarted says how far), on frames the other recording
+    /// has too, and goes on from the recent packets to the live ones with no
+    /// frame lost or repeated; its sound starts with its picture. More than
+    /// 10 s is refused.
+    @Test(.timeLimit(.minutes(3))) func aPreRollStartsTheFileEarlierFromTheSharedEncodersRecentPackets() async throws {
+        try await withTemporaryDirectory { folder in
+            try await withRunningDaemon(arguments: ["--virtual-microphones", "1"]) { daemon in
+                let (client, loop) = try await connectClient(daemon)
+                defer { client.close(); loop.stop() }
+                var tooLong = Self.start()
+                tooLong.preRollNs = 11_000_000_000
+                let refused = try RecordCall(client, tooLong, descriptors: [try Self.file(folder + "/refused.mp4")])
+                #expect(await refused.waitForEnd())
+                let error = try #require(refused.end ?? nil)
+                #expect(error.reason == .invalidArgument && error.message.contains("a pre-roll is 0 to 10 s"), "\(error.message)")
+
+                let (first, second) = (folder + "/first.mp4", folder + "/second.mp4")
+                let running = try RecordCall(client, Self.start(microphone: "virtual-microphone-0"), descriptors: [try Self.file(first)])
+                #expect(await waitUntil(timeout: .seconds(60)) { (running.lastProgress?.durationNs ?? 0) >= 3_500_000_000 || running.end != nil })
+                var start = Self.start(microphone: "virtual-microphone-0")
+                start.preRollNs = 2_000_000_000
+                let askedAt = monotonicNanoseconds()
+                let joining = try RecordCall(client, start, descriptors: [try Self.file(second)])
+                #expect(await waitUntil(timeout: .seconds(60)) { joining.started != nil || joining.end != nil })
+                let started = try #require(joining.started, "\(String(describing: joining.end))")
+                #expect(started.preRollNs >= 2_000_000_000 && started.startTimeNs <= askedAt - 1_000_000_000
+                        && started.encoderRecordings == 2, "\(started)")
+                #expect(await waitUntil(timeout: .seconds(60)) { (joining.lastProgress?.durationNs ?? 0) >= started.preRollNs + 1_000_000_000 })
+                for call in [joining, running] { try call.stop() }
+                for call in [joining, running] { #expect(await call.waitForEnd()) }
+                let finished = try #require(joining.finished)
+                #expect(finished.ending == .stopped, "\(finished)")
+
+                #expect(try await Self.startsAtAKeyframe(second))
+                // The sound's recent packets too: it starts with the picture (AAC's priming before 0), not at the join.
+                let streams = try await MovieProbe.streams(second)
+                let soundStart = try #require(Double(streams.last?["start_time"] as? String ?? ""), "\(streams)")
+                #expect(streams.map { $0["codec_name"] as? String } == ["h264", "aac"] && soundStart < 0.1, "\(streams)")
+                let ours = try await MovieProbe.stamps(second, width: Int(Self.width), height: Int(Self.height), in: folder).compactMap { $0 }
+                let theirs = Set(try await MovieProbe.stamps(first, width: Int(Self.width), height: Int(Self.height), in: folder)
+                    .compactMap { $0?.sequence })
+                #expect(UInt64(ours.count) == finished.figures.frames, "\(ours.count) frames of \(finished.figures.frames) written")
+                let sequences = ours.map(\.sequence)
+                #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $0 < $1 }, "in order, none repeated: \(sequences)")
+                if finished.figures.framesDropped == 0 {
+                    #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $1 == $0 + 1 }, "none lost: \(sequences)")
+                }
+                let firstFrame = try #require(ours.first)
+                // The file's time 0 is its first frame's capture time, a frame the recording under way wrote too.
+                #expect(abs(Int64(firstFrame.timestampMicroseconds) * 1000 - started.startTimeNs) < 1000 && theirs.contains(firstFrame.sequence),
+                        "\(firstFrame) against \(started.startTimeNs)")
+            }
+        }
+    }
+
     /// A camera running an MJPG mode is stored as it comes (`codec` MJPEG: no
     /// encoder): two recordings, a MOV and an MP4, share its frames; each file
     /// is MJPEG at the camera's size, every frame a keyframe, every frame

@@ -175,6 +175,37 @@ extension CaptureKitEndToEnd {
         }
     }
 
+    /// preRollDuration (Linux only): a second session's recording of the same
+    /// camera at the same settings, joining the first's encoder, starts its
+    /// file at least 2 s before it was asked to, at a keyframe.
+    @Test(.timeLimit(.minutes(2))) func aPreRollStartsTheFileBeforeTheRecordingWasAskedFor() async throws {
+        try await withTemporaryDirectory { folder in
+            try await withCaptureKitDaemon(virtualCameras: 1) { _ in
+                let (running, under) = try await Self.session()
+                try await running.start()
+                under.startRecording(to: URL(fileURLWithPath: folder + "/running.mp4"), recordingDelegate: Delegate())
+                #expect(await waitUntil(timeout: .seconds(60)) { under.recordedDuration.seconds >= 3.5 })
+                let (session, output) = try await Self.session()
+                output.preRollDuration = CMTime(value: 2, timescale: 1)
+                try await session.start()
+                var now = timespec()
+                clock_gettime(CLOCK_MONOTONIC, &now)
+                let askedAt = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+                let url = URL(fileURLWithPath: folder + "/pre-rolled.mp4")
+                let delegate = Delegate()
+                output.startRecording(to: url, recordingDelegate: delegate)
+                #expect(await waitUntil(timeout: .seconds(60)) { output.recordedDuration.seconds >= 3 })
+                output.stopRecording()
+                under.stopRecording()
+                #expect(try #require(await delegate.finished()) == nil)
+                let first = try #require(try await MovieProbe.stamps(url.path, width: 320, height: 240, in: folder).first ?? nil)
+                #expect(askedAt - Int64(first.timestampMicroseconds) * 1000 >= 1_900_000_000, "the first frame, \(first), against \(askedAt)")
+                await session.stopRunning()
+                await running.stopRunning()
+            }
+        }
+    }
+
     /// outputSettings(for:) speaks AVFoundation's keys; what camerad cannot
     /// do is refused (AVFoundation raises an exception; CaptureKit throws).
     @Test func outputSettingsTakeAVFoundationsKeysAndRefuseOthers() async throws {

@@ -423,3 +423,10 @@ def test_record_mjpeg_of_a_camera_not_running_mjpg_is_refused(client, tmp_path):
     with pytest.raises(camerad.CaptureError) as unknown:
         client.record("virtual-0", tmp_path / "vp9.mov", codec="vp9")
     assert unknown.value.code == camerad.ErrorCode.INVALID_ARGUMENT
+
+
+def test_a_pre_roll_over_ten_seconds_is_refused(client, tmp_path):
+    recording = client.record("virtual-0", tmp_path / "long.mp4", pre_roll=11)
+    with pytest.raises(camerad.CaptureError) as refused:
+        recording.wait(timeout=60)
+    assert refused.value.code == camerad.ErrorCode.INVALID_ARGUMENT and "a pre-roll is 0 to 10 s" in str(refused.value)

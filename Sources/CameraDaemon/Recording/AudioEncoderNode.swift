@@ -19,12 +19,16 @@ final class AudioEncoderNode: Sendable {
     private let microphone: MicrophoneStreamer
     private let listenerID: UInt64
 
+    private let work: Work
+
     /// The encoder and its packets' count, on the worker.
     private final class Work: Sendable {
         private struct State: @unchecked Sendable {
             /// Unchecked Sendable: used only under this lock.
             let encoder: AudioEncoder
             var packets: UInt64 = 0
+            /// The recent packets, for recordings that start earlier than they join.
+            var history = PacketHistory()
         }
         private let state: OrderedMutex<State>
 
@@ -46,6 +50,7 @@ final class AudioEncoderNode: Sendable {
                 }
             }
             for (sequence, packet) in packets {
+                state.withLock { $0.history.add(packet, sequence: sequence) }
                 node.publish(sequence: sequence, timestampNanoseconds: packet.presentationTimeNanoseconds,
                              durationNanoseconds: packet.durationNanoseconds,
                              packet: PacketInfo(isKeyframe: true, decodeTimestampNanoseconds: packet.decodeTimeNanoseconds)) { slot in
@@ -56,6 +61,11 @@ final class AudioEncoderNode: Sendable {
                     return packet.bytes.count
                 }
             }
+        }
+
+        /// The recent packets from the one at or before `time`.
+        func history(since time: Int64) -> [PacketHistory.Held] {
+            state.withLock { $0.history.since(time) }
         }
     }
 
@@ -78,6 +88,7 @@ final class AudioEncoderNode: Sendable {
                                  slots: 16, maxBytes: 256 << 20, connectionShare: 4, budget: budget, logger: logger)
         self.node = node
         let work = Work(encoder)
+        self.work = work
         do {
             input = try NodeInput(to: node, passesDropsOn: false, idle: false) { period, node in work.take(period, into: node) }
         } catch {
@@ -92,6 +103,22 @@ final class AudioEncoderNode: Sendable {
             input.end(with: nil)
             throw error
         }
+    }
+
+    /// Subscribes a recorder's sound (`sink`), its recent packets from the one
+    /// at or before `preRollFrom` (the picture's pre-roll) given to `earlier`
+    /// first, when it has them; the subscription takes every packet after.
+    func subscribe(_ sink: any FrameSink, maxInFlight: Int, for owner: ClientBudget.Owner, preRollFrom: Int64?,
+                   earlier: @escaping @Sendable ([PacketHistory.Held]) -> Void) async throws(CameraError) -> UInt64 {
+        let policy = SubscriptionPolicy(maxInFlight: maxInFlight)
+        if let preRollFrom {
+            let work = self.work
+            if let (subscribed, _) = await input.subscribe(sink, policy: policy, for: owner, continuing: { work.history(since: preRollFrom) },
+                                                           earlier: earlier) {
+                return try subscribed.get()
+            }
+        }
+        return try node.subscribe(sink, policy: policy, for: owner)
     }
 
     /// Stops listening; the node's recorders end after what they were given.

@@ -190,10 +190,18 @@ final class MovieRecorder: FrameSink {
 
     func frame(_ handle: FrameHandle) -> Bool {
         thread.async { [self] in
-            write(handle.frame, to: .video)
+            write(EncodedPacket(handle.frame), to: .video)
             try? handle.release()
         }
         return true
+    }
+
+    /// The packets from before a subscription's first (its pre-roll, from
+    /// the encoder's recent ones), written before what it brings.
+    func writeEarlier(_ held: [PacketHistory.Held], to kind: EncodedStreamParameters.Kind) {
+        thread.async { [self] in
+            for packet in held { write(packet.packet, to: kind) }
+        }
     }
 
     /// The sink of the sound's packets: written beside the picture's from
@@ -210,7 +218,7 @@ final class MovieRecorder: FrameSink {
 
         func frame(_ handle: FrameHandle) -> Bool {
             recorder.thread.async { [recorder] in
-                recorder.write(handle.frame, to: .audio)
+                recorder.write(EncodedPacket(handle.frame), to: .audio)
                 try? handle.release()
             }
             return true
@@ -244,14 +252,11 @@ final class MovieRecorder: FrameSink {
 
     // MARK: - On the worker
 
-    private func write(_ frame: PooledFrame, to kind: EncodedStreamParameters.Kind) {
+    private func write(_ packet: EncodedPacket, to kind: EncodedStreamParameters.Kind) {
         var startedAt: Int64?
         var handedOver: (Figures, Int64)?
         let reached = state.withLock { state -> Ending? in
             guard state.ending == nil else { return nil }
-            let packet = EncodedPacket(bytes: Array(frame.bytes), presentationTimeNanoseconds: frame.timestampNanoseconds,
-                                       decodeTimeNanoseconds: frame.packet?.decodeTimestampNanoseconds ?? frame.timestampNanoseconds,
-                                       durationNanoseconds: frame.durationNanoseconds, isKeyframe: frame.packet?.isKeyframe ?? false)
             do throws(EncodingError) {
                 guard kind == .video else {
                     // Sound waits for the picture to reach it (the picture's encoder is behind, by its lookahead
@@ -347,5 +352,14 @@ final class MovieRecorder: FrameSink {
         // its owner's unsubscribing gives back.
         thread.finish()
         onEnd(ending, figures)
+    }
+}
+
+extension EncodedPacket {
+    /// An encoder node's buffer as the packet it holds.
+    init(_ frame: PooledFrame) {
+        self.init(bytes: Array(frame.bytes), presentationTimeNanoseconds: frame.timestampNanoseconds,
+                  decodeTimeNanoseconds: frame.packet?.decodeTimestampNanoseconds ?? frame.timestampNanoseconds,
+                  durationNanoseconds: frame.durationNanoseconds, isKeyframe: frame.packet?.isKeyframe ?? false)
     }
 }

@@ -184,6 +184,9 @@ final class Recordings: Sendable {
         guard request.maxDurationNs >= 0, request.maxFileSize >= 0, request.minFreeDiskSpace >= 0, request.movieFragmentIntervalNs >= 0 else {
             throw RPCError(.invalidArgument, "a recording's limits and fragment interval are 0 (none) or positive")
         }
+        guard (0...PacketHistory.span).contains(request.preRollNs) else {
+            throw RPCError(.invalidArgument, "a pre-roll is 0 to \(PacketHistory.span / 1_000_000_000) s, not \(Double(request.preRollNs) / 1e9) s")
+        }
         var limits = MovieRecorder.Limits()
         if request.maxDurationNs > 0 { limits.maxDurationNanoseconds = request.maxDurationNs }
         if request.maxFileSize > 0 { limits.maxBytes = request.maxFileSize }
@@ -219,6 +222,7 @@ final class Recording: Sendable {
         self.request = request
         subscriptions = Mutex((nil, nil))
         let format = video.encoder.format
+        let requestedAt = monotonicNanoseconds()
         let fragment = request.movieFragmentIntervalNs > 0 ? Double(request.movieFragmentIntervalNs) / 1e9 : 10
         let videoKey = video.key
         recorder = try MovieRecorder(
@@ -232,6 +236,7 @@ final class Recording: Sendable {
                     started.frameRate = UInt32(format.frameRate)
                     started.encoderRecordings = UInt32(await recordings.videoEncoders.users(of: videoKey))
                     started.startTimeNs = start
+                    started.preRollNs = max(0, requestedAt - start)
                     events(.started(started))
                 }
             },
@@ -243,12 +248,15 @@ final class Recording: Sendable {
             },
             onEnd: { ending, figures in events(.finished(Camerad_V1_RecordingFinished(ending, figures))) })
         do throws(CameraError) {
-            let videoID = try video.encoder.node.subscribe(
-                recorder, policy: SubscriptionPolicy(maxInFlight: Recordings.videoPacketsInFlight(video.encoder.node), startsAtKeyframe: true), for: owner)
+            let recorder = self.recorder
+            let (videoID, preRollFrom) = try await video.encoder.subscribe(
+                recorder, maxInFlight: Recordings.videoPacketsInFlight(video.encoder.node), for: owner,
+                preRollNanoseconds: request.preRollNs) { recorder.writeEarlier($0, to: .video) }
             subscriptions.withLock { $0.video = videoID }
             if let audio {
-                let audioID = try audio.encoder.node.subscribe(
-                    recorder.audioInput, policy: SubscriptionPolicy(maxInFlight: Recordings.audioPacketsInFlight), for: owner)
+                // The sound's recent packets from the picture's pre-roll on (where it has them).
+                let audioID = try await audio.encoder.subscribe(recorder.audioInput, maxInFlight: Recordings.audioPacketsInFlight, for: owner,
+                                                                preRollFrom: preRollFrom) { recorder.writeEarlier($0, to: .audio) }
                 subscriptions.withLock { $0.audio = audioID }
             }
         } catch {
@@ -260,7 +268,6 @@ final class Recording: Sendable {
             await stop()
             throw error
         }
-        video.encoder.requestKeyframe()
     }
 
     /// stopRecording(): its subscriptions end, then its file (after what it

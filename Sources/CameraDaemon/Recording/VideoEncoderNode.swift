@@ -64,6 +64,8 @@ final class VideoEncoderNode: Sendable {
             let encoder: Encoder?
             /// Frames in the encoder, by timestamp: a packet's sequence is its frame's.
             var sequences: [Int64: UInt64] = [:]
+            /// The recent packets, for recordings that start earlier than they join.
+            var history = PacketHistory()
         }
         private let state: OrderedMutex<State>
         let keyframeWanted = Atomic(false)
@@ -72,14 +74,21 @@ final class VideoEncoderNode: Sendable {
             state = OrderedMutex(.encoderWork, State(encoder: encoder.map { .init(encoder: $0) }))
         }
 
+        /// A frame's packets — encoded, or for MJPEG the camera's JPEG as it is
+        /// (should the camera leave its MJPG mode, or change its size, its
+        /// stream, which passes MJPEG only unchanged, ends, and with it this
+        /// node: its files end playable, saying why) — kept and published.
         func take(_ frame: PooledFrame, into node: MediaNode) {
-            guard state.withLock({ $0.encoder != nil }) else { return pass(frame, into: node) }
             let keyframe = keyframeWanted.exchange(false, ordering: .relaxed)
             let packets = state.withLock { state -> [(UInt64, EncodedPacket)] in
+                guard let encoder = state.encoder?.encoder else {
+                    return [(frame.sequence, EncodedPacket(bytes: Array(frame.bytes), presentationTimeNanoseconds: frame.timestampNanoseconds,
+                                                           decodeTimeNanoseconds: frame.timestampNanoseconds,
+                                                           durationNanoseconds: frame.durationNanoseconds, isKeyframe: true))]
+                }
                 state.sequences[frame.timestampNanoseconds] = frame.sequence
                 do {
-                    let packets = try state.encoder!.encoder.encode(i420: frame.bytes, timestampNanoseconds: frame.timestampNanoseconds,
-                                                                   keyframe: keyframe)
+                    let packets = try encoder.encode(i420: frame.bytes, timestampNanoseconds: frame.timestampNanoseconds, keyframe: keyframe)
                     return packets.map { (state.sequences.removeValue(forKey: $0.presentationTimeNanoseconds) ?? frame.sequence, $0) }
                 } catch {
                     node.logger.error("\(node.name): frame \(frame.sequence): \(error)")
@@ -87,6 +96,7 @@ final class VideoEncoderNode: Sendable {
                 }
             }
             for (sequence, packet) in packets {
+                state.withLock { $0.history.add(packet, sequence: sequence) }
                 node.publish(sequence: sequence, timestampNanoseconds: packet.presentationTimeNanoseconds,
                              durationNanoseconds: packet.durationNanoseconds,
                              packet: PacketInfo(isKeyframe: packet.isKeyframe, decodeTimestampNanoseconds: packet.decodeTimeNanoseconds)) { slot in
@@ -99,19 +109,9 @@ final class VideoEncoderNode: Sendable {
             }
         }
 
-        /// A camera's JPEG frame, a packet as it is. (Should the camera leave
-        /// its MJPG mode, or change its size, its stream — MJPEG is passed only
-        /// unchanged — ends, and with it this node: its files end playable, saying why.)
-        private func pass(_ frame: PooledFrame, into node: MediaNode) {
-            node.publish(sequence: frame.sequence, timestampNanoseconds: frame.timestampNanoseconds,
-                         durationNanoseconds: frame.durationNanoseconds,
-                         packet: PacketInfo(isKeyframe: true, decodeTimestampNanoseconds: frame.timestampNanoseconds)) { slot in
-                guard frame.bytes.count <= slot.count else {
-                    throw CameraError(.internalError, "a JPEG of \(frame.bytes.count) bytes outgrew its slot of \(slot.count)")
-                }
-                slot.copyMemory(from: frame.bytes)
-                return frame.bytes.count
-            }
+        /// The recent packets from the latest keyframe at or before `time`.
+        func history(since time: Int64) -> [PacketHistory.Held] {
+            state.withLock { $0.history.since(time) }
         }
     }
 
@@ -165,6 +165,28 @@ final class VideoEncoderNode: Sendable {
             input.end(with: nil)
             throw error
         }
+    }
+
+    /// Subscribes a recorder (`sink`) whose file starts `preRollNanoseconds`
+    /// before now: the recent packets from the latest keyframe at or before
+    /// then go to `earlier` first, and the subscription takes every packet
+    /// after them (none missed or repeated). Without recent packets (the
+    /// encoder just started), or without a pre-roll, it starts at a keyframe
+    /// asked for now. Returns the subscription, and the pre-roll's first
+    /// packet's time (nil: none).
+    func subscribe(_ sink: any FrameSink, maxInFlight: Int, for owner: ClientBudget.Owner, preRollNanoseconds: Int64,
+                   earlier: @escaping @Sendable ([PacketHistory.Held]) -> Void) async throws(CameraError) -> (UInt64, preRollFrom: Int64?) {
+        let fresh = SubscriptionPolicy(maxInFlight: maxInFlight, startsAtKeyframe: true)
+        if preRollNanoseconds > 0 {
+            let (work, since) = (self.work, monotonicNanoseconds() - preRollNanoseconds)
+            if let (subscribed, first) = await input.subscribe(sink, policy: fresh, for: owner, continuing: { work.history(since: since) },
+                                                               earlier: earlier) {
+                return (try subscribed.get(), first.presentationTimeNanoseconds)
+            }
+        }
+        let id = try node.subscribe(sink, policy: fresh, for: owner)
+        requestKeyframe()
+        return (id, nil)
     }
 
     /// The next frame becomes a keyframe: a recorder joined.

@@ -372,6 +372,9 @@ final class NodeInput: FrameSink {
 
     func formatChanged(_ news: StreamNews) {}
 
+    /// Runs `job` on the worker, between two buffers; false (and it never runs) once the input ended.
+    func run(_ job: @escaping @Sendable () -> Void) -> Bool { thread.asyncUnlessFinished(job) }
+
     func interrupted(_ reason: StreamInterruption, _ error: CameraError) {
         thread.async { [node] in node.end(reason, error) }
     }

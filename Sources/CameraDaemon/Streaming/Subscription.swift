@@ -58,7 +58,7 @@ final class Subscription: @unchecked Sendable {
         self.policy = policy
         self.outbox = outbox
         self.poolID = poolID
-        keyframes = policy.startsAtKeyframe ? .first : .taking
+        keyframes = policy.startsAtKeyframe && !policy.continuesEarlierPackets ? .first : .taking
     }
 
     /// Whether a frame offered now goes straight to the sink: it holds
@@ -238,6 +238,10 @@ struct SubscriptionPolicy: Sendable {
     /// Encoded media: its first packet is a keyframe, and after a drop it
     /// waits for the next (the packets between could not be decoded).
     var startsAtKeyframe = false
+    /// With ``startsAtKeyframe``: its sink was given the packets just before
+    /// its first (a recording's pre-roll), so its first is taken as it is;
+    /// after a drop it still waits for a keyframe.
+    var continuesEarlierPackets = false
 
     /// Slots it may hold at once.
     var slotsHeld: Int { copies ? 0 : maxInFlight + (alwaysDiscardsLate ? 0 : Self.queueLimit) }

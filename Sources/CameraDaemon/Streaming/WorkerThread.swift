@@ -34,6 +34,18 @@ final class WorkerThread: Sendable {
         thread.wake()
     }
 
+    /// Runs `job` after every job given before it, surely — or, once
+    /// ``finish()`` was called (the thread may be gone), never: false.
+    func asyncUnlessFinished(_ job: @escaping @Sendable () -> Void) -> Bool {
+        guard jobs.withLock({ jobs -> Bool in
+            guard !jobs.finishing else { return false }
+            jobs.queue.append(job)
+            return true
+        }) else { return false }
+        thread.wake()
+        return true
+    }
+
     /// Ends the thread once the jobs given so far have run.
     func finish() {
         jobs.withLock { $0.finishing = true }

@@ -311,6 +311,16 @@ public nonisolated struct Camerad_V1_StartRecording: @unchecked Sendable {
   /// Clears the value of `metadata`. Subsequent reads from it will return its default value.
   public mutating func clearMetadata() {_uniqueStorage()._metadata = nil}
 
+  /// Pre-roll (beyond AVFoundation), nanoseconds, at most 10 s: the file starts
+  /// this long before the request, at a keyframe at or before then, from the
+  /// recent packets of the encoder it shares — as far back as that encoder has
+  /// run (another recording of the camera at the same settings); without one,
+  /// it starts now. RecordingStarted.pre_roll_ns says how far back it went. 0: none.
+  public var preRollNs: Int64 {
+    get {_storage._preRollNs}
+    set {_uniqueStorage()._preRollNs = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -434,6 +444,10 @@ public nonisolated struct Camerad_V1_RecordingStarted: Sendable {
 
   /// The file's time 0 on CLOCK_MONOTONIC: its first frame's capture time.
   public var startTimeNs: Int64 = 0
+
+  /// How long before the StartRecording arrived the file starts (its pre-roll);
+  /// 0 when it starts after.
+  public var preRollNs: Int64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -667,7 +681,7 @@ nonisolated extension Camerad_V1_MovieMetadata: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StartRecording"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}unique_id\0\u{3}audio_unique_id\0\u{3}file_type\0\u{1}video\0\u{3}fd_index\0\u{3}max_duration_ns\0\u{3}max_file_size\0\u{3}min_free_disk_space\0\u{3}movie_fragment_interval_ns\0\u{1}metadata\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}unique_id\0\u{3}audio_unique_id\0\u{3}file_type\0\u{1}video\0\u{3}fd_index\0\u{3}max_duration_ns\0\u{3}max_file_size\0\u{3}min_free_disk_space\0\u{3}movie_fragment_interval_ns\0\u{1}metadata\0\u{3}pre_roll_ns\0")
 
   fileprivate class _StorageClass {
     var _uniqueID: String = String()
@@ -680,6 +694,7 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
     var _minFreeDiskSpace: Int64 = 0
     var _movieFragmentIntervalNs: Int64 = 0
     var _metadata: Camerad_V1_MovieMetadata? = nil
+    var _preRollNs: Int64 = 0
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -700,6 +715,7 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
       _minFreeDiskSpace = source._minFreeDiskSpace
       _movieFragmentIntervalNs = source._movieFragmentIntervalNs
       _metadata = source._metadata
+      _preRollNs = source._preRollNs
     }
   }
 
@@ -728,6 +744,7 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
         case 8: try { try decoder.decodeSingularInt64Field(value: &_storage._minFreeDiskSpace) }()
         case 9: try { try decoder.decodeSingularInt64Field(value: &_storage._movieFragmentIntervalNs) }()
         case 10: try { try decoder.decodeSingularMessageField(value: &_storage._metadata) }()
+        case 11: try { try decoder.decodeSingularInt64Field(value: &_storage._preRollNs) }()
         default: break
         }
       }
@@ -770,6 +787,9 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
       try { if let v = _storage._metadata {
         try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
       } }()
+      if _storage._preRollNs != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._preRollNs, fieldNumber: 11)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -789,6 +809,7 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
         if _storage._minFreeDiskSpace != rhs_storage._minFreeDiskSpace {return false}
         if _storage._movieFragmentIntervalNs != rhs_storage._movieFragmentIntervalNs {return false}
         if _storage._metadata != rhs_storage._metadata {return false}
+        if _storage._preRollNs != rhs_storage._preRollNs {return false}
         return true
       }
       if !storagesAreEqual {return false}
@@ -983,7 +1004,7 @@ nonisolated extension Camerad_V1_RecordingFigures: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Camerad_V1_RecordingStarted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RecordingStarted"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}width\0\u{1}height\0\u{3}frame_rate\0\u{3}encoder_recordings\0\u{3}start_time_ns\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}width\0\u{1}height\0\u{3}frame_rate\0\u{3}encoder_recordings\0\u{3}start_time_ns\0\u{3}pre_roll_ns\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -996,6 +1017,7 @@ nonisolated extension Camerad_V1_RecordingStarted: SwiftProtobuf.Message, SwiftP
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.frameRate) }()
       case 4: try { try decoder.decodeSingularUInt32Field(value: &self.encoderRecordings) }()
       case 5: try { try decoder.decodeSingularInt64Field(value: &self.startTimeNs) }()
+      case 6: try { try decoder.decodeSingularInt64Field(value: &self.preRollNs) }()
       default: break
       }
     }
@@ -1017,6 +1039,9 @@ nonisolated extension Camerad_V1_RecordingStarted: SwiftProtobuf.Message, SwiftP
     if self.startTimeNs != 0 {
       try visitor.visitSingularInt64Field(value: self.startTimeNs, fieldNumber: 5)
     }
+    if self.preRollNs != 0 {
+      try visitor.visitSingularInt64Field(value: self.preRollNs, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1026,6 +1051,7 @@ nonisolated extension Camerad_V1_RecordingStarted: SwiftProtobuf.Message, SwiftP
     if lhs.frameRate != rhs.frameRate {return false}
     if lhs.encoderRecordings != rhs.encoderRecordings {return false}
     if lhs.startTimeNs != rhs.startTimeNs {return false}
+    if lhs.preRollNs != rhs.preRollNs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -59,6 +59,9 @@ extension Camctl {
         @Option(help: "Seconds between fragments: at most what a crash loses (movieFragmentInterval).")
         var fragment: Double = 10
 
+        @Option(help: ArgumentHelp("Start the file this many seconds (at most 10) before now, from a keyframe, out of the recent frames and sound of the encoders camerad shares: as far back as another recording of the camera at the same settings has run; else it starts now.", valueName: "seconds"))
+        var preRoll: Double?
+
         @Option(help: ArgumentHelp("Hand over to a new file every this many seconds, at a keyframe, no frame lost: FILE with %d (movie-%03d.mp4) numbers them, else -001, -002… go before its extension. Until Ctrl-C.", valueName: "seconds"))
         var segment: Double?
 
@@ -77,6 +80,7 @@ extension Camctl {
             if let bitrate, bitrate <= 0 { throw ValidationError("--bitrate must be positive") }
             if let keyframeInterval, keyframeInterval <= 0 { throw ValidationError("--keyframe-interval must be positive") }
             guard fragment > 0 else { throw ValidationError("--fragment must be positive") }
+            if let preRoll, !(0...10).contains(preRoll) { throw ValidationError("--pre-roll must be 0 to 10 seconds") }
             if let segment {
                 guard segment > 0 else { throw ValidationError("--segment must be positive") }
                 guard duration == nil && maxSize == nil else {
@@ -153,6 +157,7 @@ extension Camctl {
             if let maxSize { output.maxRecordedFileSize = maxSize }
             if let minFreeSpace { output.minFreeDiskSpaceLimit = minFreeSpace }
             output.movieFragmentInterval = CMTime(value: Int64(fragment * 1e9), timescale: 1_000_000_000)
+            if let preRoll { output.preRollDuration = CMTime(value: Int64(preRoll * 1e9), timescale: 1_000_000_000) }
             if let location { output.metadata = [MetadataItem(identifier: .quickTimeMetadataLocationISO6709, value: location)] }
 
             try await session.start()

@@ -94,21 +94,23 @@ class RecordingFinished(_message.Message):
     def __init__(self, ending: _Optional[_Union[RecordingEnding, str]] = ..., successfully_finished: bool = ..., figures: _Optional[_Union[RecordingFigures, _Mapping]] = ..., message: _Optional[str] = ...) -> None: ...
 
 class RecordingStarted(_message.Message):
-    __slots__ = ["encoder_recordings", "frame_rate", "height", "start_time_ns", "width"]
+    __slots__ = ["encoder_recordings", "frame_rate", "height", "pre_roll_ns", "start_time_ns", "width"]
     ENCODER_RECORDINGS_FIELD_NUMBER: _ClassVar[int]
     FRAME_RATE_FIELD_NUMBER: _ClassVar[int]
     HEIGHT_FIELD_NUMBER: _ClassVar[int]
+    PRE_ROLL_NS_FIELD_NUMBER: _ClassVar[int]
     START_TIME_NS_FIELD_NUMBER: _ClassVar[int]
     WIDTH_FIELD_NUMBER: _ClassVar[int]
     encoder_recordings: int
     frame_rate: int
     height: int
+    pre_roll_ns: int
     start_time_ns: int
     width: int
-    def __init__(self, width: _Optional[int] = ..., height: _Optional[int] = ..., frame_rate: _Optional[int] = ..., encoder_recordings: _Optional[int] = ..., start_time_ns: _Optional[int] = ...) -> None: ...
+    def __init__(self, width: _Optional[int] = ..., height: _Optional[int] = ..., frame_rate: _Optional[int] = ..., encoder_recordings: _Optional[int] = ..., start_time_ns: _Optional[int] = ..., pre_roll_ns: _Optional[int] = ...) -> None: ...
 
 class StartRecording(_message.Message):
-    __slots__ = ["audio_unique_id", "fd_index", "file_type", "max_duration_ns", "max_file_size", "metadata", "min_free_disk_space", "movie_fragment_interval_ns", "unique_id", "video"]
+    __slots__ = ["audio_unique_id", "fd_index", "file_type", "max_duration_ns", "max_file_size", "metadata", "min_free_disk_space", "movie_fragment_interval_ns", "pre_roll_ns", "unique_id", "video"]
     AUDIO_UNIQUE_ID_FIELD_NUMBER: _ClassVar[int]
     FD_INDEX_FIELD_NUMBER: _ClassVar[int]
     FILE_TYPE_FIELD_NUMBER: _ClassVar[int]
@@ -117,6 +119,7 @@ class StartRecording(_message.Message):
     METADATA_FIELD_NUMBER: _ClassVar[int]
     MIN_FREE_DISK_SPACE_FIELD_NUMBER: _ClassVar[int]
     MOVIE_FRAGMENT_INTERVAL_NS_FIELD_NUMBER: _ClassVar[int]
+    PRE_ROLL_NS_FIELD_NUMBER: _ClassVar[int]
     UNIQUE_ID_FIELD_NUMBER: _ClassVar[int]
     VIDEO_FIELD_NUMBER: _ClassVar[int]
     audio_unique_id: str
@@ -127,9 +130,10 @@ class StartRecording(_message.Message):
     metadata: MovieMetadata
     min_free_disk_space: int
     movie_fragment_interval_ns: int
+    pre_roll_ns: int
     unique_id: str
     video: VideoRecordingSettings
-    def __init__(self, unique_id: _Optional[str] = ..., audio_unique_id: _Optional[str] = ..., file_type: _Optional[_Union[FileType, str]] = ..., video: _Optional[_Union[VideoRecordingSettings, _Mapping]] = ..., fd_index: _Optional[int] = ..., max_duration_ns: _Optional[int] = ..., max_file_size: _Optional[int] = ..., min_free_disk_space: _Optional[int] = ..., movie_fragment_interval_ns: _Optional[int] = ..., metadata: _Optional[_Union[MovieMetadata, _Mapping]] = ...) -> None: ...
+    def __init__(self, unique_id: _Optional[str] = ..., audio_unique_id: _Optional[str] = ..., file_type: _Optional[_Union[FileType, str]] = ..., video: _Optional[_Union[VideoRecordingSettings, _Mapping]] = ..., fd_index: _Optional[int] = ..., max_duration_ns: _Optional[int] = ..., max_file_size: _Optional[int] = ..., min_free_disk_space: _Optional[int] = ..., movie_fragment_interval_ns: _Optional[int] = ..., metadata: _Optional[_Union[MovieMetadata, _Mapping]] = ..., pre_roll_ns: _Optional[int] = ...) -> None: ...
 
 class StopRecording(_message.Message):
     __slots__ = []

@@ -682,7 +682,7 @@ const ProtobufCMessageDescriptor camerad__v1__movie_metadata__descriptor =
   (ProtobufCMessageInit) camerad__v1__movie_metadata__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor camerad__v1__start_recording__field_descriptors[10] =
+static const ProtobufCFieldDescriptor camerad__v1__start_recording__field_descriptors[11] =
 {
   {
     "unique_id",
@@ -804,6 +804,18 @@ static const ProtobufCFieldDescriptor camerad__v1__start_recording__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "pre_roll_ns",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__StartRecording, pre_roll_ns),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned camerad__v1__start_recording__field_indices_by_name[] = {
   1,   /* field[1] = audio_unique_id */
@@ -814,13 +826,14 @@ static const unsigned camerad__v1__start_recording__field_indices_by_name[] = {
   9,   /* field[9] = metadata */
   7,   /* field[7] = min_free_disk_space */
   8,   /* field[8] = movie_fragment_interval_ns */
+  10,   /* field[10] = pre_roll_ns */
   0,   /* field[0] = unique_id */
   3,   /* field[3] = video */
 };
 static const ProtobufCIntRange camerad__v1__start_recording__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 10 }
+  { 0, 11 }
 };
 const ProtobufCMessageDescriptor camerad__v1__start_recording__descriptor =
 {
@@ -830,7 +843,7 @@ const ProtobufCMessageDescriptor camerad__v1__start_recording__descriptor =
   "Camerad__V1__StartRecording",
   "camerad.v1",
   sizeof(Camerad__V1__StartRecording),
-  10,
+  11,
   camerad__v1__start_recording__field_descriptors,
   camerad__v1__start_recording__field_indices_by_name,
   1,  camerad__v1__start_recording__number_ranges,
@@ -1047,7 +1060,7 @@ const ProtobufCMessageDescriptor camerad__v1__recording_figures__descriptor =
   (ProtobufCMessageInit) camerad__v1__recording_figures__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor camerad__v1__recording_started__field_descriptors[5] =
+static const ProtobufCFieldDescriptor camerad__v1__recording_started__field_descriptors[6] =
 {
   {
     "width",
@@ -1109,18 +1122,31 @@ static const ProtobufCFieldDescriptor camerad__v1__recording_started__field_desc
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "pre_roll_ns",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__RecordingStarted, pre_roll_ns),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned camerad__v1__recording_started__field_indices_by_name[] = {
   3,   /* field[3] = encoder_recordings */
   2,   /* field[2] = frame_rate */
   1,   /* field[1] = height */
+  5,   /* field[5] = pre_roll_ns */
   4,   /* field[4] = start_time_ns */
   0,   /* field[0] = width */
 };
 static const ProtobufCIntRange camerad__v1__recording_started__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor camerad__v1__recording_started__descriptor =
 {
@@ -1130,7 +1156,7 @@ const ProtobufCMessageDescriptor camerad__v1__recording_started__descriptor =
   "Camerad__V1__RecordingStarted",
   "camerad.v1",
   sizeof(Camerad__V1__RecordingStarted),
-  5,
+  6,
   camerad__v1__recording_started__field_descriptors,
   camerad__v1__recording_started__field_indices_by_name,
   1,  camerad__v1__recording_started__number_ranges,

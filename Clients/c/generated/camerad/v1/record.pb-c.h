@@ -180,10 +180,18 @@ struct  Camerad__V1__StartRecording
    */
   int64_t movie_fragment_interval_ns;
   Camerad__V1__MovieMetadata *metadata;
+  /*
+   * Pre-roll (beyond AVFoundation), nanoseconds, at most 10 s: the file starts
+   * this long before the request, at a keyframe at or before then, from the
+   * recent packets of the encoder it shares — as far back as that encoder has
+   * run (another recording of the camera at the same settings); without one,
+   * it starts now. RecordingStarted.pre_roll_ns says how far back it went. 0: none.
+   */
+  int64_t pre_roll_ns;
 };
 #define CAMERAD__V1__START_RECORDING__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__start_recording__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, CAMERAD__V1__FILE_TYPE__FILE_TYPE_UNSPECIFIED, NULL, 0, 0, 0, 0, 0, NULL }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, CAMERAD__V1__FILE_TYPE__FILE_TYPE_UNSPECIFIED, NULL, 0, 0, 0, 0, 0, NULL, 0 }
 
 
 struct  Camerad__V1__StopRecording
@@ -287,10 +295,15 @@ struct  Camerad__V1__RecordingStarted
    * The file's time 0 on CLOCK_MONOTONIC: its first frame's capture time.
    */
   int64_t start_time_ns;
+  /*
+   * How long before the StartRecording arrived the file starts (its pre-roll);
+   * 0 when it starts after.
+   */
+  int64_t pre_roll_ns;
 };
 #define CAMERAD__V1__RECORDING_STARTED__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__recording_started__descriptor) \
-    , 0, 0, 0, 0, 0 }
+    , 0, 0, 0, 0, 0, 0 }
 
 
 struct  Camerad__V1__RecordingFinished

@@ -1,0 +1,84 @@
+import CameraEncoding
+
+/// An encoder's recent packets, for a recording that starts earlier than it
+/// joins (its pre-roll): enough that any pre-roll up to ``span`` can start at
+/// a keyframe at or before it — the packets from the latest keyframe at least
+/// ``span`` old on, within ``maxBytes`` (past that, the oldest keyframes'
+/// runs go first).
+struct PacketHistory: Sendable {
+    /// The longest pre-roll a recording may ask for.
+    static let span: Int64 = 10_000_000_000
+    /// What it may hold (a 4K picture at a high bit rate keeps less than ``span``).
+    static let maxBytes = 64 << 20
+
+    /// A packet and its frame's number.
+    struct Held: Sendable, Equatable {
+        let sequence: UInt64
+        let packet: EncodedPacket
+    }
+
+    private(set) var packets: [Held] = []
+    private var bytes = 0
+    let span: Int64
+    let maxBytes: Int
+
+    init(span: Int64 = Self.span, maxBytes: Int = Self.maxBytes) {
+        self.span = span
+        self.maxBytes = maxBytes
+    }
+
+    /// Keeps `packet`, and lets go of what no pre-roll can need any more.
+    mutating func add(_ packet: EncodedPacket, sequence: UInt64) {
+        packets.append(Held(sequence: sequence, packet: packet))
+        bytes += packet.bytes.count
+        let oldest = packet.presentationTimeNanoseconds - span
+        // The latest keyframe at least `span` old: what lies before it is never a pre-roll's.
+        if let keep = packets.lastIndex(where: { $0.packet.isKeyframe && $0.packet.presentationTimeNanoseconds <= oldest }), keep > 0 {
+            drop(keep)
+        }
+        while bytes > maxBytes, let next = packets.dropFirst().firstIndex(where: \.packet.isKeyframe) {
+            drop(next)
+        }
+        // Over the limit with a single keyframe's run: nothing to start a pre-roll at but the newest.
+        if bytes > maxBytes { drop(packets.count) }
+    }
+
+    private mutating func drop(_ count: Int) {
+        bytes -= packets[..<count].reduce(0) { $0 + $1.packet.bytes.count }
+        packets.removeFirst(count)
+    }
+
+    /// The packets from the latest keyframe at or before `time` on (from the
+    /// first keyframe when none is that old); empty when it holds no keyframe.
+    func since(_ time: Int64) -> [Held] {
+        guard let first = packets.firstIndex(where: \.packet.isKeyframe) else { return [] }
+        let start = packets.lastIndex { $0.packet.isKeyframe && $0.packet.presentationTimeNanoseconds <= time } ?? first
+        return Array(packets[start...])
+    }
+}
+
+extension NodeInput {
+    /// Subscribes `sink` to the input's node continuing `recent()`'s packets:
+    /// on the worker, between two buffers, those packets go to `earlier`
+    /// and the subscription takes every packet published after them — none
+    /// missed or repeated. nil when there are none, or the input has ended:
+    /// the caller subscribes as it otherwise would.
+    func subscribe(_ sink: any FrameSink, policy: SubscriptionPolicy, for owner: ClientBudget.Owner,
+                   continuing recent: @escaping @Sendable () -> [PacketHistory.Held],
+                   earlier: @escaping @Sendable ([PacketHistory.Held]) -> Void) async -> (Result<UInt64, CameraError>, first: EncodedPacket)? {
+        typealias Subscribed = CheckedContinuation<(Result<UInt64, CameraError>, first: EncodedPacket)?, Never>
+        let node = self.node
+        return await withCheckedContinuation { (continuation: Subscribed) in
+            let queued = run {
+                let held = recent()
+                guard let first = held.first else { return continuation.wake(returning: nil) }
+                earlier(held)
+                var policy = policy
+                policy.continuesEarlierPackets = true
+                let subscribed = Result(catching: { () throws(CameraError) -> UInt64 in try node.subscribe(sink, policy: policy, for: owner) })
+                continuation.wake(returning: (subscribed, first.packet))
+            }
+            if !queued { continuation.wake(returning: nil) }
+        }
+    }
+}
