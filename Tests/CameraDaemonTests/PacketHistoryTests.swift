@@ -34,6 +34,17 @@ import Testing
         #expect(Self.seconds(history.packets) == Array(6...11))
     }
 
+    /// An encoder behind keeps keyframes far apart: a pre-roll still starts
+    /// no earlier than its span from now — at the first keyframe since then
+    /// when none is as old as asked.
+    @Test func noPreRollGoesBackFurtherThanAsAllowed() {
+        var history = PacketHistory(span: 100_000_000_000)
+        for second in 0...20 { history.add(Self.packet(second, keyframeEvery: 6), sequence: UInt64(second)) }
+        #expect(Self.seconds(history.since(15_000_000_000, notBefore: 7_000_000_000)) == Array(12...20), "the latest keyframe at or before 15")
+        #expect(Self.seconds(history.since(9_000_000_000, notBefore: 7_000_000_000)) == Array(12...20), "0 and 6 are too old: from 12")
+        #expect(history.since(19_000_000_000, notBefore: 19_000_000_000).isEmpty, "no keyframe that recent")
+    }
+
     @Test func withoutAKeyframeItGivesNothing() {
         var history = PacketHistory(span: 5_000_000_000)
         for second in [1, 2] { history.add(Self.packet(second), sequence: UInt64(second)) }

@@ -181,11 +181,20 @@ extension CaptureKitEndToEnd {
     @Test(.timeLimit(.minutes(2))) func aPreRollStartsTheFileBeforeTheRecordingWasAskedFor() async throws {
         try await withTemporaryDirectory { folder in
             try await withCaptureKitDaemon(virtualCameras: 1) { _ in
+                // A keyframe every half second of frames encoded: under load the encoder's worker (SCHED_IDLE) drops
+                // most frames, and keyframes two seconds of frames apart could be too sparse for a pre-roll.
+                func keyframesOften(_ output: CaptureMovieFileOutput) {
+                    var settings = output.videoOutputSettings
+                    settings.maxKeyFrameInterval = 15
+                    output.videoOutputSettings = settings
+                }
                 let (running, under) = try await Self.session()
+                keyframesOften(under)
                 try await running.start()
                 under.startRecording(to: URL(fileURLWithPath: folder + "/running.mp4"), recordingDelegate: Delegate())
                 #expect(await waitUntil(timeout: .seconds(60)) { under.recordedDuration.seconds >= 3.5 })
                 let (session, output) = try await Self.session()
+                keyframesOften(output)
                 output.preRollDuration = CMTime(value: 2, timescale: 1)
                 try await session.start()
                 var now = timespec()

@@ -63,9 +63,9 @@ final class AudioEncoderNode: Sendable {
             }
         }
 
-        /// The recent packets from the one at or before `time`.
+        /// The recent packets from the one at or before `time`, at most its span ago.
         func history(since time: Int64) -> [PacketHistory.Held] {
-            state.withLock { $0.history.since(time) }
+            state.withLock { $0.history.since(time, notBefore: monotonicNanoseconds() - $0.history.span) }
         }
     }
 

@@ -48,11 +48,15 @@ struct PacketHistory: Sendable {
         packets.removeFirst(count)
     }
 
-    /// The packets from the latest keyframe at or before `time` on (from the
-    /// first keyframe when none is that old); empty when it holds no keyframe.
-    func since(_ time: Int64) -> [Held] {
-        guard let first = packets.firstIndex(where: \.packet.isKeyframe) else { return [] }
-        let start = packets.lastIndex { $0.packet.isKeyframe && $0.packet.presentationTimeNanoseconds <= time } ?? first
+    /// The packets from the latest keyframe at or before `time` on — among
+    /// those captured at `notBefore` or later (no pre-roll goes back more than
+    /// its span from now, even when an encoder behind made its keyframes
+    /// sparse); from the first such keyframe when none is as old as `time`;
+    /// empty when it holds none.
+    func since(_ time: Int64, notBefore: Int64 = .min) -> [Held] {
+        func startsHere(_ held: Held) -> Bool { held.packet.isKeyframe && held.packet.presentationTimeNanoseconds >= notBefore }
+        guard let first = packets.firstIndex(where: startsHere) else { return [] }
+        let start = packets.lastIndex { startsHere($0) && $0.packet.presentationTimeNanoseconds <= time } ?? first
         return Array(packets[start...])
     }
 }
@@ -72,10 +76,12 @@ extension NodeInput {
             let queued = run {
                 let held = recent()
                 guard let first = held.first else { return continuation.wake(returning: nil) }
-                earlier(held)
                 var policy = policy
                 policy.continuesEarlierPackets = true
                 let subscribed = Result(catching: { () throws(CameraError) -> UInt64 in try node.subscribe(sink, policy: policy, for: owner) })
+                // After the subscription (a refused one is given nothing), before any packet can reach it: this
+                // thread publishes them.
+                if case .success = subscribed { earlier(held) }
                 continuation.wake(returning: (subscribed, first.packet))
             }
             if !queued { continuation.wake(returning: nil) }

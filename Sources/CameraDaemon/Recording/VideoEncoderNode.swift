@@ -109,9 +109,9 @@ final class VideoEncoderNode: Sendable {
             }
         }
 
-        /// The recent packets from the latest keyframe at or before `time`.
+        /// The recent packets from the latest keyframe at or before `time`, at most its span ago.
         func history(since time: Int64) -> [PacketHistory.Held] {
-            state.withLock { $0.history.since(time) }
+            state.withLock { $0.history.since(time, notBefore: monotonicNanoseconds() - $0.history.span) }
         }
     }
 
