@@ -327,12 +327,9 @@ static Camerad__V1__StartRecording start_320x240(Camerad__V1__VideoRecordingSett
     return start;
 }
 
-/* Records virtual-0 (320x240, 1 s fragments) into a file this test opened, stops once camerad says a
-   second is written; it finishes STOPPED, successfully, and ffprobe reads as many frames as it says. */
-static void conformance_record_file_plays(void **state) {
-    camerad_client *client = test_connect(&test_shared, "conformance");
-    char path[160];
-    snprintf(path, sizeof path, "%s/conformance.mp4", test_shared.directory);
+/* Records virtual-0 (start_320x240) into `path`, opened here (camerad keeps a descriptor of its own),
+   and waits for camerad's first answer. */
+static camerad_recording *record_into(camerad_client *client, const char *path) {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     assert_true(fd >= 0);
     Camerad__V1__VideoRecordingSettings video = CAMERAD__V1__VIDEO_RECORDING_SETTINGS__INIT;
@@ -340,16 +337,35 @@ static void conformance_record_file_plays(void **state) {
     camerad_error error;
     camerad_recording *recording = camerad_recording_start(client, &start, fd, &error);
     assert_non_null(recording);
-    close(fd); /* camerad has its own */
+    close(fd);
     assert_int_equal(camerad_recording_wait(recording, false, &error), CAMERAD_OK);
+    return recording;
+}
+
+/* Waits (a minute at most) until camerad says a second of the file under way is written, after
+   `hand_overs` hand-overs. */
+static void wait_for_a_second_written(camerad_client *client, camerad_recording *recording, unsigned hand_overs) {
+    for (int i = 0; i < 600; i++) {
+        unsigned done = 0;
+        camerad_recording_get_handed_over(recording, &done);
+        const Camerad__V1__RecordingFigures *figures = camerad_recording_get_figures(recording);
+        if (done == hand_overs && figures && figures->duration_ns >= 1000000000) break;
+        camerad_client_iterate(client, 100, NULL);
+    }
+}
+
+/* Records virtual-0 (320x240, 1 s fragments) into a file this test opened, stops once camerad says a
+   second is written; it finishes STOPPED, successfully, and ffprobe reads as many frames as it says. */
+static void conformance_record_file_plays(void **state) {
+    camerad_client *client = test_connect(&test_shared, "conformance");
+    char path[160];
+    snprintf(path, sizeof path, "%s/conformance.mp4", test_shared.directory);
+    camerad_recording *recording = record_into(client, path);
+    camerad_error error;
     const Camerad__V1__RecordingStarted *started = camerad_recording_get_started(recording);
     assert_non_null(started);
     assert_int_equal(started->width, 320);
-    for (int i = 0; i < 600; i++) {
-        const Camerad__V1__RecordingFigures *figures = camerad_recording_get_figures(recording);
-        if (figures && figures->duration_ns >= 1000000000) break;
-        camerad_client_iterate(client, 100, NULL);
-    }
+    wait_for_a_second_written(client, recording, 0);
     assert_int_equal(camerad_recording_stop(recording, &error), CAMERAD_OK);
     assert_int_equal(camerad_recording_wait(recording, true, &error), CAMERAD_OK);
     const Camerad__V1__RecordingFinished *finished = camerad_recording_get_finished(recording, &error);
@@ -390,31 +406,15 @@ static void conformance_record_hand_over(void **state) {
     char first[160], second[160];
     snprintf(first, sizeof first, "%s/first.mp4", test_shared.directory);
     snprintf(second, sizeof second, "%s/second.mp4", test_shared.directory);
-    int fd = open(first, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    assert_true(fd >= 0);
-    Camerad__V1__VideoRecordingSettings video = CAMERAD__V1__VIDEO_RECORDING_SETTINGS__INIT;
-    Camerad__V1__StartRecording start = start_320x240(&video);
+    camerad_recording *recording = record_into(client, first);
     camerad_error error;
-    camerad_recording *recording = camerad_recording_start(client, &start, fd, &error);
-    assert_non_null(recording);
-    close(fd);
-    assert_int_equal(camerad_recording_wait(recording, false, &error), CAMERAD_OK);
-    for (int i = 0; i < 600; i++) {
-        const Camerad__V1__RecordingFigures *figures = camerad_recording_get_figures(recording);
-        if (figures && figures->duration_ns >= 1000000000) break;
-        camerad_client_iterate(client, 100, NULL);
-    }
-    fd = open(second, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    wait_for_a_second_written(client, recording, 0);
+    int fd = open(second, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     assert_true(fd >= 0);
     assert_int_equal(camerad_recording_next_file(recording, fd, &error), CAMERAD_OK);
     close(fd);
+    wait_for_a_second_written(client, recording, 1);
     unsigned hand_overs = 0;
-    for (int i = 0; i < 600; i++) {
-        camerad_recording_get_handed_over(recording, &hand_overs);
-        const Camerad__V1__RecordingFigures *figures = camerad_recording_get_figures(recording);
-        if (hand_overs == 1 && figures && figures->duration_ns >= 1000000000) break;
-        camerad_client_iterate(client, 100, NULL);
-    }
     const Camerad__V1__FileHandedOver *handed_over = camerad_recording_get_handed_over(recording, &hand_overs);
     assert_int_equal(hand_overs, 1);
     assert_non_null(handed_over);

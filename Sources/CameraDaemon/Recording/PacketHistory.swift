@@ -1,4 +1,5 @@
 import CameraEncoding
+import CameraIPC
 
 /// An encoder's recent packets, for a recording that starts earlier than it
 /// joins (its pre-roll): enough that any pre-roll up to ``span`` can start at
@@ -58,6 +59,27 @@ struct PacketHistory: Sendable {
         guard let first = packets.firstIndex(where: startsHere) else { return [] }
         let start = packets.lastIndex { startsHere($0) && $0.packet.presentationTimeNanoseconds <= time } ?? first
         return Array(packets[start...])
+    }
+
+    /// What a recording's pre-roll from `time` starts with: ``since(_:notBefore:)``
+    /// no further back than the span from now.
+    func preRoll(from time: Int64) -> [Held] {
+        since(time, notBefore: monotonicNanoseconds() - span)
+    }
+}
+
+extension MediaNode {
+    /// Publishes an encoder's packet, numbered `sequence`, into a slot of its own.
+    @discardableResult
+    func publish(_ packet: EncodedPacket, sequence: UInt64) -> Bool {
+        publish(sequence: sequence, timestampNanoseconds: packet.presentationTimeNanoseconds, durationNanoseconds: packet.durationNanoseconds,
+                packet: PacketInfo(isKeyframe: packet.isKeyframe, decodeTimestampNanoseconds: packet.decodeTimeNanoseconds)) { slot in
+            guard packet.bytes.count <= slot.count else {
+                throw CameraError(.internalError, "a packet of \(packet.bytes.count) bytes outgrew its slot of \(slot.count)")
+            }
+            packet.bytes.withUnsafeBytes { slot.copyMemory(from: $0) }
+            return packet.bytes.count
+        }
     }
 }
 

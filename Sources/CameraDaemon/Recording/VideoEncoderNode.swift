@@ -97,21 +97,13 @@ final class VideoEncoderNode: Sendable {
             }
             for (sequence, packet) in packets {
                 state.withLock { $0.history.add(packet, sequence: sequence) }
-                node.publish(sequence: sequence, timestampNanoseconds: packet.presentationTimeNanoseconds,
-                             durationNanoseconds: packet.durationNanoseconds,
-                             packet: PacketInfo(isKeyframe: packet.isKeyframe, decodeTimestampNanoseconds: packet.decodeTimeNanoseconds)) { slot in
-                    guard packet.bytes.count <= slot.count else {
-                        throw CameraError(.internalError, "a packet of \(packet.bytes.count) bytes outgrew its slot of \(slot.count)")
-                    }
-                    packet.bytes.withUnsafeBytes { slot.copyMemory(from: $0) }
-                    return packet.bytes.count
-                }
+                node.publish(packet, sequence: sequence)
             }
         }
 
-        /// The recent packets from the latest keyframe at or before `time`, at most its span ago.
+        /// The recent packets for a pre-roll from `time`.
         func history(since time: Int64) -> [PacketHistory.Held] {
-            state.withLock { $0.history.since(time, notBefore: monotonicNanoseconds() - $0.history.span) }
+            state.withLock { $0.history.preRoll(from: time) }
         }
     }
 
