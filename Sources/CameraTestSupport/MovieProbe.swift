@@ -24,6 +24,14 @@ public enum MovieProbe {
     /// order (nil where it does not read); decoded into `folder`,
     /// each frame once (no frame repeated to fill a gap at a constant rate).
     public static func stamps(_ path: String, width: Int, height: Int, in folder: String) async throws -> [FrameStamp?] {
+        try await lumaFrames(path, width: width, height: height, in: folder).map { frame in
+            frame.withUnsafeBytes { FrameStampDecoder.decode(luma: $0, width: width, height: height, bytesPerRow: width).stamp }
+        }
+    }
+
+    /// Every frame ffmpeg decodes from `path` (`width`×`height`), in order, as
+    /// its luma (`width` bytes a row); decoded into `folder`, each frame once.
+    public static func lumaFrames(_ path: String, width: Int, height: Int, in folder: String) async throws -> [Data] {
         let raw = folder + "/\(UUID().uuidString).gray"
         defer { try? FileManager.default.removeItem(atPath: raw) }
         let result = try await runProcess("/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", path, "-map", "0:v", "-fps_mode", "passthrough", "-f", "rawvideo",
@@ -31,10 +39,17 @@ public enum MovieProbe {
         guard result.status == 0 else { throw DaemonFailure("ffmpeg \(path): \(result.standardError)") }
         let bytes = try Data(contentsOf: URL(fileURLWithPath: raw))
         let size = width * height
-        return stride(from: 0, to: bytes.count - size + 1, by: size).map { offset in
-            bytes[offset..<offset + size].withUnsafeBytes {
-                FrameStampDecoder.decode(luma: $0, width: width, height: height, bytesPerRow: width).stamp
-            }
+        return stride(from: 0, to: bytes.count - size + 1, by: size).map { bytes[$0..<$0 + size] }
+    }
+
+    /// Each video frame's presentation time in seconds, as ffprobe decodes them
+    /// (in the order ``lumaFrames(_:width:height:in:)`` gives them).
+    public static func frameTimes(_ path: String) async throws -> [Double] {
+        let result = try await runProcess("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
+                                                               "frame=best_effort_timestamp_time", "-of", "csv=p=0", path], timeout: .seconds(120))
+        guard result.status == 0 else { throw DaemonFailure("ffprobe \(path): \(result.standardError)") }
+        return result.standardOutput.split(whereSeparator: \.isNewline).compactMap {
+            Double($0.trimmingCharacters(in: CharacterSet(charactersIn: ", ")))
         }
     }
 }

@@ -83,15 +83,20 @@ extension CaptureDaemon {
         public var unthrottled = false
         /// Bars drawn once, then only the stamp bands (for benchmarks).
         public var staticPicture = false
+        /// A/V sync marks: the frame exposed at every whole second of
+        /// CLOCK_MONOTONIC is drawn bright, as a virtual microphone added with
+        /// sync marks clicks then — a clapperboard for checking a recording's sync.
+        public var syncMarks = false
 
         public init(pixelFormat: FourCharCode? = nil, width: Int? = nil, height: Int? = nil, frameDuration: CMTime? = nil,
-                    unthrottled: Bool = false, staticPicture: Bool = false) {
+                    unthrottled: Bool = false, staticPicture: Bool = false, syncMarks: Bool = false) {
             self.pixelFormat = pixelFormat
             self.width = width
             self.height = height
             self.frameDuration = frameDuration
             self.unthrottled = unthrottled
             self.staticPicture = staticPicture
+            self.syncMarks = syncMarks
         }
     }
 
@@ -126,15 +131,18 @@ extension CaptureDaemon {
         }
         request.unthrottled = options.unthrottled
         request.staticPicture = options.staticPicture
+        request.syncMarks = options.syncMarks
         return LiveDevices.shared.update(try await DaemonClient.shared.unary(CameraService.addVirtualCamera, request).device)
     }
 
     /// Adds a virtual microphone, "virtual-microphone-<index>" (48 kHz stereo
     /// float, 10 ms periods): it hears the audio stamp (a 1 kHz tone marked
-    /// with each block's position), or with `toneAmplitude` (0 to 1) a plain
-    /// 1 kHz sine of that peak. Linux only; the same rights as ``addVirtualCamera(index:localizedName:position:options:)``.
+    /// with each block's position), with `toneAmplitude` (0 to 1) a plain
+    /// 1 kHz sine of that peak, or with `syncMarks` a click at every whole
+    /// second of CLOCK_MONOTONIC, when virtual cameras with sync marks flash.
+    /// Linux only; the same rights as ``addVirtualCamera(index:localizedName:position:options:)``.
     public static func addVirtualMicrophone(
-        index: Int? = nil, localizedName: String = "", toneAmplitude: Float? = nil
+        index: Int? = nil, localizedName: String = "", toneAmplitude: Float? = nil, syncMarks: Bool = false
     ) async throws(CaptureError) -> CaptureDevice {
         var request = Camerad_V1_AddVirtualCameraRequest()
         if let index {
@@ -146,6 +154,7 @@ extension CaptureDaemon {
         request.localizedName = localizedName
         request.mediaType = .audio
         request.toneAmplitude = toneAmplitude ?? 0
+        request.syncMarks = syncMarks
         return LiveDevices.shared.update(try await DaemonClient.shared.unary(CameraService.addVirtualCamera, request).device)
     }
 

@@ -156,6 +156,10 @@ import Testing
             #expect(status.code == .ok, "\(status.message)")
             let microphone = try Camerad_V1_AddVirtualCameraResponse(serializedBytes: try #require(added.first)).device
             #expect(microphone.uniqueID == "virtual-microphone-0" && microphone.mediaType == .audio)
+            // A tone and the sync clicks are two signals: one microphone hears one.
+            add.syncMarks = true
+            let (_, both) = try await raw.call(CameraService.addVirtualCamera.name, request: try add.serializedBytes())
+            #expect(both.code == .invalidArgument && both.message.contains("ask for one"), "\(both.message)")
 
             var watch = Camerad_V1_WatchAudioLevelsRequest()
             watch.uniqueID = microphone.uniqueID

@@ -279,6 +279,71 @@ import Testing
         }
     }
 
+    /// The A/V sync test, with a clapperboard: a virtual camera and a virtual
+    /// microphone added with sync marks (`camctl virtual add --sync-marks`)
+    /// flash and click at every whole second of CLOCK_MONOTONIC. In the file —
+    /// the frames timed by ffprobe, the sound placed by ffmpeg as a player
+    /// places it — every flash has its click less than one frame after it (the
+    /// flash frame's exposure holds the instant the click starts at).
+    @Test(.timeLimit(.minutes(4))) func flashesAndClicksOfOneInstantAreLessThanAFrameApartInTheFile() async throws {
+        try await withTemporaryDirectory { folder in
+            try await withRunningDaemon(virtualCameras: 0) { daemon in
+                for device in [["--size", "\(Self.width)x\(Self.height)"], ["--audio"]] {
+                    let added = try await camctl(["virtual", "add", "--index", "5", "--sync-marks"] + device, socket: daemon.socketPath)
+                    #expect(added.status == 0, "\(added.standardError)")
+                }
+                let (client, loop) = try await connectClient(daemon)
+                defer { client.close(); loop.stop() }
+                let path = folder + "/clapperboard.mp4"
+                let call = try RecordCall(client, Self.start("virtual-5", microphone: "virtual-microphone-5"), descriptors: [try Self.file(path)])
+                // Five seconds of frames written, not of time: a starved encoder drops frames, flashes among them.
+                #expect(await waitUntil(timeout: .seconds(150)) { (call.lastProgress?.frames ?? 0) >= 150 || call.end != nil })
+                try call.stop()
+                #expect(await call.waitForEnd())
+                let finished = try #require(call.finished)
+                #expect(finished.ending == .stopped, "\(finished)")
+
+                let frames = try await MovieProbe.lumaFrames(path, width: Int(Self.width), height: Int(Self.height), in: folder)
+                let times = try await MovieProbe.frameTimes(path)
+                #expect(times.count == frames.count && UInt64(frames.count) == finished.figures.frames)
+                // Each flash frame's time in the file, and its capture time by its stamp (the bands stay as they are).
+                let flashFrames = zip(times, frames).compactMap { time, luma -> (time: Double, captured: UInt64)? in
+                    luma.withUnsafeBytes { luma in
+                        let (width, height) = (Int(Self.width), Int(Self.height))
+                        guard SyncMarks.isFlash(luma: luma, width: width, height: height, bytesPerRow: width) else { return nil }
+                        let stamp = FrameStampDecoder.decode(luma: luma, width: width, height: height, bytesPerRow: width).stamp
+                        return (time, stamp?.timestampMicroseconds ?? 0)
+                    }
+                }
+                let flashes = flashFrames.map(\.time)
+                let streams = try await MovieProbe.streams(path)
+                let audioStart = try #require(Double(streams.last?["start_time"] as? String ?? ""), "\(streams)")
+                let samples = try await MovieProbe.monoAudio(path, rate: 48_000, in: folder, placedByTimestamps: true)
+                let clicks = SyncMarks.clickOnsets(samples, sampleRate: 48_000).map { audioStart + Double($0) / 48_000 }
+                let frameDuration = 1.0 / 30
+                // A flash lost with its frame (a starved encoder) or a click with its period leaves the other alone.
+                let pairs = flashFrames.compactMap { flash in
+                    clicks.min { abs($0 - flash.time) < abs($1 - flash.time) }.map { (flash: flash, offset: $0 - flash.time) }
+                }.filter { abs($0.offset) < 0.5 }
+                let details = "flashes at \(flashes), clicks at \(clicks); \(finished.figures)"
+                // Where the click should be: at the whole second after the flash frame's capture.
+                func expected(_ captured: UInt64) -> Double { Double((captured + 999_999) / 1_000_000 * 1_000_000 - captured) / 1e6 }
+                print("clapperboard: \(flashes.count) flashes, \(clicks.count) clicks; click after flash (ms): "
+                      + pairs.map { String(format: "%.3f (%.3f expected)", $0.offset * 1000, expected($0.flash.captured) * 1000) }
+                        .joined(separator: ", "))
+                #expect(pairs.count >= 2, "a flash and its click twice at least: \(details)")
+                #expect(zip(flashes, flashes.dropFirst()).allSatisfy { $1 - $0 > 0.5 }, "one frame flashes a second: \(details)")
+                for (flash, offset) in pairs {
+                    // Within a frame, as the issue asks; a millisecond either side for AAC's smearing of the click.
+                    #expect(offset > -0.001 && offset < frameDuration + 0.001, "the click at \(flash.time) s is \(offset * 1000) ms after its flash: \(details)")
+                    // And where the clocks put it, within 2 samples.
+                    #expect(abs(offset - expected(flash.captured)) <= 2.0 / 48_000,
+                            "the click at \(flash.time) s is \(offset * 1000) ms after its flash, \(expected(flash.captured) * 1000) ms expected: \(details)")
+                }
+            }
+        }
+    }
+
     /// A start camerad cannot record is refused before anything is written,
     /// with a code and a message that says what to do; the file stays empty.
     @Test func startsThatCannotRecordAreRefusedBeforeAnythingIsWritten() async throws {

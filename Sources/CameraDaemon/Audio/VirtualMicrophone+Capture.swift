@@ -5,7 +5,7 @@ import Logging
 import Synchronization
 
 /// A virtual microphone capturing (``VirtualMicrophone/startCapture(budget:logger:)``): the
-/// ``AudioStamp`` signal (or a plain tone, for levels) at 48 kHz in periods of its layout, made on its own
+/// ``AudioStamp`` signal (or a plain tone, for levels, or sync clicks) at 48 kHz in periods of its layout, made on its own
 /// thread on absolute CLOCK_MONOTONIC deadlines and published by its
 /// ``MediaNode``, whose subscriptions get each period as a camera's streams get
 /// a frame — the same pool, in-flight limits and drop accounting.
@@ -65,7 +65,7 @@ final class VirtualMicrophoneCapture: AudioCapture {
 
     /// When frame `position` was captured, for a microphone started at `start`.
     static func timestamp(of position: UInt64, start: Int64, rate: Int) -> Int64 {
-        start + Int64(position) * 1_000_000_000 / Int64(rate)
+        SyncMarks.captureTime(of: position, start: start, rate: rate)
     }
 
     private static func run(layout: AudioLayout, signal: Signal, gain: VirtualMicrophone.Gain, node: MediaNode,
@@ -99,14 +99,15 @@ final class VirtualMicrophoneCapture: AudioCapture {
             let position = sequence * frames
             node.publish(sequence: sequence, timestampNanoseconds: timestamp(of: position, start: start, rate: rate),
                          durationNanoseconds: duration) { slot in
-                render(layout, signal: signal, gain: gain.value, from: position, into: slot)
+                render(layout, signal: signal, gain: gain.value, from: position, start: start, into: slot)
             }
             sequence += 1
         }
     }
 
-    /// One period of `signal` from `position`, times `gain`, in the layout's sample format; the bytes written.
-    static func render(_ layout: AudioLayout, signal: Signal = .stamp, gain: Float = 1, from position: UInt64,
+    /// One period of `signal` from `position` (of a microphone started at
+    /// `start`), times `gain`, in the layout's sample format; the bytes written.
+    static func render(_ layout: AudioLayout, signal: Signal = .stamp, gain: Float = 1, from position: UInt64, start: Int64 = 0,
                        into slot: UnsafeMutableRawBufferPointer) -> Int {
         // Made in floats on the stack, then stored in the layout's format: no allocation a period.
         withUnsafeTemporaryAllocation(of: Float.self, capacity: layout.framesPerPeriod * layout.channels) { floats in
@@ -119,6 +120,8 @@ final class VirtualMicrophoneCapture: AudioCapture {
                     let value = amplitude * Float(sin(2 * Double.pi * Double((position + UInt64(frame)) % 48) / 48))
                     for channel in 0..<layout.channels { floats[frame * layout.channels + channel] = value }
                 }
+            case .syncClicks:
+                SyncMarks.renderClicks(into: floats, channels: layout.channels, from: position, start: start, rate: layout.sampleRate)
             }
             if gain != 1 {
                 for index in floats.indices { floats[index] *= gain }

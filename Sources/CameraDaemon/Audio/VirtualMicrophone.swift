@@ -5,7 +5,8 @@ import Synchronization
 /// A virtual microphone, "virtual-microphone-<index>" (`camerad
 /// --virtual-microphones N`, `camctl virtual add --audio`): 48 kHz stereo
 /// float in 10 ms periods, hearing the ``AudioStamp`` signal — a test decodes
-/// it to check every sample's place — or a plain tone of a known level.
+/// it to check every sample's place — a plain tone of a known level, or
+/// clicks at the instants virtual cameras flash (``SyncMarks``).
 /// Each capture is a ``VirtualMicrophoneCapture``.
 final class VirtualMicrophone: MicrophoneBackend {
     /// What it hears.
@@ -14,6 +15,9 @@ final class VirtualMicrophone: MicrophoneBackend {
         case stamp
         /// A 1 kHz sine alone, its peak `amplitude` (0–1): a known level.
         case tone(amplitude: Float)
+        /// ``SyncMarks``' clicks at every whole second of CLOCK_MONOTONIC, over
+        /// a quiet tone: the instants a camera with sync marks flashes.
+        case syncClicks
     }
 
     /// Its format: AudioStamp's rate, stereo float, 10 ms periods.

@@ -10,8 +10,8 @@ extension VirtualCamera {
         onFailure: @escaping @Sendable (CameraError) -> Void
     ) throws -> any CaptureStream {
         do {
-            return try VirtualCameraCapture(mode: mode, unthrottled: options.unthrottled, staticPicture: options.staticPicture,
-                                            picture: { [weak self] in self?.picture ?? (1, 1) }, onFrame: onFrame)
+            return try VirtualCameraCapture(mode: mode, options: options, picture: { [weak self] in self?.picture ?? (1, 1) },
+                                            onFrame: onFrame)
         } catch {
             throw CameraError(.resourceExhausted, "\(uniqueID) cannot make its buffers: \(error); free some memory and try again")
         }
@@ -54,7 +54,7 @@ final class VirtualCameraCapture: CaptureStream, Sendable {
     let buffers: DeviceBuffers?
 
     init(
-        mode: CaptureMode, unthrottled: Bool, staticPicture: Bool,
+        mode: CaptureMode, options: VirtualCamera.Options,
         picture: @escaping @Sendable () -> (level: Float, zoom: Double),
         onFrame: @escaping @Sendable (CapturedFrame) -> Void
     ) throws(SystemError) {
@@ -66,7 +66,7 @@ final class VirtualCameraCapture: CaptureStream, Sendable {
         self.buffers = buffers
         // The thread keeps this object until it ends.
         try thread.start { [self] thread in
-            Self.run(mode: mode, unthrottled: unthrottled, staticPicture: staticPicture, picture: picture, stop: stopRequested,
+            Self.run(mode: mode, options: options, picture: picture, stop: stopRequested,
                      thread: thread, buffers: buffers, onFrame: onFrame)
         }
     }
@@ -84,7 +84,7 @@ final class VirtualCameraCapture: CaptureStream, Sendable {
     static let bufferCount = V4L2Camera.bufferCount
 
     private static func run(
-        mode: CaptureMode, unthrottled: Bool, staticPicture: Bool, picture: () -> (level: Float, zoom: Double),
+        mode: CaptureMode, options: VirtualCamera.Options, picture: () -> (level: Float, zoom: Double),
         stop: borrowing Atomic<Bool>,
         thread: PollingThread, buffers: DeviceBuffers, onFrame: (CapturedFrame) -> Void
     ) {
@@ -101,7 +101,7 @@ final class VirtualCameraCapture: CaptureStream, Sendable {
         var drawn = [FrameStamp?](repeating: nil, count: buffers.count)
         while !stop.load(ordering: .relaxed) {
             var timestamp = start + Int64(sequence) * duration
-            if unthrottled {
+            if options.unthrottled {
                 // As fast as frames are delivered: one converting, the next ready.
                 leases.waitUntilFree(atMostFrames: 1) { _ = thread.wait() }
                 if stop.load(ordering: .relaxed) { break }
@@ -123,7 +123,8 @@ final class VirtualCameraCapture: CaptureStream, Sendable {
             }
             defer { sequence += 1 }
             let stamp = FrameStamp(sequence: UInt32(truncatingIfNeeded: sequence), timestampNanoseconds: timestamp)
-            let wanted = picture()
+            var wanted = picture()
+            if options.syncMarks && SyncMarks.flashes(frameAt: timestamp, duration: duration) { wanted.level = SyncMarks.flashLevel }
             if wanted.level != pattern.level || wanted.zoom != pattern.zoom {
                 pattern.level = wanted.level
                 pattern.zoom = wanted.zoom
@@ -144,7 +145,7 @@ final class VirtualCameraCapture: CaptureStream, Sendable {
                 jpeg.withUnsafeBytes { buffer.copyMemory(from: $0) }
                 used = jpeg.count
             } else {
-                pattern.render(stamp, format: layout.format, into: buffer, over: staticPicture ? drawn[index] : nil)
+                pattern.render(stamp, format: layout.format, into: buffer, over: options.staticPicture ? drawn[index] : nil)
                 drawn[index] = stamp
             }
             onFrame(CapturedFrame(bytes: UnsafeRawBufferPointer(rebasing: buffer[..<used]), sequence: sequence,

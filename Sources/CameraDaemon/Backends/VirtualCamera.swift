@@ -70,6 +70,9 @@ final class VirtualCamera: CameraBackend {
         var unthrottled = false
         /// Bars drawn once, only the stamp bands after (benchmarks).
         var staticPicture = false
+        /// A flash at every whole second of CLOCK_MONOTONIC (``SyncMarks``):
+        /// the frame whose exposure holds it is drawn bright.
+        var syncMarks = false
     }
 
     let index: Int

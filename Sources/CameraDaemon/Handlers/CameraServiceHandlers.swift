@@ -168,9 +168,12 @@ struct CameraServiceHandlers: Sendable {
         guard amplitude.isFinite, (0...1).contains(amplitude) else {
             throw RPCError(.invalidArgument, "tone_amplitude \(amplitude) is out of range; use 0 (the stamp signal) to 1")
         }
+        guard amplitude == 0 || !request.syncMarks else {
+            throw RPCError(.invalidArgument, "tone_amplitude and sync_marks are two signals; ask for one")
+        }
         let microphone = try virtualCameras.addMicrophone(
             index: request.optionalIndex != nil ? Int(request.index) : nil, localizedName: request.localizedName,
-            signal: amplitude > 0 ? .tone(amplitude: amplitude) : .stamp)
+            signal: request.syncMarks ? .syncClicks : amplitude > 0 ? .tone(amplitude: amplitude) : .stamp)
         var response = Camerad_V1_AddVirtualCameraResponse()
         response.device = Camerad_V1_Device(registry.description(of: microphone.uniqueID) ?? microphone.describe())
         return response

@@ -171,6 +171,7 @@ extension VirtualCamera.Options {
                       pixelFormat: request.fourcc == 0 ? nil : PixelFormat(fourcc: request.fourcc),
                       width: request.width, height: request.height,
                       frameDuration: request.hasFrameDuration ? FrameDuration(request.frameDuration, field: "frame_duration") : nil)
+        syncMarks = request.syncMarks
     }
 }
 

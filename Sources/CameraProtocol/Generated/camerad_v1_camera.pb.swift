@@ -706,6 +706,14 @@ public nonisolated struct Camerad_V1_AddVirtualCameraRequest: Sendable {
 
   public var toneAmplitude: Float = 0
 
+  /// A/V sync marks, for checking a recording's sound against its picture: at
+  /// every whole second of CLOCK_MONOTONIC a camera flashes (the frame whose
+  /// exposure holds that instant is drawn bright, its stamp bands kept) and a
+  /// microphone clicks (1 ms at +0.9 from the first sample at or after it, over
+  /// a 1 kHz tone of peak 0.1, in place of the stamp). A camera and a microphone
+  /// both added with it mark the same instants. Not with tone_amplitude.
+  public var syncMarks: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   /// Makes the uniqueID "virtual-<index>". Unset: the lowest free index.
@@ -1666,7 +1674,7 @@ nonisolated extension Camerad_V1_DeviceEvent.Kind: SwiftProtobuf._ProtoNameProvi
 
 nonisolated extension Camerad_V1_AddVirtualCameraRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".AddVirtualCameraRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}index\0\u{3}localized_name\0\u{1}position\0\u{1}fourcc\0\u{1}width\0\u{1}height\0\u{3}frame_duration\0\u{1}unthrottled\0\u{3}static_picture\0\u{3}media_type\0\u{3}tone_amplitude\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}index\0\u{3}localized_name\0\u{1}position\0\u{1}fourcc\0\u{1}width\0\u{1}height\0\u{3}frame_duration\0\u{1}unthrottled\0\u{3}static_picture\0\u{3}media_type\0\u{3}tone_amplitude\0\u{3}sync_marks\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1692,6 +1700,7 @@ nonisolated extension Camerad_V1_AddVirtualCameraRequest: SwiftProtobuf.Message,
       case 9: try { try decoder.decodeSingularBoolField(value: &self.staticPicture) }()
       case 10: try { try decoder.decodeSingularEnumField(value: &self.mediaType) }()
       case 11: try { try decoder.decodeSingularFloatField(value: &self.toneAmplitude) }()
+      case 12: try { try decoder.decodeSingularBoolField(value: &self.syncMarks) }()
       default: break
       }
     }
@@ -1735,6 +1744,9 @@ nonisolated extension Camerad_V1_AddVirtualCameraRequest: SwiftProtobuf.Message,
     if self.toneAmplitude.bitPattern != 0 {
       try visitor.visitSingularFloatField(value: self.toneAmplitude, fieldNumber: 11)
     }
+    if self.syncMarks != false {
+      try visitor.visitSingularBoolField(value: self.syncMarks, fieldNumber: 12)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1750,6 +1762,7 @@ nonisolated extension Camerad_V1_AddVirtualCameraRequest: SwiftProtobuf.Message,
     if lhs.staticPicture != rhs.staticPicture {return false}
     if lhs.mediaType != rhs.mediaType {return false}
     if lhs.toneAmplitude != rhs.toneAmplitude {return false}
+    if lhs.syncMarks != rhs.syncMarks {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -24,6 +24,10 @@ extension Camctl.Virtual {
         @Option(help: ArgumentHelp("With --audio: hear a plain 1 kHz tone of this peak (0 to 1) instead, a known level.", valueName: "amplitude"))
         var tone: Float?
 
+        @Flag(help: ArgumentHelp("A/V sync marks: flash (a camera) or click (with --audio) at every whole second of the monotonic clock.",
+                                 discussion: "A camera and a microphone both added with it mark the same instants: a recording of the two shows its sync."))
+        var syncMarks = false
+
         @Option(help: "Make it virtual-<index> (0-63); default: the lowest free index.")
         var index: Int?
 
@@ -59,8 +63,9 @@ extension Camctl.Virtual {
             if let fps, !(fps > 0 && fps <= 1000) { throw ValidationError("--fps must be between 0 and 1000") }
             if let tone, !(tone > 0 && tone <= 1) { throw ValidationError("--tone must be above 0 and at most 1, not \(tone)") }
             if tone != nil && !audio { throw ValidationError("--tone is a microphone's: add --audio") }
+            if tone != nil && syncMarks { throw ValidationError("--tone and --sync-marks are two signals: ask for one") }
             if audio && (format != nil || size != nil || fps != nil || unthrottled || staticPicture || position != .unspecified) {
-                throw ValidationError("--audio takes --index, --name and --tone; --format, --size, --fps, --position and the benchmark flags are a camera's")
+                throw ValidationError("--audio takes --index, --name, --tone and --sync-marks; --format, --size, --fps, --position and the benchmark flags are a camera's")
             }
         }
 
@@ -74,11 +79,12 @@ extension Camctl.Virtual {
         func run() async throws {
             global.apply()
             if audio {
-                let device = try await CaptureDaemon.addVirtualMicrophone(index: index, localizedName: name ?? "", toneAmplitude: tone)
+                let device = try await CaptureDaemon.addVirtualMicrophone(index: index, localizedName: name ?? "", toneAmplitude: tone,
+                                                                          syncMarks: syncMarks)
                 Output.line(device.uniqueID)
                 return
             }
-            var options = CaptureDaemon.VirtualCameraOptions(unthrottled: unthrottled, staticPicture: staticPicture)
+            var options = CaptureDaemon.VirtualCameraOptions(unthrottled: unthrottled, staticPicture: staticPicture, syncMarks: syncMarks)
             options.pixelFormat = format.flatMap { FourCharCode($0.uppercased()) }
             options.width = parsedSize?.0
             options.height = parsedSize?.1

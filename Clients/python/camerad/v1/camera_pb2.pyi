@@ -13,7 +13,7 @@ PROTOCOL_VERSION_CURRENT: ProtocolVersion
 PROTOCOL_VERSION_UNSPECIFIED: ProtocolVersion
 
 class AddVirtualCameraRequest(_message.Message):
-    __slots__ = ["fourcc", "frame_duration", "height", "index", "localized_name", "media_type", "position", "static_picture", "tone_amplitude", "unthrottled", "width"]
+    __slots__ = ["fourcc", "frame_duration", "height", "index", "localized_name", "media_type", "position", "static_picture", "sync_marks", "tone_amplitude", "unthrottled", "width"]
     FOURCC_FIELD_NUMBER: _ClassVar[int]
     FRAME_DURATION_FIELD_NUMBER: _ClassVar[int]
     HEIGHT_FIELD_NUMBER: _ClassVar[int]
@@ -22,6 +22,7 @@ class AddVirtualCameraRequest(_message.Message):
     MEDIA_TYPE_FIELD_NUMBER: _ClassVar[int]
     POSITION_FIELD_NUMBER: _ClassVar[int]
     STATIC_PICTURE_FIELD_NUMBER: _ClassVar[int]
+    SYNC_MARKS_FIELD_NUMBER: _ClassVar[int]
     TONE_AMPLITUDE_FIELD_NUMBER: _ClassVar[int]
     UNTHROTTLED_FIELD_NUMBER: _ClassVar[int]
     WIDTH_FIELD_NUMBER: _ClassVar[int]
@@ -33,10 +34,11 @@ class AddVirtualCameraRequest(_message.Message):
     media_type: _device_pb2.MediaType
     position: _device_pb2.Position
     static_picture: bool
+    sync_marks: bool
     tone_amplitude: float
     unthrottled: bool
     width: int
-    def __init__(self, index: _Optional[int] = ..., localized_name: _Optional[str] = ..., position: _Optional[_Union[_device_pb2.Position, str]] = ..., fourcc: _Optional[int] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., frame_duration: _Optional[_Union[_device_pb2.Fraction, _Mapping]] = ..., unthrottled: bool = ..., static_picture: bool = ..., media_type: _Optional[_Union[_device_pb2.MediaType, str]] = ..., tone_amplitude: _Optional[float] = ...) -> None: ...
+    def __init__(self, index: _Optional[int] = ..., localized_name: _Optional[str] = ..., position: _Optional[_Union[_device_pb2.Position, str]] = ..., fourcc: _Optional[int] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., frame_duration: _Optional[_Union[_device_pb2.Fraction, _Mapping]] = ..., unthrottled: bool = ..., static_picture: bool = ..., media_type: _Optional[_Union[_device_pb2.MediaType, str]] = ..., tone_amplitude: _Optional[float] = ..., sync_marks: bool = ...) -> None: ...
 
 class AddVirtualCameraResponse(_message.Message):
     __slots__ = ["device"]

@@ -2277,7 +2277,7 @@ const ProtobufCMessageDescriptor camerad__v1__device_event__descriptor =
   (ProtobufCMessageInit) camerad__v1__device_event__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor camerad__v1__add_virtual_camera_request__field_descriptors[11] =
+static const ProtobufCFieldDescriptor camerad__v1__add_virtual_camera_request__field_descriptors[12] =
 {
   {
     "index",
@@ -2411,6 +2411,18 @@ static const ProtobufCFieldDescriptor camerad__v1__add_virtual_camera_request__f
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "sync_marks",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__AddVirtualCameraRequest, sync_marks),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned camerad__v1__add_virtual_camera_request__field_indices_by_name[] = {
   3,   /* field[3] = fourcc */
@@ -2421,6 +2433,7 @@ static const unsigned camerad__v1__add_virtual_camera_request__field_indices_by_
   9,   /* field[9] = media_type */
   2,   /* field[2] = position */
   8,   /* field[8] = static_picture */
+  11,   /* field[11] = sync_marks */
   10,   /* field[10] = tone_amplitude */
   7,   /* field[7] = unthrottled */
   4,   /* field[4] = width */
@@ -2428,7 +2441,7 @@ static const unsigned camerad__v1__add_virtual_camera_request__field_indices_by_
 static const ProtobufCIntRange camerad__v1__add_virtual_camera_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 11 }
+  { 0, 12 }
 };
 const ProtobufCMessageDescriptor camerad__v1__add_virtual_camera_request__descriptor =
 {
@@ -2438,7 +2451,7 @@ const ProtobufCMessageDescriptor camerad__v1__add_virtual_camera_request__descri
   "Camerad__V1__AddVirtualCameraRequest",
   "camerad.v1",
   sizeof(Camerad__V1__AddVirtualCameraRequest),
-  11,
+  12,
   camerad__v1__add_virtual_camera_request__field_descriptors,
   camerad__v1__add_virtual_camera_request__field_indices_by_name,
   1,  camerad__v1__add_virtual_camera_request__number_ranges,

@@ -474,6 +474,15 @@ struct  Camerad__V1__AddVirtualCameraRequest
    */
   Camerad__V1__MediaType media_type;
   float tone_amplitude;
+  /*
+   * A/V sync marks, for checking a recording's sound against its picture: at
+   * every whole second of CLOCK_MONOTONIC a camera flashes (the frame whose
+   * exposure holds that instant is drawn bright, its stamp bands kept) and a
+   * microphone clicks (1 ms at +0.9 from the first sample at or after it, over
+   * a 1 kHz tone of peak 0.1, in place of the stamp). A camera and a microphone
+   * both added with it mark the same instants. Not with tone_amplitude.
+   */
+  protobuf_c_boolean sync_marks;
   Camerad__V1__AddVirtualCameraRequest__OptionalIndexCase optional_index_case;
   union {
     uint32_t index;
@@ -481,7 +490,7 @@ struct  Camerad__V1__AddVirtualCameraRequest
 };
 #define CAMERAD__V1__ADD_VIRTUAL_CAMERA_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__add_virtual_camera_request__descriptor) \
-    , (char *)protobuf_c_empty_string, CAMERAD__V1__POSITION__POSITION_UNSPECIFIED, 0, 0, 0, NULL, 0, 0, CAMERAD__V1__MEDIA_TYPE__MEDIA_TYPE_UNSPECIFIED, 0, CAMERAD__V1__ADD_VIRTUAL_CAMERA_REQUEST__OPTIONAL_INDEX__NOT_SET, {0} }
+    , (char *)protobuf_c_empty_string, CAMERAD__V1__POSITION__POSITION_UNSPECIFIED, 0, 0, 0, NULL, 0, 0, CAMERAD__V1__MEDIA_TYPE__MEDIA_TYPE_UNSPECIFIED, 0, 0, CAMERAD__V1__ADD_VIRTUAL_CAMERA_REQUEST__OPTIONAL_INDEX__NOT_SET, {0} }
 
 
 struct  Camerad__V1__AddVirtualCameraResponse

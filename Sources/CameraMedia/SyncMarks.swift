@@ -1,0 +1,101 @@
+import Foundation
+
+/// A/V sync marks: a virtual camera flashes and a virtual microphone clicks at
+/// the same instants — every whole second of CLOCK_MONOTONIC — so the offset
+/// between a recording's sound and its picture can be read from the file, as a
+/// clapperboard's is.
+///
+/// The frame that flashes is the one whose exposure holds the instant (its
+/// capture time at or before it, less than a frame before); the click starts at
+/// the first sample captured at or after it. So in a file whose sound and
+/// picture keep their clock, a flash frame's time and its click's differ by
+/// zero to one frame duration.
+public enum SyncMarks {
+    /// Nanoseconds between two marks: every whole second of CLOCK_MONOTONIC.
+    public static let intervalNanoseconds: Int64 = 1_000_000_000
+
+    // MARK: The flash
+
+    /// A flash's ``TestPattern/level``: every bar but the black one at full
+    /// white (luma 235), the stamp bands as they are.
+    public static let flashLevel: Float = 8
+
+    /// Whether the frame captured at `timestamp` for `duration` (nanoseconds) holds a mark.
+    public static func flashes(frameAt timestamp: Int64, duration: Int64) -> Bool {
+        let next = (timestamp + intervalNanoseconds - 1) / intervalNanoseconds * intervalNanoseconds
+        return timestamp >= 0 && next < timestamp + duration
+    }
+
+    /// Whether a decoded frame (its luma) is a flash: the bars' rows, clear of
+    /// the stamp bands, brighter on average than colour bars can be at any
+    /// level the camera's controls allow without the flash (98 at level 1).
+    public static func isFlash(luma: UnsafeRawBufferPointer, width: Int, height: Int, bytesPerRow: Int) -> Bool {
+        let band = FrameStamp.Layout.bandHeight(frameHeight: height)
+        let rows = band + 2..<height - band - 2
+        guard !rows.isEmpty else { return false }
+        var sum = 0
+        for row in rows {
+            for x in 0..<width { sum += Int(luma[row * bytesPerRow + x]) }
+        }
+        return sum / (rows.count * width) > 180
+    }
+
+    // MARK: The click
+
+    /// A click's length in samples (1 ms at 48 kHz) and level.
+    public static let clickFrames = 48
+    public static let clickLevel: Float = 0.9
+    /// The tone it sounds over: 1 kHz, peak 0.1.
+    static let toneLevel: Float = 0.1
+
+    /// Frames `position ..< position + samples.count / channels` of the clicking signal,
+    /// interleaved, `channels` copies each, for a microphone at `rate` whose
+    /// frame *p* was captured at `start + p × 10⁹ / rate` (CLOCK_MONOTONIC ns,
+    /// rounded down).
+    public static func renderClicks(
+        into samples: UnsafeMutableBufferPointer<Float>, channels: Int, from position: UInt64, start: Int64, rate: Int
+    ) {
+        let frames = samples.count / channels
+        let tonePeriod = UInt64(rate / 1000)
+        for frame in 0..<frames {
+            let phase = Double((position + UInt64(frame)) % tonePeriod) / Double(tonePeriod)
+            let value = toneLevel * Float(sin(2 * Double.pi * phase))
+            for channel in 0..<channels { samples[frame * channels + channel] = value }
+        }
+        // The marks a period (shorter than a second) can touch: the last at or before its start, and the next.
+        let first = captureTime(of: position, start: start, rate: rate) / intervalNanoseconds
+        for mark in first...first + 1 {
+            // The first frame captured at or after the mark: p × 10⁹ / rate ≥ mark − start, rounded up.
+            let since = mark * intervalNanoseconds - start
+            guard since >= 0 else { continue }
+            let clickStart = UInt64(since / 1_000_000_000) * UInt64(rate)
+                + UInt64((since % 1_000_000_000 * Int64(rate) + 999_999_999) / 1_000_000_000)
+            let lower = max(clickStart, position), upper = min(clickStart + UInt64(clickFrames), position + UInt64(frames))
+            guard lower < upper else { continue }
+            for frame in Int(lower - position)..<Int(upper - position) {
+                for channel in 0..<channels { samples[frame * channels + channel] = clickLevel }
+            }
+        }
+    }
+
+    /// When frame `position` of a microphone at `rate` started at `start` was
+    /// captured: `start + position × 10⁹ / rate` rounded down, without
+    /// overflow for as long as a microphone runs.
+    public static func captureTime(of position: UInt64, start: Int64, rate: Int) -> Int64 {
+        let rate = UInt64(rate)
+        return start + Int64(position / rate) * 1_000_000_000 + Int64(position % rate * 1_000_000_000 / rate)
+    }
+
+    /// Where clicks start in `samples` (one channel, any rate): the first
+    /// sample above half the click's level after a quiet stretch.
+    public static func clickOnsets(_ samples: [Float], sampleRate: Int) -> [Int] {
+        var onsets: [Int] = []
+        let quiet = sampleRate / 10
+        var lastLoud = -quiet
+        for (index, sample) in samples.enumerated() where sample > clickLevel / 2 {
+            if index - lastLoud >= quiet { onsets.append(index) }
+            lastLoud = index
+        }
+        return onsets
+    }
+}
