@@ -532,6 +532,61 @@ import Testing
 
     // MARK: - Hostile clients
 
+    /// A descriptor that blocks: a file whose server hangs (a FUSE file here,
+    /// as a network file would). Hanging when camerad checks it, the start is
+    /// refused with TIMED_OUT at the check's deadline; hanging under a
+    /// recording, only that recording waits — another client records on — and
+    /// once the file fails (its connection aborted) the recording ends with an
+    /// error. camerad serves on throughout.
+    @Test(.enabled(if: HangingFile.isAvailable, "serving a FUSE file takes root and /dev/fuse"), .timeLimit(.minutes(3)))
+    func aFileWhoseServerHangsHoldsUpNothingButItsOwnRecording() async throws {
+        try await withTemporaryDirectory { folder in
+            try await withRunningDaemon { daemon in
+                // Closed before the daemon is stopped: a thread waiting on a FUSE request keeps its process from
+                // ending until the connection is aborted (the kernel waits out a request the server has).
+                let atTheCheck = try HangingFile(at: folder + "/hangs-at-the-check")
+                defer { atTheCheck.close() }
+                let underTheRecording = try HangingFile(at: folder + "/hangs-under-the-recording")
+                defer { underTheRecording.close() }
+                let (client, loop) = try await connectClient(daemon)
+                defer { client.close(); loop.stop() }
+                let (other, otherLoop) = try await connectClient(daemon, name: "other")
+                defer { other.close(); otherLoop.stop() }
+                let path = folder + "/other.mp4"
+                let bystander = try RecordCall(other, Self.start(), descriptors: [try Self.file(path)])
+
+                let checked = try Self.file(atTheCheck.path, O_WRONLY)
+                atTheCheck.hang()
+                let refused = try RecordCall(client, Self.start(), descriptors: [checked])
+                #expect(await refused.waitForEnd())
+                let error = try #require(refused.end ?? nil, "a start whose file never answers is refused")
+                #expect(error.reason == .timedOut && error.message.contains("did not answer"), "\(error.reason): \(error.message)")
+                #expect(refused.responses.isEmpty)
+
+                let hung = try RecordCall(client, Self.start(), descriptors: [try Self.file(underTheRecording.path, O_WRONLY)])
+                #expect(await waitUntil(timeout: .seconds(60)) { (hung.lastProgress?.frames ?? 0) >= 15 || hung.end != nil }, "it records")
+                underTheRecording.hang()
+                let before = bystander.lastProgress?.frames ?? 0
+                #expect(await waitUntil(timeout: .seconds(60)) { (bystander.lastProgress?.frames ?? 0) >= before + 60 },
+                        "another client records on past a file that hangs")
+                try hung.stop()
+                // Aborted, the file fails: the recording that waited on it ends, not successfully.
+                underTheRecording.close()
+                #expect(await hung.waitForEnd())
+                let ended = try #require(hung.finished, "\(String(describing: hung.end))")
+                #expect(!ended.successfullyFinished, "\(ended)")
+                print("hostile: a file that hangs under its recording: \(ended.ending), \(ended.message)")
+
+                try bystander.stop()
+                #expect(await bystander.waitForEnd())
+                let finished = try #require(bystander.finished)
+                let frames = MovieProbe.frames(try await MovieProbe.videoStream(path))
+                #expect(finished.ending == .stopped && UInt64(frames) == finished.figures.frames, "\(finished)")
+                try await expectServes(daemon)
+            }
+        }
+    }
+
     /// Forty recordings on one connection: each starts, or is refused with a
     /// reason (a connection's streams, or its share of an encoder's buffers), and
     /// another client still records; a file truncated under its recorder ends
