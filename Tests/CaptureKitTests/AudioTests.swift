@@ -87,6 +87,66 @@ extension CaptureKitEndToEnd {
         }
     }
 
+    /// The sample buffer handler (beyond AVFoundation, PipeWire's `process`):
+    /// called with every period on one thread, CaptureKit's, as each is read;
+    /// its slots go back as it invalidates them, so two in flight keep the
+    /// stream going; it gets what a `sampleBuffers` iteration beside it gets,
+    /// and nothing once removed.
+    @Test func aSampleBufferHandlerHearsEveryPeriodOnTheConnectionThread() async throws {
+        try await withCaptureKitDaemon(virtualCameras: 0, arguments: Self.microphone) { _ in
+            let microphone = try #require(try await CaptureDevice.default(for: .audio))
+            let session = CaptureSession()
+            session.addInput(try CaptureDeviceInput(device: microphone))
+            let audio = CaptureAudioDataOutput()
+            session.addOutput(audio)
+            audio.audioSettings = [AVSampleRateKey: 16_000.0, AVNumberOfChannelsKey: 1, AVLinearPCMBitDepthKey: 16, AVLinearPCMIsFloatKey: false]
+            audio.maxPeriodsInFlight = 2
+            let connection = try #require(audio.connection(with: .audio))
+            let recorder = AudioRecorder()
+            let threads = Mutex<Set<UInt>>([])
+            audio.setSampleBufferHandler { sample in
+                threads.withLock { _ = $0.insert(UInt(pthread_self())) }
+                if sample.dataBuffer != nil {
+                    recorder.captureOutput(audio, didOutput: sample, from: connection)
+                } else {
+                    recorder.captureOutput(audio, didDrop: sample, from: connection)
+                }
+                sample.invalidate()
+            }
+            try await session.start()
+            #expect(await waitUntil(timeout: .seconds(60)) { recorder.periods.count >= 200 }, "two in flight, given back: the stream goes on")
+            // An iteration beside it: every period it reads, the handler got too.
+            var iterator = audio.sampleBuffers.makeAsyncIterator()
+            var iterated: [UInt64] = []
+            while iterated.count < 20, let sample = await iterator.next() {
+                if sample.dataBuffer != nil { iterated.append(sample.sequenceNumber) }
+                sample.invalidate()
+            }
+            audio.setSampleBufferHandler(nil)
+            let handled = recorder.periods.count
+            var afterwards = 0
+            while afterwards < 20, let sample = await iterator.next() {
+                if sample.dataBuffer != nil { afterwards += 1 }
+                sample.invalidate()
+            }
+            await session.stopRunning()
+
+            #expect(recorder.periods.count == handled, "nothing after the handler was removed")
+            #expect(threads.withLock { $0.count } == 1, "one thread calls it")
+            #expect(threads.withLock { $0.contains(UInt(pthread_self())) } == false)
+            let sequences = recorder.periods.map(\.sequence)
+            #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $0 < $1 }, "in order")
+            let missing = Int(sequences.last! - sequences.first!) + 1 - sequences.count
+            #expect(missing <= recorder.drops.reduce(0, +), "every period missing was reported dropped")
+            #expect(Set(iterated).isSubset(of: Set(sequences)), "what the iteration read, the handler had: \(iterated)")
+            #expect(recorder.periods.allSatisfy { $0.numSamples == 160 && $0.description == AudioRecorder.expected })
+            let run = recorder.periods.enumerated().prefix { $0.element.sequence == sequences[0] + UInt64($0.offset) }.map(\.element)
+            let samples = run.flatMap { period in period.bytes.withUnsafeBytes { AudioLayout.SampleFormat.s16.floats(in: $0) } }
+            let blocks = AudioStamp.decode(samples, sampleRate: 16_000)
+            #expect(blocks.count >= samples.count / 320 - 2 && zip(blocks, blocks.dropFirst()).allSatisfy { $1.number == $0.number + 1 })
+        }
+    }
+
     /// AVAudioSession's input gain, on the device (camerad's virtual
     /// microphone scales what it hears): set under the configuration lock, as
     /// a camera's settings are; a tone of peak 0.5 at gain 0.5 is 6 dB lower in

@@ -2,6 +2,7 @@ import ArgumentParser
 import CameraIPC
 import CaptureKit
 import Foundation
+import Synchronization
 
 extension Camctl {
     struct Listen: AsyncParsableCommand {
@@ -90,7 +91,13 @@ extension Camctl {
 
             var events = session.events().makeAsyncIterator()
             let interrupted = Interruption()
-            var periods = audioOutput.sampleBuffers.makeAsyncIterator()
+            // Periods are counted where they arrive, on CaptureKit's connection thread, by a handler: no task
+            // resumed and no other thread woken per period. Written to a file or held, they are read by a task
+            // (those block).
+            let handled = output == nil && holdMilliseconds == 0
+            let counter = PeriodCounter(PeriodTally(skip: skip, checking: check))
+            var periods = handled ? nil : audioOutput.sampleBuffers.makeAsyncIterator()
+            if handled { audioOutput.setSampleBufferHandler(counter.take) }
             try await session.start()
             let watchdog = duration.map { duration in
                 Task {
@@ -102,21 +109,27 @@ extension Camctl {
                 await interrupted.wait()
                 await session.stopRunning()
             }
-            // Periods are read where they arrive, on CaptureKit's connection thread
-            // (no other thread wakes per period) — unless they are written to a file, which blocks.
-            let statistics = try await withTaskExecutorPreference(output == nil ? audioOutput.sampleBufferExecutor : nil) {
-                try await read(&periods)
+            var failure: CaptureError?
+            func waitUntilStopped() async {
+                while let event = await events.next() {
+                    if case .runtimeError(let error) = event { failure = failure ?? error }
+                    if case .didStopRunning = event { return }
+                }
             }
-
+            var tally = PeriodTally(skip: skip, checking: check)
+            if periods != nil {
+                try await read(&periods!, into: &tally)
+            } else {
+                await waitUntilStopped()
+                audioOutput.setSampleBufferHandler(nil)
+                tally = counter.tally
+            }
             watchdog?.cancel()
             stopper.cancel()
             await session.stopRunning()
-
-            var failure: CaptureError?
-            while let event = await events.next() {
-                if case .runtimeError(let error) = event { failure = failure ?? error }
-                if case .didStopRunning = event { break }
-            }
+            if !handled { await waitUntilStopped() }
+            tally.statistics.audioCheck?.finish()
+            let statistics = tally.statistics
             if json {
                 Output.line(try JSON.encode(statistics.json, pretty: false))
             } else if stats {
@@ -127,30 +140,60 @@ extension Camctl {
             if let failure { throw failure }
         }
 
-        private func read(_ periods: inout CaptureDataOutput.SampleBufferSequence.AsyncIterator) async throws -> StreamStatistics {
-            var statistics = StreamStatistics()
+        /// Reads the periods to the end of the run, writing them to `--output` and holding each as asked.
+        private func read(_ periods: inout CaptureDataOutput.SampleBufferSequence.AsyncIterator, into tally: inout PeriodTally) async throws {
             var file: WAVFile?
             defer { file?.close() }
             // Read once: an option's property wrapper costs a look-up on every read.
-            let (check, holdMilliseconds, skip, output) = (check, holdMilliseconds, skip, output)
-            var skipped = 0
+            let (holdMilliseconds, output) = (holdMilliseconds, output)
             while let sample = await periods.next() {
-                if skipped < skip {
-                    if sample.dataBuffer != nil { skipped += 1 }
-                    sample.invalidate()
-                    continue
-                }
-                statistics.record(sample, receivedAt: monotonicNanoseconds(), checking: check)
-                if let output, let period = sample.dataBuffer, let description = sample.formatDescription?.audioStreamBasicDescription {
+                if tally.count(sample), let output, let period = sample.dataBuffer,
+                   let description = sample.formatDescription?.audioStreamBasicDescription {
                     if file == nil { file = try WAVFile(path: output, description: description) }
                     try period.withUnsafeBytes { file?.write($0) }
                 }
                 if holdMilliseconds > 0 && sample.dataBuffer != nil { try? await Task.sleep(for: .milliseconds(holdMilliseconds)) }
                 sample.invalidate()
             }
-            statistics.audioCheck?.finish()
-            return statistics
         }
+    }
+
+    /// The statistics of the periods heard, after the first `skip` (and the drops reported before them).
+    struct PeriodTally {
+        let skip: Int
+        let checking: Bool
+        var skipped = 0
+        var statistics = StreamStatistics()
+
+        init(skip: Int, checking: Bool) {
+            self.skip = skip
+            self.checking = checking
+        }
+
+        /// Counts a period or drop, unless it is among the skipped; whether it was counted.
+        mutating func count(_ sample: SampleBuffer) -> Bool {
+            guard skipped >= skip else {
+                if sample.dataBuffer != nil { skipped += 1 }
+                return false
+            }
+            statistics.record(sample, receivedAt: monotonicNanoseconds(), checking: checking)
+            return true
+        }
+    }
+
+    /// A ``PeriodTally`` kept by an output's sample buffer handler, on CaptureKit's connection thread.
+    final class PeriodCounter: Sendable {
+        private let state: Mutex<PeriodTally>
+
+        init(_ tally: PeriodTally) { state = Mutex(tally) }
+
+        /// Counts a period and gives its slot back.
+        @Sendable func take(_ sample: SampleBuffer) {
+            _ = state.withLock { $0.count(sample) }
+            sample.invalidate()
+        }
+
+        var tally: PeriodTally { state.withLock { $0 } }
     }
 
     struct Levels: AsyncParsableCommand {
