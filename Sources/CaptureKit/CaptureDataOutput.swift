@@ -117,8 +117,9 @@ public class CaptureDataOutput: CaptureOutput, @unchecked Sendable {
     /// periods, and drops (no image or data buffer) — on CaptureKit's
     /// connection thread, synchronously, as each is read from camerad: no task
     /// resumed and no queue woken for it. The path of least CPU and latency,
-    /// as PipeWire's `process` callback (a third of a microphone listener's
-    /// CPU less than ``sampleBuffers``). Beyond AVFoundation; Linux only.
+    /// as PipeWire's `process` callback (a quarter to a third of a microphone
+    /// listener's CPU less than ``sampleBuffers`` read on that thread). Beyond
+    /// AVFoundation; Linux only.
     ///
     /// The handler must return quickly and never block: while it runs, no
     /// other call or stream of the process moves. A buffer's slot goes back to

@@ -94,10 +94,9 @@ extension Camctl {
             // Periods are counted where they arrive, on CaptureKit's connection thread, by a handler: no task
             // resumed and no other thread woken per period. Written to a file or held, they are read by a task
             // (those block).
-            let handled = output == nil && holdMilliseconds == 0
-            let counter = PeriodCounter(PeriodTally(skip: skip, checking: check))
-            var periods = handled ? nil : audioOutput.sampleBuffers.makeAsyncIterator()
-            if handled { audioOutput.setSampleBufferHandler(counter.take) }
+            let counter = output == nil && holdMilliseconds == 0 ? PeriodCounter(PeriodTally(skip: skip, checking: check)) : nil
+            var periods = counter == nil ? audioOutput.sampleBuffers.makeAsyncIterator() : nil
+            if let counter { audioOutput.setSampleBufferHandler(counter.take) }
             try await session.start()
             let watchdog = duration.map { duration in
                 Task {
@@ -116,18 +115,19 @@ extension Camctl {
                     if case .didStopRunning = event { return }
                 }
             }
-            var tally = PeriodTally(skip: skip, checking: check)
-            if periods != nil {
-                try await read(&periods!, into: &tally)
-            } else {
+            var tally: PeriodTally
+            if let counter {
                 await waitUntilStopped()
                 audioOutput.setSampleBufferHandler(nil)
                 tally = counter.tally
+            } else {
+                tally = PeriodTally(skip: skip, checking: check)
+                try await read(&periods!, into: &tally)
             }
             watchdog?.cancel()
             stopper.cancel()
             await session.stopRunning()
-            if !handled { await waitUntilStopped() }
+            if counter == nil { await waitUntilStopped() }
             tally.statistics.audioCheck?.finish()
             let statistics = tally.statistics
             if json {
