@@ -17,8 +17,8 @@ public enum SyncMarks {
     // MARK: The flash
 
     /// A flash's ``TestPattern/level``: every bar but the black one at full
-    /// white (luma 235), the stamp bands as they are.
-    public static let flashLevel: Float = 8
+    /// white (luma 235; 208 on average), the stamp bands as they are.
+    public static let flashLevel: Float = 12
 
     /// Whether the frame captured at `timestamp` for `duration` (nanoseconds) holds a mark.
     public static func flashes(frameAt timestamp: Int64, duration: Int64) -> Bool {
@@ -27,8 +27,8 @@ public enum SyncMarks {
     }
 
     /// Whether a decoded frame (its luma) is a flash: the bars' rows, clear of
-    /// the stamp bands, brighter on average than colour bars can be at any
-    /// level the camera's controls allow without the flash (98 at level 1).
+    /// the stamp bands, far brighter on average (208) than the bars are with
+    /// the camera's controls at their defaults (98).
     public static func isFlash(luma: UnsafeRawBufferPointer, width: Int, height: Int, bytesPerRow: Int) -> Bool {
         let band = FrameStamp.Layout.bandHeight(frameHeight: height)
         let rows = band + 2..<height - band - 2
@@ -37,7 +37,7 @@ public enum SyncMarks {
         for row in rows {
             for x in 0..<width { sum += Int(luma[row * bytesPerRow + x]) }
         }
-        return sum / (rows.count * width) > 180
+        return sum / (rows.count * width) > 160
     }
 
     // MARK: The click
