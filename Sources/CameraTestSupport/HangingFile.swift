@@ -60,7 +60,7 @@ public final class HangingFile: Sendable {
         }
     }
 
-    /// From now on nothing is answered.
+    /// From now on nothing is answered but a descriptor's closing.
     public func hang() {
         server.answering.store(false, ordering: .relaxed)
     }
