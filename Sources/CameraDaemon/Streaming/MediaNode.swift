@@ -39,7 +39,7 @@ final class MediaNode: SubscriptionHost {
         var pool: MediaPool
         /// Pools it outgrew whose slots subscriptions still hold: valid until given back.
         var retired: [MediaPool] = []
-        var subscriptions: [UInt64: Subscription] = [:]
+        var subscriptions = Subscriptions()
         var nextID: UInt64 = 1
         /// It ended: no new subscription, nothing more published.
         var isEnded = false
@@ -52,6 +52,38 @@ final class MediaNode: SubscriptionHost {
         /// Lets go of outgrown pools nobody holds a slot of.
         mutating func dropRetiredPools() {
             retired.removeAll { $0.slotsInUse == 0 }
+        }
+    }
+
+    /// A node's subscriptions in the order they were made (by id, as ids
+    /// only grow): every buffer is offered in that order with no sort, and
+    /// one is found by id with a binary search.
+    struct Subscriptions: Sequence {
+        private var ordered: [Subscription] = []
+
+        func makeIterator() -> IndexingIterator<[Subscription]> { ordered.makeIterator() }
+
+        /// - Precondition: its id is above every other's.
+        mutating func append(_ subscription: Subscription) {
+            precondition(ordered.last.map { $0.id < subscription.id } ?? true, "subscription ids only grow")
+            ordered.append(subscription)
+        }
+
+        subscript(id id: UInt64) -> Subscription? {
+            index(of: id).map { ordered[$0] }
+        }
+
+        mutating func remove(_ id: UInt64) -> Subscription? {
+            index(of: id).map { ordered.remove(at: $0) }
+        }
+
+        private func index(of id: UInt64) -> Int? {
+            var (low, high) = (0, ordered.count)
+            while low < high {
+                let middle = (low + high) / 2
+                if ordered[middle].id < id { low = middle + 1 } else { high = middle }
+            }
+            return low < ordered.count && ordered[low].id == id ? low : nil
         }
     }
 
@@ -131,9 +163,9 @@ final class MediaNode: SubscriptionHost {
             guard !state.isEnded else {
                 throw CameraError(.invalidState, "\(name) has ended; subscribe to its successor")
             }
-            let held = state.subscriptions.values.reduce(0) { $0 + $1.policy.slotsHeld }
+            let held = state.subscriptions.reduce(0) { $0 + $1.policy.slotsHeld }
             if let share = connectionShare, case .client = owner {
-                let own = state.subscriptions.values.filter { $0.charge.owner == owner }.reduce(0) { $0 + $1.policy.slotsHeld }
+                let own = state.subscriptions.filter { $0.charge.owner == owner }.reduce(0) { $0 + $1.policy.slotsHeld }
                 guard own + policy.slotsHeld <= share else {
                     throw CameraError(.resourceExhausted, "this connection's subscriptions to \(name) hold \(own) of the \(share) buffers "
                         + "one connection may; end some (or use another connection's)")
@@ -158,7 +190,7 @@ final class MediaNode: SubscriptionHost {
             let subscription = Subscription(id: id, node: self, charge: charge, policy: policy,
                                             outbox: StreamOutbox(sink: sink, copies: policy.copies, unsent: unsent),
                                             poolID: pool.id)
-            state.subscriptions[id] = subscription
+            state.subscriptions.append(subscription)
             pool.subscriptionIDs.insert(id)
             subscription.outbox.post(.started(StreamNews(pool: pool, mode: nil, note: nil, device: nil)))
             subscription.transition(.started, of: name, logger)
@@ -173,9 +205,9 @@ final class MediaNode: SubscriptionHost {
         state.retired.append(old)
         state.pool = larger
         logger.info("\(name): its pool grows from \(old.ownSlots) to \(larger.ownSlots) buffers for a new subscription")
-        for (id, subscription) in state.subscriptions.sorted(by: { $0.key < $1.key }) {
+        for subscription in state.subscriptions {
             subscription.poolID = larger.id
-            larger.subscriptionIDs.insert(id)
+            larger.subscriptionIDs.insert(subscription.id)
             guard subscription.lifecycle.receivesFrames else { continue }
             subscription.outbox.post(.formatChanged(StreamNews(pool: larger, mode: nil, note: "a larger pool for a new subscription",
                                                                device: nil)))
@@ -192,7 +224,7 @@ final class MediaNode: SubscriptionHost {
 
     func release(_ subscriptionID: UInt64, poolID: UInt64, slots: [Int]) throws {
         try locked { state throws(CameraError) in
-            guard let subscription = state.subscriptions[subscriptionID] else { return }
+            guard let subscription = state.subscriptions[id: subscriptionID] else { return }
             _ = try subscription.release(poolID: poolID, slots: slots, in: state.pool(poolID))
             if poolID != state.pool.id { state.dropRetiredPools() }
         }
@@ -212,7 +244,7 @@ final class MediaNode: SubscriptionHost {
         let target = locked { state -> (pool: MediaPool, slot: Int, subscriptions: [Subscription])? in
             guard !state.isEnded else { return nil }
             readReleases(&state)
-            let wanting = state.subscriptions.values.sorted { $0.id < $1.id }.filter { subscription in
+            let wanting = state.subscriptions.filter { subscription in
                 subscription.lifecycle.receivesFrames
                     && !subscription.waitsForKeyframe(packet, sequence: sequence)
                     && subscription.wants(timestampNanoseconds: timestampNanoseconds, durationNanoseconds: durationNanoseconds)
@@ -247,7 +279,8 @@ final class MediaNode: SubscriptionHost {
 
         return locked { state in
             pool.writing = nil
-            let current = subscriptions.filter(\.lifecycle.receivesFrames)
+            // Those still receiving (one may have ended while the buffer was written).
+            let current = subscriptions.lazy.filter(\.lifecycle.receivesFrames)
             guard let written else {
                 for subscription in current { subscription.dropHeld(sequence, .discontinuity) }
                 return false
@@ -255,8 +288,12 @@ final class MediaNode: SubscriptionHost {
             pool.bytesUsed[slot] = written
             let frame = PooledFrame(pool: pool, slot: slot, sequence: sequence, timestampNanoseconds: timestampNanoseconds,
                                     durationNanoseconds: durationNanoseconds, bytesUsed: written, packet: packet)
-            for subscription in current { subscription.offer(frame) }
-            return !current.isEmpty
+            var offered = false
+            for subscription in current {
+                subscription.offer(frame)
+                offered = true
+            }
+            return offered
         }
     }
 
@@ -264,7 +301,7 @@ final class MediaNode: SubscriptionHost {
     /// hears of them ahead of its next buffer, as if this node had dropped them.
     func report(_ drops: DropTally) {
         locked { state in
-            for subscription in state.subscriptions.values where subscription.lifecycle.receivesFrames {
+            for subscription in state.subscriptions where subscription.lifecycle.receivesFrames {
                 for report in drops.reports {
                     subscription.drop(report.reason, count: report.count, sequence: report.lastSequence)
                 }
@@ -279,7 +316,7 @@ final class MediaNode: SubscriptionHost {
         locked { state in
             guard !state.isEnded else { return }
             state.isEnded = true
-            for subscription in state.subscriptions.keys.sorted().compactMap({ remove($0, &state) }) {
+            for subscription in state.subscriptions.map(\.id).compactMap({ remove($0, &state) }) {
                 subscription.postDrops()
                 if let interruption, let error { subscription.outbox.post(.interrupted(interruption, error)) }
                 subscription.outbox.post(.end(error))
@@ -292,7 +329,7 @@ final class MediaNode: SubscriptionHost {
     /// What makes no sense ends that subscription alone with INVALID_ARGUMENT.
     private func readReleases(_ state: inout State) {
         var broken: [(UInt64, CameraError)] = []
-        for subscription in state.subscriptions.values {
+        for subscription in state.subscriptions {
             do throws(CameraError) {
                 try subscription.outbox.sink.readReleases { (poolID, slot) throws(CameraError) in
                     _ = try subscription.release(poolID: poolID, slots: CollectionOfOne(slot), in: state.pool(poolID))
@@ -311,7 +348,7 @@ final class MediaNode: SubscriptionHost {
     // MARK: -
 
     private func remove(_ id: UInt64, _ state: inout State) -> Subscription? {
-        guard let subscription = state.subscriptions.removeValue(forKey: id) else { return nil }
+        guard let subscription = state.subscriptions.remove(id) else { return nil }
         subscription.transition(.closed, of: name, logger)
         let (current, retired) = (state.pool, state.retired)
         subscription.letGoOfEverything { id in current.id == id ? current : retired.first { $0.id == id } }
