@@ -29,7 +29,23 @@ public enum AudioStamp {
 
     /// The sample at `position` frames from the microphone's start, at 48 kHz.
     public static func sample(at position: UInt64) -> Float {
-        tone[Int(position % UInt64(tone.count))] + mark(at: position, word: word(of: block(at: position)))
+        toneLevel * sine[Int(position % UInt64(sine.count))] + mark(at: position, word: word(of: block(at: position)))
+    }
+
+    /// Frames `position ..< position + samples.count / channels` of the tone
+    /// alone, its peak `amplitude`, interleaved, `channels` copies each: exact
+    /// at any position, no sine computed a sample.
+    public static func renderTone(into samples: UnsafeMutableBufferPointer<Float>, channels: Int, from position: UInt64,
+                                  amplitude: Float = toneLevel) {
+        sine.withUnsafeBufferPointer { sine in
+            var index = Int(position % UInt64(sine.count))
+            for frame in 0..<samples.count / channels {
+                let value = amplitude * sine[index]
+                for channel in 0..<channels { samples[frame * channels + channel] = value }
+                index += 1
+                if index == sine.count { index = 0 }
+            }
+        }
     }
 
     /// Frames `position ..< position + count`, interleaved, `channels` copies each.
@@ -50,13 +66,13 @@ public enum AudioStamp {
     /// Each frame's value in turn, counted along: a block's bits worked out once,
     /// no division a sample.
     private static func render(frames: Int, from position: UInt64, _ write: (Int, Float) -> Void) {
-        tone.withUnsafeBufferPointer { tone in
+        sine.withUnsafeBufferPointer { tone in
             var toneIndex = Int(position % UInt64(tone.count))
             var block = block(at: position)
             var word = word(of: block)
             var inBlock = Int(position % UInt64(blockFrames))
             for frame in 0..<frames {
-                write(frame, tone[toneIndex] + mark(inBlock: inBlock, word: word))
+                write(frame, toneLevel * tone[toneIndex] + mark(inBlock: inBlock, word: word))
                 toneIndex += 1
                 if toneIndex == tone.count { toneIndex = 0 }
                 inBlock += 1
@@ -163,8 +179,8 @@ public enum AudioStamp {
 
     private static func crc(_ number: UInt32) -> UInt8 { FrameStamp.crc8(UInt128(number)) }
 
-    /// One period of the tone at 48 kHz.
-    private static let tone: [Float] = (0..<sampleRate / toneFrequency).map {
-        toneLevel * Float(sin(2 * Double.pi * Double($0) * Double(toneFrequency) / Double(sampleRate)))
+    /// One period of the tone at 48 kHz, its peak 1.
+    private static let sine: [Float] = (0..<sampleRate / toneFrequency).map {
+        Float(sin(2 * Double.pi * Double($0) * Double(toneFrequency) / Double(sampleRate)))
     }
 }

@@ -1,5 +1,3 @@
-import Foundation
-
 /// A/V sync marks: a virtual camera flashes and a virtual microphone clicks at
 /// the same instants — every whole second of CLOCK_MONOTONIC — so the offset
 /// between a recording's sound and its picture can be read from the file, as a
@@ -45,10 +43,9 @@ public enum SyncMarks {
     /// A click's length in samples (1 ms at 48 kHz) and level.
     public static let clickFrames = 48
     public static let clickLevel: Float = 0.9
-    /// The tone it sounds over: 1 kHz, peak 0.1.
-    static let toneLevel: Float = 0.1
 
-    /// Frames `position ..< position + samples.count / channels` of the clicking signal,
+    /// Frames `position ..< position + samples.count / channels` of the clicking
+    /// signal (over ``AudioStamp``'s tone: 1 kHz at 48 kHz, −20 dBFS),
     /// interleaved, `channels` copies each, for a microphone at `rate` whose
     /// frame *p* was captured at `start + p × 10⁹ / rate` (CLOCK_MONOTONIC ns,
     /// rounded down).
@@ -56,12 +53,7 @@ public enum SyncMarks {
         into samples: UnsafeMutableBufferPointer<Float>, channels: Int, from position: UInt64, start: Int64, rate: Int
     ) {
         let frames = samples.count / channels
-        let tonePeriod = UInt64(rate / 1000)
-        for frame in 0..<frames {
-            let phase = Double((position + UInt64(frame)) % tonePeriod) / Double(tonePeriod)
-            let value = toneLevel * Float(sin(2 * Double.pi * phase))
-            for channel in 0..<channels { samples[frame * channels + channel] = value }
-        }
+        AudioStamp.renderTone(into: samples, channels: channels, from: position)
         // The marks a period (shorter than a second) can touch: the last at or before its start, and the next.
         let first = captureTime(of: position, start: start, rate: rate) / intervalNanoseconds
         for mark in first...first + 1 {

@@ -115,11 +115,7 @@ final class VirtualMicrophoneCapture: AudioCapture {
             case .stamp:
                 AudioStamp.render(into: floats, channels: layout.channels, from: position)
             case .tone(let amplitude):
-                for frame in 0..<layout.framesPerPeriod {
-                    // 1 kHz at 48 kHz: 48 samples a period, exact at any position.
-                    let value = amplitude * Float(sin(2 * Double.pi * Double((position + UInt64(frame)) % 48) / 48))
-                    for channel in 0..<layout.channels { floats[frame * layout.channels + channel] = value }
-                }
+                AudioStamp.renderTone(into: floats, channels: layout.channels, from: position, amplitude: amplitude)
             case .syncClicks:
                 SyncMarks.renderClicks(into: floats, channels: layout.channels, from: position, start: start, rate: layout.sampleRate)
             }
