@@ -25,6 +25,8 @@ public struct MessageStream<Message: SwiftProtobuf.Message>: AsyncSequence, Send
     let undecodable: @Sendable (_ detail: String) -> RPCError
     /// The call whose requests these are, on the server; nil for responses.
     let call: ServerCall?
+    /// A request's check once decoded (its numbers' ranges); nil for responses.
+    let check: (@Sendable (Message) throws -> Void)?
 
     public struct AsyncIterator: AsyncIteratorProtocol {
         var received: WithDescriptors.AsyncIterator
@@ -54,7 +56,7 @@ public struct MessageStream<Message: SwiftProtobuf.Message>: AsyncSequence, Send
     }
 
     /// The same messages with the descriptors that came with each.
-    public var withDescriptors: WithDescriptors { WithDescriptors(base: base, undecodable: undecodable, call: call) }
+    public var withDescriptors: WithDescriptors { WithDescriptors(base: base, undecodable: undecodable, call: call, check: check) }
 
     /// ``MessageStream/withDescriptors``: messages and their descriptors.
     public struct WithDescriptors: AsyncSequence, Sendable {
@@ -62,15 +64,17 @@ public struct MessageStream<Message: SwiftProtobuf.Message>: AsyncSequence, Send
         let base: AsyncThrowingStream<RawMessage, any Error>
         let undecodable: @Sendable (String) -> RPCError
         let call: ServerCall?
+        let check: (@Sendable (Message) throws -> Void)?
 
         public struct AsyncIterator: AsyncIteratorProtocol {
             var base: AsyncThrowingStream<RawMessage, any Error>.AsyncIterator
             let undecodable: @Sendable (String) -> RPCError
             let call: ServerCall?
+            let check: (@Sendable (Message) throws -> Void)?
 
             public mutating func next() async throws -> Received<Message>? {
                 guard let raw = try await base.next() else { return nil }
-                return try Self.decode(raw, undecodable)
+                return try Self.decode(raw, undecodable, check)
             }
 
             /// ``MessageStream/AsyncIterator/forEachOnLoop(_:)`` with descriptors.
@@ -78,29 +82,33 @@ public struct MessageStream<Message: SwiftProtobuf.Message>: AsyncSequence, Send
                 reading read: (@Sendable ([UInt8]) -> Message?)? = nil, _ body: @escaping @Sendable (Received<Message>) throws -> Void
             ) async throws {
                 guard let call else { preconditionFailure("only a server's requests are handled on its loop") }
-                let undecodable = self.undecodable
+                let (undecodable, check) = (self.undecodable, self.check)
                 try await call.takeRequestsOnLoop(draining: &base) { raw in
+                    // What `read` gives (a stream's releases, read by hand) has no number to check: any pool and slot is answered.
                     if let message = read?(raw.payload) {
                         try body(Received(message: message, descriptors: raw.descriptors))
                     } else {
-                        try body(Self.decode(raw, undecodable))
+                        try body(Self.decode(raw, undecodable, check))
                     }
                 }
             }
 
             private static func decode(
-                _ raw: RawMessage, _ undecodable: @Sendable (String) -> RPCError
+                _ raw: RawMessage, _ undecodable: @Sendable (String) -> RPCError, _ check: (@Sendable (Message) throws -> Void)?
             ) throws -> Received<Message> {
+                let message: Message
                 do {
-                    return Received(message: try Message(serializedBytes: raw.payload), descriptors: raw.descriptors)
+                    message = try Message(serializedBytes: raw.payload)
                 } catch {
                     throw undecodable("\(error)")
                 }
+                try check?(message)
+                return Received(message: message, descriptors: raw.descriptors)
             }
         }
 
         public func makeAsyncIterator() -> AsyncIterator {
-            AsyncIterator(base: base.makeAsyncIterator(), undecodable: undecodable, call: call)
+            AsyncIterator(base: base.makeAsyncIterator(), undecodable: undecodable, call: call, check: check)
         }
     }
 }
@@ -115,12 +123,13 @@ public typealias RequestStream<Request: SwiftProtobuf.Message> = MessageStream<R
 public typealias ResponseStream<Response: SwiftProtobuf.Message> = MessageStream<Response>
 
 extension MessageStream {
-    static func requests(of call: ServerCall) -> Self {
+    /// A call's requests, each checked (``CheckedMessage``) as it is decoded.
+    static func requests(of call: ServerCall) -> Self where Message: CheckedMessage {
         MessageStream(base: call.requests, undecodable: { [method = call.method] in RPCError.undecodableRequest(method, $0) },
-                      call: call)
+                      call: call, check: { try $0.checkFields() })
     }
 
     static func responses(_ base: AsyncThrowingStream<RawMessage, any Error>, method: String) -> Self {
-        MessageStream(base: base, undecodable: { RPCError.undecodableResponse(method, $0) }, call: nil)
+        MessageStream(base: base, undecodable: { RPCError.undecodableResponse(method, $0) }, call: nil, check: nil)
     }
 }

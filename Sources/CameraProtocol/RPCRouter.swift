@@ -9,7 +9,7 @@ public struct RPCRouter: Sendable {
     public init() {}
 
     /// Serves a unary method.
-    public mutating func register<Request, Response>(
+    public mutating func register<Request: CheckedMessage, Response>(
         _ method: Method<Request, Response>,
         unary body: @escaping @Sendable (Request, RPCContext) async throws -> Response
     ) {
@@ -22,7 +22,7 @@ public struct RPCRouter: Sendable {
     }
 
     /// Serves a server-streaming method. The call ends when `body` returns.
-    public mutating func register<Request, Response>(
+    public mutating func register<Request: CheckedMessage, Response>(
         _ method: Method<Request, Response>,
         serverStreaming body: @escaping @Sendable (Request, ResponseWriter<Response>, RPCContext) async throws -> Void
     ) {
@@ -34,7 +34,7 @@ public struct RPCRouter: Sendable {
     }
 
     /// Serves a bidirectional method. The call ends when `body` returns.
-    public mutating func register<Request, Response>(
+    public mutating func register<Request: CheckedMessage, Response>(
         _ method: Method<Request, Response>,
         bidirectional body: @escaping @Sendable (RequestStream<Request>, ResponseWriter<Response>, RPCContext) async throws -> Void
     ) {
@@ -44,12 +44,16 @@ public struct RPCRouter: Sendable {
         }
     }
 
-    private static func decode<M: SwiftProtobuf.Message>(_ type: M.Type, _ bytes: [UInt8], _ method: String) throws -> M {
+    /// The request, its numbers checked against their ranges (``CheckedMessage``).
+    private static func decode<M: CheckedMessage>(_ type: M.Type, _ bytes: [UInt8], _ method: String) throws -> M {
+        let request: M
         do {
-            return try M(serializedBytes: bytes)
+            request = try M(serializedBytes: bytes)
         } catch {
             throw RPCError.undecodableRequest(method, "\(error)")
         }
+        try request.checkFields()
+        return request
     }
 }
 

@@ -153,6 +153,7 @@ public final class RPCServerConnection: SocketConnectionDelegate, @unchecked Sen
             } catch {
                 throw RPCError.undecodableRequest(CameraService.hello.name, "\(error)")
             }
+            try request.checkFields()
             try RequestLimits.check(name: request.clientName, "client name")
             let response = try hello(request, socket.peer)
             state.withLock { $0.clientName = request.clientName }

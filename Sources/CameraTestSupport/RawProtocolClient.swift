@@ -100,6 +100,54 @@ public final class RawProtocolClient: @unchecked Sendable {
         throw DaemonFailure("connection closed during \(method)")
     }
 
+    /// A new call id on this connection.
+    public func newCallID() -> UInt64 {
+        nextCallID += 1
+        return nextCallID
+    }
+
+    /// Writes one framed envelope with `descriptors` riding on its first byte.
+    public func send(_ envelope: Camerad_V1_Envelope, descriptors: [OwnedFD]) async throws {
+        let bytes = Frame.encode(EnvelopeCodec.encode(envelope, descriptorCount: descriptors.count))
+        let written = descriptors.isEmpty ? 0 : try SCMRights.send(bytes, descriptors: descriptors, on: socket)
+        try await sendBytes(Array(bytes[written...]))
+    }
+
+    /// How a call ended: its status, or nil when the connection closed first.
+    /// `responses` counts the messages it sent before.
+    public struct CallOutcome: Sendable {
+        public var responses = 0
+        public var status: Camerad_V1_Status?
+    }
+
+    /// Reads call `callID`'s envelopes until it ends. Once it has sent
+    /// `cancelAfter` messages (a stream or a watch that would run on), it is
+    /// cancelled, and its end read.
+    ///
+    /// - Throws: ``Timeout`` when it neither ends nor sends within `timeout`.
+    public func outcome(of callID: UInt64, cancelAfter: Int = .max, timeout: Duration = .seconds(60)) async throws -> CallOutcome {
+        var outcome = CallOutcome()
+        var cancelled = false
+        let deadline = ContinuousClock.now + timeout
+        while let envelope = try await receive(timeout: deadline - ContinuousClock.now) {
+            guard envelope.callID == callID else { continue }
+            switch envelope.kind {
+            case .message:
+                outcome.responses += 1
+                if outcome.responses >= cancelAfter, !cancelled {
+                    cancelled = true
+                    try await send(EnvelopeCodec.cancel(callID: callID))
+                }
+            case .end(let end):
+                outcome.status = end.status
+                return outcome
+            default:
+                continue
+            }
+        }
+        return outcome
+    }
+
     /// Says Hello; returns the server's answer.
     @discardableResult
     public func hello(name: String = "raw-test-client") async throws -> Camerad_V1_HelloResponse {

@@ -160,7 +160,7 @@ import Testing
                 let refused = try RecordCall(client, tooLong, descriptors: [try Self.file(folder + "/refused.mp4")])
                 #expect(await refused.waitForEnd())
                 let error = try #require(refused.end ?? nil)
-                #expect(error.reason == .invalidArgument && error.message.contains("a pre-roll is 0 to 10 s"), "\(error.message)")
+                #expect(error.reason == .invalidArgument && error.message.contains("pre_roll_ns 11000000000 is out of range") && error.message.contains("10 s at most"), "\(error.message)")
 
                 let (first, second) = (folder + "/first.mp4", folder + "/second.mp4")
                 // A keyframe every half second of frames encoded: under the full suite's load the encoder's worker
@@ -376,7 +376,7 @@ import Testing
                     ("a camera as the microphone", Self.start(microphone: "virtual-0"), [writable], .invalidArgument, "is a camera"),
                     ("an odd size", Self.start(width: 321, height: 240), [writable], .invalidArgument, "even sizes"),
                     ("half a size", Self.start(width: 320, height: 0), [writable], .invalidArgument, "both width and height"),
-                    ("a negative limit", negative, [writable], .invalidArgument, "0 (none) or positive"),
+                    ("a negative limit", negative, [writable], .invalidArgument, "max_duration_ns -1 is out of range; use 0 to"),
                     ("more free space than there is", unlimited, [writable], .resourceExhausted, "minFreeDiskSpaceLimit"),
                     ("MJPEG of a camera running YUYV", mjpegOfYUYV, [writable], .unsupportedFormat, "set one (camctl set virtual-0 --format MJPG:640x480)"),
                 ]

@@ -118,7 +118,7 @@ func open(_ uniqueID: String) -> Camerad_V1_StreamRequest {
             let error = try await stream.end()
             #expect(error.code == .invalidArgument && error.message.contains("1 to 8"))
             var huge = open("virtual-0")
-            huge.open.settings.width = 100_000
+            huge.open.settings.width = 10_000
             let second = try await RawStream(raw, callID: 8)
             try await second.send(huge)
             #expect(try await second.end().message.contains("2 to 8192"))

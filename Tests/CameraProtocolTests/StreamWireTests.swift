@@ -1,4 +1,5 @@
 import CameraProtocol
+import CameraTestSupport
 import Foundation
 import SwiftProtobuf
 import Testing
@@ -8,16 +9,7 @@ import Testing
 /// what they write, SwiftProtobuf would have written.
 @Suite struct StreamWireTests {
     /// A generator seeded per test, so a failure repeats.
-    struct Random: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    typealias Random = SeededRandom
 
     static func frame(_ random: inout Random) -> Camerad_V1_FrameReady {
         var frame = Camerad_V1_FrameReady()

@@ -9,9 +9,6 @@ struct CameraServiceHandlers: Sendable {
     let configurator: DeviceConfigurator
     let recordings: Recordings
 
-    /// The longest a LockForConfiguration may wait.
-    static let maxLockWait = Duration.seconds(3600)
-
     /// Ping payloads larger than this are refused.
     static let maxPingPayload = 64 * 1024
 
@@ -58,10 +55,8 @@ struct CameraServiceHandlers: Sendable {
     ) async throws -> Camerad_V1_LockForConfigurationResponse {
         try RequestLimits.check(name: request.uniqueID, "unique_id")
         guard registry.description(of: request.uniqueID) != nil else { throw RPCError.noDevice(request.uniqueID) }
+        // An hour at most (RequestRanges.swift).
         let wait = Duration.milliseconds(request.waitMs)
-        guard wait <= Self.maxLockWait else {
-            throw RPCError(.invalidArgument, "wait_ms \(request.waitMs) is over an hour; wait less")
-        }
         var response = Camerad_V1_LockForConfigurationResponse()
         response.lockCount = UInt32(try await registry.locks.lock(request.uniqueID, for: context, wait: wait))
         guard let description = registry.description(of: request.uniqueID) else { throw RPCError.noDevice(request.uniqueID) }

@@ -1,5 +1,6 @@
 import CameraEncoding
 import CameraIPC
+import CameraProtocol
 
 /// An encoder's recent packets, for a recording that starts earlier than it
 /// joins (its pre-roll): enough that any pre-roll up to ``span`` can start at
@@ -7,8 +8,8 @@ import CameraIPC
 /// ``span`` old on, within ``maxBytes`` (past that, the oldest keyframes'
 /// runs go first).
 struct PacketHistory: Sendable {
-    /// The longest pre-roll a recording may ask for.
-    static let span: Int64 = 10_000_000_000
+    /// The longest pre-roll a recording may ask for (StartRecording.pre_roll_ns's range).
+    static let span: Int64 = maxPreRollNanoseconds
     /// What it may hold (a 4K picture at a high bit rate keeps less than ``span``).
     static let maxBytes = 64 << 20
 

@@ -180,13 +180,8 @@ final class Recordings: Sendable {
         return try answer.get()
     }
 
+    /// The limits asked (their ranges, and the pre-roll's, checked at the edge: `RequestRanges.swift`).
     private static func limits(_ request: Camerad_V1_StartRecording, _ descriptor: OwnedFD) throws -> MovieRecorder.Limits {
-        guard request.maxDurationNs >= 0, request.maxFileSize >= 0, request.minFreeDiskSpace >= 0, request.movieFragmentIntervalNs >= 0 else {
-            throw RPCError(.invalidArgument, "a recording's limits and fragment interval are 0 (none) or positive")
-        }
-        guard (0...PacketHistory.span).contains(request.preRollNs) else {
-            throw RPCError(.invalidArgument, "a pre-roll is 0 to \(PacketHistory.span / 1_000_000_000) s, not \(Double(request.preRollNs) / 1e9) s")
-        }
         var limits = MovieRecorder.Limits()
         if request.maxDurationNs > 0 { limits.maxDurationNanoseconds = request.maxDurationNs }
         if request.maxFileSize > 0 { limits.maxBytes = request.maxFileSize }
