@@ -17,6 +17,11 @@ int CCameraShims_is_dmabuf(int fd) {
     return fstatfs(fd, &info) == 0 && info.f_type == DMA_BUF_MAGIC;
 }
 
+long CCameraShims_filesystem_type(int fd) {
+    struct statfs info;
+    return fstatfs(fd, &info) == 0 ? (long)info.f_type : -1;
+}
+
 int CCameraShims_set_thread_idle(void) {
     struct sched_param parameters = {.sched_priority = 0};
     return pthread_setschedparam(pthread_self(), SCHED_IDLE, &parameters);

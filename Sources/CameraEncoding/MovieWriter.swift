@@ -3,7 +3,7 @@ import Glibc
 
 /// One movie file: encoded packets muxed by libavformat into MP4 or MOV,
 /// written to a descriptor the client opened (camerad never opens a path a
-/// client names).
+/// client names), from where it stood, never cutting what the file held before.
 ///
 /// Crash-safe: the file is a fragmented MP4 (a `moov` without samples, written
 /// with the first fragment — so its edit lists place AAC's priming before time 0,
@@ -25,32 +25,67 @@ public final class MovieWriter {
 
     /// Where the bytes go, for libavformat's callbacks: the descriptor, the
     /// bytes written, and the first error (ENOSPC: the disk is full).
+    ///
+    /// The movie is written from where the descriptor stood when the file
+    /// began (`pwrite`, never the shared offset), and a failed write never
+    /// cuts the file below what it held before: only bytes this movie added
+    /// past that are ever taken back.
     private final class Output {
         let descriptor: Int32
+        /// Where the movie's first byte goes.
+        let start: Int64
+        /// The file's size when the movie began: never cut below.
+        let sizeBefore: Int64
+        let keepsReservedBlocks: Bool
         var bytesWritten: Int64 = 0
         var error: Int32?
 
-        init(descriptor: Int32) { self.descriptor = descriptor }
+        init(descriptor: Int32, keepsReservedBlocks: Bool) {
+            self.descriptor = descriptor
+            self.keepsReservedBlocks = keepsReservedBlocks
+            start = max(0, Int64(lseek(descriptor, 0, SEEK_CUR)))
+            var status = stat()
+            sizeBefore = fstat(descriptor, &status) == 0 ? Int64(status.st_size) : 0
+        }
 
         /// Writes a chunk whole, or cuts the file back to where it was: a box left
         /// half-written (the disk full) would make players refuse the whole file.
         /// After a failure nothing more is written.
         func write(_ buffer: UnsafePointer<UInt8>, _ count: Int) -> Int32 {
             if let error { return -error }
+            if keepsReservedBlocks, !fitsUnprivileged(count) {
+                error = ENOSPC
+                return -ENOSPC
+            }
             var done = 0
             while done < count {
-                let result = Glibc.write(descriptor, buffer + done, count - done)
+                let result = pwrite(descriptor, buffer + done, count - done, off_t(start + bytesWritten) + off_t(done))
                 if result < 0 {
                     if errno == EINTR { continue }
                     let failure = errno
                     error = failure
-                    if done > 0 { _ = ftruncate(descriptor, off_t(bytesWritten)) }
+                    if done > 0 { cutBack() }
                     return -failure
                 }
                 done += result
             }
             bytesWritten += Int64(count)
             return Int32(count)
+        }
+
+        /// Whether `count` more bytes fit in what an unprivileged user may still
+        /// write there: the blocks a filesystem keeps for root stay root's.
+        private func fitsUnprivileged(_ count: Int) -> Bool {
+            var status = statvfs()
+            guard fstatvfs(descriptor, &status) == 0 else { return true }
+            return Int64(status.f_bavail) * Int64(status.f_frsize) >= Int64(count)
+        }
+
+        /// Takes back the part of a chunk written past the file's old end.
+        private func cutBack() {
+            let end = max(start + bytesWritten, sizeBefore)
+            var status = stat()
+            if fstat(descriptor, &status) == 0, Int64(status.st_size) > end { _ = ftruncate(descriptor, off_t(end)) }
         }
     }
 
@@ -76,14 +111,18 @@ public final class MovieWriter {
     ///   - startNanoseconds: the capture time the file starts at (its first
     ///     keyframe's), so that audio and video keep their offset; nil: the first packet's.
     ///   - metadata: the file's tags ("location" as ISO 6709, "creation_time", "make", "model").
+    ///   - keepsReservedBlocks: write only what an unprivileged user could (the
+    ///     disk is full when `f_bavail` is): for a client other than root, whose
+    ///     file camerad writes with root's privileges.
     /// - Throws: ``EncodingError`` when the header cannot be written.
     public init(descriptor: Int32, container: Container, video: EncodedStreamParameters?, audio: EncodedStreamParameters? = nil,
-                startNanoseconds: Int64? = nil, fragmentInterval: Double = 10, metadata: [String: String] = [:]) throws(EncodingError) {
+                startNanoseconds: Int64? = nil, fragmentInterval: Double = 10, metadata: [String: String] = [:],
+                keepsReservedBlocks: Bool = false) throws(EncodingError) {
         guard video != nil || audio != nil else { throw EncodingError("a movie needs a video or an audio stream") }
         self.container = container
         origin = startNanoseconds
         self.fragmentInterval = fragmentInterval
-        output = Output(descriptor: descriptor)
+        output = Output(descriptor: descriptor, keepsReservedBlocks: keepsReservedBlocks)
         var format: UnsafeMutablePointer<AVFormatContext>?
         let allocated = avformat_alloc_output_context2(&format, nil, container.rawValue, nil)
         guard allocated >= 0, let format else { throw EncodingError(allocated, "making a \(container) muxer") }

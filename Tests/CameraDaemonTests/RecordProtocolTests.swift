@@ -371,6 +371,8 @@ import Testing
                     ("a pipe", Self.start(), [pipeWrite], .invalidArgument, "a pipe"),
                     ("a directory", Self.start(), [try Self.file(folder, O_RDONLY | O_DIRECTORY)], .invalidArgument, "a directory"),
                     ("read-only", Self.start(), [try Self.file(path, O_RDONLY)], .invalidArgument, "read-only"),
+                    ("open for appending", Self.start(), [try Self.file(path, O_WRONLY | O_APPEND)], .invalidArgument, "(O_APPEND)"),
+                    ("a file of procfs", Self.start(), [OwnedFD(adopting: open("/proc/self/comm", O_WRONLY | O_CLOEXEC))], .invalidArgument, "procfs"),
                     ("no such camera", Self.start("virtual-9"), [writable], .deviceNotFound, "virtual-9"),
                     ("a microphone as the camera", Self.start("virtual-microphone-0"), [writable], .invalidArgument, "is a microphone"),
                     ("a camera as the microphone", Self.start(microphone: "virtual-0"), [writable], .invalidArgument, "is a camera"),

@@ -30,12 +30,14 @@ import Testing
             let value = Mutex<(MovieRecorder.Ending, MovieRecorder.Figures)?>(nil)
         }
 
-        init(_ path: String, on encoder: VideoEncoderNode, limits: MovieRecorder.Limits = .init(), logger: Logger) throws {
+        /// - Parameter descriptor: where to write, if not `path` created or truncated.
+        init(_ path: String, descriptor: OwnedFD? = nil, on encoder: VideoEncoderNode, limits: MovieRecorder.Limits = .init(),
+             keepsReservedBlocks: Bool = false, logger: Logger) throws {
             self.path = path
-            let descriptor = OwnedFD(adopting: open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644))
+            let descriptor = descriptor ?? OwnedFD(adopting: open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644))
             let ended = self.ended
             recorder = try MovieRecorder(descriptor: descriptor, container: .mp4, video: encoder.parameters, limits: limits,
-                                         fragmentInterval: 1, logger: logger) { ending, figures in
+                                         fragmentInterval: 1, keepsReservedBlocks: keepsReservedBlocks, logger: logger) { ending, figures in
                 ended.value.withLock { $0 = (ending, figures) }
             }
             subscription = try encoder.node.subscribe(recorder, policy: SubscriptionPolicy(maxInFlight: 30, startsAtKeyframe: true),
@@ -181,7 +183,10 @@ extension RecordingTests {
 
 extension RecordingTests {
     /// A descriptor a movie cannot go to is refused before anything is
-    /// written, saying what it is and what to pass instead.
+    /// written, saying what it is and what to pass instead: not a regular
+    /// file, read-only, open for appending (a 1.5 MB file, left as it was),
+    /// or a file of the kernel's (procfs, sysfs, cgroupfs: whichever this
+    /// machine has).
     @Test func descriptorsThatAreNoWritableFileAreRefusedSayingWhatToPass() async throws {
         await withTemporaryDirectory { folder in
             var pipeEnds: [Int32] = [0, 0]
@@ -192,7 +197,20 @@ extension RecordingTests {
             #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &socketEnds) == 0)
             close(socketEnds[1])
             #expect(FileManager.default.createFile(atPath: folder + "/readonly.mp4", contents: nil))
-            let cases: [(OwnedFD, String)] = [
+            let old = Data((0..<1_572_864).map { UInt8(truncatingIfNeeded: $0 * 7) })
+            #expect(FileManager.default.createFile(atPath: folder + "/appended.mp4", contents: old))
+            var kernels: [(OwnedFD, String)] = []
+            let hierarchies = (try? FileManager.default.contentsOfDirectory(atPath: "/sys/fs/cgroup")) ?? []
+            let cgroup = hierarchies.map { "/sys/fs/cgroup/\($0)/cgroup.procs" }.first { FileManager.default.fileExists(atPath: $0) }
+                ?? "/sys/fs/cgroup/cgroup.procs"
+            // Opened for writing and never written: camerad refuses them first.
+            for (path, name) in [("/proc/self/comm", "procfs"), ("/sys/kernel/profiling", "sysfs"), (cgroup, "cgroupfs")] {
+                let fd = open(path, O_WRONLY | O_CLOEXEC)
+                if fd >= 0 { kernels.append((OwnedFD(adopting: fd), "on \(name), the kernel's own filesystem")) }
+            }
+            #expect(kernels.contains { $0.1.contains("procfs") }, "procfs is everywhere")
+            let cases: [(OwnedFD, String)] = kernels + [
+                (OwnedFD(adopting: open(folder + "/appended.mp4", O_WRONLY | O_APPEND)), "open for appending (O_APPEND)"),
                 (OwnedFD(adopting: pipeEnds[1]), "a pipe"),
                 (OwnedFD(adopting: socketEnds[0]), "a socket"),
                 (OwnedFD(adopting: open(folder, O_RDONLY | O_DIRECTORY)), "a directory"),
@@ -209,6 +227,70 @@ extension RecordingTests {
             }
             let writable = OwnedFD(adopting: open(folder + "/movie.mp4", O_WRONLY | O_CREAT, 0o644))
             #expect(throws: Never.self) { try MovieRecorder.check(writable) }
+            #expect(FileManager.default.contents(atPath: folder + "/appended.mp4") == old, "the appended file is as it was")
+        }
+    }
+
+    /// A descriptor of a file that already holds 1.5 MB, standing at its end:
+    /// the movie goes after it, and when the disk fills (a 2 MiB tmpfs) the
+    /// recording ends with diskFull and every byte the file held before is
+    /// still there (the old recorder cut the file back to the movie's own byte
+    /// count, 522,122 bytes of 1,572,864 left).
+    @Test(.enabled(if: geteuid() == 0, "mounting a small tmpfs to fill takes root"), .timeLimit(.minutes(2)))
+    func aFullDiskNeverCutsWhatTheFileHeldBefore() async throws {
+        try await withEncoderOnASmallDisk(size: "2m") { _, disk, encoder in
+            let path = disk + "/kept.bin"
+            let old = Data((0..<1_572_864).map { UInt8(truncatingIfNeeded: $0 * 13 + 5) })
+            #expect(FileManager.default.createFile(atPath: path, contents: old))
+            let descriptor = OwnedFD(adopting: open(path, O_WRONLY | O_CLOEXEC))
+            #expect(lseek(descriptor.rawValue, 0, SEEK_END) == off_t(old.count))
+            let recording = try Recording(path, descriptor: descriptor, on: encoder, logger: logger)
+            #expect(await waitUntil(timeout: .seconds(90)) { recording.ending != nil }, "the disk fills")
+            recording.unsubscribe(encoder)
+            encoder.stop()
+            #expect(recording.ending == .diskFull)
+            let after = try #require(FileManager.default.contents(atPath: path))
+            print("a full disk after 1.5 MB of old data: \(after.count) bytes, the movie's \(recording.figures?.bytes ?? 0)")
+            #expect(after.count >= old.count + Int(recording.figures?.bytes ?? 0) && after.prefix(old.count) == old,
+                    "the old bytes are all there, the movie after them")
+        }
+    }
+
+    /// A user's recording, which camerad writes with root's privileges, stops
+    /// at what the user may write: on an ext4 disk keeping half its blocks for
+    /// root, it ends with diskFull while those blocks are still free, and the
+    /// file plays. (A loop-mounted image: skipped where mounting one is refused.)
+    @Test(.enabled(if: geteuid() == 0, "mounting an ext4 image takes root"), .timeLimit(.minutes(2)))
+    func aUsersRecordingLeavesTheBlocksKeptForRoot() async throws {
+        try await withTemporaryDirectory { folder in
+            let (image, disk) = (folder + "/disk.img", folder + "/disk")
+            try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: false)
+            #expect(truncate(image, 4 << 20) == 0 || FileManager.default.createFile(atPath: image, contents: Data(count: 4 << 20)))
+            let made = try await runProcess("/usr/sbin/mkfs.ext4", ["-q", "-F", "-m", "50", image])
+            try #require(made.status == 0, "mkfs.ext4: \(made.standardError)")
+            let mounted = try await runProcess("/bin/mount", ["-o", "loop", image, disk])
+            guard mounted.status == 0 else {
+                print("skipped: a loop mount is refused here (\(mounted.standardError))")
+                return
+            }
+            defer { _ = Glibc.umount2(disk, Int32(MNT_DETACH)) }
+            let streamer = DeviceStreamer(device: VirtualCamera(index: 0), timers: .testTimers, budget: budget, logger: logger)
+            let encoder = try await VideoEncoderNode(on: streamer, name: "virtual-0",
+                                                     format: .h264(.init(width: Self.width, height: Self.height, frameRate: 30, keyframeInterval: 15)),
+                                                     budget: budget, logger: logger)
+            let recording = try Recording(disk + "/movie.mp4", on: encoder, keepsReservedBlocks: true, logger: logger)
+            #expect(await waitUntil(timeout: .seconds(90)) { recording.ending != nil }, "the user's share fills")
+            recording.unsubscribe(encoder)
+            encoder.stop()
+            #expect(recording.ending == .diskFull)
+            var status = statvfs()
+            #expect(statvfs(disk, &status) == 0)
+            let (free, available) = (Int64(status.f_bfree) * Int64(status.f_frsize), Int64(status.f_bavail) * Int64(status.f_frsize))
+            print("a user's recording on a disk keeping half for root: \(recording.figures?.bytes ?? 0) bytes written, "
+                  + "\(free >> 10) KiB free, \(available >> 10) KiB of it the user's")
+            #expect(free >= 1 << 20, "root's blocks are still free")
+            try FileManager.default.copyItem(atPath: disk + "/movie.mp4", toPath: folder + "/movie.mp4")
+            #expect(MovieProbe.frames(try await MovieProbe.videoStream(folder + "/movie.mp4")) > 0, "the file plays")
         }
     }
 

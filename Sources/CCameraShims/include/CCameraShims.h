@@ -20,6 +20,10 @@ int CCameraShims_memfd_create(const char *name, unsigned int flags);
 // Whether fd is a dma-buf (fstatfs: DMA_BUF_MAGIC); sys/vfs.h is not in Glibc's module.
 int CCameraShims_is_dmabuf(int fd);
 
+// The type of the filesystem fd is on (fstatfs's f_type, a *_MAGIC of linux/magic.h), or -1 with errno set;
+// sys/vfs.h is not in Glibc's module.
+long CCameraShims_filesystem_type(int fd);
+
 // Puts the calling thread in SCHED_IDLE, a name declared only under _GNU_SOURCE; 0 or an errno.
 int CCameraShims_set_thread_idle(void);
 

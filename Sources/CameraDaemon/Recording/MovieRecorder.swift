@@ -60,19 +60,13 @@ final class MovieRecorder: FrameSink {
         var minFreeBytes: Int64?
     }
 
-    /// Bytes free to an unprivileged writer on `descriptor`'s filesystem; nil when it cannot be told.
-    static func freeBytes(_ descriptor: OwnedFD) -> Int64? {
-        var status = statvfs()
-        guard fstatvfs(descriptor.rawValue, &status) == 0 else { return nil }
-        return Int64(status.f_bavail) * Int64(status.f_frsize)
-    }
-
     private let container: MovieWriter.Container
     private let video: EncodedStreamParameters
     private let audio: EncodedStreamParameters?
     private let limits: Limits
     private let fragmentInterval: Double
     private let metadata: [String: String]
+    private let keepsReservedBlocks: Bool
     private let logger: Logger
     private let thread: WorkerThread
     private let onStart: @Sendable (_ startNanoseconds: Int64) -> Void
@@ -110,11 +104,14 @@ final class MovieRecorder: FrameSink {
     ///     come through ``audioInput`` (a sink of an ``AudioEncoderNode``'s node).
     ///   - onStart: told, on the worker, once the file's first packet (a
     ///     keyframe) is written, with its capture time: the file's time 0.
+    ///   - keepsReservedBlocks: write no more than an unprivileged user could
+    ///     (``MovieWriter``): for a client other than root.
     ///   - onHandOver: told, on the worker, once a file was finished at a
     ///     keyframe and the next took over (``handOver(to:)``): the finished
     ///     file's figures, the new one's time 0.
     init(descriptor: OwnedFD, container: MovieWriter.Container, video: EncodedStreamParameters, audio: EncodedStreamParameters? = nil,
-         limits: Limits = Limits(), fragmentInterval: Double = 10, metadata: [String: String] = [:], logger: Logger,
+         limits: Limits = Limits(), fragmentInterval: Double = 10, metadata: [String: String] = [:], keepsReservedBlocks: Bool = false,
+         logger: Logger,
          onStart: @escaping @Sendable (_ startNanoseconds: Int64) -> Void = { _ in },
          onHandOver: @escaping @Sendable (_ finished: Figures, _ startNanoseconds: Int64) -> Void = { _, _ in },
          onEnd: @escaping @Sendable (Ending, Figures) -> Void) throws(CameraError) {
@@ -124,6 +121,7 @@ final class MovieRecorder: FrameSink {
         self.limits = limits
         self.fragmentInterval = fragmentInterval
         self.metadata = metadata
+        self.keepsReservedBlocks = keepsReservedBlocks
         self.logger = logger
         self.onStart = onStart
         self.onHandOver = onHandOver
@@ -146,28 +144,6 @@ final class MovieRecorder: FrameSink {
             figures = written
             (figures.packetsDropped, figures.soundPacketsDropped) = dropped
             return figures
-        }
-    }
-
-    /// Refuses, before anything is written, a descriptor a movie cannot go
-    /// to: one that is not a regular file (a pipe, a socket, a directory, a
-    /// device) or not open for writing.
-    ///
-    /// - Throws: INVALID_ARGUMENT saying what it is and what to pass instead.
-    static func check(_ descriptor: OwnedFD) throws(CameraError) {
-        var status = stat()
-        guard fstat(descriptor.rawValue, &status) == 0 else {
-            throw CameraError(.invalidArgument, "the movie's descriptor cannot be read (\(String(cString: strerror(errno)))); pass an open file")
-        }
-        let type = status.st_mode & S_IFMT
-        guard type == S_IFREG else {
-            let what = type == S_IFDIR ? "a directory" : type == S_IFIFO ? "a pipe" : type == S_IFSOCK ? "a socket"
-                : type == S_IFCHR || type == S_IFBLK ? "a device" : "not a regular file"
-            throw CameraError(.invalidArgument, "the movie's descriptor is \(what); open a regular file for writing and pass it")
-        }
-        let flags = fcntl(descriptor.rawValue, F_GETFL)
-        guard flags >= 0, flags & O_ACCMODE == O_WRONLY || flags & O_ACCMODE == O_RDWR else {
-            throw CameraError(.invalidArgument, "the movie's file is open read-only; open it for writing (O_WRONLY) and pass it")
         }
     }
 
@@ -287,7 +263,8 @@ final class MovieRecorder: FrameSink {
                     // The file starts at the picture's first packet, a keyframe.
                     writer = try MovieWriter(descriptor: state.file.rawValue, container: container, video: video, audio: audio,
                                              startNanoseconds: packet.presentationTimeNanoseconds,
-                                             fragmentInterval: fragmentInterval, metadata: metadata)
+                                             fragmentInterval: fragmentInterval, metadata: metadata,
+                                             keepsReservedBlocks: keepsReservedBlocks)
                     state.writer = writer
                     state.start = packet.presentationTimeNanoseconds
                     if handedOver == nil { startedAt = packet.presentationTimeNanoseconds }

@@ -222,7 +222,9 @@ final class Recording: Sendable {
         let videoKey = video.key
         recorder = try MovieRecorder(
             descriptor: descriptor, container: container, video: video.encoder.parameters, audio: audio?.encoder.parameters,
-            limits: limits, fragmentInterval: fragment, metadata: Self.metadata(request.metadata), logger: Logger(label: "camerad"),
+            limits: limits, fragmentInterval: fragment, metadata: Self.metadata(request.metadata),
+            // Root's recording may use the blocks a filesystem keeps for root; another user's may not.
+            keepsReservedBlocks: owner.user.map { $0 != 0 } ?? false, logger: Logger(label: "camerad"),
             onStart: { start in
                 Task {
                     var started = Camerad_V1_RecordingStarted()
