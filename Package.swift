@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "CameraMedia", dependencies: ["CTurboJPEG", "CYUV", "CExif", "CSwresample"]),
         /// Encoders (H.264 through libx264, AAC) and the movie muxer (MP4, MOV, written
         /// in fragments to a descriptor): the only code that sees FFmpeg's types.
-        .target(name: "CameraEncoding", dependencies: ["CameraMedia", "CFFmpeg"]),
+        .target(name: "CameraEncoding", dependencies: ["CameraMedia", "CFFmpeg", "CCameraShims"]),
         /// One V4L2 capture node through libv4l2: formats, controls, mmap streaming.
         .target(name: "V4L2", dependencies: ["CV4L2"]),
         .target(

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <linux/magic.h>
+#include <malloc.h>
 #include <sys/mman.h>
 #include <sys/vfs.h>
 
@@ -20,6 +21,10 @@ int CCameraShims_is_dmabuf(int fd) {
 long CCameraShims_filesystem_type(int fd) {
     struct statfs info;
     return fstatfs(fd, &info) == 0 ? (long)info.f_type : -1;
+}
+
+void CCameraShims_return_free_memory(void) {
+    malloc_trim(0);
 }
 
 int CCameraShims_set_thread_idle(void) {

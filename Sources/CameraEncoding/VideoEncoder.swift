@@ -1,3 +1,4 @@
+internal import CCameraShims
 internal import CFFmpeg
 import Glibc
 
@@ -100,6 +101,10 @@ public final class VideoEncoder {
         av_frame_free(&frame)
         av_packet_free(&packet)
         avcodec_free_context(&context)
+        // libx264 frees tens of megabytes in the arenas of its own threads, which glibc keeps for
+        // reuse: without this, camerad's memory after eight encoders stopped stays 150 MB above
+        // what it was, and grows with each round.
+        CCameraShims_return_free_memory()
     }
 
     /// Encodes one I420 frame (``width``×``height``, planes back to back) captured

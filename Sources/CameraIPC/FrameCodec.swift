@@ -38,6 +38,8 @@ public enum FramingError: Error, Equatable, CustomStringConvertible {
     case missingDescriptors(claimed: Int, available: Int)
     /// The kernel dropped ancillary data (`MSG_CTRUNC`): too many descriptors in one message.
     case descriptorsTruncated
+    /// Descriptors arrived while the peer's user had this many waiting to be closed (their closes hang).
+    case closesBehind(count: Int, limit: Int)
 
     public var description: String {
         switch self {
@@ -49,6 +51,9 @@ public enum FramingError: Error, Equatable, CustomStringConvertible {
             "a message claims \(claimed) file descriptors but \(available) arrived"
         case .descriptorsTruncated:
             "file descriptors were truncated in transit (too many in one message)"
+        case .closesBehind(let count, let limit):
+            "this user's clients sent \(count) file descriptors that camerad could not close yet (over \(limit): their servers do "
+                + "not answer); send no more files until they do"
         }
     }
 }

@@ -4,8 +4,10 @@ internal import CCameraShims
 
 /// Every lock of camerad's (CameraIPC's, CameraProtocol's, CameraDaemon's), in
 /// the order they may be taken: a thread holding one takes only locks further
-/// down the list. The leaves, from ``eventLoop`` on, share the last rank:
-/// nothing is taken while one is held, not even another leaf.
+/// down the list. The leaves, from ``eventLoop`` on, share a rank: nothing is
+/// taken while one is held, not even another leaf — but for ``descriptorClosers``,
+/// alone in the last rank: a descriptor a client sent may be let go (and handed
+/// to its closer) under any lock.
 /// docs/ARCHITECTURE.md's lock table is this list, with what each guards.
 public enum LockLevel: Int32, CaseIterable, Sendable {
     /// `RPCServer`'s connections and listener registration (registers with the loop under it).
@@ -74,9 +76,14 @@ public enum LockLevel: Int32, CaseIterable, Sendable {
     case encoderWork
     /// A recorder's file and its figures (its worker's, and a client's question).
     case movieRecorder
+    /// `DescriptorCloser`'s pools: each user's closing threads and the
+    /// descriptors waiting for them. After the leaves: taken under any lock.
+    case descriptorClosers
 
-    /// Where it stands in the order: leaves share the last rank.
-    public var rank: Int32 { min(rawValue, LockLevel.eventLoop.rawValue) }
+    /// Where it stands in the order: leaves share a rank, the descriptor closers have the last.
+    public var rank: Int32 {
+        self == .descriptorClosers ? LockLevel.eventLoop.rawValue + 1 : min(rawValue, LockLevel.eventLoop.rawValue)
+    }
 }
 
 /// A `Mutex` that knows its place in ``LockLevel``'s order. In debug builds

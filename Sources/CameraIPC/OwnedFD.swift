@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 
 /// A file descriptor this process owns. It is closed exactly once: when the last
@@ -10,31 +9,28 @@ public final class OwnedFD: Sendable, CustomStringConvertible {
     /// The descriptor number, valid while this object lives.
     public let rawValue: Int32
 
-    /// Closed on ``closer`` rather than where the last reference goes.
-    private let closesAside: Bool
+    /// Closes it instead of the last reference's thread; nil: closed there.
+    private let closer: DescriptorCloser?
 
     /// Takes ownership of `rawValue`, which must be an open descriptor nobody else closes.
     ///
-    /// - Parameter closesAside: close it on a thread of its own (``closer``)
-    ///   rather than where the last reference goes: for descriptors another
-    ///   process sent. Closing a file may wait on whoever serves it (a FUSE
-    ///   server answers each close), which must never hold up an event loop.
-    public init(adopting rawValue: Int32, closesAside: Bool = false) {
+    /// - Parameter closer: close it there rather than where the last
+    ///   reference goes: for descriptors another process sent. Closing a file
+    ///   may wait on whoever serves it (a FUSE server answers each close),
+    ///   which must never hold up an event loop, nor another client's closes.
+    public init(adopting rawValue: Int32, closer: DescriptorCloser? = nil) {
         precondition(rawValue >= 0, "OwnedFD of a negative descriptor")
         self.rawValue = rawValue
-        self.closesAside = closesAside
+        self.closer = closer
     }
 
     deinit {
-        if closesAside {
-            Self.closer.async { [rawValue] in Syscall.close(rawValue) }
+        if let closer {
+            closer.close(rawValue)
         } else {
             Syscall.close(rawValue)
         }
     }
-
-    /// Where descriptors that close aside are closed, one after another.
-    private static let closer = DispatchQueue(label: "camerad-descriptor-closer")
 
     /// A new descriptor for the same open file, close-on-exec.
     ///

@@ -24,7 +24,7 @@ public enum SCMRights {
     /// nothing is (EAGAIN).
     static func receive(
         on socket: OwnedFD, into buffer: UnsafeMutableRawBufferPointer, control: UnsafeMutableRawBufferPointer,
-        closingAside: Bool = false
+        closer: DescriptorCloser? = nil
     ) throws(SystemError) -> Received? {
         var vector = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
         var message = msghdr()
@@ -49,7 +49,7 @@ public enum SCMRights {
                 let data = UnsafeRawPointer(CCameraShims_CMSG_DATA(current)!)
                 for index in 0..<dataLength / MemoryLayout<Int32>.size {
                     let fd = data.loadUnaligned(fromByteOffset: index * MemoryLayout<Int32>.size, as: Int32.self)
-                    descriptors.append(OwnedFD(adopting: fd, closesAside: closingAside))
+                    descriptors.append(OwnedFD(adopting: fd, closer: closer))
                 }
             }
             header = CCameraShims_CMSG_NXTHDR(&message, current)

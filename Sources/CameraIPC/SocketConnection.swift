@@ -48,7 +48,8 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
     public let backlogLimit: Int
     /// The most received descriptors that may wait for their message.
     public let maxDescriptors: Int
-    private let closesDescriptorsAside: Bool
+    /// Where the descriptors received are closed; nil: where they are let go.
+    private let closer: DescriptorCloser?
 
     // Read side: touched only on the loop.
     private var decoder: FrameDecoder
@@ -84,21 +85,22 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
     ///     this process, and a message that says it carries some closes the
     ///     connection (``FramingError/missingDescriptors(claimed:available:)``).
     ///   - closesDescriptorsAside: the descriptors received close on a thread
-    ///     of their own (``OwnedFD/init(adopting:closesAside:)``): a server's,
-    ///     whose peers may send files whose close would wait on their server.
+    ///     of the peer's user's pool, one after another (``DescriptorCloser``):
+    ///     a server's, whose peers may send files whose close would wait on
+    ///     their server.
     public init(
         socket: OwnedFD, loop: EventLoop, backlogLimit: Int = SocketConnection.defaultBacklogLimit,
         maxFrameLength: Int = Frame.maxPayloadLength, maxDescriptors: Int = DescriptorQueue.limit,
         closesDescriptorsAside: Bool = false
     ) throws {
         try socket.setNonBlocking()
-        self.closesDescriptorsAside = closesDescriptorsAside
         self.socket = socket
         self.loop = loop
         self.backlogLimit = backlogLimit
         self.maxDescriptors = maxDescriptors
         decoder = FrameDecoder(maxPayloadLength: maxFrameLength)
         self.peer = try PeerCredentials(of: socket)
+        closer = closesDescriptorsAside ? DescriptorCloser(user: peer.uid) : nil
         controlBuffer = .allocate(
             byteCount: maxDescriptors == 0 ? 0 : SCMRights.controlSpace(for: SCMRights.maxDescriptorsPerMessage), alignment: 8)
     }
@@ -277,7 +279,7 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
             let received: SCMRights.Received
             do {
                 guard let result = try SCMRights.receive(on: socket, into: receiveBuffer, control: controlBuffer,
-                                                          closingAside: closesDescriptorsAside) else {
+                                                          closer: closer) else {
                     return  // EAGAIN
                 }
                 received = result
@@ -286,6 +288,10 @@ public final class SocketConnection: EventHandler, @unchecked Sendable, CustomSt
                 return
             }
             receivedByteCount += received.byteCount
+            if let closer, !received.descriptors.isEmpty, closer.userBacklog > DescriptorCloser.backlogPerUser {
+                close(error: FramingError.closesBehind(count: closer.userBacklog, limit: DescriptorCloser.backlogPerUser))
+                return
+            }
             for descriptor in received.descriptors { descriptors.append(descriptor, arrivedBy: receivedByteCount) }
             if received.truncated && maxDescriptors > 0 {
                 close(error: FramingError.descriptorsTruncated)

@@ -7,9 +7,11 @@ import Synchronization
 /// thread of this process speaking the kernel's protocol on /dev/fuse. It
 /// answers until ``hang()``; after, every request the kernel sends — the
 /// fstat, statfs or write of whoever holds the file — waits, until
-/// ``close()`` aborts the connection (they then fail with ENOTCONN). Only a
-/// descriptor's closing is still answered: a process that forks while it
-/// holds one (a test running ffprobe) closes it again at exec.
+/// ``close()`` aborts the connection (they then fail with ENOTCONN). A
+/// descriptor's closing (FLUSH, RELEASE) is still answered — a process that
+/// forks while it holds one (a test running ffprobe) closes it again at exec —
+/// unless it hangs with `closes`: then every close of the file waits too
+/// (hold its descriptors only in a process that never forks meanwhile).
 ///
 /// Attributes are never cached (their validity is 0), so an fstat reaches the
 /// server every time. Mounting takes root and /dev/fuse; ``isAvailable`` says
@@ -23,6 +25,7 @@ public final class HangingFile: Sendable {
     /// What the serving thread and its owner share.
     private final class Server: Sendable {
         let answering = Atomic(true)
+        let answeringCloses = Atomic(true)
         let stopping = Atomic(false)
         let done = DispatchSemaphore(value: 0)
     }
@@ -53,15 +56,17 @@ public final class HangingFile: Sendable {
         path = mountPoint + "/movie.mp4"
         let server = server
         Thread.detachNewThread {
-            Self.serve(device, answering: server.answering, stopping: server.stopping)
+            Self.serve(device, answering: server.answering, answeringCloses: server.answeringCloses, stopping: server.stopping)
             // The device's last descriptor closed aborts the connection: whatever waits fails.
             Glibc.close(device)
             server.done.signal()
         }
     }
 
-    /// From now on nothing is answered but a descriptor's closing.
-    public func hang() {
+    /// From now on nothing is answered but a descriptor's closing — nor
+    /// that, with `closes`.
+    public func hang(closes: Bool = false) {
+        if closes { server.answeringCloses.store(false, ordering: .relaxed) }
         server.answering.store(false, ordering: .relaxed)
     }
 
@@ -82,7 +87,8 @@ public final class HangingFile: Sendable {
     }
     private static let rootNode: UInt64 = 1, fileNode: UInt64 = 2
 
-    private static func serve(_ device: Int32, answering: borrowing Atomic<Bool>, stopping: borrowing Atomic<Bool>) {
+    private static func serve(_ device: Int32, answering: borrowing Atomic<Bool>, answeringCloses: borrowing Atomic<Bool>,
+                              stopping: borrowing Atomic<Bool>) {
         // At least a write's largest payload (max_write) and its header.
         var buffer = [UInt8](repeating: 0, count: 64 * 1024 + 4096)
         while !stopping.load(ordering: .relaxed) {
@@ -97,9 +103,10 @@ public final class HangingFile: Sendable {
             let opcode = Opcode(rawValue: load(UInt32.self, request, 4))
             let unique = load(UInt64.self, request, 8)
             let node = load(UInt64.self, request, 16)
-            // FORGET and INTERRUPT are never answered; after hang(), nothing but a descriptor's closing is.
+            // FORGET and INTERRUPT are never answered; after hang(), nothing but a descriptor's closing is (nor that, after hang(closes:)).
             if opcode == .forget || opcode == .batchForget || opcode == .interrupt { continue }
-            guard answering.load(ordering: .relaxed) || opcode == .initialize || opcode == .flush || opcode == .release else { continue }
+            let closing = opcode == .flush || opcode == .release
+            guard answering.load(ordering: .relaxed) || opcode == .initialize || closing && answeringCloses.load(ordering: .relaxed) else { continue }
             var reply = Reply()
             var error: Int32 = 0
             switch opcode {

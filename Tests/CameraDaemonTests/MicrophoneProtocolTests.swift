@@ -285,3 +285,36 @@ import Testing
         }
     }
 }
+
+extension MicrophoneProtocolTests {
+    /// The audio suites' leak check, as the video suites' (`StreamingTests`):
+    /// thirty clients that each listen in a resampled layout and watch the
+    /// levels, then go — after the first (glibc's arenas, the user's frame
+    /// signal, kept while camerad runs), camerad's threads, descriptors and
+    /// memory are where they were: every variant, meter, pool and worker went
+    /// with its last listener.
+    @Test(.timeLimit(.minutes(3))) func listenersThatComeAndGoLeaveNothingBehindInTheDaemon() async throws {
+        try await withRunningDaemon(virtualCameras: 0, arguments: ["--virtual-microphones", "1"],
+                                    environment: DaemonFootprint.allocatorWithoutCaches) { daemon in
+            func listenAndWatch() async throws {
+                let raw = try RawProtocolClient(path: daemon.socketPath)
+                try await raw.hello()
+                let stream = try await RawStream(raw, callID: 7)
+                try await stream.send(Self.open("virtual-microphone-0", Self.format(16_000, 1, .s16, 160)))
+                let period = try await stream.next()
+                #expect((try? period.get().0.started) != nil, "\(period)")
+                var levels = Camerad_V1_WatchAudioLevelsRequest()
+                levels.uniqueID = "virtual-microphone-0"
+                try await raw.send(EnvelopeCodec.start(callID: 9, method: CameraService.watchAudioLevels.name, request: try levels.serializedBytes()))
+                #expect(try await raw.outcome(of: 9, cancelAfter: 1).responses == 1, "a reading")
+            }
+            let idle = DaemonFootprint(daemon)
+            try await listenAndWatch()
+            let baseline = await DaemonFootprint.quiet(daemon, threadsOf: idle)
+            for _ in 0..<30 { try await listenAndWatch() }
+            let after = await DaemonFootprint.settling(daemon, to: baseline)
+            print("thirty listeners and watchers came and went: \(after), from \(baseline)")
+            #expect(after.isBack(to: baseline), "\(after) from \(baseline)")
+        }
+    }
+}

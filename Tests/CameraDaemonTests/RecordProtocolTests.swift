@@ -631,3 +631,34 @@ import Testing
         }
     }
 }
+
+extension RecordProtocolTests {
+    /// The recording suites' leak check, as the video suites' (`StreamingTests`):
+    /// twenty recordings with sound, each on a connection of its own, started,
+    /// stopped and gone — after the first (libx264's and the AAC encoder's
+    /// tables), camerad's threads, descriptors and memory are where they were:
+    /// encoders, recorders, file checks and closes all went with them.
+    @Test(.timeLimit(.minutes(4))) func recordingsThatComeAndGoLeaveNothingBehindInTheDaemon() async throws {
+        try await withTemporaryDirectory { folder in
+            try await withRunningDaemon(arguments: ["--virtual-microphones", "1"], environment: DaemonFootprint.allocatorWithoutCaches) { daemon in
+                func recordAndStop(_ index: Int) async throws {
+                    let (client, loop) = try await connectClient(daemon, name: "recorder-\(index)")
+                    defer { client.close(); loop.stop() }
+                    let call = try RecordCall(client, Self.start(microphone: "virtual-microphone-0"),
+                                              descriptors: [try Self.file("\(folder)/\(index % 2).mp4")])
+                    #expect(await waitUntil(timeout: .seconds(60)) { call.started != nil || call.end != nil })
+                    try call.stop()
+                    #expect(await call.waitForEnd())
+                    #expect(call.finished?.ending == .stopped, "\(String(describing: call.end))")
+                }
+                let idle = DaemonFootprint(daemon)
+                try await recordAndStop(0)
+                let baseline = await DaemonFootprint.quiet(daemon, threadsOf: idle)
+                for index in 1...20 { try await recordAndStop(index) }
+                let after = await DaemonFootprint.settling(daemon, to: baseline)
+                print("twenty recordings came and went: \(after), from \(baseline)")
+                #expect(after.isBack(to: baseline), "\(after) from \(baseline)")
+            }
+        }
+    }
+}

@@ -787,9 +787,7 @@ extension CaptureKitEndToEnd {
     /// freed frame-sized blocks in whichever per-thread arena they came from once
     /// its dynamic mmap threshold has risen (resident memory then wanders between
     /// 11 and 45 MB in 3 MB steps). Both are turned off for the daemon here.
-    static let allocatorWithoutCaches = [
-        "GLIBC_TUNABLES": "glibc.pthread.stack_cache_size=0:glibc.malloc.mmap_threshold=131072",
-    ]
+    static let allocatorWithoutCaches = DaemonFootprint.allocatorWithoutCaches
 
     /// A hundred rounds to warm up (the allocator keeps some memory after the
     /// first rounds), then a hundred measured ones: a leak grows with every round.

@@ -24,6 +24,10 @@ int CCameraShims_is_dmabuf(int fd);
 // sys/vfs.h is not in Glibc's module.
 long CCameraShims_filesystem_type(int fd);
 
+// Gives the kernel back what glibc's malloc keeps free in every arena (malloc_trim(0)); malloc.h is not
+// in Glibc's module.
+void CCameraShims_return_free_memory(void);
+
 // Puts the calling thread in SCHED_IDLE, a name declared only under _GNU_SOURCE; 0 or an errno.
 int CCameraShims_set_thread_idle(void);
 

@@ -39,6 +39,8 @@ final class MicrophoneStreamer: Sendable {
         let layout: AudioLayout?
         let node: MediaNode
         let subscription: UInt64
+        /// The variant or meter it uses, charged to its client; nil for the microphone's own layout.
+        let claim: ClientBudget.Claim?
     }
 
     /// Guarded by ``state``'s lock; ``State/running`` is changed only on the executor.
@@ -87,11 +89,14 @@ final class MicrophoneStreamer: Sendable {
                         owner: ClientBudget.Owner) throws(CameraError) -> UInt64 {
         if let interruption = state.withLock({ $0.interruption }) { throw interruption }
         do throws(CameraError) {
+            // A variant or the meter costs a worker thread: charged to the client before it is made.
+            let claim = layout == microphone.audio.native ? nil
+                : try budget.claim(.audioNode, layout.map { "\(microphone.uniqueID) as \($0)" } ?? "\(microphone.uniqueID)'s levels", for: owner)
             let node = try node(for: layout)
             let subscription = try node.subscribe(sink, policy: policy, for: owner)
             return state.withLock { state in
                 defer { state.nextID += 1 }
-                state.listeners[state.nextID] = Listener(layout: layout, node: node, subscription: subscription)
+                state.listeners[state.nextID] = Listener(layout: layout, node: node, subscription: subscription, claim: claim)
                 return state.nextID
             }
         } catch {

@@ -31,13 +31,15 @@ final class Recordings: Sendable {
     /// (small, and a lost one cannot be made up: players close the gap).
     static func videoPacketsInFlight(_ encoder: MediaNode) -> Int { max(4, min(30, encoder.maxSlots / 16)) }
     static let audioPacketsInFlight = 1_000
+    /// Numbers each recording's claim (``ClientBudget/Resource/recording``).
+    private static let nextRecording = Atomic<UInt64>(0)
 
     init(registry: DeviceRegistry, logger: Logger) {
         self.registry = registry
         self.logger = logger
     }
 
-    private var budget: ClientBudget { registry.clientBudget }
+    var budget: ClientBudget { registry.clientBudget }
 
     /// What a recording tells its call.
     enum Event: Sendable {
@@ -54,7 +56,7 @@ final class Recordings: Sendable {
     /// devices that are not there and settings the encoders cannot do.
     func start(_ request: Camerad_V1_StartRecording, descriptor: OwnedFD, for owner: ClientBudget.Owner,
                events: @escaping @Sendable (Event) -> Void) async throws -> Recording {
-        let limits = try await Self.inspect(descriptor, request)
+        let limits = try await Self.inspect(descriptor, request, for: owner, budget: budget)
         let container: MovieWriter.Container = request.fileType == .mp4 ? .mp4 : .mov
         try RequestLimits.check(name: request.uniqueID, "unique_id")
         guard let streamer = registry.streamer(request.uniqueID) else {
@@ -77,20 +79,28 @@ final class Recordings: Sendable {
         let format = try await videoFormat(request.video, request.uniqueID, streamer)
         let videoKey = VideoKey(uniqueID: request.uniqueID, format: format)
         let budget = self.budget, logger = self.logger
+        // What it will cost camerad, charged before anything is made: a recorder, and each encoder new to its client.
+        var claims = [try budget.claim(.recording, "recording \(Self.nextRecording.add(1, ordering: .relaxed).newValue)", for: owner),
+                      try budget.claim(.videoEncoder, "\(videoKey)", for: owner)]
+        let audioSettings = microphone.map { microphone in
+            let native = microphone.microphone.audio.native
+            return AudioEncoder.Settings(sampleRate: native.sampleRate, channels: min(2, native.channels))
+        }
+        if let audioSettings {
+            claims.append(try budget.claim(.audioEncoder, "\(AudioKey(uniqueID: request.audioUniqueID, settings: audioSettings))", for: owner))
+        }
         let video = try await videoEncoders.use(videoKey) {
             try await VideoEncoderNode(on: streamer, name: request.uniqueID, format: format, budget: budget, logger: logger)
         }
         var audio: SharedEncoders<AudioKey, AudioEncoderNode>.Use?
         do {
-            if let microphone {
-                let native = microphone.microphone.audio.native
-                let audioSettings = AudioEncoder.Settings(sampleRate: native.sampleRate, channels: min(2, native.channels))
+            if let microphone, let audioSettings {
                 audio = try await audioEncoders.use(AudioKey(uniqueID: request.audioUniqueID, settings: audioSettings)) {
                     try await AudioEncoderNode(on: microphone, settings: audioSettings, budget: budget, logger: logger)
                 }
             }
             return try await Recording(request: request, descriptor: descriptor, container: container, limits: limits,
-                                       video: video, audio: audio, recordings: self, owner: owner, events: events)
+                                       video: video, audio: audio, recordings: self, owner: owner, claims: claims, events: events)
         } catch {
             await videoEncoders.letGo(video)
             if let audio { await audioEncoders.letGo(audio) }
@@ -141,13 +151,20 @@ final class Recordings: Sendable {
                                            keyframeInterval: asked.maxKeyFrameInterval == 0 ? nil : Int(asked.maxKeyFrameInterval)))
     }
 
+    /// Numbers each file check's claim.
+    private static let nextFileCheck = Atomic<UInt64>(0)
+
     /// How long a movie's file may take to answer fstat and statvfs.
     static let fileAnswerDeadline = Duration.seconds(5)
 
     /// ``MovieRecorder/check(_:)`` and the limits, on a thread of their own:
     /// a client's file may be a FUSE file whose server never answers, which
     /// must hold up no thread but that one (never the tasks every call runs on).
-    static func inspect(_ descriptor: OwnedFD, _ request: Camerad_V1_StartRecording) async throws -> MovieRecorder.Limits {
+    /// The thread is charged to `owner` (``ClientBudget/Resource/fileCheck``)
+    /// until it is let go: past the deadline too, while the file does not answer.
+    static func inspect(_ descriptor: OwnedFD, _ request: Camerad_V1_StartRecording, for owner: ClientBudget.Owner,
+                        budget: ClientBudget) async throws -> MovieRecorder.Limits {
+        let claim = try budget.claim(.fileCheck, "file check \(nextFileCheck.add(1, ordering: .relaxed).newValue)", for: owner)
         let thread: WorkerThread
         do {
             thread = try WorkerThread(name: "camerad-file-check", idle: false)
@@ -169,6 +186,7 @@ final class Recordings: Sendable {
                     return try limits(request, descriptor)
                 }
                 waiting.withLock { $0.take() }?.wake(returning: result)
+                withExtendedLifetime(claim) {}
             }
             thread.finish()
             Task {
@@ -206,15 +224,22 @@ final class Recording: Sendable {
     private let subscriptions: Mutex<(video: UInt64?, audio: UInt64?)>
     /// What started it: the limits and free space every next file is checked against.
     private let request: Camerad_V1_StartRecording
+    /// Its client's, for the checks of its next files.
+    private let owner: ClientBudget.Owner
+    /// What it costs its client (its recorder, its encoders), until it goes.
+    private let claims: [ClientBudget.Claim]
 
     fileprivate init(request: Camerad_V1_StartRecording, descriptor: OwnedFD, container: MovieWriter.Container,
                      limits: MovieRecorder.Limits, video: SharedEncoders<Recordings.VideoKey, VideoEncoderNode>.Use,
                      audio: SharedEncoders<Recordings.AudioKey, AudioEncoderNode>.Use?, recordings: Recordings,
-                     owner: ClientBudget.Owner, events: @escaping @Sendable (Recordings.Event) -> Void) async throws {
+                     owner: ClientBudget.Owner, claims: [ClientBudget.Claim],
+                     events: @escaping @Sendable (Recordings.Event) -> Void) async throws {
         self.video = video
         self.audio = audio
         self.recordings = recordings
         self.request = request
+        self.owner = owner
+        self.claims = claims
         subscriptions = Mutex((nil, nil))
         let format = video.encoder.format
         let requestedAt = monotonicNanoseconds()
@@ -285,7 +310,7 @@ final class Recording: Sendable {
     /// NextFile: `next` (checked as the first file was, off the tasks) takes
     /// over at a keyframe asked for now.
     func handOver(to next: OwnedFD) async throws {
-        _ = try await Recordings.inspect(next, request)
+        _ = try await Recordings.inspect(next, request, for: owner, budget: recordings.budget)
         recorder.handOver(to: next)
         video.encoder.requestKeyframe()
     }

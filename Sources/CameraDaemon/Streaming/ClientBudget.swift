@@ -19,6 +19,7 @@ import Synchronization
 /// | a user's frame signal on a device (``FrameSignal``: an eventfd and an epoll instance, kept while camerad runs) | 2, once | | user |
 /// | a frame pool, shared by its variant's streams | 1 | its size | camerad |
 /// | camerad's own subscription (a node several connections share, ``Owner/daemon``) | | frames × frame size | camerad |
+/// | an encoder, an audio variant or meter, a recording, a file check (``Resource``: a thread each) | counted per distinct one | | connection, user, in all |
 ///
 /// A user may take a quarter (``Limits/userShare``) of the descriptors and of
 /// the pools' memory: however many connections one user opens, three quarters
@@ -36,6 +37,8 @@ final class ClientBudget: Sendable {
         var descriptors = 65536
         /// The part of ``poolBytes`` and of ``descriptors`` one user may take: 1 / userShare.
         var userShare = 4
+        /// What a connection, a user and all clients may have of what costs camerad a thread (``Resource``).
+        var shares = ClientBudget.defaultShares
 
         var bytesPerUser: Int { poolBytes / userShare }
         var descriptorsPerUser: Int { descriptors / userShare }
@@ -102,8 +105,15 @@ final class ClientBudget: Sendable {
         var daemon = Usage()
         var descriptors = 0
         var poolBytes = 0
+        /// What clients have of each ``Resource`` (`ClientBudget+Claims.swift`).
+        var uses: [Resource: Uses] = [:]
     }
     private let state = OrderedMutex(.clientBudget, State())
+
+    /// Runs `body` on the uses of `resource`, under the lock.
+    func withUses<T, Failure: Error>(_ resource: Resource, _ body: (inout Uses) throws(Failure) -> T) throws(Failure) -> T {
+        try state.withLock { state throws(Failure) in try body(&state.uses[resource, default: Uses()]) }
+    }
 
     init(limits: Limits = Limits()) {
         self.limits = limits

@@ -28,10 +28,15 @@ final class WorkerThread: Sendable {
         }
     }
 
-    /// Runs `job` after every job given before it.
+    /// Runs `job` after every job given before it; once ``finish()`` was
+    /// called, lets it go unrun, with what it holds. (Kept, it would stay in
+    /// the queue of a thread that has ended: a frame handed to a derived node
+    /// as it stops holds its subscription, whose sink holds this worker — a
+    /// cycle that kept one audio variant in six, its pool and wake-up, for
+    /// good.) Who finishes a worker gives back what later jobs would have
+    /// (a subscription ended lets go of everything its sink held).
     func async(_ job: @escaping @Sendable () -> Void) {
-        jobs.withLock { $0.queue.append(job) }
-        thread.wake()
+        _ = asyncUnlessFinished(job)
     }
 
     /// Runs `job` after every job given before it, surely — or, once
