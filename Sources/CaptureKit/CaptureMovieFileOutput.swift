@@ -240,8 +240,10 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
     }
 
     /// Starts recording the session's camera (and microphone) to `outputFileURL`,
-    /// created or truncated. The delegate hears the start and the end; a
-    /// recording that cannot start finishes at once with the error.
+    /// a new file: one already there is never written over (the recording
+    /// finishes at once with ALREADY_EXISTS, AVFoundation's fileAlreadyExists).
+    /// The delegate hears the start and the end; a recording that cannot start
+    /// finishes at once with the error.
     ///
     /// - Precondition: not ``CaptureFileOutput/isRecording`` (AVFoundation raises an exception).
     public func startRecording(to outputFileURL: URL, recordingDelegate delegate: any CaptureFileOutputRecordingDelegate) {
@@ -318,13 +320,14 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
         call?.stop()
     }
 
-    /// Hands the recording over to `nextURL` (created or truncated) at the
+    /// Hands the recording over to `nextURL` (a new file, as ``startRecording(to:recordingDelegate:)``'s) at the
     /// next keyframe, asked for at once, with no frame lost between the files
     /// (Linux only, beyond AVFoundation). The delegate hears the file under
     /// way finish (no error) and `nextURL` start; limits apply to each file.
     ///
-    /// - Throws: INVALID_STATE when not recording; INVALID_ARGUMENT when the
-    ///   file cannot be opened. camerad refusing the file ends the recording with its error.
+    /// - Throws: INVALID_STATE when not recording; ALREADY_EXISTS when `nextURL`
+    ///   does; INVALID_ARGUMENT when it cannot be created. camerad refusing the
+    ///   file ends the recording with its error.
     public func handOverRecording(to nextURL: URL) throws(CaptureError) {
         guard let call = state.withLock({ $0.recording?.call }) else {
             throw CaptureError(.invalidState, "no recording under way to hand over; startRecording first (and wait for it to start)")
@@ -367,12 +370,26 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
         }
     }
 
-    /// The movie at `url`, created or truncated, for camerad to write. Non-blocking: a FIFO
-    /// with no reader refuses at once instead of hanging here (camerad refuses pipes).
+    /// The movie at `url`, a new file for camerad to write. A file already
+    /// there — or a symbolic link, followed by nobody — is refused, never
+    /// written over, as AVFoundation fails with fileAlreadyExists: so no
+    /// link swapped in between a check and the open can turn a recording onto
+    /// another file (`O_EXCL`). Non-blocking: nothing here waits on the file.
     private static func openMovie(_ url: URL) throws(CaptureError) -> OwnedFD {
-        let fd = Glibc.open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0o644)
+        let fd = Glibc.open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NONBLOCK, 0o644)
         guard fd >= 0 else {
-            throw CaptureError(.invalidArgument, "cannot open \(url.path) for writing: \(String(cString: strerror(errno)))")
+            let failure = errno
+            var status = stat()
+            if failure == EEXIST, lstat(url.path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
+                let type = status.st_mode & S_IFMT
+                let what = type == S_IFIFO ? "a pipe" : type == S_IFLNK ? "a symbolic link" : type == S_IFDIR ? "a directory"
+                    : type == S_IFSOCK ? "a socket" : "a device"
+                throw CaptureError(.invalidArgument, "\(url.path) is \(what); a movie goes to a new regular file: record to another URL")
+            }
+            if failure == EEXIST {
+                throw CaptureError(.alreadyExists, "\(url.path) exists; a movie is never written over a file: remove it, or record to another URL")
+            }
+            throw CaptureError(.invalidArgument, "cannot create \(url.path): \(String(cString: strerror(failure)))")
         }
         return OwnedFD(adopting: fd)
     }

@@ -8,12 +8,9 @@ final class WAVFile {
     private let handle: FileHandle
     private var dataBytes = 0
 
-    /// Creates (or truncates) `path` for samples of `description`.
+    /// Creates `path` (replacing a regular file there: ``OutputFile``) for samples of `description`.
     init(path: String, description: AudioStreamBasicDescription) throws {
-        guard FileManager.default.createFile(atPath: path, contents: nil), let handle = FileHandle(forWritingAtPath: path) else {
-            throw CommandFailure("cannot write \(path); check the directory exists and is writable")
-        }
-        self.handle = handle
+        handle = try OutputFile.create(path, replacing: true)
         let isFloat = description.mFormatFlags & kAudioFormatFlagIsFloat != 0
         var header = Data()
         func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { header.append(contentsOf: $0) } }

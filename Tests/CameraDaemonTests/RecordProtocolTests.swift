@@ -609,6 +609,7 @@ import Testing
                 let started = calls.filter { $0.started != nil }.count
                 print("hostile: 40 recordings on one connection: \(started) started, \(refusals.count) refused: \(refusals.first?.message ?? "-")")
                 #expect(started > 0 && started + refusals.count == 40)
+                #expect(refusals.contains { $0.message.contains("this connection uses 8 recordings, the most one may (8)") }, "the recordings' bound")
 
                 let (other, otherLoop) = try await connectClient(daemon, name: "other")
                 defer { other.close(); otherLoop.stop() }

@@ -123,6 +123,20 @@ extension CaptureKitEndToEnd {
 
                 odd.width = 320
                 output.videoOutputSettings = odd
+                // A file already at the URL (or a link) fails the recording and is never written over, as AVFoundation's
+                // fileAlreadyExists: nothing swapped in at the name can turn the recording onto another file.
+                let existing = folder + "/existing.mp4"
+                #expect(FileManager.default.createFile(atPath: existing, contents: Data("kept".utf8)))
+                #expect(symlink(existing, folder + "/link.mp4") == 0)
+                for (path, code) in [(existing, CaptureError.Code.alreadyExists), (folder + "/link.mp4", .invalidArgument)] {
+                    let exists = Delegate()
+                    output.startRecording(to: URL(fileURLWithPath: path), recordingDelegate: exists)
+                    let error = try #require(await exists.finished())
+                    #expect((error as? CaptureError)?.code == code, "\(path): \(String(describing: error))")
+                    #expect(exists.events.count == 1, "nothing started")
+                }
+                #expect(FileManager.default.contents(atPath: existing) == Data("kept".utf8), "the file is as it was")
+
                 let stopped = Delegate()
                 let url = URL(fileURLWithPath: folder + "/stopped.mp4")
                 output.startRecording(to: url, recordingDelegate: stopped)

@@ -48,7 +48,8 @@ extension Camctl {
         @Option(help: "Leave this many periods at the start, and the drops reported before them, out of the statistics and --output (they carry the stream's start-up).")
         var skip = 0
 
-        @Option(help: ArgumentHelp("Write the samples to this WAV file.", valueName: "file.wav"))
+        @Option(help: ArgumentHelp("Write the samples to this WAV file (made anew: a regular file there is replaced, a link refused).",
+                                   valueName: "file.wav"))
         var output: String?
 
         @Flag(help: "Copy the samples into messages instead of sharing memory.")

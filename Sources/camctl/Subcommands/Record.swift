@@ -13,7 +13,8 @@ extension Camctl {
                 plays up to its last fragment. FILE ending in .mov is QuickTime, else MPEG-4. Until \
                 --duration, --max-size, a full disk, the camera's end or an interrupt (Ctrl-C), with \
                 one line of progress on a terminal; at the end, why it stopped. --json prints the \
-                end as one object. An existing FILE is kept unless --force is given.
+                end as one object. An existing FILE is kept unless --force is given, which replaces \
+                only a regular file (never writing through a link: the file is made anew).
                 """
         )
 
@@ -123,9 +124,8 @@ extension Camctl {
         func run() async throws {
             global.apply()
             let first = segment == nil ? file : segmentPath(1)
-            if !force && FileManager.default.fileExists(atPath: first) {
-                throw CommandFailure("\(first) exists; pass --force to replace it")
-            }
+            // CaptureKit creates each file with O_EXCL: camctl only makes room for it.
+            try OutputFile.clear(first, replacing: force)
             let camera = try await target.camera(deviceOption)
             guard camera.hasMediaType(.video) else {
                 throw CommandFailure("\(camera.uniqueID) is a microphone; record a camera, with --audio for the microphone")
@@ -173,6 +173,7 @@ extension Camctl {
                         index += 1
                         let next = segmentPath(index)
                         do {
+                            try OutputFile.clear(next, replacing: force)
                             try output.handOverRecording(to: URL(fileURLWithPath: next))
                         } catch {
                             Output.error("camctl: \(error)")

@@ -55,7 +55,8 @@ extension Camctl {
         @Option(help: "Stop after this many seconds.")
         var duration: Double?
 
-        @Option(help: ArgumentHelp("Append the raw frames to this file.", valueName: "file"))
+        @Option(help: ArgumentHelp("Append the raw frames to this file (created if missing; only a regular file of yours with one name, never through a link).",
+                                   valueName: "file"))
         var output: String?
 
         @Flag(help: "Copy frame bytes into messages instead of sharing memory.")
@@ -222,14 +223,7 @@ extension Camctl {
         }
 
         private static func openOutput(_ path: String) throws -> FileHandle {
-            if !FileManager.default.fileExists(atPath: path) {
-                guard FileManager.default.createFile(atPath: path, contents: nil) else {
-                    throw CommandFailure("cannot create \(path); check the directory exists and is writable")
-                }
-            }
-            guard let handle = FileHandle(forWritingAtPath: path) else {
-                throw CommandFailure("cannot write \(path); check its permissions")
-            }
+            let handle = try OutputFile.appending(path)
             handle.seekToEndOfFile()
             return handle
         }
