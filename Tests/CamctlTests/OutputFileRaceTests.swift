@@ -9,6 +9,8 @@ import Testing
 /// listens into a WAV file and appends raw frames. Whatever camctl answers,
 /// root's file is never touched. (Before, `camctl record` checked the name
 /// and then opened it: the third of three tries clobbered root's 0600 file.)
+///
+/// Run on its own after the host suites (scripts/run-tests): its flipper keeps a core busy.
 @Suite struct OutputFileRaceTests {
     @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
                    "needs root and setpriv(1) to be the other user"),
@@ -23,10 +25,9 @@ import Testing
                 // World-writable and not sticky: the kernel's protected_symlinks does not apply.
                 let shared = folder + "/shared"
                 #expect(mkdir(shared, 0o777) == 0 && chmod(shared, 0o777) == 0)
-                let names = ["out.mp4", "out.wav", "out.raw"]
-                let loop = names.map { "ln -sf \(target) \(shared)/\($0); rm -f \(shared)/\($0)" }.joined(separator: "; ")
-                let flipper = try RunningProcess("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh", "-c",
-                                                                      "while :; do \(loop); done"])
+                // The system's Python (nothing forked per flip), a link in and out every 0.1 ms or so.
+                let flipper = try RunningProcess("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3",
+                                                                      "-I", "-c", Self.flipper, target, shared])
                 defer { kill(flipper.process.processIdentifier, SIGKILL) }
                 #expect(await waitUntil { !flipper.process.isRunning || Self.isLink(shared + "/out.mp4") || Self.isLink(shared + "/out.wav") },
                         "the other user flips its links")
@@ -53,6 +54,21 @@ import Testing
             }
         }
     }
+
+    /// Flips a link to argv[1] in and out of each name camctl writes in argv[2], for good.
+    static let flipper = #"""
+        import os, sys, time
+        target, folder = sys.argv[1], sys.argv[2]
+        names = [os.path.join(folder, name) for name in ("out.mp4", "out.wav", "out.raw")]
+        while True:
+            for name in names:
+                try:
+                    os.symlink(target, name)
+                    time.sleep(0.0001)
+                    os.unlink(name)
+                except OSError:
+                    pass
+        """#
 
     static func isLink(_ path: String) -> Bool {
         var status = stat()

@@ -306,7 +306,8 @@ extension MicrophoneProtocolTests {
                 var levels = Camerad_V1_WatchAudioLevelsRequest()
                 levels.uniqueID = "virtual-microphone-0"
                 try await raw.send(EnvelopeCodec.start(callID: 9, method: CameraService.watchAudioLevels.name, request: try levels.serializedBytes()))
-                #expect(try await raw.outcome(of: 9, cancelAfter: 1).responses == 1, "a reading")
+                // More readings may come before the cancel lands.
+                #expect(try await raw.outcome(of: 9, cancelAfter: 1).responses >= 1, "a reading")
             }
             let idle = DaemonFootprint(daemon)
             try await listenAndWatch()

@@ -106,12 +106,14 @@ final class MovieRecorder: FrameSink {
     ///     keyframe) is written, with its capture time: the file's time 0.
     ///   - keepsReservedBlocks: write no more than an unprivileged user could
     ///     (``MovieWriter``): for a client other than root.
+    ///   - claim: what its worker costs its client, held until the worker ends
+    ///     (a write to a file whose server hangs keeps it for as long).
     ///   - onHandOver: told, on the worker, once a file was finished at a
     ///     keyframe and the next took over (``handOver(to:)``): the finished
     ///     file's figures, the new one's time 0.
     init(descriptor: OwnedFD, container: MovieWriter.Container, video: EncodedStreamParameters, audio: EncodedStreamParameters? = nil,
          limits: Limits = Limits(), fragmentInterval: Double = 10, metadata: [String: String] = [:], keepsReservedBlocks: Bool = false,
-         logger: Logger,
+         claim: ClientBudget.Claim? = nil, logger: Logger,
          onStart: @escaping @Sendable (_ startNanoseconds: Int64) -> Void = { _ in },
          onHandOver: @escaping @Sendable (_ finished: Figures, _ startNanoseconds: Int64) -> Void = { _, _ in },
          onEnd: @escaping @Sendable (Ending, Figures) -> Void) throws(CameraError) {
@@ -128,7 +130,7 @@ final class MovieRecorder: FrameSink {
         self.onEnd = onEnd
         state = OrderedMutex(.movieRecorder, State(file: descriptor))
         do {
-            thread = try WorkerThread(name: "camerad-recorder", idle: false)
+            thread = try WorkerThread(name: "camerad-recorder", idle: false, holding: claim)
         } catch {
             throw CameraError(.resourceExhausted, "no thread to record on: \(error)")
         }

@@ -80,8 +80,8 @@ final class Recordings: Sendable {
         let videoKey = VideoKey(uniqueID: request.uniqueID, format: format)
         let budget = self.budget, logger = self.logger
         // What it will cost camerad, charged before anything is made: a recorder, and each encoder new to its client.
-        var claims = [try budget.claim(.recording, "recording \(Self.nextRecording.add(1, ordering: .relaxed).newValue)", for: owner),
-                      try budget.claim(.videoEncoder, "\(videoKey)", for: owner)]
+        let recorder = try budget.claim(.recording, "recording \(Self.nextRecording.add(1, ordering: .relaxed).newValue)", for: owner)
+        var claims = [try budget.claim(.videoEncoder, "\(videoKey)", for: owner)]
         let audioSettings = microphone.map { microphone in
             let native = microphone.microphone.audio.native
             return AudioEncoder.Settings(sampleRate: native.sampleRate, channels: min(2, native.channels))
@@ -100,7 +100,8 @@ final class Recordings: Sendable {
                 }
             }
             return try await Recording(request: request, descriptor: descriptor, container: container, limits: limits,
-                                       video: video, audio: audio, recordings: self, owner: owner, claims: claims, events: events)
+                                       video: video, audio: audio, recordings: self, owner: owner, recorderClaim: recorder,
+                                       encoderClaims: claims, events: events)
         } catch {
             await videoEncoders.letGo(video)
             if let audio { await audioEncoders.letGo(audio) }
@@ -167,7 +168,7 @@ final class Recordings: Sendable {
         let claim = try budget.claim(.fileCheck, "file check \(nextFileCheck.add(1, ordering: .relaxed).newValue)", for: owner)
         let thread: WorkerThread
         do {
-            thread = try WorkerThread(name: "camerad-file-check", idle: false)
+            thread = try WorkerThread(name: "camerad-file-check", idle: false, holding: claim)
         } catch {
             throw CameraError(.resourceExhausted, "no thread to check the movie's file on: \(error)")
         }
@@ -186,7 +187,6 @@ final class Recordings: Sendable {
                     return try limits(request, descriptor)
                 }
                 waiting.withLock { $0.take() }?.wake(returning: result)
-                withExtendedLifetime(claim) {}
             }
             thread.finish()
             Task {
@@ -226,20 +226,20 @@ final class Recording: Sendable {
     private let request: Camerad_V1_StartRecording
     /// Its client's, for the checks of its next files.
     private let owner: ClientBudget.Owner
-    /// What it costs its client (its recorder, its encoders), until it goes.
-    private let claims: [ClientBudget.Claim]
+    /// What its encoders cost its client, until it goes (its recorder's worker holds its own).
+    private let encoderClaims: [ClientBudget.Claim]
 
     fileprivate init(request: Camerad_V1_StartRecording, descriptor: OwnedFD, container: MovieWriter.Container,
                      limits: MovieRecorder.Limits, video: SharedEncoders<Recordings.VideoKey, VideoEncoderNode>.Use,
                      audio: SharedEncoders<Recordings.AudioKey, AudioEncoderNode>.Use?, recordings: Recordings,
-                     owner: ClientBudget.Owner, claims: [ClientBudget.Claim],
+                     owner: ClientBudget.Owner, recorderClaim: ClientBudget.Claim, encoderClaims: [ClientBudget.Claim],
                      events: @escaping @Sendable (Recordings.Event) -> Void) async throws {
         self.video = video
         self.audio = audio
         self.recordings = recordings
         self.request = request
         self.owner = owner
-        self.claims = claims
+        self.encoderClaims = encoderClaims
         subscriptions = Mutex((nil, nil))
         let format = video.encoder.format
         let requestedAt = monotonicNanoseconds()
@@ -249,7 +249,7 @@ final class Recording: Sendable {
             descriptor: descriptor, container: container, video: video.encoder.parameters, audio: audio?.encoder.parameters,
             limits: limits, fragmentInterval: fragment, metadata: Self.metadata(request.metadata),
             // Root's recording may use the blocks a filesystem keeps for root; another user's may not.
-            keepsReservedBlocks: owner.user.map { $0 != 0 } ?? false, logger: Logger(label: "camerad"),
+            keepsReservedBlocks: owner.user.map { $0 != 0 } ?? false, claim: recorderClaim, logger: Logger(label: "camerad"),
             onStart: { start in
                 Task {
                     var started = Camerad_V1_RecordingStarted()

@@ -20,11 +20,14 @@ final class WorkerThread: Sendable {
     /// - Parameters:
     ///   - name: the thread's name, as `top -H` shows it (15 bytes at most).
     ///   - idle: SCHED_IDLE (the default), or the normal priority.
+    ///   - claim: what the thread costs its client, given back when the thread
+    ///     ends — not before, however long a job waits on a client's file.
     /// - Throws: when no thread (or its wake-up) can be made.
-    init(name: String, idle: Bool = true) throws(SystemError) {
+    init(name: String, idle: Bool = true, holding claim: ClientBudget.Claim? = nil) throws(SystemError) {
         thread = try PollingThread(name: name)
         try thread.start(idle: idle, detached: true) { [self] thread in
             while let job = next(on: thread) { job() }
+            withExtendedLifetime(claim) {}
         }
     }
 

@@ -5,11 +5,14 @@ import Foundation
 import Glibc
 import Testing
 
-/// Issue 46's probes, kept: what costs camerad a thread — an encoder, an audio
-/// variant, a check of a client's file, a close — is bounded per connection
-/// and per user; another user still gets its share; and once the client goes,
-/// camerad's threads, descriptors and memory come back to where they were.
-extension HostileClientTests {
+/// Issue 46's probes, kept, as the hostile-client suite's heavier half: what
+/// costs camerad a thread — an encoder, an audio variant, a check of a client's
+/// file, a close — is bounded per connection and per user; another user still
+/// gets its share; and once the client goes, camerad's threads, descriptors
+/// and memory come back to where they were. Storms on purpose: `make test` runs
+/// this suite on its own, after the host suites (scripts/run-tests), so that
+/// its load neither slows the others nor is slowed by them.
+@Suite struct ResourceBoundsTests {
     /// Whether a test can be a second user: root and setpriv(1).
     static let canBeNobody = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
 
