@@ -27,11 +27,6 @@ void CCameraShims_return_free_memory(void) {
     malloc_trim(0);
 }
 
-int CCameraShims_set_thread_idle(void) {
-    struct sched_param parameters = {.sched_priority = 0};
-    return pthread_setschedparam(pthread_self(), SCHED_IDLE, &parameters);
-}
-
 int CCameraShims_set_thread_name(const char *name) {
     return pthread_setname_np(pthread_self(), name);
 }

@@ -43,16 +43,13 @@ final class PollingThread: Sendable {
     /// until it returns. `body` is the thread's alone (`sending`): what it
     /// captures, a hotplug monitor say, is used there only.
     ///
-    /// - Parameters:
-    ///   - idle: run it in SCHED_IDLE (a variant's worker: on what the machine has to spare).
-    ///   - detached: nobody will ``join()`` it.
-    func start(idle: Bool = false, detached: Bool = false, _ body: sending @escaping (PollingThread) -> Void) throws(SystemError) {
-        let context = Unmanaged.passRetained(Start(thread: self, idle: idle, body: body)).toOpaque()
+    /// - Parameter detached: nobody will ``join()`` it.
+    func start(detached: Bool = false, _ body: sending @escaping (PollingThread) -> Void) throws(SystemError) {
+        let context = Unmanaged.passRetained(Start(thread: self, body: body)).toOpaque()
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { context in
             let start = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue()
             _ = CCameraShims_set_thread_name(String(decoding: start.thread.name.utf8.prefix(15), as: UTF8.self))
-            if start.idle { _ = CCameraShims_set_thread_idle() }
             start.body(start.thread)
             return nil
         }, context)
@@ -69,12 +66,10 @@ final class PollingThread: Sendable {
 
     private final class Start {
         let thread: PollingThread
-        let idle: Bool
         let body: (PollingThread) -> Void
 
-        init(thread: PollingThread, idle: Bool, body: @escaping (PollingThread) -> Void) {
+        init(thread: PollingThread, body: @escaping (PollingThread) -> Void) {
             self.thread = thread
-            self.idle = idle
             self.body = body
         }
     }

@@ -106,7 +106,9 @@ public final class HangingFile: Sendable {
             // FORGET and INTERRUPT are never answered; after hang(), nothing but a descriptor's closing is (nor that, after hang(closes:)).
             if opcode == .forget || opcode == .batchForget || opcode == .interrupt { continue }
             let closing = opcode == .flush || opcode == .release
-            guard answering.load(ordering: .relaxed) || opcode == .initialize || closing && answeringCloses.load(ordering: .relaxed) else { continue }
+            let answers = answering.load(ordering: .relaxed) || opcode == .initialize
+                || closing && answeringCloses.load(ordering: .relaxed)
+            guard answers else { continue }
             var reply = Reply()
             var error: Int32 = 0
             switch opcode {

@@ -329,8 +329,9 @@ struct AudioStampCheck {
     let isFloat: Bool
     let bytesPerSample: Int
     private(set) var result = Result()
-    /// The run under way: its first frame's position and sequence number, and its first channel's samples.
-    private var run: (position: Int, first: UInt64, next: UInt64, samples: [Float])?
+    /// The run under way: its first frame's position and sequence number, and its periods' bytes as they came
+    /// (a copy per period, no more: read on the connection thread, whose every period waits behind it).
+    private var run: (position: Int, first: UInt64, next: UInt64, bytes: [UInt8])?
     /// Where the blocks were found so far, for a stray's distance: the first block's distance from its place.
     private var usualPlacement: Double?
 
@@ -342,30 +343,29 @@ struct AudioStampCheck {
     }
 
     mutating func add(_ sample: SampleBuffer, _ period: BlockBuffer) {
-        let format: AudioLayout.SampleFormat = isFloat ? .f32 : bytesPerSample == 2 ? .s16 : .s32
-        guard let floats = try? period.withUnsafeBytes({ format.floats(in: $0) }) else { return }
-        let first = stride(from: 0, to: floats.count, by: max(1, channels)).map { floats[$0] }
-        if run?.next == sample.sequenceNumber {
-            // In place: a copy of the run per period would cost its length each time.
-            run!.next += 1
-            run!.samples += first
-        } else {
+        if run?.next != sample.sequenceNumber {
             finish()
-            run = (Int(sample.sequenceNumber) * sample.numSamples, sample.sequenceNumber, sample.sequenceNumber + 1, first)
+            run = (Int(sample.sequenceNumber) * sample.numSamples, sample.sequenceNumber, sample.sequenceNumber, [])
         }
+        // In place: a copy of the run per period would cost its length each time.
+        guard (try? period.withUnsafeBytes({ run!.bytes.append(contentsOf: $0) })) != nil else { return }
+        run!.next += 1
     }
 
-    /// Decodes the run under way (at a gap, and at the end).
+    /// Decodes the run under way (at a gap, and at the end): its first channel.
     mutating func finish() {
-        guard let current = run else { return }
+        guard let current = run, current.next > current.first else { return }
         run = nil
         result.runs += 1
         if result.runStarts.count < 4 { result.runStarts.append(current.first) }
-        let blocks = AudioStamp.decode(current.samples, sampleRate: rate)
+        let format: AudioLayout.SampleFormat = isFloat ? .f32 : bytesPerSample == 2 ? .s16 : .s32
+        let floats = current.bytes.withUnsafeBytes { format.floats(in: $0) }
+        let samples = stride(from: 0, to: floats.count, by: max(1, channels)).map { floats[$0] }
+        let blocks = AudioStamp.decode(samples, sampleRate: rate)
         result.blocks += blocks.count
         result.outOfOrder += zip(blocks, blocks.dropFirst()).filter { $1.number <= $0.number }.count
         result.missing += zip(blocks, blocks.dropFirst()).reduce(0) { $0 + max(0, Int($1.1.number) - Int($1.0.number) - 1) }
-        let periodFrames = max(1, current.samples.count / Int(current.next - current.first))
+        let periodFrames = max(1, samples.count / Int(current.next - current.first))
         for (index, block) in blocks.enumerated() {
             let place = Double(block.number) * Double(AudioStamp.blockFrames) * Double(rate) / Double(AudioStamp.sampleRate)
             let found = Double(current.position + block.offset)

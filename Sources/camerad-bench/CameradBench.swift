@@ -600,7 +600,7 @@ struct Bench {
             let beside = try StreamFigures(Self.report(run(camctl, native)))
             costly.signal(SIGINT)
             let costlyFigures = try StreamFigures(Self.report(costly.finish()))
-            // Issue 35: a recording (H.264 1080p from its I420 variant, encoded on a SCHED_IDLE worker) beside it.
+            // Issue 35: a recording (H.264 1080p from its I420 variant, encoded on a worker of its own) beside it.
             let movie = NSTemporaryDirectory() + "camerad-bench-isolation-\(getpid()).mp4"
             defer { unlink(movie) }
             let recorder = try Child(camctl, ["--socket", socket, "record", "virtual-0", movie, "--size", "1920x1080", "--force", "--json"])

@@ -118,6 +118,77 @@ import Testing
         }
     }
 
+    /// Recordings each cost a recorder's thread: a connection gets 8, a user 32
+    /// (here on eight encoders of four recordings each), the next refused
+    /// naming the bound; another user still records; once they stop, camerad
+    /// is back where it was.
+    @Test(.enabled(if: canBeNobody, "needs root and setpriv(1) to be a second user"), .timeLimit(.minutes(5)))
+    func recordingsAreBoundedPerConnectionAndUser() async throws {
+        try await Self.withDaemonForTwoUsers(["--virtual-cameras", "1"]) { daemon, folder in
+            var made = 0
+            func record(on client: RPCClient, bitRate: UInt32) throws -> RecordProtocolTests.RecordCall {
+                made += 1
+                var start = RecordProtocolTests.start()
+                start.video.averageBitRate = bitRate
+                start.video.frameRate = 5
+                return try RecordProtocolTests.RecordCall(client, start, descriptors: [try RecordProtocolTests.file("\(folder)/\(made).mp4")])
+            }
+            let idle = DaemonFootprint(daemon)
+            let (warm, warmLoop) = try await connectClient(daemon, name: "warm-up")
+            let first = try record(on: warm, bitRate: 99_000)
+            #expect(await waitUntil(timeout: .seconds(60)) { first.started != nil })
+            try first.stop()
+            #expect(await first.waitForEnd())
+            warm.close()
+            warmLoop.stop()
+            let baseline = await DaemonFootprint.quiet(daemon, threadsOf: idle)
+
+            var clients: [(RPCClient, EventLoop)] = [], calls: [RecordProtocolTests.RecordCall] = []
+            for connection in 0..<4 {
+                let (client, loop) = try await connectClient(daemon, name: "greedy-\(connection)")
+                clients.append((client, loop))
+                // Four recordings on each of two encoders: a connection's eight.
+                let eight = try (0..<8).map { try record(on: client, bitRate: 100_000 + UInt32(connection * 2 + $0 / 4) * 1000) }
+                calls += eight
+                #expect(await waitUntil(timeout: .seconds(90)) { eight.allSatisfy { $0.started != nil || $0.end != nil } })
+                #expect(eight.allSatisfy { $0.started != nil }, "\(eight.compactMap { $0.end ?? nil })")
+                if connection == 0 {
+                    let ninth = try record(on: client, bitRate: 100_000)
+                    #expect(await ninth.waitForEnd())
+                    let error = ninth.end ?? nil
+                    #expect(error?.reason == .resourceExhausted && error?.message.contains("this connection uses 8 recordings, the most one may (8)") == true,
+                            "\(String(describing: error))")
+                }
+            }
+            let (extra, extraLoop) = try await connectClient(daemon, name: "one-more")
+            clients.append((extra, extraLoop))
+            let beyond = try record(on: extra, bitRate: 100_000)
+            #expect(await beyond.waitForEnd())
+            let error = beyond.end ?? nil
+            #expect(error?.reason == .resourceExhausted && error?.message.contains("uid 0's clients use 32 recordings, the most one user may (32)") == true,
+                    "\(String(describing: error))")
+            let busy = DaemonFootprint(daemon)
+            print("hostile: one user's 32 recordings on 8 encoders: \(busy), from \(baseline)")
+
+            mkdir(folder + "/nobody", 0o777)
+            chmod(folder + "/nobody", 0o777)
+            let nobody = try await Self.camctlAsNobody(["record", "virtual-0", folder + "/nobody/movie.mp4", "--fps", "5", "--duration", "1",
+                                                         "--json"], daemon, timeout: .seconds(120))
+            #expect(nobody.status == 0 && nobody.standardOutput.contains("\"recordingSuccessfullyFinished\":true"),
+                    "another user records: \(nobody.standardOutput) \(nobody.standardError)")
+
+            for call in calls where call.end == nil { try call.stop() }
+            for call in calls { #expect(await call.waitForEnd()) }
+            for (client, loop) in clients {
+                client.close()
+                loop.stop()
+            }
+            let after = await DaemonFootprint.settling(daemon, to: baseline)
+            print("hostile: after they stopped: \(after)")
+            #expect(after.isBack(to: baseline), "back to \(baseline): \(after)")
+        }
+    }
+
     // MARK: - Audio variants
 
     /// Listeners in layouts of their own each make a variant (a resampler's

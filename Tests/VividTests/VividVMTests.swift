@@ -8,14 +8,14 @@ import Testing
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
 
-    @Test(.enabled(if: !Vivid.isGuest, "this is the guest"), .timeLimit(.minutes(10)))
+    @Test(.enabled(if: !Vivid.isGuest, "this is the guest"), .timeLimit(.minutes(11)))
     func theV4L2BackendPassesEveryTestAgainstVivid() async throws {
         let testBinary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         let result = try await runProcess(
             "\(Self.packageRoot)/scripts/vivid-vm",
             ["--vivid", Vivid.moduleOptions, "--", testBinary, "--testing-library", "swift-testing",
              "--filter", "VividGuestTests"],
-            environment: ["NO_COLOR": "1"], timeout: .seconds(540))
+            environment: ["NO_COLOR": "1"], timeout: .seconds(620))
         let output = result.standardOutput + result.standardError
         // CI's log shows what happened in the guest.
         print(output.split(separator: "\n").filter {

@@ -28,9 +28,6 @@ long CCameraShims_filesystem_type(int fd);
 // in Glibc's module.
 void CCameraShims_return_free_memory(void);
 
-// Puts the calling thread in SCHED_IDLE, a name declared only under _GNU_SOURCE; 0 or an errno.
-int CCameraShims_set_thread_idle(void);
-
 // Names the calling thread (at most 15 bytes; ps -L and perf show it);
 // _GNU_SOURCE too. 0 or an errno.
 int CCameraShims_set_thread_name(const char *name);

@@ -25,7 +25,7 @@ final class AudioMeter: Sendable {
         self.work = work
         let node = try MediaNode(name: "\(source.name)'s levels", media: .records(maxBytes: layout.channels * 8), slots: 8,
                                  budget: budget, logger: logger)
-        derived = try DerivedNode(node, reading: source, passesDropsOn: false, idle: false) { period, node in work.take(period, into: node) }
+        derived = try DerivedNode(node, reading: source, passesDropsOn: false) { period, node in work.take(period, into: node) }
     }
 
     /// The last reading, per channel; nil before the first.

@@ -90,8 +90,8 @@ final class MicrophoneStreamer: Sendable {
         if let interruption = state.withLock({ $0.interruption }) { throw interruption }
         do throws(CameraError) {
             // A variant or the meter costs a worker thread: charged to the client before it is made.
-            let claim = layout == microphone.audio.native ? nil
-                : try budget.claim(.audioNode, layout.map { "\(microphone.uniqueID) as \($0)" } ?? "\(microphone.uniqueID)'s levels", for: owner)
+            let key = layout.map { "\(microphone.uniqueID) as \($0)" } ?? "\(microphone.uniqueID)'s levels"
+            let claim = layout == microphone.audio.native ? nil : try budget.claim(.audioNode, key, for: owner)
             let node = try node(for: layout)
             let subscription = try node.subscribe(sink, policy: policy, for: owner)
             return state.withLock { state in

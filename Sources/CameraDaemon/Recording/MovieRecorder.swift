@@ -130,7 +130,7 @@ final class MovieRecorder: FrameSink {
         self.onEnd = onEnd
         state = OrderedMutex(.movieRecorder, State(file: descriptor))
         do {
-            thread = try WorkerThread(name: "camerad-recorder", idle: false, holding: claim)
+            thread = try WorkerThread(name: "camerad-recorder", holding: claim)
         } catch {
             throw CameraError(.resourceExhausted, "no thread to record on: \(error)")
         }

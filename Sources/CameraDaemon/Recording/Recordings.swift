@@ -168,7 +168,7 @@ final class Recordings: Sendable {
         let claim = try budget.claim(.fileCheck, "file check \(nextFileCheck.add(1, ordering: .relaxed).newValue)", for: owner)
         let thread: WorkerThread
         do {
-            thread = try WorkerThread(name: "camerad-file-check", idle: false, holding: claim)
+            thread = try WorkerThread(name: "camerad-file-check", holding: claim)
         } catch {
             throw CameraError(.resourceExhausted, "no thread to check the movie's file on: \(error)")
         }

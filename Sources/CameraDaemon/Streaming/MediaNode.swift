@@ -378,14 +378,12 @@ final class NodeInput: FrameSink {
     /// (an audio variant, whose periods are not its source's).
     private let passesDropsOn: Bool
 
-    /// - Parameter idle: its worker in SCHED_IDLE (costly work, as a video
-    ///   variant's), or at the normal priority (cheap work that cannot wait: audio's).
     /// - Throws: when no worker thread can be made.
-    init(to node: MediaNode, passesDropsOn: Bool = true, idle: Bool = true, process: @escaping Process) throws(SystemError) {
+    init(to node: MediaNode, passesDropsOn: Bool = true, process: @escaping Process) throws(SystemError) {
         self.node = node
         self.process = process
         self.passesDropsOn = passesDropsOn
-        thread = try WorkerThread(name: "camerad-node", idle: idle)
+        thread = try WorkerThread(name: "camerad-node")
     }
 
     func started(_ news: StreamNews) {}
@@ -435,12 +433,12 @@ struct DerivedNode: Sendable {
     /// buffers, to `source`; `node` is ended if that fails.
     ///
     /// - Throws: RESOURCE_EXHAUSTED when no worker or subscription can be had.
-    init(_ node: MediaNode, reading source: MediaNode, inFlight: Int = 4, passesDropsOn: Bool = true, idle: Bool = true,
+    init(_ node: MediaNode, reading source: MediaNode, inFlight: Int = 4, passesDropsOn: Bool = true,
          process: @escaping NodeInput.Process) throws(CameraError) {
         self.node = node
         self.source = source
         do {
-            input = try NodeInput(to: node, passesDropsOn: passesDropsOn, idle: idle, process: process)
+            input = try NodeInput(to: node, passesDropsOn: passesDropsOn, process: process)
         } catch {
             node.end()
             throw CameraError(.resourceExhausted, "no worker for \(node.name): \(error)")
