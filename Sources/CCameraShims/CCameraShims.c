@@ -6,7 +6,9 @@
 #include <sched.h>
 #include <linux/magic.h>
 #include <malloc.h>
+#include <errno.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/vfs.h>
 
 int CCameraShims_memfd_create(const char *name, unsigned int flags) {
@@ -25,6 +27,11 @@ long CCameraShims_filesystem_type(int fd) {
 
 void CCameraShims_return_free_memory(void) {
     malloc_trim(0);
+}
+
+int CCameraShims_set_thread_nice(int nice) {
+    // Linux's nice value is the calling thread's alone (PRIO_PROCESS with 0: this thread).
+    return setpriority(PRIO_PROCESS, 0, nice) == 0 ? 0 : errno;
 }
 
 int CCameraShims_set_thread_name(const char *name) {

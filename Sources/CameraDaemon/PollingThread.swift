@@ -13,6 +13,27 @@ import Synchronization
 /// wake it); joined (``join()``) by whoever stops it, or detached when nobody
 /// waits for its end.
 final class PollingThread: Sendable {
+    /// How the kernel schedules the thread against the machine's other work.
+    enum Priority: Sendable {
+        /// Nice 0: the CPU shared fairly with everything else (a camera's capture, an
+        /// encoder, a client's conversion).
+        case normal
+        /// Sound's path — a microphone's capture, its variants, the AAC encoder's input:
+        /// nice -11, as PulseAudio and PipeWire run theirs (their fallback without a
+        /// realtime class). Light work, due every period: a busy machine's scheduling
+        /// delays would lose periods at 0. Where camerad may not lower a nice value (no
+        /// root, CAP_SYS_NICE or RLIMIT_NICE) it stays normal.
+        case sound
+
+        /// The nice value it asks for.
+        var nice: Int32 {
+            switch self {
+            case .normal: 0
+            case .sound: -11
+            }
+        }
+    }
+
     /// What ended a ``wait(watching:timeout:)``: the descriptor's poll bits (0:
     /// not ready), whether the thread was woken; neither: the deadline passed.
     struct Readiness {
@@ -23,6 +44,7 @@ final class PollingThread: Sendable {
     }
 
     let name: String
+    let priority: Priority
     /// The descriptor it watches, or -1.
     private let descriptor: Int32
     private let wakeup: OwnedFD
@@ -31,8 +53,10 @@ final class PollingThread: Sendable {
     /// - Parameters:
     ///   - name: as `top -H` shows it (15 bytes at most kept).
     ///   - descriptor: one to watch for reading, which must stay open while the thread runs; -1: none.
-    init(name: String, watching descriptor: Int32 = -1) throws(SystemError) {
+    ///   - priority: how it is scheduled.
+    init(name: String, watching descriptor: Int32 = -1, priority: Priority = .normal) throws(SystemError) {
         self.name = name
+        self.priority = priority
         self.descriptor = descriptor
         let wakeup = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
         guard wakeup >= 0 else { throw SystemError("eventfd", errno: errno) }
@@ -50,6 +74,8 @@ final class PollingThread: Sendable {
         let result = pthread_create(&thread, nil, { context in
             let start = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue()
             _ = CCameraShims_set_thread_name(String(decoding: start.thread.name.utf8.prefix(15), as: UTF8.self))
+            // Refused without the right to (EACCES): the thread runs at nice 0, as any other.
+            if start.thread.priority != .normal { _ = CCameraShims_set_thread_nice(start.thread.priority.nice) }
             start.body(start.thread)
             return nil
         }, context)

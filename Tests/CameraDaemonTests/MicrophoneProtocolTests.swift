@@ -217,7 +217,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1))) func aReleaseRingThatMakesNoSenseEndsThatListenerAlone() async throws {
+    @Test(.timeLimit(.minutes(3))) func aReleaseRingThatMakesNoSenseEndsThatListenerAlone() async throws {
         try await withRunningDaemon(virtualCameras: 0, arguments: ["--virtual-microphones", "1"]) { daemon in
             let bystander = try await PoolReader(daemon, device: "virtual-microphone-0", name: "bystander", releaseRing: true,
                                                  audio: Camerad_V1_AudioFormat(), check: PoolReader.anyBytes)
@@ -239,7 +239,7 @@ import Testing
 
     /// A microphone removed while heard (as if unplugged): its listeners and
     /// levels watchers end with DEVICE_DISCONNECTED, after what they got.
-    @Test(.timeLimit(.minutes(1))) func aMicrophoneThatGoesEndsItsListenersWithDeviceDisconnected() async throws {
+    @Test(.timeLimit(.minutes(3))) func aMicrophoneThatGoesEndsItsListenersWithDeviceDisconnected() async throws {
         try await withRunningDaemon(virtualCameras: 0, arguments: ["--virtual-microphones", "1"]) { daemon in
             let listener = try await PoolReader(daemon, device: "virtual-microphone-0", name: "listener",
                                                 audio: MicrophoneProtocolTests.format(16_000, 1, .s16, 160), check: PoolReader.anyBytes)

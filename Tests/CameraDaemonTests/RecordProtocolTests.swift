@@ -195,8 +195,12 @@ import Testing
                 #expect(UInt64(ours.count) == finished.figures.frames, "\(ours.count) frames of \(finished.figures.frames) written")
                 let sequences = ours.map(\.sequence)
                 #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $0 < $1 }, "in order, none repeated: \(sequences)")
-                if finished.figures.framesDropped == 0 {
-                    #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $1 == $0 + 1 }, "none lost: \(sequences)")
+                // Every frame from the file's first to its last is in it or counted lost (those lost behind the
+                // encoder before the join, in the pre-roll, too).
+                if let firstSequence = sequences.first, let lastSequence = sequences.last {
+                    let span = UInt64(lastSequence - firstSequence) + 1
+                    #expect(span == UInt64(sequences.count) + finished.figures.framesDropped,
+                            "\(finished.figures.framesDropped) counted lost: \(sequences)")
                 }
                 let firstFrame = try #require(ours.first)
                 // The file's time 0 is its first frame's capture time, a frame the recording under way wrote too.
@@ -454,7 +458,7 @@ import Testing
     /// NextFile hands a recording over to another file at a keyframe asked
     /// for at once: the first file ends just before it, the second starts at
     /// it — every frame stamp in one file or the other, none lost between.
-    @Test(.timeLimit(.minutes(3))) func aRecordingHandedOverToTheNextFileLosesNoFrame() async throws {
+    @Test(.timeLimit(.minutes(5))) func aRecordingHandedOverToTheNextFileLosesNoFrame() async throws {
         try await withTemporaryDirectory { folder in
             try await withRunningDaemon { daemon in
                 let (client, loop) = try await connectClient(daemon)
@@ -463,7 +467,8 @@ import Testing
                 start.video.maxKeyFrameInterval = 300
                 let (first, second) = (folder + "/first.mp4", folder + "/second.mp4")
                 let call = try RecordCall(client, start, descriptors: [try Self.file(first)])
-                #expect(await waitUntil(timeout: .seconds(60)) { (call.lastProgress?.frames ?? 0) >= 30 })
+                // Frames written, not time: beside the full suite's encoders this one may write few a second.
+                #expect(await waitUntil(timeout: .seconds(150)) { (call.lastProgress?.frames ?? 0) >= 30 })
                 var next = Camerad_V1_RecordRequest()
                 next.nextFile = Camerad_V1_NextFile()
                 try call.call.send(next, descriptors: [try Self.file(second)])
@@ -507,7 +512,7 @@ import Testing
     /// SIGKILL of camerad mid-recording: the file ffprobe reads holds every
     /// fragment finished before (fragments of half a second: a keyframe every
     /// 15 frames), every frame's stamp in order.
-    @Test(.timeLimit(.minutes(3))) func aKilledDaemonLeavesAFileThatPlaysUpToItsLastFragment() async throws {
+    @Test(.timeLimit(.minutes(5))) func aKilledDaemonLeavesAFileThatPlaysUpToItsLastFragment() async throws {
         try await withTemporaryDirectory { folder in
             try await withRunningDaemon { daemon in
                 let (client, loop) = try await connectClient(daemon)
@@ -516,7 +521,8 @@ import Testing
                 start.video.maxKeyFrameInterval = 15
                 let path = folder + "/killed.mp4"
                 let call = try RecordCall(client, start, descriptors: [try Self.file(path)])
-                #expect(await waitUntil(timeout: .seconds(60)) { (call.lastProgress?.frames ?? 0) >= 90 })
+                // Frames written, not time: beside the full suite's encoders this one may write few a second.
+                #expect(await waitUntil(timeout: .seconds(150)) { (call.lastProgress?.frames ?? 0) >= 90 })
                 let written = try #require(call.lastProgress)
                 _ = await daemon.stop(signal: SIGKILL)
                 let stream = try await MovieProbe.videoStream(path)

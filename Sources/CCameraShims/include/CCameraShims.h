@@ -28,6 +28,10 @@ long CCameraShims_filesystem_type(int fd);
 // in Glibc's module.
 void CCameraShims_return_free_memory(void);
 
+// Sets the calling thread's nice value (Linux keeps one a thread); 0 or an errno
+// (EACCES: lowering it takes CAP_SYS_NICE or RLIMIT_NICE).
+int CCameraShims_set_thread_nice(int nice);
+
 // Names the calling thread (at most 15 bytes; ps -L and perf show it);
 // _GNU_SOURCE too. 0 or an errno.
 int CCameraShims_set_thread_name(const char *name);

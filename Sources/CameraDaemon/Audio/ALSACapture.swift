@@ -35,7 +35,7 @@ final class ALSACapture: AudioCapture {
             throw error
         }
         do {
-            thread = try PollingThread(name: "camerad-alsa", watching: pcm.pollDescriptor)
+            thread = try PollingThread(name: "camerad-alsa", watching: pcm.pollDescriptor, priority: .sound)
             try thread.start { [self, node] thread in
                 let failure = Self.run(pcm: pcm, layout: layout, node: node, stop: stopRequested, thread: thread, logger: logger)
                 if let failure {

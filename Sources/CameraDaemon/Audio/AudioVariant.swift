@@ -34,7 +34,8 @@ final class AudioVariant: Sendable {
         }
         self.layout = layout
         let node = try MediaNode(name: "\(source.name) as \(layout)", media: .audio(layout), slots: slots ?? layout.poolSlots, budget: budget, logger: logger)
-        derived = try DerivedNode(node, reading: source, inFlight: Self.periodsInFlight, passesDropsOn: false) { period, node in
+        derived = try DerivedNode(node, reading: source, inFlight: Self.periodsInFlight, passesDropsOn: false,
+                                  priority: .sound) { period, node in
             cutter.take(period, into: node)
         }
     }

@@ -41,7 +41,7 @@ final class VirtualMicrophoneCapture: AudioCapture {
         self.signal = signal
         node = try MediaNode(name: name, media: .audio(layout), slots: slots ?? layout.poolSlots, budget: budget, logger: logger)
         do {
-            thread = try PollingThread(name: "camerad-mic")
+            thread = try PollingThread(name: "camerad-mic", priority: .sound)
             // The thread keeps this object until it ends.
             try thread.start { [self] thread in
                 Self.run(layout: layout, signal: signal, gain: gain, node: node, stop: stopRequested, thread: thread)

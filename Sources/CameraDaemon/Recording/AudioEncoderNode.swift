@@ -82,7 +82,7 @@ final class AudioEncoderNode: Sendable {
         let work = Work(encoder)
         self.work = work
         do {
-            input = try NodeInput(to: node, passesDropsOn: false) { period, node in work.take(period, into: node) }
+            input = try NodeInput(to: node, passesDropsOn: false, priority: .sound) { period, node in work.take(period, into: node) }
         } catch {
             node.end()
             throw CameraError(.resourceExhausted, "no worker for \(node.name): \(error)")

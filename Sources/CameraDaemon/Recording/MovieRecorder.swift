@@ -43,7 +43,9 @@ final class MovieRecorder: FrameSink {
         var bytes: Int64 = 0
         /// The picture's packets (frames) written.
         var packets = 0
-        /// Packets reported dropped (a slow disk), and the keyframe waits that followed.
+        /// Frames lost between the first written and the last — behind an encoder
+        /// or a slow disk, in the keyframe waits that followed, in a pre-roll's
+        /// history: the gaps in the frames' numbers.
         var packetsDropped = 0
         /// The sound's packets lost while the recorder was behind (silence in the file).
         var soundPacketsDropped = 0
@@ -94,6 +96,8 @@ final class MovieRecorder: FrameSink {
         /// Sound the picture has not reached (its encoder behind): written as it
         /// does; what is left at the end is past the picture's end, and let go.
         var heldSound: [EncodedPacket] = []
+        /// The number of the last frame written: the next one's gap from it is what was lost.
+        var lastFrame: UInt64?
         /// Set once it ended: packets after are given back unwritten.
         var ending: Ending?
     }
@@ -168,7 +172,7 @@ final class MovieRecorder: FrameSink {
 
     func frame(_ handle: FrameHandle) -> Bool {
         thread.async { [self] in
-            write(EncodedPacket(handle.frame), to: .video)
+            write(EncodedPacket(handle.frame), frame: handle.frame.sequence, to: .video)
             try? handle.release()
         }
         return true
@@ -178,7 +182,7 @@ final class MovieRecorder: FrameSink {
     /// the encoder's recent ones), written before what it brings.
     func writeEarlier(_ held: [PacketHistory.Held], to kind: EncodedStreamParameters.Kind) {
         thread.async { [self] in
-            for packet in held { write(packet.packet, to: kind) }
+            for packet in held { write(packet.packet, frame: kind == .video ? packet.sequence : nil, to: kind) }
         }
     }
 
@@ -212,10 +216,10 @@ final class MovieRecorder: FrameSink {
         func end(with error: CameraError?) {}
     }
 
-    func dropped(_ drops: DropTally) {
-        let count = drops.reports.reduce(0) { $0 + $1.count }
-        published.withLock { $0.packetsDropped += count }
-    }
+    /// The picture's drops are counted as gaps in the frames' numbers when the
+    /// next frame is written: those reported before it joined (in a pre-roll's
+    /// history) too, and none twice.
+    func dropped(_ drops: DropTally) {}
 
     func formatChanged(_ news: StreamNews) {}
 
@@ -230,7 +234,8 @@ final class MovieRecorder: FrameSink {
 
     // MARK: - On the worker
 
-    private func write(_ packet: EncodedPacket, to kind: EncodedStreamParameters.Kind) {
+    /// Writes a packet of the picture (`frame`: its frame's number) or the sound.
+    private func write(_ packet: EncodedPacket, frame: UInt64? = nil, to kind: EncodedStreamParameters.Kind) {
         var startedAt: Int64?
         var handedOver: (Figures, Int64)?
         let reached = state.withLock { state -> Ending? in
@@ -272,6 +277,12 @@ final class MovieRecorder: FrameSink {
                     if handedOver == nil { startedAt = packet.presentationTimeNanoseconds }
                 }
                 try writer.write(packet, to: .video)
+                if let frame {
+                    if let last = state.lastFrame, frame > last, frame - last > 1 {
+                        published.withLock { $0.packetsDropped += Int(clamping: frame - last - 1) }
+                    }
+                    state.lastFrame = frame
+                }
                 let start = state.start ?? packet.presentationTimeNanoseconds
                 state.pictureEnd = packet.presentationTimeNanoseconds + packet.durationNanoseconds
                 state.figures.packets += 1

@@ -379,11 +379,12 @@ final class NodeInput: FrameSink {
     private let passesDropsOn: Bool
 
     /// - Throws: when no worker thread can be made.
-    init(to node: MediaNode, passesDropsOn: Bool = true, process: @escaping Process) throws(SystemError) {
+    init(to node: MediaNode, passesDropsOn: Bool = true, priority: PollingThread.Priority = .normal,
+         process: @escaping Process) throws(SystemError) {
         self.node = node
         self.process = process
         self.passesDropsOn = passesDropsOn
-        thread = try WorkerThread(name: "camerad-node")
+        thread = try WorkerThread(name: "camerad-node", priority: priority)
     }
 
     func started(_ news: StreamNews) {}
@@ -434,11 +435,11 @@ struct DerivedNode: Sendable {
     ///
     /// - Throws: RESOURCE_EXHAUSTED when no worker or subscription can be had.
     init(_ node: MediaNode, reading source: MediaNode, inFlight: Int = 4, passesDropsOn: Bool = true,
-         process: @escaping NodeInput.Process) throws(CameraError) {
+         priority: PollingThread.Priority = .normal, process: @escaping NodeInput.Process) throws(CameraError) {
         self.node = node
         self.source = source
         do {
-            input = try NodeInput(to: node, passesDropsOn: passesDropsOn, process: process)
+            input = try NodeInput(to: node, passesDropsOn: passesDropsOn, priority: priority, process: process)
         } catch {
             node.end()
             throw CameraError(.resourceExhausted, "no worker for \(node.name): \(error)")

@@ -21,9 +21,10 @@ final class WorkerThread: Sendable {
     ///   - name: the thread's name, as `top -H` shows it (15 bytes at most).
     ///   - claim: what the thread costs its client, given back when the thread
     ///     ends — not before, however long a job waits on a client's file.
+    ///   - priority: how it is scheduled.
     /// - Throws: when no thread (or its wake-up) can be made.
-    init(name: String, holding claim: ClientBudget.Claim? = nil) throws(SystemError) {
-        thread = try PollingThread(name: name)
+    init(name: String, holding claim: ClientBudget.Claim? = nil, priority: PollingThread.Priority = .normal) throws(SystemError) {
+        thread = try PollingThread(name: name, priority: priority)
         try thread.start(detached: true) { [self] thread in
             while let job = next(on: thread) { job() }
             withExtendedLifetime(claim) {}

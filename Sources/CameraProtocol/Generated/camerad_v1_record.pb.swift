@@ -415,7 +415,7 @@ public nonisolated struct Camerad_V1_RecordingFigures: Sendable {
   /// The picture's frames written.
   public var frames: UInt64 = 0
 
-  /// Frames lost to a slow disk (the file resumes at the next keyframe).
+  /// Frames lost between the first written and the last: behind the encoder or a slow disk (the file resumes at the next keyframe).
   public var framesDropped: UInt64 = 0
 
   /// Packets of sound (AAC, 1024 samples each) lost while the recorder was

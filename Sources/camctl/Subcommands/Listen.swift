@@ -42,7 +42,7 @@ extension Camctl {
         @Option(help: "Periods this client may hold at once (1-16).")
         var periodsInFlight = 8
 
-        @Option(help: "Stop after this many seconds.")
+        @Option(help: "Stop after this many seconds of sound: of the microphone's clock from the first period heard, as arecord -d counts samples (of time, when no period comes).")
         var duration: Double?
 
         @Option(help: "Leave this many periods at the start, and the drops reported before them, out of the statistics and --output (they carry the stream's start-up).")
@@ -95,13 +95,15 @@ extension Camctl {
             // Periods are counted where they arrive, on CaptureKit's connection thread, by a handler: no task
             // resumed and no other thread woken per period. Written to a file or held, they are read by a task
             // (those block).
-            let counter = output == nil && holdMilliseconds == 0 ? PeriodCounter(PeriodTally(skip: skip, checking: check)) : nil
+            let firstHeard = FirstPeriod()
+            let counter = output == nil && holdMilliseconds == 0
+                ? PeriodCounter(PeriodTally(skip: skip, checking: check, firstHeard: firstHeard)) : nil
             var periods = counter == nil ? audioOutput.sampleBuffers.makeAsyncIterator() : nil
             if let counter { audioOutput.setSampleBufferHandler(counter.take) }
             try await session.start()
             let watchdog = duration.map { duration in
                 Task {
-                    try? await Task.sleep(for: .nanoseconds(Int64(duration * 1e9)))
+                    await firstHeard.wait(for: Int64(duration * 1e9), askedAt: monotonicNanoseconds())
                     await session.stopRunning()
                 }
             }
@@ -122,7 +124,7 @@ extension Camctl {
                 audioOutput.setSampleBufferHandler(nil)
                 tally = counter.tally
             } else {
-                tally = PeriodTally(skip: skip, checking: check)
+                tally = PeriodTally(skip: skip, checking: check, firstHeard: firstHeard)
                 try await read(&periods!, into: &tally)
             }
             watchdog?.cancel()
@@ -163,22 +165,57 @@ extension Camctl {
     struct PeriodTally {
         let skip: Int
         let checking: Bool
+        let firstHeard: FirstPeriod
         var skipped = 0
         var statistics = StreamStatistics()
 
-        init(skip: Int, checking: Bool) {
+        init(skip: Int, checking: Bool, firstHeard: FirstPeriod) {
             self.skip = skip
             self.checking = checking
+            self.firstHeard = firstHeard
         }
 
         /// Counts a period or drop, unless it is among the skipped; whether it was counted.
         mutating func count(_ sample: SampleBuffer) -> Bool {
+            if sample.dataBuffer != nil { firstHeard.note(sample) }
             guard skipped >= skip else {
                 if sample.dataBuffer != nil { skipped += 1 }
                 return false
             }
             statistics.record(sample, receivedAt: monotonicNanoseconds(), checking: checking)
             return true
+        }
+    }
+
+    /// The microphone's clock as heard (CLOCK_MONOTONIC, as the periods'
+    /// timestamps): `--duration` is counted on it from the first period, as
+    /// arecord -d counts samples — a listener that starts late or falls behind
+    /// on a busy machine still hears its whole span.
+    final class FirstPeriod: Sendable {
+        /// The first period's capture time, the end of the latest one's, when the latest came; 0: none yet.
+        private let heard = Mutex<(first: Int64, end: Int64, arrived: Int64)>((0, 0, 0))
+
+        func note(_ sample: SampleBuffer) {
+            let start = sample.presentationTimeStamp.value
+            let end = start + (sample.duration.isValid ? Int64(sample.duration.seconds * 1e9) : 0)
+            let now = monotonicNanoseconds()
+            heard.withLock { heard in
+                if heard.first == 0 { heard.first = start }
+                heard = (heard.first, max(heard.end, end), now)
+            }
+        }
+
+        /// Returns once periods spanning `duration` were heard from the first;
+        /// when none came within `duration` of `askedAt`, or none has come for
+        /// ten seconds past the span's end (the microphone stopped); or when cancelled.
+        func wait(for duration: Int64, askedAt: Int64) async {
+            while !Task.isCancelled {
+                let (first, end, arrived) = heard.withLock { $0 }
+                let now = monotonicNanoseconds()
+                if first == 0 ? now >= askedAt + duration
+                    : end - first >= duration || (now >= first + duration && now - arrived > 10_000_000_000) { return }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
         }
     }
 
@@ -216,7 +253,7 @@ extension Camctl {
             "A microphone's uniqueID or index from 'camctl list' (default: the first microphone).", valueName: "device"))
         var device: String?
 
-        @Option(help: "Stop after this many seconds.")
+        @Option(help: "Stop after this many seconds of sound: of the microphone's clock from the first period heard, as arecord -d counts samples (of time, when no period comes).")
         var duration: Double?
 
         @Flag(help: "Print one reading as JSON and exit.")

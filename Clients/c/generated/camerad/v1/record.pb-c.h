@@ -264,7 +264,7 @@ struct  Camerad__V1__RecordingFigures
    */
   uint64_t frames;
   /*
-   * Frames lost to a slow disk (the file resumes at the next keyframe).
+   * Frames lost between the first written and the last: behind the encoder or a slow disk (the file resumes at the next keyframe).
    */
   uint64_t frames_dropped;
   /*
