@@ -113,8 +113,13 @@ final class FrameStream: SlotOwner {
     }
 
     /// Hands the stream's events to `consumer` from now on, those that came
-    /// since the open first, in order.
+    /// since the open first, in order — all on the event loop's thread, as
+    /// every event after them (a sample buffer handler is called on one thread).
     func consume(_ consumer: Consumer) {
+        DaemonClient.shared.loop.execute { [self] in handOver(to: consumer) }
+    }
+
+    private func handOver(to consumer: Consumer) {
         let ended = state.withLock { state -> CaptureError?? in
             guard case .buffering(let events, let ended) = state.phase else { return nil }
             // Under the lock, as every event is: none overtakes another.

@@ -260,7 +260,7 @@ extension RecordingTests {
     /// at what the user may write: on an ext4 disk keeping half its blocks for
     /// root, it ends with diskFull while those blocks are still free, and the
     /// file plays. (A loop-mounted image: skipped where mounting one is refused.)
-    @Test(.enabled(if: geteuid() == 0, "mounting an ext4 image takes root"), .timeLimit(.minutes(2)))
+    @Test(.enabled(if: geteuid() == 0, "mounting an ext4 image takes root"), .timeLimit(.minutes(5)))
     func aUsersRecordingLeavesTheBlocksKeptForRoot() async throws {
         try await withTemporaryDirectory { folder in
             let (image, disk) = (folder + "/disk.img", folder + "/disk")
