@@ -13,6 +13,20 @@ import Testing
 /// this suite on its own, after the host suites (scripts/run-tests), so that
 /// its load neither slows the others nor is slowed by them.
 @Suite struct ResourceBoundsTests {
+    /// Stops the recordings, closes their clients, and expects camerad back to its footprint.
+    static func stop(_ calls: [RecordProtocolTests.RecordCall], _ clients: [(RPCClient, EventLoop)], andExpect daemon: DaemonProcess,
+                     backTo baseline: DaemonFootprint) async throws {
+        for call in calls where call.end == nil { try call.stop() }
+        for call in calls { #expect(await call.waitForEnd()) }
+        for (client, loop) in clients {
+            client.close()
+            loop.stop()
+        }
+        let after = await DaemonFootprint.settling(daemon, to: baseline)
+        print("hostile: after they stopped: \(after)")
+        #expect(after.isBack(to: baseline), "back to \(baseline): \(after)")
+    }
+
     /// Whether a test can be a second user: root and setpriv(1).
     static let canBeNobody = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
 
@@ -105,15 +119,7 @@ import Testing
                     "\(nobody.standardOutput) \(nobody.standardError)")
             #expect(MovieProbe.frames(try await MovieProbe.videoStream(folder + "/nobody/movie.mp4")) > 0)
 
-            for call in calls where call.end == nil { try call.stop() }
-            for call in calls { #expect(await call.waitForEnd()) }
-            for (client, loop) in clients {
-                client.close()
-                loop.stop()
-            }
-            let after = await DaemonFootprint.settling(daemon, to: baseline)
-            print("hostile: after they stopped: \(after)")
-            #expect(after.isBack(to: baseline), "back to \(baseline): \(after)")
+            try await Self.stop(calls, clients, andExpect: daemon, backTo: baseline)
             try await expectServes(daemon, devices: 6)
         }
     }
@@ -177,15 +183,7 @@ import Testing
             #expect(nobody.status == 0 && nobody.standardOutput.contains("\"recordingSuccessfullyFinished\":true"),
                     "another user records: \(nobody.standardOutput) \(nobody.standardError)")
 
-            for call in calls where call.end == nil { try call.stop() }
-            for call in calls { #expect(await call.waitForEnd()) }
-            for (client, loop) in clients {
-                client.close()
-                loop.stop()
-            }
-            let after = await DaemonFootprint.settling(daemon, to: baseline)
-            print("hostile: after they stopped: \(after)")
-            #expect(after.isBack(to: baseline), "back to \(baseline): \(after)")
+            try await Self.stop(calls, clients, andExpect: daemon, backTo: baseline)
         }
     }
 
