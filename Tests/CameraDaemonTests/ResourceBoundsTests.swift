@@ -13,6 +13,22 @@ import Testing
 /// this suite on its own, after the host suites (scripts/run-tests), so that
 /// its load neither slows the others nor is slowed by them.
 @Suite struct ResourceBoundsTests {
+    /// camerad's footprint once a first recording (`recording` on a client of
+    /// its own) came and went: what the first encoder loads (libx264's tables) stays.
+    static func warmedUp(_ daemon: DaemonProcess,
+                         recording: (RPCClient) throws -> RecordProtocolTests.RecordCall) async throws -> DaemonFootprint {
+        let idle = DaemonFootprint(daemon)
+        let (warm, warmLoop) = try await connectClient(daemon, name: "warm-up")
+        let first = try recording(warm)
+        #expect(await waitUntil(timeout: .seconds(60)) { first.started != nil })
+        try first.stop()
+        #expect(await first.waitForEnd())
+        // Closed before the measure: its connection is not camerad's own.
+        warm.close()
+        warmLoop.stop()
+        return await DaemonFootprint.quiet(daemon, threadsOf: idle)
+    }
+
     /// Stops the recordings, closes their clients, and expects camerad back to its footprint.
     static func stop(_ calls: [RecordProtocolTests.RecordCall], _ clients: [(RPCClient, EventLoop)], andExpect daemon: DaemonProcess,
                      backTo baseline: DaemonFootprint) async throws {
@@ -70,16 +86,7 @@ import Testing
                 start.video.frameRate = 5
                 return try RecordProtocolTests.RecordCall(client, start, descriptors: [try RecordProtocolTests.file("\(folder)/\(name).mp4")])
             }
-            let idle = DaemonFootprint(daemon)
-            // Warmed up: what the first encoder loads stays (libx264's tables).
-            let (warm, warmLoop) = try await connectClient(daemon, name: "warm-up")
-            let first = try start(warm, bitRate: 99_000, "warm-up")
-            #expect(await waitUntil(timeout: .seconds(60)) { first.started != nil })
-            try first.stop()
-            #expect(await first.waitForEnd())
-            warm.close()
-            warmLoop.stop()
-            let baseline = await DaemonFootprint.quiet(daemon, threadsOf: idle)
+            let baseline = try await Self.warmedUp(daemon) { try start($0, bitRate: 99_000, "warm-up") }
 
             var clients: [(RPCClient, EventLoop)] = []
             var calls: [RecordProtocolTests.RecordCall] = []
@@ -139,15 +146,7 @@ import Testing
                 start.video.frameRate = 5
                 return try RecordProtocolTests.RecordCall(client, start, descriptors: [try RecordProtocolTests.file("\(folder)/\(made).mp4")])
             }
-            let idle = DaemonFootprint(daemon)
-            let (warm, warmLoop) = try await connectClient(daemon, name: "warm-up")
-            let first = try record(on: warm, bitRate: 99_000)
-            #expect(await waitUntil(timeout: .seconds(60)) { first.started != nil })
-            try first.stop()
-            #expect(await first.waitForEnd())
-            warm.close()
-            warmLoop.stop()
-            let baseline = await DaemonFootprint.quiet(daemon, threadsOf: idle)
+            let baseline = try await Self.warmedUp(daemon) { try record(on: $0, bitRate: 99_000) }
 
             var clients: [(RPCClient, EventLoop)] = [], calls: [RecordProtocolTests.RecordCall] = []
             for connection in 0..<4 {
