@@ -1,5 +1,6 @@
 @testable import CameraDaemon
 import CameraMedia
+import Dispatch
 import CameraTestSupport
 import Logging
 import Synchronization
@@ -214,6 +215,62 @@ import Testing
         }
         #expect(await waitUntil { budget.streamCount(of: .daemon) == 0 })
         #expect(budget.streamCount(of: Self.clientA) == 0 && budget.streamCount(of: Self.clientB) == 0)
+    }
+
+    /// Frames an encoder never got (its worker held, as a starved encoder's
+    /// is) break nothing in what it made: its recorders hear of them as gaps in
+    /// the camera's frames and take every packet after them — none waits for
+    /// the next keyframe, as one that lost a packet itself must.
+    @Test(.timeLimit(.minutes(3))) func framesAnEncoderNeverGotAreGapsNotAWaitForTheNextKeyframe() async throws {
+        let camera = FakeCamera()
+        let streamer = DeviceStreamer(device: camera, timers: .testTimers, budget: budget, logger: logger)
+        let encoder = try MediaNode(name: "the test encoder", media: .packets(PacketLayout(codec: "test", maxPacketBytes: 64)),
+                                    slots: 8, budget: budget, logger: logger)
+        let encoded = Mutex(0)
+        // One keyframe, the first: a wait for the next would take every packet after it.
+        let input = try NodeInput(to: encoder) { frame, node in
+            let count = encoded.withLock { count in
+                defer { count += 1 }
+                return count
+            }
+            node.publish(sequence: frame.sequence, timestampNanoseconds: frame.timestampNanoseconds,
+                         durationNanoseconds: frame.durationNanoseconds,
+                         packet: PacketInfo(isKeyframe: count == 0, decodeTimestampNanoseconds: frame.timestampNanoseconds)) {
+                Self.encode(frame, count: count, into: $0)
+            }
+        }
+        var request = StreamRequest()
+        request.maxFramesInFlight = 2
+        let inputID = try await streamer.open(request, for: .daemon, sink: input)
+        let recorder = GraphSink(releasesAtOnce: true)
+        _ = try encoder.subscribe(recorder, policy: SubscriptionPolicy(maxInFlight: 8, startsAtKeyframe: true), for: Self.clientA)
+        func emit(_ sequences: ClosedRange<UInt64>) async {
+            for sequence in sequences {
+                camera.emit(sequence)
+                #expect(await waitUntil { recorder.accountedThrough >= sequence })
+            }
+        }
+        await emit(1...3)
+        // The encoder's worker held: the camera's frames past its two in flight are dropped for it.
+        let hold = DispatchSemaphore(value: 0)
+        #expect(input.run { hold.wait() })
+        for sequence: UInt64 in 4...12 { camera.emit(sequence) }
+        hold.signal()
+        // Once the two it held are encoded, the next frames are its again.
+        let caughtUp = Mutex(false)
+        #expect(input.run { caughtUp.withLock { $0 = true } })
+        #expect(await waitUntil { caughtUp.withLock { $0 } })
+        await emit(13...16)
+        streamer.close(inputID)
+        input.end(with: nil)
+        #expect(await waitUntil { recorder.hasEnded })
+
+        try recorder.checkAccounting(from: 1, through: 16)
+        #expect(recorder.dropCount(.frameWasLate) > 0, "the held encoder missed frames: \(recorder.log)")
+        #expect(recorder.dropCount(.discontinuity) == 0, "\(recorder.log)")
+        #expect(recorder.frames.count == encoded.withLock { $0 }, "every packet the encoder made: \(recorder.log)")
+        #expect(recorder.frameSequences.last == 16)
+        #expect(await waitUntil { budget.streamCount(of: .daemon) == 0 })
     }
 }
 

@@ -2,6 +2,7 @@
 import CameraEncoding
 import CameraIPC
 import CameraMedia
+import CameraProtocol
 import CameraTestSupport
 import Foundation
 import Glibc
@@ -97,13 +98,107 @@ import Testing
             }
             // The second joined a second in: without a keyframe asked for at once its file would wait ten seconds for one.
             #expect((try #require(second.figures)).durationNanoseconds >= 1_000_000_000)
-            #expect((try #require(limited.figures)).durationNanoseconds >= 1_000_000_000)
+            // The limit's file ends within half a frame of it, never more: shorter only by frames lost at its end.
+            let limitedFigures = try #require(limited.figures)
+            #expect(limitedFigures.durationNanoseconds <= 1_016_666_667
+                    && limitedFigures.durationNanoseconds + Int64(limitedFigures.packetsDropped) * 33_333_334 >= 983_333_333, "\(limitedFigures)")
             #expect(await waitUntil { budget.streamCount(of: .daemon) == 0 && budget.streamCount(of: Self.owner) == 0 })
         }
     }
 }
 
 extension RecordingTests {
+    /// A starved encoder (its worker held for forty of the camera's frames)
+    /// misses frames; the file keeps every packet it made around the gap (one
+    /// keyframe in 300 frames: a wait for the next would lose the rest), and a
+    /// stop takes the frames in x264's lookahead — the encoder, stopping with
+    /// its last recorder, is flushed: every frame it was given made a packet,
+    /// and the file holds every one captured before the stop, by the stamps
+    /// decoded back.
+    @Test(.timeLimit(.minutes(3))) func aStarvedEncodersPacketsAndItsLookaheadAreAllInTheFile() async throws {
+        try await withTemporaryDirectory { folder in
+            let streamer = DeviceStreamer(device: VirtualCamera(index: 0), timers: .testTimers, budget: budget, logger: logger)
+            let settings = VideoEncoder.Settings(width: Self.width, height: Self.height, frameRate: 30, keyframeInterval: 300)
+            let encoder = try await VideoEncoderNode(on: streamer, name: "virtual-0", format: .h264(settings), budget: budget, logger: logger)
+            // Every packet the encoder publishes, from its first.
+            let published = try GraphSink.listening(to: encoder.node, inFlight: 8)
+            let camera = GraphSink(releasesAtOnce: true)
+            let cameraID = try await streamer.open(StreamRequest(), for: .daemon, sink: camera)
+            let recording = try Recording(folder + "/starved.mp4", on: encoder, logger: logger)
+            #expect(await waitUntil(timeout: .seconds(60)) { recording.recorder.figures.packets >= 15 })
+            let hold = DispatchSemaphore(value: 0)
+            #expect(encoder.runOnWorker { hold.wait() })
+            let heldAt = camera.accountedThrough
+            #expect(await waitUntil(timeout: .seconds(60)) { camera.accountedThrough >= heldAt + 40 })
+            hold.signal()
+            let written = recording.recorder.figures.packets
+            #expect(await waitUntil(timeout: .seconds(60)) { recording.recorder.figures.packets >= written + 15 })
+            // stopRecording(), as a recording does: the picture up to now, then its encoder let go (its last user: stopped, flushed).
+            let stop = monotonicNanoseconds()
+            recording.recorder.stop(before: stop)
+            encoder.stop()
+            streamer.close(cameraID)
+            #expect(await waitUntil(timeout: .seconds(60)) { recording.ending != nil && published.hasEnded })
+            recording.unsubscribe(encoder)
+
+            #expect(recording.ending == .stopped)
+            let figures = try #require(recording.figures)
+            #expect(published.frames.count == encoder.framesEncoded, "every frame given made a packet (x264 flushed): \(published.frames.count) of \(encoder.framesEncoded)")
+            // Upstream drops (frames the held encoder never got, and any the camera skipped) reach its subscribers as they are.
+            #expect(published.dropCount(.frameWasLate) + published.dropCount(.discontinuity) >= 30, "\(published.log)")
+            let stamps = try await MovieProbe.stamps(recording.path, width: Self.width, height: Self.height, in: folder).compactMap { $0?.sequence }
+            let first = try #require(stamps.first)
+            let made = published.frames.filter { $0.sequence >= first && $0.timestampNanoseconds < stop }.map { UInt32(truncatingIfNeeded: $0.sequence) }
+            #expect(stamps == made, "the file holds every packet made from its first to its stop")
+            let frames = MovieProbe.frames(try await MovieProbe.videoStream(recording.path))
+            #expect(stamps.count == figures.packets && frames == figures.packets)
+            #expect(Int(stamps.last!) - Int(first) + 1 == stamps.count + figures.packetsDropped, "the gap counted lost: \(figures.packetsDropped)")
+            #expect(figures.packetsDropped >= 30)
+            print("starved encoder: \(stamps.count) frames in the file, \(figures.packetsDropped) lost while held, \(encoder.framesEncoded) encoded")
+            #expect(await waitUntil { budget.streamCount(of: .daemon) == 0 && budget.streamCount(of: Self.owner) == 0 })
+        }
+    }
+
+    /// maxRecordedDuration ends a recording on camerad's clock from its first
+    /// frame, whether frames arrive or not: with its encoder held from its
+    /// first packet on (no other comes, as on a machine that starves it), the
+    /// recording ends at its limit all the same — successfully, its file
+    /// playable — while the encoder is still held.
+    @Test(.timeLimit(.minutes(3))) func theDurationLimitEndsARecordingOnTheClockWhenNoFrameComes() async throws {
+        try await withTemporaryDirectory { folder in
+            let registry = DeviceRegistry(timers: .testTimers, budget: budget, logger: logger)
+            try VirtualCameraRoster(registry: registry).add()
+            let recordings = Recordings(registry: registry, logger: logger)
+            var start = Camerad_V1_StartRecording()
+            start.uniqueID = "virtual-0"
+            start.fileType = .mp4
+            start.video.width = UInt32(Self.width)
+            start.video.height = UInt32(Self.height)
+            start.maxDurationNs = 1_000_000_000
+            let path = folder + "/held.mp4"
+            let events = Mutex<[Recordings.Event]>([])
+            let recording = try await recordings.start(start, descriptor: OwnedFD(adopting: open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)),
+                                                       for: Self.owner) { event in events.withLock { $0.append(event) } }
+            func finished() -> Camerad_V1_RecordingFinished? {
+                events.withLock { $0.lazy.compactMap { if case .finished(let finished) = $0 { finished } else { nil } }.first }
+            }
+            #expect(await waitUntil(timeout: .seconds(60)) { events.withLock { $0.contains { if case .started = $0 { true } else { false } } } })
+            let hold = DispatchSemaphore(value: 0)
+            #expect(recording.videoEncoder.runOnWorker { hold.wait() })
+            let ended = await waitUntil(timeout: .seconds(60)) { finished() != nil }
+            hold.signal()
+            #expect(ended, "the limit ends the recording while its encoder is held")
+
+            let done = try #require(finished())
+            #expect(done.ending == .maximumDurationReached && done.successfullyFinished, "\(done)")
+            #expect(done.figures.durationNs <= 1_016_666_667)
+            let frames = MovieProbe.frames(try await MovieProbe.videoStream(path))
+            #expect(frames > 0 && UInt64(frames) == done.figures.frames, "the file plays what was written: \(frames) of \(done.figures.frames)")
+            recording.stop()
+            #expect(await waitUntil { budget.streamCount(of: .daemon) == 0 && budget.streamCount(of: Self.owner) == 0 })
+        }
+    }
+
     /// A recording with sound: a virtual camera and a virtual microphone, each
     /// encoded once, muxed into one file. Both run on CLOCK_MONOTONIC: a
     /// frame's stamp carries its capture time, a block of the microphone's

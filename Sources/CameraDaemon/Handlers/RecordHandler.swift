@@ -38,7 +38,7 @@ extension CameraServiceHandlers {
             do {
                 while let request = try await requests.next() {
                     switch request.message.kind {
-                    case .stop: await recording.stop(); return
+                    case .stop: recording.stop(); return
                     case .nextFile(let next):
                         guard Int(next.fdIndex) < request.descriptors.count else {
                             throw RPCError(.invalidArgument, "NextFile names descriptor \(next.fdIndex) but brought \(request.descriptors.count); "
@@ -54,7 +54,7 @@ extension CameraServiceHandlers {
             } catch let error as CameraError {
                 refusal.withLock { $0 = error.rpcError }
             } catch {}
-            await recording.stop()
+            recording.stop()
         }
         // Progress goes through the same stream as the other events: one loop sends them all, in order.
         let progress = Task {
@@ -85,7 +85,7 @@ extension CameraServiceHandlers {
                 guard writer.send(response) else { continue }
             }
         } onCancel: {
-            Task { await recording.stop() }
+            recording.stop()
         }
         if let refused = refusal.withLock({ $0 }) { throw refused }
     }

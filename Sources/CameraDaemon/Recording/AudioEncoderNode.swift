@@ -49,6 +49,26 @@ final class AudioEncoderNode: Sendable {
                     return []
                 }
             }
+            publish(packets, into: node)
+        }
+
+        /// The last period's samples and the frames AAC still held, published
+        /// once the microphone's stream ended.
+        func flush(into node: MediaNode) {
+            let packets = state.withLock { state -> [(UInt64, EncodedPacket)] in
+                do {
+                    let packets = try state.encoder.flush()
+                    defer { state.packets += UInt64(packets.count) }
+                    return packets.enumerated().map { (state.packets + UInt64($0.offset), $0.element) }
+                } catch {
+                    node.logger.error("\(node.name): flushing: \(error)")
+                    return []
+                }
+            }
+            publish(packets, into: node)
+        }
+
+        private func publish(_ packets: [(UInt64, EncodedPacket)], into node: MediaNode) {
             for (sequence, packet) in packets {
                 state.withLock { $0.history.add(packet, sequence: sequence) }
                 node.publish(packet, sequence: sequence)
@@ -82,7 +102,8 @@ final class AudioEncoderNode: Sendable {
         let work = Work(encoder)
         self.work = work
         do {
-            input = try NodeInput(to: node, passesDropsOn: false, priority: .sound) { period, node in work.take(period, into: node) }
+            input = try NodeInput(to: node, passesDropsOn: false, priority: .sound, process: { period, node in work.take(period, into: node) },
+                                  finish: { node in work.flush(into: node) })
         } catch {
             node.end()
             throw CameraError(.resourceExhausted, "no worker for \(node.name): \(error)")
@@ -113,9 +134,10 @@ final class AudioEncoderNode: Sendable {
         return try node.subscribe(sink, policy: policy, for: owner)
     }
 
-    /// Stops listening; the node's recorders end after what they were given.
+    /// Stops listening: the periods it was given are encoded, the encoder
+    /// flushed — every packet reaches the node's recorders, which then end.
     func stop() {
-        microphone.close(listenerID)
-        input.end(with: nil)
+        let (microphone, listenerID) = (self.microphone, self.listenerID)
+        input.stop { microphone.close(listenerID) }
     }
 }

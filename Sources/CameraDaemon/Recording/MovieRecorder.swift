@@ -98,8 +98,29 @@ final class MovieRecorder: FrameSink {
         var heldSound: [EncodedPacket] = []
         /// The number of the last frame written: the next one's gap from it is what was lost.
         var lastFrame: UInt64?
+        /// Where its picture stops — its owner's stop, its duration limit — and how it will have ended:
+        /// the picture's packets from `time` on are not the file's.
+        var stopping: (time: Int64, ending: Ending)?
+        /// Its picture reached its stop (or its encoder ended): only the sound is waited for.
+        var pictureDone = false
+        /// Where the sound received so far ends, and whether its encoder ended.
+        var soundEnd: Int64 = .min
+        var soundEnded = false
         /// Set once it ended: packets after are given back unwritten.
         var ending: Ending?
+
+        /// How it ends, once its picture reached its stop and its sound the picture's end.
+        func finished(hasSound: Bool) -> Ending? {
+            guard pictureDone, let stopping else { return nil }
+            return !hasSound || soundEnded || writer == nil || soundEnd >= pictureEnd ? stopping.ending : nil
+        }
+
+        /// Stops the picture at `time` unless it stops earlier already.
+        mutating func stop(before time: Int64, as ending: Ending) {
+            if let stopping, stopping.time <= time { return }
+            stopping = (time, ending)
+            if writer != nil && pictureEnd >= time { pictureDone = true }
+        }
     }
 
     /// - Throws: INVALID_ARGUMENT when no worker can be had (nothing is written yet).
@@ -153,10 +174,25 @@ final class MovieRecorder: FrameSink {
         }
     }
 
-    /// Ends the recording as its owner asked (its subscription ended first:
-    /// nothing more comes); the file is finished on the worker, after what it was given.
+    /// Ends the recording with the frames captured before `time` (its owner's
+    /// stop, its duration limit reached on the clock): it keeps taking the
+    /// picture's packets until one from `time` on comes (or its encoder ends,
+    /// flushed), and the sound until it reaches the picture's end; then the
+    /// file is finished. ``stop()`` ends it sooner if that takes too long.
+    func stop(before time: Int64, as ending: Ending = .stopped) {
+        thread.async { [self] in
+            let reached = state.withLock { state -> Ending? in
+                guard state.ending == nil else { return nil }
+                state.stop(before: time, as: ending)
+                return state.finished(hasSound: audio != nil)
+            }
+            if let reached { end(reached) }
+        }
+    }
+
+    /// Ends the recording now, with what it was given (as its stop would end it, or as stopped).
     func stop() {
-        thread.async { [self] in end(.stopped) }
+        thread.async { [self] in end(state.withLock { $0.stopping?.ending } ?? .stopped) }
     }
 
     /// The next file (checked with ``check(_:)``) takes over at the next
@@ -206,6 +242,17 @@ final class MovieRecorder: FrameSink {
             return true
         }
 
+        /// The sound's encoder ended (flushed): a file stopping waits for no more.
+        func end(with error: CameraError?) {
+            recorder.thread.async { [recorder] in
+                let reached = recorder.state.withLock { state -> Ending? in
+                    state.soundEnded = true
+                    return state.ending == nil ? state.finished(hasSound: true) : nil
+                }
+                if let reached { recorder.end(reached) }
+            }
+        }
+
         func dropped(_ drops: DropTally) {
             let count = drops.reports.reduce(0) { $0 + $1.count }
             recorder.published.withLock { $0.soundPacketsDropped += count }
@@ -213,7 +260,6 @@ final class MovieRecorder: FrameSink {
 
         func formatChanged(_ news: StreamNews) {}
         func interrupted(_ reason: StreamInterruption, _ error: CameraError) {}
-        func end(with error: CameraError?) {}
     }
 
     /// The picture's drops are counted as gaps in the frames' numbers when the
@@ -227,9 +273,18 @@ final class MovieRecorder: FrameSink {
         thread.async { [self] in end(.interrupted(error)) }
     }
 
+    /// Its encoder ended: flushed, after a stop (the sound may still come), or without one (its camera went).
     func end(with error: CameraError?) {
-        thread.async { [self] in end(error.map { .interrupted($0) } ?? .stopped) }
-        thread.finish()
+        thread.async { [self] in
+            let reached = state.withLock { state -> Ending? in
+                guard state.ending == nil else { return nil }
+                if let error { return .interrupted(error) }
+                guard state.stopping != nil else { return .stopped }
+                state.pictureDone = true
+                return state.finished(hasSound: audio != nil)
+            }
+            if let reached { end(reached) }
+        }
     }
 
     // MARK: - On the worker
@@ -241,7 +296,13 @@ final class MovieRecorder: FrameSink {
         let reached = state.withLock { state -> Ending? in
             guard state.ending == nil else { return nil }
             do throws(EncodingError) {
-                guard kind == .video else {
+                if kind == .video, !state.pictureDone, let stopping = state.stopping,
+                   packet.presentationTimeNanoseconds >= stopping.time {
+                    state.pictureDone = true
+                }
+                guard kind == .video, !state.pictureDone else {
+                    guard kind == .audio else { return state.finished(hasSound: audio != nil) }
+                    state.soundEnd = max(state.soundEnd, packet.presentationTimeNanoseconds + packet.durationNanoseconds)
                     // Sound waits for the picture to reach it (the picture's encoder is behind, by its lookahead
                     // at least): a file's sound neither starts before nor outlasts its picture.
                     if state.heldSound.count >= Self.heldSoundLimit {
@@ -250,7 +311,7 @@ final class MovieRecorder: FrameSink {
                     }
                     state.heldSound.append(packet)
                     try writeHeldSound(&state)
-                    return nil
+                    return state.finished(hasSound: true)
                 }
                 if packet.isKeyframe, let next = state.nextFile, let current = state.writer {
                     // Hand-over: the file under way ends before this keyframe, which starts the next.
@@ -275,6 +336,12 @@ final class MovieRecorder: FrameSink {
                     state.writer = writer
                     state.start = packet.presentationTimeNanoseconds
                     if handedOver == nil { startedAt = packet.presentationTimeNanoseconds }
+                    // The duration limit, from each file's first frame: the frames that end by it (within
+                    // half a frame: a file of 1 s at 30 fps holds 30 frames, whatever their stamps' jitter).
+                    if let max = limits.maxDurationNanoseconds, state.stopping.map({ $0.ending == .maximumDurationReached }) ?? true {
+                        let (end, overflow) = packet.presentationTimeNanoseconds.addingReportingOverflow(max - packet.durationNanoseconds / 2)
+                        state.stopping = (overflow ? .max : end, .maximumDurationReached)
+                    }
                 }
                 try writer.write(packet, to: .video)
                 if let frame {
@@ -293,14 +360,14 @@ final class MovieRecorder: FrameSink {
             } catch {
                 return error.errno == ENOSPC ? .diskFull : .failed(CameraError(.internalError, "writing the movie: \(error.message)"))
             }
-            if let max = limits.maxDurationNanoseconds, state.figures.durationNanoseconds >= max { return .maximumDurationReached }
+            if let stopping = state.stopping, state.pictureEnd >= stopping.time { state.pictureDone = true }
             if let max = limits.maxBytes, state.figures.bytes >= max { return .maximumFileSizeReached }
             // The filesystem's free space, once a second or so of frames.
             if let least = limits.minFreeBytes, kind == .video, state.figures.packets % 32 == 0,
                let free = Self.freeBytes(state.file), free < least {
                 return .diskFull
             }
-            return nil
+            return state.finished(hasSound: audio != nil)
         }
         if let startedAt { onStart(startedAt) }
         if let (finished, start) = handedOver { onHandOver(finished, start) }

@@ -214,14 +214,25 @@ final class Recordings: Sendable {
     }
 }
 
-/// One recording under way: its recorder, subscribed to its encoders until it
-/// stops or ends.
+/// One recording under way: its recorder, subscribed to its encoders until
+/// its file is finished.
+///
+/// A stop — its owner's, or its duration limit's — takes every frame captured
+/// before it: the recorder keeps taking packets until its picture reaches the
+/// stop (x264's lookahead gives the last ones as the camera's next frames push
+/// them out), and its sound the picture's end; then the file is finished and
+/// the recording lets go of its encoders. An encoder starved or a camera that
+/// sends no more frames leaves it waiting ``drainDeadline`` at most: then it
+/// lets go — the last recording of an encoder stops it, which encodes the
+/// frames it was given and flushes x264's lookahead into the file — and its
+/// file is finished ``flushDeadline`` later, with what it got.
 final class Recording: Sendable {
     let recorder: MovieRecorder
-    private let video: SharedEncoders<Recordings.VideoKey, VideoEncoderNode>.Use
-    private let audio: SharedEncoders<Recordings.AudioKey, AudioEncoderNode>.Use?
-    private let recordings: Recordings
-    private let subscriptions: Mutex<(video: UInt64?, audio: UInt64?)>
+    private let hold: EncoderHold
+    /// Whether it was stopped.
+    private let stopped = Atomic(false)
+    /// Ends each file at its duration limit, on the clock, whether frames arrive or not.
+    private let clock = Mutex<Task<Void, Never>?>(nil)
     /// What started it: the limits and free space every next file is checked against.
     private let request: Camerad_V1_StartRecording
     /// Its client's, for the checks of its next files.
@@ -229,18 +240,70 @@ final class Recording: Sendable {
     /// What its encoders cost its client, until it goes (its recorder's worker holds its own).
     private let encoderClaims: [ClientBudget.Claim]
 
+    /// How long a stop waits for the packets of the frames captured before it.
+    static let drainDeadline = Duration.seconds(3)
+    /// How long, after that, for an encoder's flushed packets.
+    static let flushDeadline = Duration.seconds(1)
+    /// How long past a file's duration limit the clock stops it, when its packets have not (late, or none come).
+    static let limitGrace = Duration.seconds(1)
+
+    /// What a recording holds of its encoders — its subscriptions to their
+    /// nodes, its uses of them — let go of once its file is finished (or its stop waited too long).
+    private final class EncoderHold: Sendable {
+        let video: SharedEncoders<Recordings.VideoKey, VideoEncoderNode>.Use
+        let audio: SharedEncoders<Recordings.AudioKey, AudioEncoderNode>.Use?
+        let recordings: Recordings
+        private let subscriptions = Mutex<(video: UInt64?, audio: UInt64?)>((nil, nil))
+        private let usesGone = Atomic(false)
+
+        init(video: SharedEncoders<Recordings.VideoKey, VideoEncoderNode>.Use,
+             audio: SharedEncoders<Recordings.AudioKey, AudioEncoderNode>.Use?, recordings: Recordings) {
+            (self.video, self.audio, self.recordings) = (video, audio, recordings)
+        }
+
+        func subscribed(video: UInt64? = nil, audio: UInt64? = nil) {
+            subscriptions.withLock { ids in
+                if let video { ids.video = video }
+                if let audio { ids.audio = audio }
+            }
+        }
+
+        /// Ends its subscriptions (once): what the recorder held goes back.
+        func unsubscribe() {
+            let (videoID, audioID) = subscriptions.withLock { ids in
+                defer { ids = (nil, nil) }
+                return ids
+            }
+            if let videoID { video.encoder.node.unsubscribe(videoID) }
+            if let audioID, let audio { audio.encoder.node.unsubscribe(audioID) }
+        }
+
+        /// Lets go of its encoders (once): the last user's stops, flushed.
+        func letGoOfEncoders() async {
+            guard !usesGone.exchange(true, ordering: .relaxed) else { return }
+            await recordings.videoEncoders.letGo(video)
+            if let audio { await recordings.audioEncoders.letGo(audio) }
+        }
+
+        /// Forgets its encoders, whose device went: the next recording gets new ones.
+        func forgetEncoders() async {
+            await recordings.videoEncoders.forget(video)
+            if let audio { await recordings.audioEncoders.forget(audio) }
+        }
+    }
+
     fileprivate init(request: Camerad_V1_StartRecording, descriptor: OwnedFD, container: MovieWriter.Container,
                      limits: MovieRecorder.Limits, video: SharedEncoders<Recordings.VideoKey, VideoEncoderNode>.Use,
                      audio: SharedEncoders<Recordings.AudioKey, AudioEncoderNode>.Use?, recordings: Recordings,
                      owner: ClientBudget.Owner, recorderClaim: ClientBudget.Claim, encoderClaims: [ClientBudget.Claim],
                      events: @escaping @Sendable (Recordings.Event) -> Void) async throws {
-        self.video = video
-        self.audio = audio
-        self.recordings = recordings
         self.request = request
         self.owner = owner
         self.encoderClaims = encoderClaims
-        subscriptions = Mutex((nil, nil))
+        let hold = EncoderHold(video: video, audio: audio, recordings: recordings)
+        self.hold = hold
+        // Each file's time 0, for the duration limit's clock.
+        let (fileStarts, fileStart) = AsyncStream.makeStream(of: Int64.self)
         let format = video.encoder.format
         let requestedAt = monotonicNanoseconds()
         let fragment = request.movieFragmentIntervalNs > 0 ? Double(request.movieFragmentIntervalNs) / 1e9 : 10
@@ -251,6 +314,7 @@ final class Recording: Sendable {
             // Root's recording may use the blocks a filesystem keeps for root; another user's may not.
             keepsReservedBlocks: owner.user.map { $0 != 0 } ?? false, claim: recorderClaim, logger: Logger(label: "camerad"),
             onStart: { start in
+                fileStart.yield(start)
                 Task {
                     var started = Camerad_V1_RecordingStarted()
                     started.width = UInt32(format.width)
@@ -263,56 +327,96 @@ final class Recording: Sendable {
                 }
             },
             onHandOver: { finished, start in
+                fileStart.yield(start)
                 var handedOver = Camerad_V1_FileHandedOver()
                 handedOver.figures = Camerad_V1_RecordingFigures(finished)
                 handedOver.startTimeNs = start
                 events(.handedOver(handedOver))
             },
-            onEnd: { ending, figures in events(.finished(Camerad_V1_RecordingFinished(ending, figures))) })
+            onEnd: { ending, figures in
+                fileStart.finish()
+                hold.unsubscribe()
+                Task {
+                    await hold.letGoOfEncoders()
+                    events(.finished(Camerad_V1_RecordingFinished(ending, figures)))
+                }
+            })
         do throws(CameraError) {
             let recorder = self.recorder
             let (videoID, preRollFrom) = try await video.encoder.subscribe(
                 recorder, maxInFlight: Recordings.videoPacketsInFlight(video.encoder.node), for: owner,
                 preRollNanoseconds: request.preRollNs) { recorder.writeEarlier($0, to: .video) }
-            subscriptions.withLock { $0.video = videoID }
+            hold.subscribed(video: videoID)
             if let audio {
                 // The sound's recent packets from the picture's pre-roll on (where it has them).
                 let audioID = try await audio.encoder.subscribe(recorder.audioInput, maxInFlight: Recordings.audioPacketsInFlight, for: owner,
                                                                 preRollFrom: preRollFrom) { recorder.writeEarlier($0, to: .audio) }
-                subscriptions.withLock { $0.audio = audioID }
+                hold.subscribed(audio: audioID)
             }
         } catch {
             // An encoder whose device went: the next recording gets a new one.
-            if error.code == .invalidState {
-                await recordings.videoEncoders.forget(video)
-                if let audio { await recordings.audioEncoders.forget(audio) }
-            }
-            await stop()
+            if error.code == .invalidState { await hold.forgetEncoders() }
+            stopped.store(true, ordering: .relaxed)
+            hold.unsubscribe()
+            recorder.stop()
+            await hold.letGoOfEncoders()
             throw error
+        }
+        if let limit = limits.maxDurationNanoseconds {
+            let timer = Task { [weak self] in await Self.stopAtLimits(limit, fileStarts, of: self) }
+            clock.withLock { $0 = timer }
         }
     }
 
-    /// stopRecording(): its subscriptions end, then its file (after what it
-    /// was given); its encoders stop if nobody else uses them. Idempotent.
-    func stop() async {
-        let (videoID, audioID) = subscriptions.withLock { subscriptions in
-            defer { subscriptions = (nil, nil) }
-            return subscriptions
+    deinit { clock.withLock { $0?.cancel() } }
+
+    /// Stops the recording at each file's duration limit on the clock from
+    /// its first frame (a file handed over starts its own), ``limitGrace``
+    /// after it — when its packets, which end it at its limit, did not — until
+    /// the last file is finished.
+    private static func stopAtLimits(_ limit: Int64, _ fileStarts: AsyncStream<Int64>, of recording: Recording?) async {
+        var timer: Task<Void, Never>?
+        for await start in fileStarts {
+            timer?.cancel()
+            let (end, overflow) = start.addingReportingOverflow(limit)
+            guard !overflow else { continue }
+            timer = Task { [weak recording] in
+                let wait = Duration.nanoseconds(end - monotonicNanoseconds()) + limitGrace
+                guard (try? await Task.sleep(for: wait)) != nil else { return }
+                recording?.stop(before: end, as: .maximumDurationReached)
+            }
         }
-        if let videoID { video.encoder.node.unsubscribe(videoID) }
-        if let audioID, let audio { audio.encoder.node.unsubscribe(audioID) }
-        recorder.stop()
-        guard videoID != nil else { return }
-        await recordings.videoEncoders.letGo(video)
-        if let audio { await recordings.audioEncoders.letGo(audio) }
+        timer?.cancel()
     }
+
+    /// stopRecording(): the file ends with the frames captured before now,
+    /// then is finished, and its encoders stop if nobody else uses them. Idempotent.
+    func stop() {
+        stop(before: monotonicNanoseconds(), as: .stopped)
+    }
+
+    /// Stops the file at `time` (camerad's clock), to end as `ending`; after the first, calls do nothing.
+    private func stop(before time: Int64, as ending: MovieRecorder.Ending) {
+        guard !stopped.exchange(true, ordering: .relaxed) else { return }
+        recorder.stop(before: time, as: ending)
+        let (recorder, hold) = (self.recorder, self.hold)
+        Task {
+            try? await Task.sleep(for: Self.drainDeadline)
+            await hold.letGoOfEncoders()
+            try? await Task.sleep(for: Self.flushDeadline)
+            recorder.stop()
+        }
+    }
+
+    /// Its picture's encoder (shared with the camera's other recordings at its settings).
+    var videoEncoder: VideoEncoderNode { hold.video.encoder }
 
     /// NextFile: `next` (checked as the first file was, off the tasks) takes
     /// over at a keyframe asked for now.
     func handOver(to next: OwnedFD) async throws {
-        _ = try await Recordings.inspect(next, request, for: owner, budget: recordings.budget)
+        _ = try await Recordings.inspect(next, request, for: owner, budget: hold.recordings.budget)
         recorder.handOver(to: next)
-        video.encoder.requestKeyframe()
+        hold.video.encoder.requestKeyframe()
     }
 
     /// The file's tags, as libavformat's mov muxer writes them.

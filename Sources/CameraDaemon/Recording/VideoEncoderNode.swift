@@ -69,6 +69,8 @@ final class VideoEncoderNode: Sendable {
         }
         private let state: OrderedMutex<State>
         let keyframeWanted = Atomic(false)
+        /// Frames given to it, each of which makes one packet (the last ones at the flush).
+        let framesIn = Atomic(0)
 
         init(_ encoder: VideoEncoder?) {
             state = OrderedMutex(.encoderWork, State(encoder: encoder.map { .init(encoder: $0) }))
@@ -80,6 +82,7 @@ final class VideoEncoderNode: Sendable {
         /// node: its files end playable, saying why) — kept and published.
         func take(_ frame: PooledFrame, into node: MediaNode) {
             let keyframe = keyframeWanted.exchange(false, ordering: .relaxed)
+            framesIn.add(1, ordering: .relaxed)
             let packets = state.withLock { state -> [(UInt64, EncodedPacket)] in
                 guard let encoder = state.encoder?.encoder else {
                     return [(frame.sequence, EncodedPacket(bytes: Array(frame.bytes), presentationTimeNanoseconds: frame.timestampNanoseconds,
@@ -95,6 +98,26 @@ final class VideoEncoderNode: Sendable {
                     return []
                 }
             }
+            publish(packets, into: node)
+        }
+
+        /// The packets of the frames still in x264's lookahead, published once
+        /// the camera's stream ended: every frame the encoder was given is in
+        /// its recorders' files.
+        func flush(into node: MediaNode) {
+            let packets = state.withLock { state -> [(UInt64, EncodedPacket)] in
+                guard let encoder = state.encoder?.encoder else { return [] }
+                do {
+                    return try encoder.flush().map { (state.sequences.removeValue(forKey: $0.presentationTimeNanoseconds) ?? 0, $0) }
+                } catch {
+                    node.logger.error("\(node.name): flushing: \(error)")
+                    return []
+                }
+            }
+            publish(packets, into: node)
+        }
+
+        private func publish(_ packets: [(UInt64, EncodedPacket)], into node: MediaNode) {
             for (sequence, packet) in packets {
                 state.withLock { $0.history.add(packet, sequence: sequence) }
                 node.publish(packet, sequence: sequence)
@@ -146,7 +169,8 @@ final class VideoEncoderNode: Sendable {
         let work = Work(encoder)
         self.work = work
         do {
-            input = try NodeInput(to: node) { frame, node in work.take(frame, into: node) }
+            input = try NodeInput(to: node, process: { frame, node in work.take(frame, into: node) },
+                                  finish: { node in work.flush(into: node) })
         } catch {
             node.end()
             throw CameraError(.resourceExhausted, "no worker for \(node.name): \(error)")
@@ -181,14 +205,21 @@ final class VideoEncoderNode: Sendable {
         return (id, nil)
     }
 
+    /// The camera's frames given to the encoder so far.
+    var framesEncoded: Int { work.framesIn.load(ordering: .relaxed) }
+
     /// The next frame becomes a keyframe: a recorder joined.
     func requestKeyframe() {
         work.keyframeWanted.store(true, ordering: .relaxed)
     }
 
-    /// Stops reading the camera; the node's recorders end after what they were given.
+    /// Stops reading the camera: the frames it was given are encoded, the
+    /// encoder flushed — every packet reaches the node's recorders, which then end.
     func stop() {
-        streamer.close(streamID)
-        input.end(with: nil)
+        let (streamer, streamID) = (self.streamer, self.streamID)
+        input.stop { streamer.close(streamID) }
     }
+
+    /// Runs `job` on the encoder's worker between two frames (tests hold it there: a starved encoder).
+    func runOnWorker(_ job: @escaping @Sendable () -> Void) -> Bool { input.run(job) }
 }

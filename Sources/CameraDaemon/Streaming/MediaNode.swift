@@ -1,6 +1,7 @@
 import CameraIPC
 import CameraMedia
 import Logging
+import Synchronization
 
 /// A node of the media graph that is not a camera's variant: a source of
 /// buffers of any media (a microphone's periods) or a node derived from
@@ -298,12 +299,14 @@ final class MediaNode: SubscriptionHost {
     }
 
     /// Buffers its input did not get (upstream drops): each subscription
-    /// hears of them ahead of its next buffer, as if this node had dropped them.
+    /// hears of them ahead of its next buffer, as gaps in the source — what
+    /// this node made after them is whole (an encoder's packets after a frame
+    /// it never got decode), so none waits for a keyframe for them.
     func report(_ drops: DropTally) {
         locked { state in
             for subscription in state.subscriptions where subscription.lifecycle.receivesFrames {
                 for report in drops.reports {
-                    subscription.drop(report.reason, count: report.count, sequence: report.lastSequence)
+                    subscription.drop(report.reason, count: report.count, sequence: report.lastSequence, upstream: true)
                 }
             }
         }
@@ -377,13 +380,18 @@ final class NodeInput: FrameSink {
     /// for a node that numbers its buffers its own way and reports its gaps itself
     /// (an audio variant, whose periods are not its source's).
     private let passesDropsOn: Bool
+    /// Run once on the worker after the last frame, before the node ends (an encoder's flush).
+    private let finish: (@Sendable (_ node: MediaNode) -> Void)?
+    private let finished = Atomic(false)
 
     /// - Throws: when no worker thread can be made.
+    /// - Parameter finish: what the node publishes once its input ended, after its last frame (an encoder's held packets).
     init(to node: MediaNode, passesDropsOn: Bool = true, priority: PollingThread.Priority = .normal,
-         process: @escaping Process) throws(SystemError) {
+         process: @escaping Process, finish: (@Sendable (_ node: MediaNode) -> Void)? = nil) throws(SystemError) {
         self.node = node
         self.process = process
         self.passesDropsOn = passesDropsOn
+        self.finish = finish
         thread = try WorkerThread(name: "camerad-node", priority: priority)
     }
 
@@ -412,12 +420,37 @@ final class NodeInput: FrameSink {
     func run(_ job: @escaping @Sendable () -> Void) -> Bool { thread.asyncUnlessFinished(job) }
 
     func interrupted(_ reason: StreamInterruption, _ error: CameraError) {
-        thread.async { [node] in node.end(reason, error) }
+        thread.async { [self] in
+            finishOnce()
+            node.end(reason, error)
+        }
     }
 
     func end(with error: CameraError?) {
-        thread.async { [node] in node.end(nil, error) }
+        thread.async { [self] in
+            finishOnce()
+            node.end(nil, error)
+        }
         thread.finish()
+    }
+
+    /// Ends the node once the frames given so far are processed (``finish``
+    /// run after them); `then` runs on the worker after — where its upstream
+    /// stream is closed, not before: closed, it would give back the frames
+    /// still queued here, whose slots the camera then fills again.
+    func stop(then after: @escaping @Sendable () -> Void) {
+        thread.async { [self] in
+            finishOnce()
+            node.end()
+            after()
+        }
+        thread.finish()
+    }
+
+    /// On the worker: ``finish``, the first time its input ends.
+    private func finishOnce() {
+        guard let finish, !finished.exchange(true, ordering: .relaxed) else { return }
+        finish(node)
     }
 }
 

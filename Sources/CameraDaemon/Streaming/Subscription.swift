@@ -91,10 +91,12 @@ final class Subscription: @unchecked Sendable {
     }
 
     /// Counts a frame it misses. One that starts at keyframes waits for the
-    /// next: the packets between could not be decoded.
-    func drop(_ reason: DropReason, count: Int = 1, sequence: UInt64) {
+    /// next after a packet of its own is lost (the packets between could not be
+    /// decoded) — not after `upstream` drops, frames its node never got (an
+    /// encoder's input behind): they break nothing in what the node makes.
+    func drop(_ reason: DropReason, count: Int = 1, sequence: UInt64, upstream: Bool = false) {
         drops.add(reason, count: count, sequence: sequence)
-        if keyframes == .taking && policy.startsAtKeyframe { keyframes = .afterDrop }
+        if !upstream && keyframes == .taking && policy.startsAtKeyframe { keyframes = .afterDrop }
     }
 
     /// Whether a buffer is passed by for want of a keyframe: before its
