@@ -314,7 +314,7 @@ final class Recording: Sendable {
             // Root's recording may use the blocks a filesystem keeps for root; another user's may not.
             keepsReservedBlocks: owner.user.map { $0 != 0 } ?? false, claim: recorderClaim, logger: Logger(label: "camerad"),
             onStart: { start in
-                fileStart.yield(start)
+                fileStart.wake(with: start)
                 Task {
                     var started = Camerad_V1_RecordingStarted()
                     started.width = UInt32(format.width)
@@ -327,14 +327,14 @@ final class Recording: Sendable {
                 }
             },
             onHandOver: { finished, start in
-                fileStart.yield(start)
+                fileStart.wake(with: start)
                 var handedOver = Camerad_V1_FileHandedOver()
                 handedOver.figures = Camerad_V1_RecordingFigures(finished)
                 handedOver.startTimeNs = start
                 events(.handedOver(handedOver))
             },
             onEnd: { ending, figures in
-                fileStart.finish()
+                fileStart.wakeFinished()
                 hold.unsubscribe()
                 Task {
                     await hold.letGoOfEncoders()
