@@ -90,6 +90,10 @@ public final class MovieWriter {
     }
 
     public let container: Container
+    /// Fragments that reached the descriptor so far (the first with the file's
+    /// header): a muxer in fragment mode writes nothing between them. The last
+    /// one reaches it with ``finishWriting()``.
+    public private(set) var fragmentsWritten = 0
     /// Seconds of media per fragment, at least: AVFoundation's `movieFragmentInterval`.
     public let fragmentInterval: Double
     private let output: Output
@@ -217,8 +221,10 @@ public final class MovieWriter {
         packet.pointee.duration = av_rescale_q(encoded.durationNanoseconds, nanoseconds, stream.timeBase)
         packet.pointee.stream_index = stream.index
         packet.pointee.flags = encoded.isKeyframe ? AV_PKT_FLAG_KEY : 0
+        let before = output.bytesWritten
         let written = av_interleaved_write_frame(format, packet)
         guard written >= 0 else { throw error(written, "writing a \(kind) packet") }
+        if output.bytesWritten > before { fragmentsWritten += 1 }
     }
 
     /// Ends the file cleanly: the last fragment and the index. The descriptor stays open.

@@ -76,6 +76,8 @@ public enum LockLevel: Int32, CaseIterable, Sendable {
     case encoderWork
     /// A recorder's file and its figures (its worker's, and a client's question).
     case movieRecorder
+    /// A recording's file syncs: counts and the files waiting (`FileSyncer`).
+    case fileSync
     /// `DescriptorCloser`'s pools: each user's closing threads and the
     /// descriptors waiting for them. After the leaves: taken under any lock.
     case descriptorClosers

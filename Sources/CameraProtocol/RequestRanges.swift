@@ -208,7 +208,9 @@ extension Camerad_V1_StartRecording: CheckedMessage {
          .integer("min_free_disk_space", \.minFreeDiskSpace, 0...int64Max, "bytes; 0 for none"),
          .integer("movie_fragment_interval_ns", \.movieFragmentIntervalNs, 0...anHourOfNanoseconds, "an hour at most; 0 for 10 s"),
          .message("metadata", \.metadata),
-         .integer("pre_roll_ns", \.preRollNs, 0...Int128(maxPreRollNanoseconds), "10 s at most")]
+         .integer("pre_roll_ns", \.preRollNs, 0...Int128(maxPreRollNanoseconds), "10 s at most"),
+         .enumeration("sync", \.sync),
+         .integer("sync_interval_ns", \.syncIntervalNs, 0...anHourOfNanoseconds, "1 ms to an hour, with FILE_SYNC_INTERVAL")]
     }
 }
 

@@ -83,8 +83,13 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// Frames written so far, as camerad last said (Linux only).
     public var recordedFrameCount: Int { state.withLock { Int($0.figures.frames) } }
 
-    /// Frames a slow disk lost (the file resumes at the next keyframe), as camerad last said (Linux only).
+    /// Frames lost between the file's first and its last, as camerad last said
+    /// (Linux only): frames the encoder never got (the file goes on) and packets
+    /// a slow disk lost (the file resumes at the next keyframe).
     public var droppedFrameCount: Int { state.withLock { Int($0.figures.framesDropped) } }
+
+    /// The file's syncs (``FileSync``) so far, as camerad last said (Linux only).
+    public var fileSyncCount: Int { state.withLock { Int($0.figures.fileSyncs) } }
 
     /// Ends a recording, successfully finished, once it is this long; invalid: no limit.
     public var maxRecordedDuration: CMTime {
@@ -144,11 +149,26 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
         public init() {}
     }
 
+    /// When the file is made durable (Linux only: AVFoundation leaves it to
+    /// the system). The file reaches the disk a whole fragment at a time, so a
+    /// crash leaves it playable up to its last fragment written; a power loss,
+    /// up to its last fragment synced (`fdatasync`, on a thread of camerad's
+    /// own: a slow disk delays durability, never the recording).
+    public enum FileSync: Equatable, Sendable {
+        /// After every fragment and at the end (the default).
+        case everyFragment
+        /// After the first fragment this long or more after the last sync, and at the end.
+        case interval(CMTime)
+        /// Never: the system writes the file back when it will (about 30 s).
+        case none
+    }
+
     private struct MovieSettings {
         var video = VideoOutputSettings()
         var fragmentInterval = CMTime(value: 10, timescale: 1)
         var metadata: [MetadataItem] = []
         var preRoll = CMTime.zero
+        var fileSync = FileSync.everyFragment
     }
     private let movie = Mutex(MovieSettings())
 
@@ -163,6 +183,12 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
     public var movieFragmentInterval: CMTime {
         get { movie.withLock { $0.fragmentInterval } }
         set { movie.withLock { $0.fragmentInterval = newValue } }
+    }
+
+    /// When the file is made durable (Linux only; default ``FileSync/everyFragment``).
+    public var fileSync: FileSync {
+        get { movie.withLock { $0.fileSync } }
+        set { movie.withLock { $0.fileSync = newValue } }
     }
 
     /// How long before ``startRecording(to:recordingDelegate:)`` the file
@@ -275,6 +301,15 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
         }
         start.metadata = Camerad_V1_MovieMetadata(movie.metadata)
         if movie.preRoll.isValid && movie.preRoll.seconds > 0 { start.preRollNs = Int64(movie.preRoll.seconds * 1e9) }
+        switch movie.fileSync {
+        case .everyFragment: start.sync = .everyFragment
+        case .none: start.sync = .none
+        case .interval(let interval):
+            start.sync = .interval
+            // camerad takes 1 ms to an hour, and says so.
+            let nanoseconds = interval.isValid ? interval.seconds * 1e9 : 0
+            start.syncIntervalNs = nanoseconds.isFinite ? Int64(max(-1e18, min(1e18, nanoseconds))) : 0
+        }
         let file: OwnedFD
         do throws(CaptureError) {
             file = try Self.openMovie(outputFileURL)

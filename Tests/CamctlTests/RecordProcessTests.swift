@@ -13,6 +13,7 @@ import Testing
         let bytes: Int64
         let frames: Int
         let framesDropped: Int
+        let fileSyncs: Int
     }
 
     @Test(.timeLimit(.minutes(2))) func twoProcessesRecordOneCameraAndEachFilePlays() async throws {
@@ -20,7 +21,7 @@ import Testing
             try await withTemporaryDirectory { folder in
                 let interrupted = folder + "/interrupted.mp4"
                 let running = try RunningProcess(Binaries.camctl, ["--socket", daemon.socketPath, "record", "0", interrupted,
-                                                                   "--size", "320x240", "--fragment", "1", "--json"])
+                                                                   "--size", "320x240", "--fragment", "1", "--sync", "none", "--json"])
                 #expect(await running.wait(timeout: .seconds(60)) { _ in
                     ((try? FileManager.default.attributesOfItem(atPath: interrupted))?[.size] as? Int ?? 0) > 0
                 }, "the recording writes its first fragment")
@@ -36,6 +37,8 @@ import Testing
                                                (interrupted, stopped.standardOutput, "stopped")] {
                     let ended = try JSONDecoder().decode(Ended.self, from: Data(output.utf8))
                     #expect(ended.ending == ending && ended.recordingSuccessfullyFinished, "\(output)")
+                    // Synced at every fragment and the end by default; never with --sync none.
+                    #expect(path == timed ? ended.fileSyncs >= 1 : ended.fileSyncs == 0, "\(output)")
                     let stream = try await MovieProbe.videoStream(path)
                     let frames = MovieProbe.frames(stream)
                     #expect(frames > 0 && frames == ended.frames, "\(path): \(frames) frames; \(output)")

@@ -33,12 +33,12 @@ import Testing
 
         /// - Parameter descriptor: where to write, if not `path` created or truncated.
         init(_ path: String, descriptor: OwnedFD? = nil, on encoder: VideoEncoderNode, limits: MovieRecorder.Limits = .init(),
-             keepsReservedBlocks: Bool = false, logger: Logger) throws {
+             keepsReservedBlocks: Bool = false, sync: FileSync = .everyFragment, logger: Logger) throws {
             self.path = path
             let descriptor = descriptor ?? OwnedFD(adopting: open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644))
             let ended = self.ended
             recorder = try MovieRecorder(descriptor: descriptor, container: .mp4, video: encoder.parameters, limits: limits,
-                                         fragmentInterval: 1, keepsReservedBlocks: keepsReservedBlocks, logger: logger) { ending, figures in
+                                         fragmentInterval: 1, keepsReservedBlocks: keepsReservedBlocks, sync: sync, logger: logger) { ending, figures in
                 ended.value.withLock { $0 = (ending, figures) }
             }
             subscription = try encoder.node.subscribe(recorder, policy: SubscriptionPolicy(maxInFlight: 30, startsAtKeyframe: true),
@@ -157,6 +157,51 @@ extension RecordingTests {
             print("starved encoder: \(stamps.count) frames in the file, \(figures.packetsDropped) lost while held, \(encoder.framesEncoded) encoded")
             #expect(await waitUntil { budget.streamCount(of: .daemon) == 0 && budget.streamCount(of: Self.owner) == 0 })
         }
+    }
+
+    /// With the default policy every fragment is synced (fdatasync, on the
+    /// syncer's thread) once it reaches the file, and the file's end before the
+    /// recording is told it ended; with none, nothing is. Counted against the
+    /// fragments (`moof` boxes) in the file.
+    @Test(.timeLimit(.minutes(3))) func everyFragmentIsSyncedOnceWrittenUnlessNoSyncIsAsked() async throws {
+        try await withTemporaryDirectory { folder in
+            let streamer = DeviceStreamer(device: VirtualCamera(index: 0), timers: .testTimers, budget: budget, logger: logger)
+            let settings = VideoEncoder.Settings(width: Self.width, height: Self.height, frameRate: 30, keyframeInterval: 15)
+            let encoder = try await VideoEncoderNode(on: streamer, name: "virtual-0", format: .h264(settings), budget: budget, logger: logger)
+            let synced = try Recording(folder + "/synced.mp4", on: encoder, logger: logger)
+            let unsynced = try Recording(folder + "/unsynced.mp4", on: encoder, sync: .never, logger: logger)
+            #expect(await waitUntil(timeout: .seconds(60)) { synced.recorder.figures.fileSyncs >= 3 })
+            let stop = monotonicNanoseconds()
+            synced.recorder.stop(before: stop)
+            unsynced.recorder.stop(before: stop)
+            #expect(await waitUntil(timeout: .seconds(60)) { synced.ending != nil && unsynced.ending != nil })
+            synced.unsubscribe(encoder)
+            unsynced.unsubscribe(encoder)
+            encoder.stop()
+
+            let figures = try #require(synced.figures)
+            let fragments = try Self.boxes("moof", in: synced.path)
+            #expect(fragments >= 3 && figures.fileSyncs + synced.recorder.syncsJoined == fragments,
+                    "\(figures.fileSyncs) syncs (\(synced.recorder.syncsJoined) joined) for \(fragments) fragments")
+            #expect(figures.longestSyncNanoseconds > 0)
+            #expect(try #require(unsynced.figures).fileSyncs == 0 && (try Self.boxes("moof", in: unsynced.path)) >= 3)
+            print("synced every fragment: \(figures.fileSyncs) syncs for \(fragments) fragments, the longest \(figures.longestSyncNanoseconds / 1000) µs")
+            #expect(await waitUntil { budget.streamCount(of: .daemon) == 0 && budget.streamCount(of: Self.owner) == 0 })
+        }
+    }
+
+    /// The top-level boxes of `type` in an MP4 file.
+    static func boxes(_ type: String, in path: String) throws -> Int {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        var (offset, count) = (0, 0)
+        while offset + 8 <= bytes.count {
+            var size = bytes[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
+            if size == 1, offset + 16 <= bytes.count { size = bytes[offset + 8..<offset + 16].reduce(0) { $0 << 8 | Int($1) } }
+            if String(decoding: bytes[offset + 4..<offset + 8], as: UTF8.self) == type { count += 1 }
+            guard size >= 8 else { break }
+            offset += size
+        }
+        return count
     }
 
     /// maxRecordedDuration ends a recording on camerad's clock from its first

@@ -374,6 +374,8 @@ static void conformance_record_file_plays(void **state) {
     assert_int_equal(finished->ending, CAMERAD__V1__RECORDING_ENDING__RECORDING_ENDING_STOPPED);
     assert_true(finished->successfully_finished);
     assert_true(finished->figures->frames > 0 && finished->figures->duration_ns >= 1000000000);
+    /* Synced after every fragment and at the end, by default. */
+    assert_true(finished->figures->file_syncs >= 1);
     char command[300];
     snprintf(command, sizeof command,
              "ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=codec_name,width,nb_read_frames "

@@ -227,7 +227,8 @@ class Client:
     def record(self, unique_id: str, file, audio_unique_id: str = "", file_type: Optional[str] = None,
                width: int = 0, height: int = 0, frame_rate: int = 0, average_bit_rate: int = 0,
                max_duration: float = 0, max_file_size: int = 0, fragment_interval: float = 0,
-               location: str = "", codec: str = "h264", pre_roll: float = 0) -> Recording:
+               location: str = "", codec: str = "h264", pre_roll: float = 0,
+               sync: "str | float" = "fragment") -> Recording:
         """Records a camera (and `audio_unique_id`'s microphone) into `file`: a path, which this
         client opens (created or truncated), or an open file object or descriptor, written to by
         camerad (which never opens a path itself). `file_type` "mov" or "mp4" (None: from the
@@ -235,10 +236,19 @@ class Client:
         format stored as it comes (its size and rate). `pre_roll` (seconds, at most 10) starts the
         file that long before now, from the recent packets of encoders another recording of the
         camera at the same settings keeps running (``Recording.started.pre_roll_ns`` says how far
-        back it went). Limits end it successfully; ``Recording.wait()`` says how."""
+        back it went). `sync`: when the file is made durable (fdatasync) — "fragment" (after every
+        fragment and at the end, the default), "none", or seconds (after the first fragment that
+        long after the last sync). Limits end it successfully; ``Recording.wait()`` says how."""
         codecs = {"h264": record_pb2.VIDEO_CODEC_H264, "mjpeg": record_pb2.VIDEO_CODEC_MJPEG}
         if codec not in codecs:
             raise CaptureError(ErrorCode.INVALID_ARGUMENT, f"codec {codec!r} is not one of h264, mjpeg")
+        policies = {"fragment": record_pb2.FILE_SYNC_EVERY_FRAGMENT, "none": record_pb2.FILE_SYNC_NONE}
+        if isinstance(sync, str):
+            if sync not in policies:
+                raise CaptureError(ErrorCode.INVALID_ARGUMENT, f"sync {sync!r} is not one of fragment, none, or seconds")
+            file_sync, sync_interval_ns = policies[sync], 0
+        else:
+            file_sync, sync_interval_ns = record_pb2.FILE_SYNC_INTERVAL, int(sync * 1e9)
         with _movie_descriptor(file) as (fd, path):
             if file_type is None:
                 file_type = "mov" if str(path).lower().endswith(".mov") else "mp4"
@@ -251,7 +261,8 @@ class Client:
                                                         frame_rate=frame_rate, average_bit_rate=average_bit_rate),
                 max_duration_ns=int(max_duration * 1e9), max_file_size=max_file_size,
                 movie_fragment_interval_ns=int(fragment_interval * 1e9), pre_roll_ns=int(pre_roll * 1e9),
-                metadata=record_pb2.MovieMetadata(location_iso6709=location), fd_index=0)
+                metadata=record_pb2.MovieMetadata(location_iso6709=location), fd_index=0,
+                sync=file_sync, sync_interval_ns=sync_interval_ns)
             call = self._open_call(wire.RecordCall())
             self._send(wire.start_bytes(call.id, "Record"))
             self._send_with_descriptor(

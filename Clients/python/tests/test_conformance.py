@@ -144,6 +144,8 @@ def test_record_file_plays(client, tmp_path):
     finished = recording.wait(timeout=60)
     assert finished.ending == record_pb2.RECORDING_ENDING_STOPPED and finished.successfully_finished
     assert finished.figures.frames > 0 and finished.figures.duration_ns >= 1_000_000_000
+    # Synced after every fragment and at the end, by default.
+    assert finished.figures.file_syncs >= 1
     probe = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
                             "stream=codec_name,width,nb_read_frames", "-of", "csv=p=0", str(path)],
                            capture_output=True, text=True, check=True)

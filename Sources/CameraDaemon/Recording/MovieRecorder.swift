@@ -51,6 +51,9 @@ final class MovieRecorder: FrameSink {
         var soundPacketsDropped = 0
         /// Which file they are of: 0, then one more at each hand-over.
         var file = 0
+        /// The recording's fdatasyncs (``FileSync``) so far, and the longest.
+        var fileSyncs = 0
+        var longestSyncNanoseconds: Int64 = 0
     }
 
     /// Limits that end a recording: with success (AVFoundation's
@@ -69,6 +72,9 @@ final class MovieRecorder: FrameSink {
     private let fragmentInterval: Double
     private let metadata: [String: String]
     private let keepsReservedBlocks: Bool
+    private let sync: FileSync
+    /// Its syncs' thread (none for ``FileSync/never``).
+    private let syncer: FileSyncer?
     private let logger: Logger
     private let thread: WorkerThread
     private let onStart: @Sendable (_ startNanoseconds: Int64) -> Void
@@ -108,6 +114,23 @@ final class MovieRecorder: FrameSink {
         var soundEnded = false
         /// Set once it ended: packets after are given back unwritten.
         var ending: Ending?
+        /// The writer's fragments seen so far, and when the last sync was asked for.
+        var fragments = 0
+        var lastSync: Int64 = .min
+
+        /// Whether the file is to be synced now, by `policy`: a fragment reached it since last asked.
+        mutating func syncDue(_ policy: FileSync) -> Bool {
+            guard let writer, writer.fragmentsWritten > fragments else { return false }
+            fragments = writer.fragmentsWritten
+            let now = monotonicNanoseconds()
+            switch policy {
+            case .never: return false
+            case .everyFragment: break
+            case .interval(let nanoseconds): guard lastSync == .min || now - lastSync >= nanoseconds else { return false }
+            }
+            lastSync = now
+            return true
+        }
 
         /// How it ends, once its picture reached its stop and its sound the picture's end.
         func finished(hasSound: Bool) -> Ending? {
@@ -131,6 +154,7 @@ final class MovieRecorder: FrameSink {
     ///     keyframe) is written, with its capture time: the file's time 0.
     ///   - keepsReservedBlocks: write no more than an unprivileged user could
     ///     (``MovieWriter``): for a client other than root.
+    ///   - sync: when the file is made durable (on a thread of its own, ``FileSyncer``).
     ///   - claim: what its worker costs its client, held until the worker ends
     ///     (a write to a file whose server hangs keeps it for as long).
     ///   - onHandOver: told, on the worker, once a file was finished at a
@@ -138,7 +162,7 @@ final class MovieRecorder: FrameSink {
     ///     file's figures, the new one's time 0.
     init(descriptor: OwnedFD, container: MovieWriter.Container, video: EncodedStreamParameters, audio: EncodedStreamParameters? = nil,
          limits: Limits = Limits(), fragmentInterval: Double = 10, metadata: [String: String] = [:], keepsReservedBlocks: Bool = false,
-         claim: ClientBudget.Claim? = nil, logger: Logger,
+         sync: FileSync = .everyFragment, claim: ClientBudget.Claim? = nil, logger: Logger,
          onStart: @escaping @Sendable (_ startNanoseconds: Int64) -> Void = { _ in },
          onHandOver: @escaping @Sendable (_ finished: Figures, _ startNanoseconds: Int64) -> Void = { _, _ in },
          onEnd: @escaping @Sendable (Ending, Figures) -> Void) throws(CameraError) {
@@ -149,6 +173,7 @@ final class MovieRecorder: FrameSink {
         self.fragmentInterval = fragmentInterval
         self.metadata = metadata
         self.keepsReservedBlocks = keepsReservedBlocks
+        self.sync = sync
         self.logger = logger
         self.onStart = onStart
         self.onHandOver = onHandOver
@@ -156,13 +181,25 @@ final class MovieRecorder: FrameSink {
         state = OrderedMutex(.movieRecorder, State(file: descriptor))
         do {
             thread = try WorkerThread(name: "camerad-recorder", holding: claim)
+            syncer = sync == .never ? nil : try FileSyncer(holding: claim)
         } catch {
             throw CameraError(.resourceExhausted, "no thread to record on: \(error)")
         }
     }
 
     /// What it has written so far.
-    var figures: Figures { published.withLock { $0 } }
+    var figures: Figures { withSyncs(published.withLock { $0 }) }
+
+    /// `figures` with the syncs done so far.
+    private func withSyncs(_ figures: Figures) -> Figures {
+        guard let counts = syncer?.counts else { return figures }
+        var figures = figures
+        (figures.fileSyncs, figures.longestSyncNanoseconds) = (counts.syncs, counts.longestNanoseconds)
+        return figures
+    }
+
+    /// The syncs asked for that joined one waiting to start (each fragment is synced by one or the other).
+    var syncsJoined: Int { syncer?.counts.joined ?? 0 }
 
     /// Publishes what the worker has written, keeping the drops counted meanwhile; under `state`'s lock.
     private func publish(_ written: Figures) -> Figures {
@@ -293,7 +330,9 @@ final class MovieRecorder: FrameSink {
     private func write(_ packet: EncodedPacket, frame: UInt64? = nil, to kind: EncodedStreamParameters.Kind) {
         var startedAt: Int64?
         var handedOver: (Figures, Int64)?
+        var toSync: [OwnedFD] = []
         let reached = state.withLock { state -> Ending? in
+            defer { if state.ending == nil, state.syncDue(sync) { toSync.append(state.file) } }
             guard state.ending == nil else { return nil }
             do throws(EncodingError) {
                 if kind == .video, !state.pictureDone, let stopping = state.stopping,
@@ -317,12 +356,13 @@ final class MovieRecorder: FrameSink {
                     // Hand-over: the file under way ends before this keyframe, which starts the next.
                     try writeHeldSound(&state)
                     try current.finishWriting()
+                    if sync != .never { toSync.append(state.file) }
                     state.figures.bytes = current.bytesWritten
                     handedOver = (publish(state.figures), packet.presentationTimeNanoseconds)
                     let fresh = Figures(file: state.figures.file + 1)
                     published.withLock { $0 = fresh }
                     state.figures = fresh
-                    (state.writer, state.file, state.nextFile) = (nil, next, nil)
+                    (state.writer, state.file, state.nextFile, state.fragments) = (nil, next, nil, 0)
                 }
                 let writer: MovieWriter
                 if let current = state.writer {
@@ -369,8 +409,9 @@ final class MovieRecorder: FrameSink {
             }
             return state.finished(hasSound: audio != nil)
         }
+        for file in toSync { syncer?.sync(file) }
         if let startedAt { onStart(startedAt) }
-        if let (finished, start) = handedOver { onHandOver(finished, start) }
+        if let (finished, start) = handedOver { onHandOver(withSyncs(finished), start) }
         if let reached { end(reached) }
     }
 
@@ -388,7 +429,7 @@ final class MovieRecorder: FrameSink {
 
     /// Finishes the file (once) and says how it ended.
     private func end(_ ending: Ending) {
-        let result = state.withLock { state -> (Ending, Figures)? in
+        let result = state.withLock { state -> (Ending, Figures, OwnedFD?)? in
             guard state.ending == nil else { return nil }
             var ending = ending
             do throws(EncodingError) {
@@ -400,15 +441,18 @@ final class MovieRecorder: FrameSink {
                     ending = error.errno == ENOSPC ? .diskFull : .failed(CameraError(.internalError, "finishing the movie: \(error.message)"))
                 }
             }
+            let written = state.writer != nil
             state.writer = nil
             state.ending = ending
-            return (ending, publish(state.figures))
+            return (ending, publish(state.figures), written ? state.file : nil)
         }
-        guard let (ending, figures) = result else { return }
+        guard let (ending, figures, file) = result else { return }
         // Its worker ends with the jobs queued (packets after the end go back unwritten); what comes later,
         // its owner's unsubscribing gives back.
         thread.finish()
-        onEnd(ending, figures)
+        guard let syncer else { return onEnd(ending, figures) }
+        // The end is told once the file's end is synced too.
+        syncer.finish(file) { [self] in onEnd(ending, withSyncs(figures)) }
     }
 }
 

@@ -56,6 +56,7 @@ final class Recordings: Sendable {
     /// devices that are not there and settings the encoders cannot do.
     func start(_ request: Camerad_V1_StartRecording, descriptor: OwnedFD, for owner: ClientBudget.Owner,
                events: @escaping @Sendable (Event) -> Void) async throws -> Recording {
+        let sync = try Self.fileSync(request)
         let limits = try await Self.inspect(descriptor, request, for: owner, budget: budget)
         let container: MovieWriter.Container = request.fileType == .mp4 ? .mp4 : .mov
         try RequestLimits.check(name: request.uniqueID, "unique_id")
@@ -99,7 +100,7 @@ final class Recordings: Sendable {
                     try await AudioEncoderNode(on: microphone, settings: audioSettings, budget: budget, logger: logger)
                 }
             }
-            return try await Recording(request: request, descriptor: descriptor, container: container, limits: limits,
+            return try await Recording(request: request, descriptor: descriptor, container: container, limits: limits, sync: sync,
                                        video: video, audio: audio, recordings: self, owner: owner, recorderClaim: recorder,
                                        encoderClaims: claims, events: events)
         } catch {
@@ -150,6 +151,23 @@ final class Recordings: Sendable {
         return .h264(VideoEncoder.Settings(width: width, height: height, frameRate: rate,
                                            bitRate: asked.averageBitRate == 0 ? nil : Int(asked.averageBitRate),
                                            keyframeInterval: asked.maxKeyFrameInterval == 0 ? nil : Int(asked.maxKeyFrameInterval)))
+    }
+
+    /// When the file is made durable, as asked.
+    private static func fileSync(_ request: Camerad_V1_StartRecording) throws -> FileSync {
+        let sync = try request.sync.known("sync")
+        guard sync == .interval || request.syncIntervalNs == 0 else {
+            throw RPCError(.invalidArgument, "sync_interval_ns goes with FILE_SYNC_INTERVAL; set that, or leave the interval 0")
+        }
+        switch sync {
+        case .none: return .never
+        case .interval:
+            guard request.syncIntervalNs >= 1_000_000 else {
+                throw RPCError(.invalidArgument, "FILE_SYNC_INTERVAL takes sync_interval_ns of 1 ms to an hour, not \(request.syncIntervalNs)")
+            }
+            return .interval(nanoseconds: request.syncIntervalNs)
+        default: return .everyFragment
+        }
     }
 
     /// Numbers each file check's claim.
@@ -293,7 +311,7 @@ final class Recording: Sendable {
     }
 
     fileprivate init(request: Camerad_V1_StartRecording, descriptor: OwnedFD, container: MovieWriter.Container,
-                     limits: MovieRecorder.Limits, video: SharedEncoders<Recordings.VideoKey, VideoEncoderNode>.Use,
+                     limits: MovieRecorder.Limits, sync: FileSync, video: SharedEncoders<Recordings.VideoKey, VideoEncoderNode>.Use,
                      audio: SharedEncoders<Recordings.AudioKey, AudioEncoderNode>.Use?, recordings: Recordings,
                      owner: ClientBudget.Owner, recorderClaim: ClientBudget.Claim, encoderClaims: [ClientBudget.Claim],
                      events: @escaping @Sendable (Recordings.Event) -> Void) async throws {
@@ -312,7 +330,7 @@ final class Recording: Sendable {
             descriptor: descriptor, container: container, video: video.encoder.parameters, audio: audio?.encoder.parameters,
             limits: limits, fragmentInterval: fragment, metadata: Self.metadata(request.metadata),
             // Root's recording may use the blocks a filesystem keeps for root; another user's may not.
-            keepsReservedBlocks: owner.user.map { $0 != 0 } ?? false, claim: recorderClaim, logger: Logger(label: "camerad"),
+            keepsReservedBlocks: owner.user.map { $0 != 0 } ?? false, sync: sync, claim: recorderClaim, logger: Logger(label: "camerad"),
             onStart: { start in
                 fileStart.wake(with: start)
                 Task {
@@ -461,5 +479,7 @@ extension Camerad_V1_RecordingFigures {
         frames = UInt64(figures.packets)
         framesDropped = UInt64(figures.packetsDropped)
         soundPacketsDropped = UInt64(figures.soundPacketsDropped)
+        fileSyncs = UInt64(figures.fileSyncs)
+        longestSyncNs = figures.longestSyncNanoseconds
     }
 }

@@ -121,6 +121,60 @@ public nonisolated enum Camerad_V1_VideoCodec: SwiftProtobuf.Enum, Swift.CaseIte
 
 }
 
+/// When a recording's file is made durable: bytes reach the file a fragment at
+/// a time (and its end), each fragment whole; fdatasync makes them survive a
+/// power loss. A file plays up to its last whole fragment after a SIGKILL
+/// whatever this says; after a power loss, up to its last synced one.
+public nonisolated enum Camerad_V1_FileSync: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+
+  /// FILE_SYNC_EVERY_FRAGMENT.
+  case unspecified // = 0
+
+  /// After every fragment, and at the end (RecordingFinished comes after).
+  case everyFragment // = 1
+
+  /// Never: the kernel writes the file back when it will (30 s or so).
+  case none // = 2
+
+  /// After the first fragment sync_interval_ns or more after the last sync, and at the end.
+  case interval // = 3
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .everyFragment
+    case 2: self = .none
+    case 3: self = .interval
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .everyFragment: return 1
+    case .none: return 2
+    case .interval: return 3
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Camerad_V1_FileSync] = [
+    .unspecified,
+    .everyFragment,
+    .none,
+    .interval,
+  ]
+
+}
+
 /// Why a recording ended (AVError codes, and a clean stop).
 public nonisolated enum Camerad_V1_RecordingEnding: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
@@ -277,7 +331,9 @@ public nonisolated struct Camerad_V1_StartRecording: @unchecked Sendable {
   }
 
   /// maxRecordedDuration, nanoseconds; 0: none. Reaching it ends the recording
-  /// with MAXIMUM_DURATION_REACHED, successfully finished.
+  /// with MAXIMUM_DURATION_REACHED, successfully finished: the file holds the
+  /// frames that end by it (within half a frame), on camerad's clock from its
+  /// first frame — a second past it at the latest when no frames come.
   public var maxDurationNs: Int64 {
     get {_storage._maxDurationNs}
     set {_uniqueStorage()._maxDurationNs = newValue}
@@ -319,6 +375,19 @@ public nonisolated struct Camerad_V1_StartRecording: @unchecked Sendable {
   public var preRollNs: Int64 {
     get {_storage._preRollNs}
     set {_uniqueStorage()._preRollNs = newValue}
+  }
+
+  /// When the file is made durable (fdatasync), beyond AVFoundation.
+  public var sync: Camerad_V1_FileSync {
+    get {_storage._sync}
+    set {_uniqueStorage()._sync = newValue}
+  }
+
+  /// With FILE_SYNC_INTERVAL: the least time between two syncs, nanoseconds,
+  /// 1 ms to 1 hour; 0 otherwise.
+  public var syncIntervalNs: Int64 {
+    get {_storage._syncIntervalNs}
+    set {_uniqueStorage()._syncIntervalNs = newValue}
   }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -415,12 +484,19 @@ public nonisolated struct Camerad_V1_RecordingFigures: Sendable {
   /// The picture's frames written.
   public var frames: UInt64 = 0
 
-  /// Frames lost between the first written and the last: behind the encoder or a slow disk (the file resumes at the next keyframe).
+  /// Frames lost between the first written and the last: frames the encoder
+  /// never got (the file goes on) and packets behind a slow disk (it resumes at
+  /// the next keyframe) — the gaps in the frames' numbers.
   public var framesDropped: UInt64 = 0
 
   /// Packets of sound (AAC, 1024 samples each) lost while the recorder was
   /// behind: the file is silent where they were, and what follows keeps its time.
   public var soundPacketsDropped: UInt64 = 0
+
+  /// fdatasync calls done for the file (StartRecording.sync), and the longest, nanoseconds.
+  public var fileSyncs: UInt64 = 0
+
+  public var longestSyncNs: Int64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -575,6 +651,10 @@ nonisolated extension Camerad_V1_VideoCodec: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0VIDEO_CODEC_UNSPECIFIED\0\u{1}VIDEO_CODEC_H264\0\u{1}VIDEO_CODEC_MJPEG\0")
 }
 
+nonisolated extension Camerad_V1_FileSync: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0FILE_SYNC_UNSPECIFIED\0\u{1}FILE_SYNC_EVERY_FRAGMENT\0\u{1}FILE_SYNC_NONE\0\u{1}FILE_SYNC_INTERVAL\0")
+}
+
 nonisolated extension Camerad_V1_RecordingEnding: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0RECORDING_ENDING_UNSPECIFIED\0\u{1}RECORDING_ENDING_STOPPED\0\u{1}RECORDING_ENDING_MAXIMUM_DURATION_REACHED\0\u{1}RECORDING_ENDING_MAXIMUM_FILE_SIZE_REACHED\0\u{1}RECORDING_ENDING_DISK_FULL\0\u{1}RECORDING_ENDING_DEVICE_WAS_DISCONNECTED\0\u{1}RECORDING_ENDING_SESSION_WAS_INTERRUPTED\0\u{1}RECORDING_ENDING_FAILED\0")
 }
@@ -681,7 +761,7 @@ nonisolated extension Camerad_V1_MovieMetadata: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StartRecording"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}unique_id\0\u{3}audio_unique_id\0\u{3}file_type\0\u{1}video\0\u{3}fd_index\0\u{3}max_duration_ns\0\u{3}max_file_size\0\u{3}min_free_disk_space\0\u{3}movie_fragment_interval_ns\0\u{1}metadata\0\u{3}pre_roll_ns\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}unique_id\0\u{3}audio_unique_id\0\u{3}file_type\0\u{1}video\0\u{3}fd_index\0\u{3}max_duration_ns\0\u{3}max_file_size\0\u{3}min_free_disk_space\0\u{3}movie_fragment_interval_ns\0\u{1}metadata\0\u{3}pre_roll_ns\0\u{1}sync\0\u{3}sync_interval_ns\0")
 
   fileprivate class _StorageClass {
     var _uniqueID: String = String()
@@ -695,6 +775,8 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
     var _movieFragmentIntervalNs: Int64 = 0
     var _metadata: Camerad_V1_MovieMetadata? = nil
     var _preRollNs: Int64 = 0
+    var _sync: Camerad_V1_FileSync = .unspecified
+    var _syncIntervalNs: Int64 = 0
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -716,6 +798,8 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
       _movieFragmentIntervalNs = source._movieFragmentIntervalNs
       _metadata = source._metadata
       _preRollNs = source._preRollNs
+      _sync = source._sync
+      _syncIntervalNs = source._syncIntervalNs
     }
   }
 
@@ -745,6 +829,8 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
         case 9: try { try decoder.decodeSingularInt64Field(value: &_storage._movieFragmentIntervalNs) }()
         case 10: try { try decoder.decodeSingularMessageField(value: &_storage._metadata) }()
         case 11: try { try decoder.decodeSingularInt64Field(value: &_storage._preRollNs) }()
+        case 12: try { try decoder.decodeSingularEnumField(value: &_storage._sync) }()
+        case 13: try { try decoder.decodeSingularInt64Field(value: &_storage._syncIntervalNs) }()
         default: break
         }
       }
@@ -790,6 +876,12 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
       if _storage._preRollNs != 0 {
         try visitor.visitSingularInt64Field(value: _storage._preRollNs, fieldNumber: 11)
       }
+      if _storage._sync != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._sync, fieldNumber: 12)
+      }
+      if _storage._syncIntervalNs != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._syncIntervalNs, fieldNumber: 13)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -810,6 +902,8 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
         if _storage._movieFragmentIntervalNs != rhs_storage._movieFragmentIntervalNs {return false}
         if _storage._metadata != rhs_storage._metadata {return false}
         if _storage._preRollNs != rhs_storage._preRollNs {return false}
+        if _storage._sync != rhs_storage._sync {return false}
+        if _storage._syncIntervalNs != rhs_storage._syncIntervalNs {return false}
         return true
       }
       if !storagesAreEqual {return false}
@@ -954,7 +1048,7 @@ nonisolated extension Camerad_V1_RecordRequest: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Camerad_V1_RecordingFigures: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RecordingFigures"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}duration_ns\0\u{1}bytes\0\u{1}frames\0\u{3}frames_dropped\0\u{3}sound_packets_dropped\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}duration_ns\0\u{1}bytes\0\u{1}frames\0\u{3}frames_dropped\0\u{3}sound_packets_dropped\0\u{3}file_syncs\0\u{3}longest_sync_ns\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -967,6 +1061,8 @@ nonisolated extension Camerad_V1_RecordingFigures: SwiftProtobuf.Message, SwiftP
       case 3: try { try decoder.decodeSingularUInt64Field(value: &self.frames) }()
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self.framesDropped) }()
       case 5: try { try decoder.decodeSingularUInt64Field(value: &self.soundPacketsDropped) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.fileSyncs) }()
+      case 7: try { try decoder.decodeSingularInt64Field(value: &self.longestSyncNs) }()
       default: break
       }
     }
@@ -988,6 +1084,12 @@ nonisolated extension Camerad_V1_RecordingFigures: SwiftProtobuf.Message, SwiftP
     if self.soundPacketsDropped != 0 {
       try visitor.visitSingularUInt64Field(value: self.soundPacketsDropped, fieldNumber: 5)
     }
+    if self.fileSyncs != 0 {
+      try visitor.visitSingularUInt64Field(value: self.fileSyncs, fieldNumber: 6)
+    }
+    if self.longestSyncNs != 0 {
+      try visitor.visitSingularInt64Field(value: self.longestSyncNs, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -997,6 +1099,8 @@ nonisolated extension Camerad_V1_RecordingFigures: SwiftProtobuf.Message, SwiftP
     if lhs.frames != rhs.frames {return false}
     if lhs.framesDropped != rhs.framesDropped {return false}
     if lhs.soundPacketsDropped != rhs.soundPacketsDropped {return false}
+    if lhs.fileSyncs != rhs.fileSyncs {return false}
+    if lhs.longestSyncNs != rhs.longestSyncNs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -60,6 +60,9 @@ extension Camctl {
         @Option(help: "Seconds between fragments: at most what a crash loses (movieFragmentInterval).")
         var fragment: Double = 10
 
+        @Option(help: ArgumentHelp("When the file is made durable (fdatasync): after every fragment (the default), never ('none'; a crash still leaves it playable up to its last fragment, a power loss may not), or after the first fragment this many seconds after the last sync.", valueName: "fragment|none|seconds"))
+        var sync = "fragment"
+
         @Option(help: ArgumentHelp("Start the file this many seconds (at most 10) before now, from a keyframe, out of the recent frames and sound of the encoders camerad shares: as far back as another recording of the camera at the same settings has run; else it starts now.", valueName: "seconds"))
         var preRoll: Double?
 
@@ -72,6 +75,17 @@ extension Camctl {
         @Flag(help: "Print how it ended as one JSON object.")
         var json = false
 
+        /// --sync as CaptureKit's policy; nil: none of the forms it takes.
+        var fileSync: CaptureMovieFileOutput.FileSync? {
+            switch sync {
+            case "fragment": return .everyFragment
+            case "none": return CaptureMovieFileOutput.FileSync.none
+            default:
+                guard let seconds = Double(sync), (0.001...3600).contains(seconds) else { return nil }
+                return .interval(CMTime(value: Int64(seconds * 1e9), timescale: 1_000_000_000))
+            }
+        }
+
         func validate() throws {
             if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
             if let maxSize, maxSize <= 0 { throw ValidationError("--max-size must be positive") }
@@ -81,6 +95,7 @@ extension Camctl {
             if let bitrate, bitrate <= 0 { throw ValidationError("--bitrate must be positive") }
             if let keyframeInterval, keyframeInterval <= 0 { throw ValidationError("--keyframe-interval must be positive") }
             guard fragment > 0 else { throw ValidationError("--fragment must be positive") }
+            guard fileSync != nil else { throw ValidationError("--sync takes 'fragment', 'none' or seconds from 0.001 to 3600, not '\(sync)'") }
             if let preRoll, !(0...10).contains(preRoll) { throw ValidationError("--pre-roll must be 0 to 10 seconds") }
             if let segment {
                 guard segment > 0 else { throw ValidationError("--segment must be positive") }
@@ -119,6 +134,7 @@ extension Camctl {
             let bytes: Int64
             let frames: Int
             let framesDropped: Int
+            let fileSyncs: Int
         }
 
         func run() async throws {
@@ -158,6 +174,7 @@ extension Camctl {
             if let minFreeSpace { output.minFreeDiskSpaceLimit = minFreeSpace }
             output.movieFragmentInterval = CMTime(value: Int64(fragment * 1e9), timescale: 1_000_000_000)
             if let preRoll { output.preRollDuration = CMTime(value: Int64(preRoll * 1e9), timescale: 1_000_000_000) }
+            output.fileSync = fileSync ?? .everyFragment
             if let location { output.metadata = [MetadataItem(identifier: .quickTimeMetadataLocationISO6709, value: location)] }
 
             try await session.start()
@@ -207,7 +224,8 @@ extension Camctl {
             let ended = Ended(file: files.all.last ?? first, files: files.all, ending: recordingError?.code.rawValue ?? (error == nil ? "stopped" : "refused"),
                               recordingSuccessfullyFinished: error == nil || recordingError?.recordingSuccessfullyFinished == true,
                               message: error.map { "\($0)" }, durationSeconds: output.recordedDuration.seconds,
-                              bytes: output.recordedFileSize, frames: output.recordedFrameCount, framesDropped: output.droppedFrameCount)
+                              bytes: output.recordedFileSize, frames: output.recordedFrameCount, framesDropped: output.droppedFrameCount,
+                              fileSyncs: output.fileSyncCount)
             if json {
                 Output.line(try JSON.encode(ended, pretty: false))
             } else {

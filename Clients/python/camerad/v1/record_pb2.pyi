@@ -4,6 +4,10 @@ from google.protobuf import message as _message
 from typing import ClassVar as _ClassVar, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+FILE_SYNC_EVERY_FRAGMENT: FileSync
+FILE_SYNC_INTERVAL: FileSync
+FILE_SYNC_NONE: FileSync
+FILE_SYNC_UNSPECIFIED: FileSync
 FILE_TYPE_MOV: FileType
 FILE_TYPE_MP4: FileType
 FILE_TYPE_UNSPECIFIED: FileType
@@ -68,18 +72,22 @@ class RecordResponse(_message.Message):
     def __init__(self, started: _Optional[_Union[RecordingStarted, _Mapping]] = ..., progress: _Optional[_Union[RecordingFigures, _Mapping]] = ..., finished: _Optional[_Union[RecordingFinished, _Mapping]] = ..., handed_over: _Optional[_Union[FileHandedOver, _Mapping]] = ...) -> None: ...
 
 class RecordingFigures(_message.Message):
-    __slots__ = ["bytes", "duration_ns", "frames", "frames_dropped", "sound_packets_dropped"]
+    __slots__ = ["bytes", "duration_ns", "file_syncs", "frames", "frames_dropped", "longest_sync_ns", "sound_packets_dropped"]
     BYTES_FIELD_NUMBER: _ClassVar[int]
     DURATION_NS_FIELD_NUMBER: _ClassVar[int]
+    FILE_SYNCS_FIELD_NUMBER: _ClassVar[int]
     FRAMES_DROPPED_FIELD_NUMBER: _ClassVar[int]
     FRAMES_FIELD_NUMBER: _ClassVar[int]
+    LONGEST_SYNC_NS_FIELD_NUMBER: _ClassVar[int]
     SOUND_PACKETS_DROPPED_FIELD_NUMBER: _ClassVar[int]
     bytes: int
     duration_ns: int
+    file_syncs: int
     frames: int
     frames_dropped: int
+    longest_sync_ns: int
     sound_packets_dropped: int
-    def __init__(self, duration_ns: _Optional[int] = ..., bytes: _Optional[int] = ..., frames: _Optional[int] = ..., frames_dropped: _Optional[int] = ..., sound_packets_dropped: _Optional[int] = ...) -> None: ...
+    def __init__(self, duration_ns: _Optional[int] = ..., bytes: _Optional[int] = ..., frames: _Optional[int] = ..., frames_dropped: _Optional[int] = ..., sound_packets_dropped: _Optional[int] = ..., file_syncs: _Optional[int] = ..., longest_sync_ns: _Optional[int] = ...) -> None: ...
 
 class RecordingFinished(_message.Message):
     __slots__ = ["ending", "figures", "message", "successfully_finished"]
@@ -110,7 +118,7 @@ class RecordingStarted(_message.Message):
     def __init__(self, width: _Optional[int] = ..., height: _Optional[int] = ..., frame_rate: _Optional[int] = ..., encoder_recordings: _Optional[int] = ..., start_time_ns: _Optional[int] = ..., pre_roll_ns: _Optional[int] = ...) -> None: ...
 
 class StartRecording(_message.Message):
-    __slots__ = ["audio_unique_id", "fd_index", "file_type", "max_duration_ns", "max_file_size", "metadata", "min_free_disk_space", "movie_fragment_interval_ns", "pre_roll_ns", "unique_id", "video"]
+    __slots__ = ["audio_unique_id", "fd_index", "file_type", "max_duration_ns", "max_file_size", "metadata", "min_free_disk_space", "movie_fragment_interval_ns", "pre_roll_ns", "sync", "sync_interval_ns", "unique_id", "video"]
     AUDIO_UNIQUE_ID_FIELD_NUMBER: _ClassVar[int]
     FD_INDEX_FIELD_NUMBER: _ClassVar[int]
     FILE_TYPE_FIELD_NUMBER: _ClassVar[int]
@@ -120,6 +128,8 @@ class StartRecording(_message.Message):
     MIN_FREE_DISK_SPACE_FIELD_NUMBER: _ClassVar[int]
     MOVIE_FRAGMENT_INTERVAL_NS_FIELD_NUMBER: _ClassVar[int]
     PRE_ROLL_NS_FIELD_NUMBER: _ClassVar[int]
+    SYNC_FIELD_NUMBER: _ClassVar[int]
+    SYNC_INTERVAL_NS_FIELD_NUMBER: _ClassVar[int]
     UNIQUE_ID_FIELD_NUMBER: _ClassVar[int]
     VIDEO_FIELD_NUMBER: _ClassVar[int]
     audio_unique_id: str
@@ -131,9 +141,11 @@ class StartRecording(_message.Message):
     min_free_disk_space: int
     movie_fragment_interval_ns: int
     pre_roll_ns: int
+    sync: FileSync
+    sync_interval_ns: int
     unique_id: str
     video: VideoRecordingSettings
-    def __init__(self, unique_id: _Optional[str] = ..., audio_unique_id: _Optional[str] = ..., file_type: _Optional[_Union[FileType, str]] = ..., video: _Optional[_Union[VideoRecordingSettings, _Mapping]] = ..., fd_index: _Optional[int] = ..., max_duration_ns: _Optional[int] = ..., max_file_size: _Optional[int] = ..., min_free_disk_space: _Optional[int] = ..., movie_fragment_interval_ns: _Optional[int] = ..., metadata: _Optional[_Union[MovieMetadata, _Mapping]] = ..., pre_roll_ns: _Optional[int] = ...) -> None: ...
+    def __init__(self, unique_id: _Optional[str] = ..., audio_unique_id: _Optional[str] = ..., file_type: _Optional[_Union[FileType, str]] = ..., video: _Optional[_Union[VideoRecordingSettings, _Mapping]] = ..., fd_index: _Optional[int] = ..., max_duration_ns: _Optional[int] = ..., max_file_size: _Optional[int] = ..., min_free_disk_space: _Optional[int] = ..., movie_fragment_interval_ns: _Optional[int] = ..., metadata: _Optional[_Union[MovieMetadata, _Mapping]] = ..., pre_roll_ns: _Optional[int] = ..., sync: _Optional[_Union[FileSync, str]] = ..., sync_interval_ns: _Optional[int] = ...) -> None: ...
 
 class StopRecording(_message.Message):
     __slots__ = []
@@ -159,6 +171,9 @@ class FileType(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class VideoCodec(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class FileSync(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class RecordingEnding(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):

@@ -682,7 +682,7 @@ const ProtobufCMessageDescriptor camerad__v1__movie_metadata__descriptor =
   (ProtobufCMessageInit) camerad__v1__movie_metadata__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor camerad__v1__start_recording__field_descriptors[11] =
+static const ProtobufCFieldDescriptor camerad__v1__start_recording__field_descriptors[13] =
 {
   {
     "unique_id",
@@ -816,6 +816,30 @@ static const ProtobufCFieldDescriptor camerad__v1__start_recording__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "sync",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__StartRecording, sync),
+    &camerad__v1__file_sync__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "sync_interval_ns",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__StartRecording, sync_interval_ns),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned camerad__v1__start_recording__field_indices_by_name[] = {
   1,   /* field[1] = audio_unique_id */
@@ -827,13 +851,15 @@ static const unsigned camerad__v1__start_recording__field_indices_by_name[] = {
   7,   /* field[7] = min_free_disk_space */
   8,   /* field[8] = movie_fragment_interval_ns */
   10,   /* field[10] = pre_roll_ns */
+  11,   /* field[11] = sync */
+  12,   /* field[12] = sync_interval_ns */
   0,   /* field[0] = unique_id */
   3,   /* field[3] = video */
 };
 static const ProtobufCIntRange camerad__v1__start_recording__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 11 }
+  { 0, 13 }
 };
 const ProtobufCMessageDescriptor camerad__v1__start_recording__descriptor =
 {
@@ -843,7 +869,7 @@ const ProtobufCMessageDescriptor camerad__v1__start_recording__descriptor =
   "Camerad__V1__StartRecording",
   "camerad.v1",
   sizeof(Camerad__V1__StartRecording),
-  11,
+  13,
   camerad__v1__start_recording__field_descriptors,
   camerad__v1__start_recording__field_indices_by_name,
   1,  camerad__v1__start_recording__number_ranges,
@@ -970,7 +996,7 @@ const ProtobufCMessageDescriptor camerad__v1__record_request__descriptor =
   (ProtobufCMessageInit) camerad__v1__record_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor camerad__v1__recording_figures__field_descriptors[5] =
+static const ProtobufCFieldDescriptor camerad__v1__recording_figures__field_descriptors[7] =
 {
   {
     "duration_ns",
@@ -1032,18 +1058,44 @@ static const ProtobufCFieldDescriptor camerad__v1__recording_figures__field_desc
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "file_syncs",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__RecordingFigures, file_syncs),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "longest_sync_ns",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__RecordingFigures, longest_sync_ns),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned camerad__v1__recording_figures__field_indices_by_name[] = {
   1,   /* field[1] = bytes */
   0,   /* field[0] = duration_ns */
+  5,   /* field[5] = file_syncs */
   2,   /* field[2] = frames */
   3,   /* field[3] = frames_dropped */
+  6,   /* field[6] = longest_sync_ns */
   4,   /* field[4] = sound_packets_dropped */
 };
 static const ProtobufCIntRange camerad__v1__recording_figures__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 7 }
 };
 const ProtobufCMessageDescriptor camerad__v1__recording_figures__descriptor =
 {
@@ -1053,7 +1105,7 @@ const ProtobufCMessageDescriptor camerad__v1__recording_figures__descriptor =
   "Camerad__V1__RecordingFigures",
   "camerad.v1",
   sizeof(Camerad__V1__RecordingFigures),
-  5,
+  7,
   camerad__v1__recording_figures__field_descriptors,
   camerad__v1__recording_figures__field_indices_by_name,
   1,  camerad__v1__recording_figures__number_ranges,
@@ -1426,6 +1478,38 @@ const ProtobufCEnumDescriptor camerad__v1__video_codec__descriptor =
   camerad__v1__video_codec__enum_values_by_name,
   1,
   camerad__v1__video_codec__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue camerad__v1__file_sync__enum_values_by_number[4] =
+{
+  { "FILE_SYNC_UNSPECIFIED", "CAMERAD__V1__FILE_SYNC__FILE_SYNC_UNSPECIFIED", 0 },
+  { "FILE_SYNC_EVERY_FRAGMENT", "CAMERAD__V1__FILE_SYNC__FILE_SYNC_EVERY_FRAGMENT", 1 },
+  { "FILE_SYNC_NONE", "CAMERAD__V1__FILE_SYNC__FILE_SYNC_NONE", 2 },
+  { "FILE_SYNC_INTERVAL", "CAMERAD__V1__FILE_SYNC__FILE_SYNC_INTERVAL", 3 },
+};
+static const ProtobufCIntRange camerad__v1__file_sync__value_ranges[] = {
+{0, 0},{0, 4}
+};
+static const ProtobufCEnumValueIndex camerad__v1__file_sync__enum_values_by_name[4] =
+{
+  { "FILE_SYNC_EVERY_FRAGMENT", 1 },
+  { "FILE_SYNC_INTERVAL", 3 },
+  { "FILE_SYNC_NONE", 2 },
+  { "FILE_SYNC_UNSPECIFIED", 0 },
+};
+const ProtobufCEnumDescriptor camerad__v1__file_sync__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "camerad.v1.FileSync",
+  "FileSync",
+  "Camerad__V1__FileSync",
+  "camerad.v1",
+  4,
+  camerad__v1__file_sync__enum_values_by_number,
+  4,
+  camerad__v1__file_sync__enum_values_by_name,
+  1,
+  camerad__v1__file_sync__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
 static const ProtobufCEnumValue camerad__v1__recording_ending__enum_values_by_number[8] =

@@ -61,6 +61,31 @@ typedef enum _Camerad__V1__VideoCodec {
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CAMERAD__V1__VIDEO_CODEC)
 } Camerad__V1__VideoCodec;
 /*
+ * When a recording's file is made durable: bytes reach the file a fragment at
+ * a time (and its end), each fragment whole; fdatasync makes them survive a
+ * power loss. A file plays up to its last whole fragment after a SIGKILL
+ * whatever this says; after a power loss, up to its last synced one.
+ */
+typedef enum _Camerad__V1__FileSync {
+  /*
+   * FILE_SYNC_EVERY_FRAGMENT.
+   */
+  CAMERAD__V1__FILE_SYNC__FILE_SYNC_UNSPECIFIED = 0,
+  /*
+   * After every fragment, and at the end (RecordingFinished comes after).
+   */
+  CAMERAD__V1__FILE_SYNC__FILE_SYNC_EVERY_FRAGMENT = 1,
+  /*
+   * Never: the kernel writes the file back when it will (30 s or so).
+   */
+  CAMERAD__V1__FILE_SYNC__FILE_SYNC_NONE = 2,
+  /*
+   * After the first fragment sync_interval_ns or more after the last sync, and at the end.
+   */
+  CAMERAD__V1__FILE_SYNC__FILE_SYNC_INTERVAL = 3
+    PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CAMERAD__V1__FILE_SYNC)
+} Camerad__V1__FileSync;
+/*
  * Why a recording ended (AVError codes, and a clean stop).
  */
 typedef enum _Camerad__V1__RecordingEnding {
@@ -163,7 +188,9 @@ struct  Camerad__V1__StartRecording
   uint32_t fd_index;
   /*
    * maxRecordedDuration, nanoseconds; 0: none. Reaching it ends the recording
-   * with MAXIMUM_DURATION_REACHED, successfully finished.
+   * with MAXIMUM_DURATION_REACHED, successfully finished: the file holds the
+   * frames that end by it (within half a frame), on camerad's clock from its
+   * first frame — a second past it at the latest when no frames come.
    */
   int64_t max_duration_ns;
   /*
@@ -188,10 +215,19 @@ struct  Camerad__V1__StartRecording
    * it starts now. RecordingStarted.pre_roll_ns says how far back it went. 0: none.
    */
   int64_t pre_roll_ns;
+  /*
+   * When the file is made durable (fdatasync), beyond AVFoundation.
+   */
+  Camerad__V1__FileSync sync;
+  /*
+   * With FILE_SYNC_INTERVAL: the least time between two syncs, nanoseconds,
+   * 1 ms to 1 hour; 0 otherwise.
+   */
+  int64_t sync_interval_ns;
 };
 #define CAMERAD__V1__START_RECORDING__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__start_recording__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, CAMERAD__V1__FILE_TYPE__FILE_TYPE_UNSPECIFIED, NULL, 0, 0, 0, 0, 0, NULL, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, CAMERAD__V1__FILE_TYPE__FILE_TYPE_UNSPECIFIED, NULL, 0, 0, 0, 0, 0, NULL, 0, CAMERAD__V1__FILE_SYNC__FILE_SYNC_UNSPECIFIED, 0 }
 
 
 struct  Camerad__V1__StopRecording
@@ -264,7 +300,9 @@ struct  Camerad__V1__RecordingFigures
    */
   uint64_t frames;
   /*
-   * Frames lost between the first written and the last: behind the encoder or a slow disk (the file resumes at the next keyframe).
+   * Frames lost between the first written and the last: frames the encoder
+   * never got (the file goes on) and packets behind a slow disk (it resumes at
+   * the next keyframe) — the gaps in the frames' numbers.
    */
   uint64_t frames_dropped;
   /*
@@ -272,10 +310,15 @@ struct  Camerad__V1__RecordingFigures
    * behind: the file is silent where they were, and what follows keeps its time.
    */
   uint64_t sound_packets_dropped;
+  /*
+   * fdatasync calls done for the file (StartRecording.sync), and the longest, nanoseconds.
+   */
+  uint64_t file_syncs;
+  int64_t longest_sync_ns;
 };
 #define CAMERAD__V1__RECORDING_FIGURES__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__recording_figures__descriptor) \
-    , 0, 0, 0, 0, 0 }
+    , 0, 0, 0, 0, 0, 0, 0 }
 
 
 struct  Camerad__V1__RecordingStarted
@@ -624,6 +667,7 @@ typedef void (*Camerad__V1__RecordResponse_Closure)
 
 extern const ProtobufCEnumDescriptor    camerad__v1__file_type__descriptor;
 extern const ProtobufCEnumDescriptor    camerad__v1__video_codec__descriptor;
+extern const ProtobufCEnumDescriptor    camerad__v1__file_sync__descriptor;
 extern const ProtobufCEnumDescriptor    camerad__v1__recording_ending__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__video_recording_settings__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__movie_metadata__descriptor;
