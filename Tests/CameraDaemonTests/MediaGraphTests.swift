@@ -130,6 +130,28 @@ import Testing
         return packet.count
     }
 
+    /// Packets made so far.
+    final class PacketCount: Sendable {
+        let value = Mutex(0)
+    }
+
+    /// The encoding stand-in's input: each frame a packet (``encode(_:count:into:)``),
+    /// a keyframe where `isKeyframe` says of its number; and the packets' count.
+    static func encodingInput(to encoder: MediaNode, isKeyframe: @escaping @Sendable (Int) -> Bool) throws -> (NodeInput, PacketCount) {
+        let encoded = PacketCount()
+        return (try NodeInput(to: encoder) { frame, node in
+            let count = encoded.value.withLock { count in
+                defer { count += 1 }
+                return count
+            }
+            node.publish(sequence: frame.sequence, timestampNanoseconds: frame.timestampNanoseconds,
+                         durationNanoseconds: frame.durationNanoseconds,
+                         packet: PacketInfo(isKeyframe: isKeyframe(count), decodeTimestampNanoseconds: frame.timestampNanoseconds)) {
+                encode(frame, count: count, into: $0)
+            }
+        }, encoded)
+    }
+
     /// A node shared by many clients' subscriptions (an encoder's) gives one
     /// connection a share of its buffers: past it that connection is refused,
     /// saying so, and the others still subscribe.
@@ -154,18 +176,7 @@ import Testing
         let streamer = DeviceStreamer(device: camera, timers: .testTimers, budget: budget, logger: logger)
         let encoder = try MediaNode(name: "the test encoder", media: .packets(PacketLayout(codec: "test", maxPacketBytes: 64)),
                                     slots: 8, budget: budget, logger: logger)
-        let encoded = Mutex(0)
-        let input = try NodeInput(to: encoder) { frame, node in
-            let count = encoded.withLock { count in
-                defer { count += 1 }
-                return count
-            }
-            node.publish(sequence: frame.sequence, timestampNanoseconds: frame.timestampNanoseconds,
-                         durationNanoseconds: frame.durationNanoseconds,
-                         packet: PacketInfo(isKeyframe: count % 4 == 0, decodeTimestampNanoseconds: frame.timestampNanoseconds)) {
-                Self.encode(frame, count: count, into: $0)
-            }
-        }
+        let (input, _) = try Self.encodingInput(to: encoder) { $0 % 4 == 0 }
         // The encoder is a sink on the camera like a client's stream, charged to camerad.
         let inputID = try await streamer.open(StreamRequest(), for: .daemon, sink: input)
         let early = GraphSink(releasesAtOnce: true)
@@ -226,19 +237,8 @@ import Testing
         let streamer = DeviceStreamer(device: camera, timers: .testTimers, budget: budget, logger: logger)
         let encoder = try MediaNode(name: "the test encoder", media: .packets(PacketLayout(codec: "test", maxPacketBytes: 64)),
                                     slots: 8, budget: budget, logger: logger)
-        let encoded = Mutex(0)
         // One keyframe, the first: a wait for the next would take every packet after it.
-        let input = try NodeInput(to: encoder) { frame, node in
-            let count = encoded.withLock { count in
-                defer { count += 1 }
-                return count
-            }
-            node.publish(sequence: frame.sequence, timestampNanoseconds: frame.timestampNanoseconds,
-                         durationNanoseconds: frame.durationNanoseconds,
-                         packet: PacketInfo(isKeyframe: count == 0, decodeTimestampNanoseconds: frame.timestampNanoseconds)) {
-                Self.encode(frame, count: count, into: $0)
-            }
-        }
+        let (input, encoded) = try Self.encodingInput(to: encoder) { $0 == 0 }
         var request = StreamRequest()
         request.maxFramesInFlight = 2
         let inputID = try await streamer.open(request, for: .daemon, sink: input)
@@ -268,7 +268,7 @@ import Testing
         try recorder.checkAccounting(from: 1, through: 16)
         #expect(recorder.dropCount(.frameWasLate) > 0, "the held encoder missed frames: \(recorder.log)")
         #expect(recorder.dropCount(.discontinuity) == 0, "\(recorder.log)")
-        #expect(recorder.frames.count == encoded.withLock { $0 }, "every packet the encoder made: \(recorder.log)")
+        #expect(recorder.frames.count == encoded.value.withLock { $0 }, "every packet the encoder made: \(recorder.log)")
         #expect(recorder.frameSequences.last == 16)
         #expect(await waitUntil { budget.streamCount(of: .daemon) == 0 })
     }

@@ -63,9 +63,7 @@ import Testing
     /// plays; every frame's stamp is in order, with gaps only where drops were reported.
     @Test(.timeLimit(.minutes(2))) func recordersOfOneCameraShareOneEncoderAndEachFileStartsAtAKeyframe() async throws {
         try await withTemporaryDirectory { folder in
-            let streamer = DeviceStreamer(device: VirtualCamera(index: 0), timers: .testTimers, budget: budget, logger: logger)
-            let settings = VideoEncoder.Settings(width: Self.width, height: Self.height, frameRate: 30, keyframeInterval: 300)
-            let encoder = try await VideoEncoderNode(on: streamer, name: "virtual-0", format: .h264(settings), budget: budget, logger: logger)
+            let (_, encoder) = try await h264Encoder(keyframeInterval: 300)
             let first = try Recording(folder + "/first.mp4", on: encoder, logger: logger)
             #expect(await waitUntil(timeout: .seconds(60)) { first.recorder.figures.durationNanoseconds >= 1_000_000_000 })
             let second = try Recording(folder + "/second.mp4", on: encoder, logger: logger)
@@ -117,9 +115,7 @@ extension RecordingTests {
     /// decoded back.
     @Test(.timeLimit(.minutes(3))) func aStarvedEncodersPacketsAndItsLookaheadAreAllInTheFile() async throws {
         try await withTemporaryDirectory { folder in
-            let streamer = DeviceStreamer(device: VirtualCamera(index: 0), timers: .testTimers, budget: budget, logger: logger)
-            let settings = VideoEncoder.Settings(width: Self.width, height: Self.height, frameRate: 30, keyframeInterval: 300)
-            let encoder = try await VideoEncoderNode(on: streamer, name: "virtual-0", format: .h264(settings), budget: budget, logger: logger)
+            let (streamer, encoder) = try await h264Encoder(keyframeInterval: 300)
             // Every packet the encoder publishes, from its first.
             let published = try GraphSink.listening(to: encoder.node, inFlight: 8)
             let camera = GraphSink(releasesAtOnce: true)
@@ -165,9 +161,7 @@ extension RecordingTests {
     /// fragments (`moof` boxes) in the file.
     @Test(.timeLimit(.minutes(3))) func everyFragmentIsSyncedOnceWrittenUnlessNoSyncIsAsked() async throws {
         try await withTemporaryDirectory { folder in
-            let streamer = DeviceStreamer(device: VirtualCamera(index: 0), timers: .testTimers, budget: budget, logger: logger)
-            let settings = VideoEncoder.Settings(width: Self.width, height: Self.height, frameRate: 30, keyframeInterval: 15)
-            let encoder = try await VideoEncoderNode(on: streamer, name: "virtual-0", format: .h264(settings), budget: budget, logger: logger)
+            let (_, encoder) = try await h264Encoder(keyframeInterval: 15)
             let synced = try Recording(folder + "/synced.mp4", on: encoder, logger: logger)
             let unsynced = try Recording(folder + "/unsynced.mp4", on: encoder, sync: .never, logger: logger)
             #expect(await waitUntil(timeout: .seconds(60)) { synced.recorder.figures.fileSyncs >= 3 })
@@ -414,10 +408,7 @@ extension RecordingTests {
                 return
             }
             defer { _ = Glibc.umount2(disk, Int32(MNT_DETACH)) }
-            let streamer = DeviceStreamer(device: VirtualCamera(index: 0), timers: .testTimers, budget: budget, logger: logger)
-            let encoder = try await VideoEncoderNode(on: streamer, name: "virtual-0",
-                                                     format: .h264(.init(width: Self.width, height: Self.height, frameRate: 30, keyframeInterval: 15)),
-                                                     budget: budget, logger: logger)
+            let (_, encoder) = try await h264Encoder(keyframeInterval: 15)
             let recording = try Recording(disk + "/movie.mp4", on: encoder, keepsReservedBlocks: true, logger: logger)
             #expect(await waitUntil(timeout: .seconds(90)) { recording.ending != nil }, "the user's share fills")
             recording.unsubscribe(encoder)
@@ -489,12 +480,18 @@ extension RecordingTests {
             let mounted = try await runProcess("/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", disk])
             try #require(mounted.status == 0, "mount: \(mounted.standardError)")
             defer { _ = Glibc.umount2(disk, Int32(MNT_DETACH)) }
-            let streamer = DeviceStreamer(device: VirtualCamera(index: 0), timers: .testTimers, budget: budget, logger: logger)
-            let encoder = try await VideoEncoderNode(on: streamer, name: "virtual-0",
-                                                     format: .h264(.init(width: Self.width, height: Self.height, frameRate: 30, keyframeInterval: 15)),
-                                                     budget: budget, logger: logger)
+            let (_, encoder) = try await h264Encoder(keyframeInterval: 15)
             try await body(folder, disk, encoder)
         }
+    }
+}
+
+extension RecordingTests {
+    /// A 320x240 H.264 encoder at 30 fps on a virtual camera, and the camera's streamer.
+    func h264Encoder(keyframeInterval: Int) async throws -> (DeviceStreamer, VideoEncoderNode) {
+        let streamer = DeviceStreamer(device: VirtualCamera(index: 0), timers: .testTimers, budget: budget, logger: logger)
+        let settings = VideoEncoder.Settings(width: Self.width, height: Self.height, frameRate: 30, keyframeInterval: keyframeInterval)
+        return (streamer, try await VideoEncoderNode(on: streamer, name: "virtual-0", format: .h264(settings), budget: budget, logger: logger))
     }
 }
 
