@@ -88,7 +88,7 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// a slow disk lost (the file resumes at the next keyframe).
     public var droppedFrameCount: Int { state.withLock { Int($0.figures.framesDropped) } }
 
-    /// The file's syncs (``FileSync``) so far, as camerad last said (Linux only).
+    /// The file's syncs (``CaptureMovieFileOutput/FileSync``) so far, as camerad last said (Linux only).
     public var fileSyncCount: Int { state.withLock { Int($0.figures.fileSyncs) } }
 
     /// Ends a recording, successfully finished, once it is this long; invalid: no limit.
@@ -185,7 +185,7 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
         set { movie.withLock { $0.fragmentInterval = newValue } }
     }
 
-    /// When the file is made durable (Linux only; default ``FileSync/everyFragment``).
+    /// When the file is made durable (Linux only; default ``CaptureMovieFileOutput/FileSync/everyFragment``).
     public var fileSync: FileSync {
         get { movie.withLock { $0.fileSync } }
         set { movie.withLock { $0.fileSync = newValue } }
