@@ -333,7 +333,7 @@ public nonisolated struct Camerad_V1_StartRecording: @unchecked Sendable {
   /// maxRecordedDuration, nanoseconds; 0: none. Reaching it ends the recording
   /// with MAXIMUM_DURATION_REACHED, successfully finished: the file holds the
   /// frames that end by it (within half a frame), on camerad's clock from its
-  /// first frame — a second past it at the latest when no frames come.
+  /// first frame — 5 s past it at the latest when no frames come.
   public var maxDurationNs: Int64 {
     get {_storage._maxDurationNs}
     set {_uniqueStorage()._maxDurationNs = newValue}

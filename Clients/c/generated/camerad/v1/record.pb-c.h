@@ -190,7 +190,7 @@ struct  Camerad__V1__StartRecording
    * maxRecordedDuration, nanoseconds; 0: none. Reaching it ends the recording
    * with MAXIMUM_DURATION_REACHED, successfully finished: the file holds the
    * frames that end by it (within half a frame), on camerad's clock from its
-   * first frame — a second past it at the latest when no frames come.
+   * first frame — 5 s past it at the latest when no frames come.
    */
   int64_t max_duration_ns;
   /*
