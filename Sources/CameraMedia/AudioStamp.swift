@@ -103,44 +103,106 @@ public enum AudioStamp {
     /// Every whole block in `samples` (one channel at `sampleRate`), in the order found.
     /// A block cut by the run's end, or whose CRC does not hold, is left out.
     public static func decode(_ samples: [Float], sampleRate: Int) -> [Block] {
-        let scale = Double(sampleRate) / Double(Self.sampleRate)
-        let half = max(1, Int((Double(markerFrames) * scale).rounded()))
-        let blockLength = Double(blockFrames) * scale
-        // Sums from the start, so any window's mean is two lookups.
-        var sums = [Double](repeating: 0, count: samples.count + 1)
-        for index in samples.indices { sums[index + 1] = sums[index] + Double(samples[index]) }
-        func mean(_ start: Int, _ count: Int) -> Double { (sums[start + count] - sums[start]) / Double(count) }
-        let threshold = 0.6
-
-        var blocks: [Block] = []
-        var index = 0
-        let needed = Int((Double(markerFrames * 2 + bitFrames * bitCount) * scale).rounded(.up)) + 2
-        while index + needed < samples.count {
-            guard mean(index, half) > threshold, mean(index + half, half) < -threshold else {
-                index += 1
-                continue
-            }
-            // The marker's edge: where high then low differ most, among the starts that match.
-            var best = index
-            var bestContrast = -Double.infinity
-            var start = index
-            while start + needed < samples.count, mean(start, half) > threshold, mean(start + half, half) < -threshold {
-                let contrast = mean(start, half) - mean(start + half, half)
-                if contrast > bestContrast { (best, bestContrast) = (start, contrast) }
-                start += 1
-            }
-            if let block = readBits(from: best, scale: scale, mean: mean) {
-                blocks.append(block)
-                index = best + Int(blockLength * 0.9)
-            } else {
-                index = start
-            }
-        }
-        return blocks
+        var decoder = Decoder(sampleRate: sampleRate)
+        return decoder.add(samples) + decoder.finish()
     }
 
-    /// The 40 bits after a marker at `start`: the block, if its CRC holds.
-    private static func readBits(from start: Int, scale: Double, mean: (Int, Int) -> Double) -> Block? {
+    /// ``decode(_:sampleRate:)`` as the samples come: each call scans what
+    /// came since the last, keeping only the tail a block may still start in,
+    /// so a run of any length costs its length once and holds a fraction of a
+    /// second (a listener checking an hour of sound never stops to decode it).
+    /// The blocks found are those the whole run decoded at once would give.
+    public struct Decoder: Sendable {
+        private let scale: Double
+        /// A marker half's length at this rate.
+        private let half: Int
+        private let blockLength: Double
+        /// Samples a block needs after its marker's start to be read.
+        private let needed: Int
+        /// Samples before the end a scan stops at while more may come: past the
+        /// `needed` a block's bits take, the width of a marker's edge search.
+        private let margin: Int
+        /// Samples gathered before a scan: a few blocks' worth.
+        private let chunk: Int
+        /// The samples from `base` on (the run's index of the first).
+        private var samples: [Float] = []
+        private var base = 0
+        /// Where the next scan starts, in the run's indexes.
+        private var next = 0
+
+        /// Samples it holds for the next scan: the tail a block may still start in, and what came since.
+        public var samplesHeld: Int { samples.count }
+
+        public init(sampleRate: Int) {
+            scale = Double(sampleRate) / Double(AudioStamp.sampleRate)
+            half = max(1, Int((Double(markerFrames) * scale).rounded()))
+            blockLength = Double(blockFrames) * scale
+            needed = Int((Double(markerFrames * 2 + bitFrames * bitCount) * scale).rounded(.up)) + 2
+            margin = 4 * half
+            chunk = Int(blockLength * 10)
+        }
+
+        /// The blocks found in what came so far, whole and not found before (their offsets from the run's start).
+        public mutating func add(_ more: some Collection<Float>) -> [Block] {
+            samples.append(contentsOf: more)
+            return base + samples.count - next >= chunk + needed + margin ? scan(until: needed + margin) : []
+        }
+
+        /// At the run's end: the blocks in its tail.
+        public mutating func finish() -> [Block] { scan(until: needed) }
+
+        /// Finds blocks starting from `next` up to `reserve` samples before the
+        /// end, then lets go of the samples before where the next scan starts.
+        private mutating func scan(until reserve: Int) -> [Block] {
+            let count = samples.count
+            // Sums from the scan's start, so any window's mean is two lookups.
+            let first = next - base
+            guard first < count else { return [] }
+            var sums = [Double](repeating: 0, count: count - first + 1)
+            samples.withUnsafeBufferPointer { samples in
+                var sum = 0.0
+                for index in first..<count {
+                    sum += Double(samples[index])
+                    sums[index - first + 1] = sum
+                }
+            }
+            let half = half
+            func mean(_ start: Int, _ length: Int) -> Double { (sums[start - first + length] - sums[start - first]) / Double(length) }
+            func isMarker(_ start: Int) -> Bool { mean(start, half) > 0.6 && mean(start + half, half) < -0.6 }
+
+            var blocks: [Block] = []
+            var index = first
+            while index + reserve < count {
+                guard isMarker(index) else {
+                    index += 1
+                    continue
+                }
+                // The marker's edge: where high then low differ most, among the starts that match.
+                var best = index
+                var bestContrast = -Double.infinity
+                var start = index
+                while start + needed < count, isMarker(start) {
+                    let contrast = mean(start, half) - mean(start + half, half)
+                    if contrast > bestContrast { (best, bestContrast) = (start, contrast) }
+                    start += 1
+                }
+                if let number = readBits(from: best, scale: scale, mean: mean) {
+                    blocks.append(Block(number: number, offset: base + best))
+                    index = best + Int(blockLength * 0.9)
+                } else {
+                    index = start
+                }
+            }
+            next = base + index
+            let kept = min(index, count)
+            samples.removeFirst(kept)
+            base += kept
+            return blocks
+        }
+    }
+
+    /// The 40 bits after a marker at `start`: the block's number, if its CRC holds.
+    private static func readBits(from start: Int, scale: Double, mean: (Int, Int) -> Double) -> UInt32? {
         var bits: UInt64 = 0
         for bit in 0..<bitCount {
             // The middle half of the bit: clear of its edges after a resampler.
@@ -152,8 +214,7 @@ public enum AudioStamp {
             bits = bits << 1 | (level > 0 ? 1 : 0)
         }
         let number = UInt32(truncatingIfNeeded: bits >> 8)
-        guard UInt8(truncatingIfNeeded: bits) == crc(number) else { return nil }
-        return Block(number: number, offset: start)
+        return UInt8(truncatingIfNeeded: bits) == crc(number) ? number : nil
     }
 
     private static func block(at position: UInt64) -> UInt32 {

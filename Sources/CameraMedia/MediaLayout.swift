@@ -119,15 +119,25 @@ extension AudioLayout.SampleFormat {
         }
     }
 
-    /// The packed samples in `bytes` as floats: S16 over 32768, S32 over 2³¹.
-    public func floats(in bytes: UnsafeRawBufferPointer) -> [Float] {
-        (0..<bytes.count / self.bytes).map { index in
-            switch self {
-            case .s16: Float(bytes.load(fromByteOffset: index * 2, as: Int16.self)) / 32768
-            case .s32: Float(Double(bytes.load(fromByteOffset: index * 4, as: Int32.self)) / 2_147_483_648)
-            case .f32: bytes.load(fromByteOffset: index * 4, as: Float.self)
+    /// The packed samples in `bytes` as floats: S16 over 32768, S32 over 2³¹;
+    /// of interleaved frames of `channels`, only `channel`'s.
+    public func floats(in bytes: UnsafeRawBufferPointer, channel: Int = 0, of channels: Int = 1) -> [Float] {
+        precondition(channels > 0 && (0..<channels).contains(channel), "channel \(channel) of \(channels)")
+        let step = self.bytes * channels
+        let count = bytes.count / step
+        var floats = [Float](repeating: 0, count: count)
+        floats.withUnsafeMutableBufferPointer { floats in
+            var offset = channel * self.bytes
+            for index in 0..<count {
+                floats[index] = switch self {
+                case .s16: Float(bytes.load(fromByteOffset: offset, as: Int16.self)) / 32768
+                case .s32: Float(Double(bytes.load(fromByteOffset: offset, as: Int32.self)) / 2_147_483_648)
+                case .f32: bytes.load(fromByteOffset: offset, as: Float.self)
+                }
+                offset += step
             }
         }
+        return floats
     }
 }
 

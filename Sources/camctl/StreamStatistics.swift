@@ -326,54 +326,63 @@ struct AudioStampCheck {
 
     let rate: Int
     let channels: Int
-    let isFloat: Bool
-    let bytesPerSample: Int
+    let format: AudioLayout.SampleFormat
     private(set) var result = Result()
-    /// The run under way: its first frame's position and sequence number, and its periods' bytes as they came
-    /// (a copy per period, no more: read on the connection thread, whose every period waits behind it).
-    private var run: (position: Int, first: UInt64, next: UInt64, bytes: [UInt8])?
+    /// The run under way: its first frame's position, its first and next sequence numbers, its periods' frames,
+    /// the last block found in it, and its decoder, given each period's first channel as it comes (read on the
+    /// connection thread, whose every period waits behind it: a run costs its length once, never all at once).
+    private var run: (position: Int, first: UInt64, next: UInt64, periodFrames: Int, last: AudioStamp.Block?,
+                      decoder: AudioStamp.Decoder)?
     /// Where the blocks were found so far, for a stray's distance: the first block's distance from its place.
     private var usualPlacement: Double?
 
     init(description: AudioStreamBasicDescription) {
         rate = Int(description.mSampleRate)
-        channels = Int(description.mChannelsPerFrame)
-        isFloat = description.mFormatFlags & kAudioFormatFlagIsFloat != 0
-        bytesPerSample = Int(description.mBitsPerChannel / 8)
+        channels = max(1, Int(description.mChannelsPerFrame))
+        let isFloat = description.mFormatFlags & kAudioFormatFlagIsFloat != 0
+        format = isFloat ? .f32 : description.mBitsPerChannel == 16 ? .s16 : .s32
     }
 
     mutating func add(_ sample: SampleBuffer, _ period: BlockBuffer) {
         if run?.next != sample.sequenceNumber {
             finish()
-            run = (Int(sample.sequenceNumber) * sample.numSamples, sample.sequenceNumber, sample.sequenceNumber, [])
+            run = (Int(sample.sequenceNumber) * sample.numSamples, sample.sequenceNumber, sample.sequenceNumber,
+                   max(1, sample.numSamples), nil, AudioStamp.Decoder(sampleRate: rate))
+            result.runs += 1
+            if result.runStarts.count < 4 { result.runStarts.append(sample.sequenceNumber) }
         }
-        // In place: a copy of the run per period would cost its length each time.
-        guard (try? period.withUnsafeBytes({ run!.bytes.append(contentsOf: $0) })) != nil else { return }
+        guard let samples = try? period.withUnsafeBytes({ format.floats(in: $0, channel: 0, of: channels) }) else { return }
         run!.next += 1
+        let blocks = run!.decoder.add(samples)
+        check(blocks)
     }
 
-    /// Decodes the run under way (at a gap, and at the end): its first channel.
+    /// Ends the run under way (at a gap, and at the end): the blocks in its tail.
     mutating func finish() {
-        guard let current = run, current.next > current.first else { return }
+        guard run != nil else { return }
+        let blocks = run!.decoder.finish()
+        check(blocks)
         run = nil
-        result.runs += 1
-        if result.runStarts.count < 4 { result.runStarts.append(current.first) }
-        let format: AudioLayout.SampleFormat = isFloat ? .f32 : bytesPerSample == 2 ? .s16 : .s32
-        let floats = current.bytes.withUnsafeBytes { format.floats(in: $0) }
-        let samples = stride(from: 0, to: floats.count, by: max(1, channels)).map { floats[$0] }
-        let blocks = AudioStamp.decode(samples, sampleRate: rate)
-        result.blocks += blocks.count
-        result.outOfOrder += zip(blocks, blocks.dropFirst()).filter { $1.number <= $0.number }.count
-        result.missing += zip(blocks, blocks.dropFirst()).reduce(0) { $0 + max(0, Int($1.1.number) - Int($1.0.number) - 1) }
-        let periodFrames = max(1, samples.count / Int(current.next - current.first))
-        for (index, block) in blocks.enumerated() {
+    }
+
+    /// Counts blocks found in the run under way, in order, against the one before and their places.
+    private mutating func check(_ blocks: [AudioStamp.Block]) {
+        guard let current = run else { return }
+        for block in blocks {
+            result.blocks += 1
+            let previous = run!.last
+            run!.last = block
+            if let previous {
+                if block.number <= previous.number { result.outOfOrder += 1 }
+                result.missing += max(0, Int(block.number) - Int(previous.number) - 1)
+            }
             let place = Double(block.number) * Double(AudioStamp.blockFrames) * Double(rate) / Double(AudioStamp.sampleRate)
             let found = Double(current.position + block.offset)
             if abs(found - place) > 2 { result.misplaced += 1 }
             let usual = usualPlacement ?? found - place
             usualPlacement = usual
-            if abs(found - place - usual) > 3 || (index > 0 && block.number <= blocks[index - 1].number), result.strays.count < 4 {
-                result.strays.append("block \(block.number) in period \(current.first + UInt64(block.offset / periodFrames)), "
+            if abs(found - place - usual) > 3 || previous.map({ block.number <= $0.number }) == true, result.strays.count < 4 {
+                result.strays.append("block \(block.number) in period \(current.first + UInt64(block.offset / current.periodFrames)), "
                                      + "\(Int(found - place - usual)) samples from its place")
             }
             placements = (min(placements?.min ?? found - place, found - place), max(placements?.max ?? found - place, found - place))

@@ -68,6 +68,30 @@ import Testing
         }
     }
 
+    /// Given as periods come — of a listener's sizes, and odd ones — the
+    /// decoder finds exactly the blocks the whole run gives at once, each
+    /// once, holding no more than a fraction of a second between periods.
+    @Test(arguments: [48_000, 44_100, 16_000])
+    func periodsDecodedAsTheyComeFindWhatTheWholeRunGives(rate: Int) {
+        var samples = rate == 48_000 ? Self.rendered(seconds: 3) : Self.resample(Self.rendered(seconds: 3), to: rate)
+        samples.removeSubrange(rate..<rate + 333)  // a gap a second in: blocks after it start early
+        let whole = AudioStamp.decode(samples, sampleRate: rate)
+        #expect(whole.count >= 145, "\(whole.count) blocks in the whole run at \(rate) Hz")
+        for period in [rate / 100, 1, 997, 20_000] {
+            var decoder = AudioStamp.Decoder(sampleRate: rate)
+            var found: [AudioStamp.Block] = []
+            var start = 0
+            while start < samples.count {
+                let end = min(start + period, samples.count)
+                found += decoder.add(samples[start..<end])
+                #expect(decoder.samplesHeld <= period + rate / 4, "\(decoder.samplesHeld) samples held, periods of \(period)")
+                start = end
+            }
+            found += decoder.finish()
+            #expect(found == whole, "periods of \(period) at \(rate) Hz: \(found.count) blocks, \(whole.count) at once")
+        }
+    }
+
     @Test func noiseDecodesToNothing() {
         var generator = SystemRandomNumberGenerator()
         let noise = (0..<480_000).map { _ in Float.random(in: -1...1, using: &generator) }
