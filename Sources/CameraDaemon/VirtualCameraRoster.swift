@@ -44,12 +44,13 @@ struct VirtualCameraRoster: Sendable {
     ///
     /// - Throws: as ``add(index:localizedName:position:options:)``.
     @discardableResult
-    func addMicrophone(index: Int? = nil, localizedName: String = "", signal: VirtualMicrophone.Signal = .stamp) throws -> VirtualMicrophone {
+    func addMicrophone(index: Int? = nil, localizedName: String = "", signal: VirtualMicrophone.Signal = .stamp,
+                       driftPPM: Int = 0) throws -> VirtualMicrophone {
         if let index {
             guard (0..<Self.maxCount).contains(index) else {
                 throw CameraError(.invalidArgument, "virtual microphone index \(index) is out of range; use 0 to \(Self.maxCount - 1)")
             }
-            let microphone = VirtualMicrophone(index: index, localizedName: localizedName, signal: signal)
+            let microphone = VirtualMicrophone(index: index, localizedName: localizedName, signal: signal, driftPPM: driftPPM)
             try registry.add(microphone: microphone)
             return microphone
         }
@@ -58,7 +59,7 @@ struct VirtualCameraRoster: Sendable {
             guard let free = (0..<Self.maxCount).first(where: { !taken.contains($0) }) else {
                 throw CameraError(.resourceExhausted, "all \(Self.maxCount) virtual microphones exist; remove one first")
             }
-            let microphone = VirtualMicrophone(index: free, localizedName: localizedName, signal: signal)
+            let microphone = VirtualMicrophone(index: free, localizedName: localizedName, signal: signal, driftPPM: driftPPM)
             do {
                 try registry.add(microphone: microphone)
                 return microphone

@@ -64,6 +64,24 @@ public final class AudioResampler {
         return Int(written)
     }
 
+    /// Frames of ``target`` it holds: given, not yet written (its filter's
+    /// delay and what did not fit), as libswresample counts them.
+    public var delayedFrames: Int { Int(swr_get_delay(context, Int64(target.sampleRate))) }
+
+    /// Stretches (or shrinks) the next `distance` output frames by `delta`
+    /// frames — libswresample's soft compensation, a ratio changed by
+    /// `delta ÷ distance`, inaudible at the ppm a sound card's clock is off —
+    /// then converts at the nominal ratio again. A new call replaces the last.
+    /// The first call changes a conversion at one rate into a resampling one
+    /// (a few frames of filter delay, counted in ``delayedFrames``).
+    ///
+    /// - Throws: ``ConversionError`` when libswresample refuses.
+    public func compensate(by delta: Int, over distance: Int) throws(ConversionError) {
+        precondition(distance > 0 && abs(delta) < distance, "\(delta) frames over \(distance)")
+        let result = swr_set_compensation(context, Int32(delta), Int32(distance))
+        guard result >= 0 else { throw ConversionError(message: "libswresample cannot compensate \(delta) frames over \(distance) (\(result))") }
+    }
+
     private static func format(_ format: AudioLayout.SampleFormat) -> AVSampleFormat {
         switch format {
         case .s16: AV_SAMPLE_FMT_S16

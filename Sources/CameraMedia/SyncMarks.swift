@@ -47,21 +47,21 @@ public enum SyncMarks {
     /// Frames `position ..< position + samples.count / channels` of the clicking
     /// signal (over ``AudioStamp``'s tone: 1 kHz at 48 kHz, −20 dBFS),
     /// interleaved, `channels` copies each, for a microphone at `rate` whose
-    /// frame *p* was captured at `start + p × 10⁹ / rate` (CLOCK_MONOTONIC ns,
-    /// rounded down).
+    /// frame *p* was captured at ``captureTime(of:start:rate:driftPPM:)``.
     public static func renderClicks(
-        into samples: UnsafeMutableBufferPointer<Float>, channels: Int, from position: UInt64, start: Int64, rate: Int
+        into samples: UnsafeMutableBufferPointer<Float>, channels: Int, from position: UInt64, start: Int64, rate: Int,
+        driftPPM: Int = 0
     ) {
         let frames = samples.count / channels
         AudioStamp.renderTone(into: samples, channels: channels, from: position)
         // The marks a period (shorter than a second) can touch: the last at or before its start, and the next.
-        let first = captureTime(of: position, start: start, rate: rate) / intervalNanoseconds
+        let first = captureTime(of: position, start: start, rate: rate, driftPPM: driftPPM) / intervalNanoseconds
         for mark in first...first + 1 {
-            // The first frame captured at or after the mark: p × 10⁹ / rate ≥ mark − start, rounded up.
+            // The first frame captured at or after the mark: p × 10¹⁵ / (rate × (10⁶ + ppm)) ≥ mark − start, rounded up.
             let since = mark * intervalNanoseconds - start
             guard since >= 0 else { continue }
-            let clickStart = UInt64(since / 1_000_000_000) * UInt64(rate)
-                + UInt64((since % 1_000_000_000 * Int64(rate) + 999_999_999) / 1_000_000_000)
+            let clickStart = UInt64((Int128(since) * Int128(rate) * Int128(1_000_000 + driftPPM) + 999_999_999_999_999)
+                                    / 1_000_000_000_000_000)
             let lower = max(clickStart, position), upper = min(clickStart + UInt64(clickFrames), position + UInt64(frames))
             guard lower < upper else { continue }
             for frame in Int(lower - position)..<Int(upper - position) {
@@ -72,10 +72,12 @@ public enum SyncMarks {
 
     /// When frame `position` of a microphone at `rate` started at `start` was
     /// captured: `start + position × 10⁹ / rate` rounded down, without
-    /// overflow for as long as a microphone runs.
-    public static func captureTime(of position: UInt64, start: Int64, rate: Int) -> Int64 {
-        let rate = UInt64(rate)
-        return start + Int64(position / rate) * 1_000_000_000 + Int64(position % rate * 1_000_000_000 / rate)
+    /// overflow for as long as a microphone runs — for one whose clock runs
+    /// `driftPPM` fast (slow, below 0) by CLOCK_MONOTONIC, as a sound card's
+    /// does, `start + position × 10¹⁵ / (rate × (10⁶ + driftPPM))`.
+    public static func captureTime(of position: UInt64, start: Int64, rate: Int, driftPPM: Int = 0) -> Int64 {
+        precondition(rate > 0 && driftPPM > -1_000_000, "a clock at \(rate) Hz, \(driftPPM) ppm")
+        return start + Int64(Int128(position) * 1_000_000_000_000_000 / (Int128(rate) * Int128(1_000_000 + driftPPM)))
     }
 
     /// Where clicks start in `samples` (one channel, any rate): the first

@@ -74,7 +74,8 @@ extension Camerad_V1_AddVirtualCameraRequest: CheckedMessage {
          .integer("width", \.width, 0...65535, "pixels"), .integer("height", \.height, 0...65535, "pixels"),
          .message("frame_duration", \.frameDuration),
          .enumeration("media_type", \.mediaType),
-         .real("tone_amplitude", \.toneAmplitude, 0...1, "of full scale")]
+         .real("tone_amplitude", \.toneAmplitude, 0...1, "of full scale"),
+         .integer("drift_ppm", \.driftPpm, -10_000...10_000, "ppm of CLOCK_MONOTONIC; 0, on it")]
     }
 }
 

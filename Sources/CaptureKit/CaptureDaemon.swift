@@ -139,10 +139,12 @@ extension CaptureDaemon {
     /// float, 10 ms periods): it hears the audio stamp (a 1 kHz tone marked
     /// with each block's position), with `toneAmplitude` (0 to 1) a plain
     /// 1 kHz sine of that peak, or with `syncMarks` a click at every whole
-    /// second of CLOCK_MONOTONIC, when virtual cameras with sync marks flash.
+    /// second of CLOCK_MONOTONIC, when virtual cameras with sync marks flash;
+    /// its clock runs `driftPPM` parts per million fast (slow, below 0) of
+    /// CLOCK_MONOTONIC, as a sound card's does (-10000 to 10000).
     /// Linux only; the same rights as ``addVirtualCamera(index:localizedName:position:options:)``.
     public static func addVirtualMicrophone(
-        index: Int? = nil, localizedName: String = "", toneAmplitude: Float? = nil, syncMarks: Bool = false
+        index: Int? = nil, localizedName: String = "", toneAmplitude: Float? = nil, syncMarks: Bool = false, driftPPM: Int = 0
     ) async throws(CaptureError) -> CaptureDevice {
         var request = Camerad_V1_AddVirtualCameraRequest()
         if let index {
@@ -155,6 +157,10 @@ extension CaptureDaemon {
         request.mediaType = .audio
         request.toneAmplitude = toneAmplitude ?? 0
         request.syncMarks = syncMarks
+        guard let drift = Int32(exactly: driftPPM) else {
+            throw CaptureError(.invalidArgument, "a drift of \(driftPPM) ppm is out of range; use -10000 to 10000")
+        }
+        request.driftPpm = drift
         return LiveDevices.shared.update(try await DaemonClient.shared.unary(CameraService.addVirtualCamera, request).device)
     }
 

@@ -86,6 +86,64 @@ import Testing
         }
     }
 
+    /// A microphone whose clock runs off CLOCK_MONOTONIC, as a sound card's
+    /// crystal does: its variant's frames stay on the monotonic clock — every
+    /// stamp block lies, by the variant's timestamps, within a period of its
+    /// capture time — over 90 s at ±4000 ppm, the 360 ms an hour at 100 ppm
+    /// would be off uncorrected (simulated faster than real time: the periods
+    /// are published as fast as the variant takes them, stamped as the
+    /// drifting clock captured them).
+    @Test(arguments: [4_000, -4_000])
+    func aDriftingMicrophoneIsResampledOntoTheClock(ppm: Int) async throws {
+        let source = try MediaNode(name: "a drifting microphone", media: .audio(Self.microphone), slots: 16, budget: budget, logger: logger)
+        let layout = AudioLayout(sampleRate: 48_000, channels: 1, sampleFormat: .f32, framesPerPeriod: 480)
+        let variant = try AudioVariant(of: source, layout: Self.microphone, as: layout, budget: budget, logger: logger)
+        let listener = try GraphSink.listening(to: variant.node, inFlight: 16)
+        let start: Int64 = 5_000_000_000
+        func captured(_ position: UInt64) -> Int64 { SyncMarks.captureTime(of: position, start: start, rate: 48_000, driftPPM: ppm) }
+        let periods: UInt64 = 9_000
+        for sequence in 0..<periods {
+            _ = await waitUntil(every: .microseconds(100)) {
+                source.publish(sequence: sequence, timestampNanoseconds: captured(sequence * 480), durationNanoseconds: 10_000_000) { slot in
+                    VirtualMicrophoneCapture.render(Self.microphone, from: sequence * 480, into: slot)
+                }
+            }
+        }
+        // The variant makes fewer periods than it was given when the microphone runs fast, more when slow.
+        #expect(await waitUntil(timeout: .seconds(120)) { listener.accountedThrough >= periods * 98 / 100 })
+        source.end()
+        #expect(await waitUntil { listener.hasEnded })
+        try listener.checkAccounting(from: 0, through: listener.accountedThrough)
+
+        // Each unbroken run decoded as it came; a block's time is where the variant's timestamps put its offset.
+        var worst = 0.0, uncorrected = 0.0, blocks = 0
+        var run: (first: GraphSink.Received, next: UInt64, decoder: AudioStamp.Decoder)?
+        func check(_ found: [AudioStamp.Block], from first: GraphSink.Received) {
+            for block in found {
+                let time = Double(first.timestampNanoseconds) + Double(block.offset) * 1e9 / 48_000
+                let position = UInt64(block.number) * UInt64(AudioStamp.blockFrames)
+                worst = max(worst, abs(time - Double(captured(position))))
+                uncorrected = max(uncorrected, abs(Double(start) + Double(position) * 1e9 / 48_000 - Double(captured(position))))
+                blocks += 1
+            }
+        }
+        for period in listener.frames {
+            if run?.next != period.sequence {
+                if var ended = run { check(ended.decoder.finish(), from: ended.first) }
+                run = (period, period.sequence, AudioStamp.Decoder(sampleRate: 48_000))
+            }
+            let samples = period.bytes.withUnsafeBytes { layout.sampleFormat.floats(in: $0) }
+            run!.next += 1
+            check(run!.decoder.add(samples), from: run!.first)
+        }
+        if var ended = run { check(ended.decoder.finish(), from: ended.first) }
+        print("\(ppm) ppm: \(blocks) blocks, at most \(String(format: "%.3f", worst / 1e6)) ms from their capture times "
+              + "(\(String(format: "%.0f", uncorrected / 1e6)) ms at the nominal rate)")
+        #expect(blocks >= 4_400, "the 90 s decode: \(blocks) blocks")
+        #expect(uncorrected > 300e6, "the microphone's clock is off: \(uncorrected / 1e6) ms by the end")
+        #expect(worst <= 10e6, "every block within a period (10 ms) of its capture time: \(worst / 1e6) ms")
+    }
+
     @Test func stoppingAVariantEndsItsListenersAndNobodyElses() async throws {
         let microphone = try VirtualMicrophoneCapture(name: "the virtual microphone", layout: Self.microphone, budget: budget, logger: logger)
         defer { microphone.stop() }

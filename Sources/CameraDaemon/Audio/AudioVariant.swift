@@ -64,6 +64,10 @@ private final class PeriodCutter: Sendable {
         var nextInput: UInt64?
         /// The output frame and capture time the timestamps are counted from.
         var origin: (position: UInt64, timestampNanoseconds: Int64) = (0, 0)
+        /// The output frame the resampler writes next (before the frames skipped to a boundary).
+        var produced: Int64 = 0
+        /// Whether the resampler's ratio follows the microphone's clock (once it was found off).
+        var compensating = false
     }
 
     /// A period made, to publish.
@@ -88,12 +92,14 @@ private final class PeriodCutter: Sendable {
             var gap: DropTally?
             if state.nextInput != period.sequence { gap = restart(at: period, &state) }
             state.nextInput = period.sequence + 1
+            var made: [Made] = []
             do {
-                return (gap, try cut(period, &state))
+                made = try cut(period, &state)
+                try followTheClock(after: period, &state)
             } catch {
                 node.logger.error("\(node.name): \(error)")
-                return (gap, [])
             }
+            return (gap, made)
         }
         if let gap { node.report(gap) }
         let duration = Int64(target.framesPerPeriod) * 1_000_000_000 / Int64(target.sampleRate)
@@ -111,6 +117,7 @@ private final class PeriodCutter: Sendable {
                                     * target.bytesPerFrame)
         let resampler = state.resampler
         let written = try converted.withUnsafeMutableBytes { try resampler.convert(period.bytes, into: $0) }
+        state.produced += Int64(written)
         let skipped = min(state.skip, written)
         state.skip -= skipped
         state.pending += converted[skipped * target.bytesPerFrame..<written * target.bytesPerFrame]
@@ -128,6 +135,30 @@ private final class PeriodCutter: Sendable {
         return made
     }
 
+    /// Keeps the output on CLOCK_MONOTONIC (ARCHITECTURE.md, "Sound on the
+    /// picture's clock"): a sound card's clock is tens of ppm off, so its
+    /// frames at the nominal rate would drift from the picture (360 ms an hour
+    /// at 100 ppm) and so would the timestamps counted from them. After each
+    /// period, the output frame its end comes out at (frames written and held)
+    /// is compared with where its capture time puts it; once that is a
+    /// millisecond off, the resampler's ratio is corrected by the difference
+    /// over the next quarter second, every period from then on — the error
+    /// stays within a few frames of 0, a few ppm of pitch.
+    private func followTheClock(after period: PooledFrame, _ state: inout State) throws {
+        let rate = Double(target.sampleRate)
+        // In doubles: a microphone may run for days, past what nanoseconds × rate hold in 64 bits.
+        let end = Double(period.timestampNanoseconds - state.origin.timestampNanoseconds) / 1e9
+            + Double(source.framesPerPeriod) / Double(source.sampleRate)
+        let expected = Double(state.origin.position) + end * rate
+        let error = Double(state.produced + Int64(state.resampler.delayedFrames)) - expected
+        guard state.compensating || abs(error) > rate / 1000 else { return }
+        state.compensating = true
+        // At most 2 % faster or slower: a card further off is broken, and its listeners hear it late or early.
+        let distance = target.sampleRate / 4
+        let limit = Double(target.sampleRate / 50)
+        try state.resampler.compensate(by: -Int(max(-limit, min(limit, error)).rounded()), over: distance)
+    }
+
     /// The first period, or one after a gap: the resampler starts afresh and
     /// output starts at the first period boundary at or after where this
     /// period's first sample falls. Returns the periods not made since, if any.
@@ -137,7 +168,10 @@ private final class PeriodCutter: Sendable {
         let aligned = (start + frames - 1) / frames * frames
         var gap: DropTally?
         if state.nextInput != nil {
-            if let fresh = try? AudioResampler(from: source, to: target) { state.resampler = fresh }
+            if let fresh = try? AudioResampler(from: source, to: target) {
+                state.resampler = fresh
+                state.compensating = false
+            }
             let lost = aligned / frames - state.position / frames
             if lost > 0 {
                 var drops = DropTally()
@@ -146,6 +180,7 @@ private final class PeriodCutter: Sendable {
             }
         }
         state.pending = []
+        state.produced = Int64(start)
         state.position = aligned
         state.skip = Int(aligned - start)
         state.origin = (start, period.timestampNanoseconds)

@@ -71,9 +71,13 @@ final class MicrophoneStreamer: Sendable {
     /// - Throws: the microphone's error when it cannot start; RESOURCE_EXHAUSTED
     ///   past the owner's budget or the variant's slots; DEVICE_DISCONNECTED
     ///   once it went.
-    func listen(_ layout: AudioLayout, policy: SubscriptionPolicy, sink: any FrameSink,
+    ///
+    /// `onTheClock`: a variant even in the microphone's own layout, its frames
+    /// resampled onto CLOCK_MONOTONIC (an encoder's, whose file counts samples);
+    /// the microphone's own periods keep its clock, stamped with their capture times.
+    func listen(_ layout: AudioLayout, onTheClock: Bool = false, policy: SubscriptionPolicy, sink: any FrameSink,
                 for owner: ClientBudget.Owner) async throws -> UInt64 {
-        try await executor.run { try self.attach(layout, policy: policy, sink: sink, owner: owner) }
+        try await executor.run { try self.attach(layout, onTheClock: onTheClock, policy: policy, sink: sink, owner: owner) }
     }
 
     /// The microphone's levels for `sink`, a reading every 100 ms (records
@@ -85,14 +89,15 @@ final class MicrophoneStreamer: Sendable {
     }
 
     /// On the executor.
-    private func attach(_ layout: AudioLayout?, policy: SubscriptionPolicy, sink: any FrameSink,
+    private func attach(_ layout: AudioLayout?, onTheClock: Bool = false, policy: SubscriptionPolicy, sink: any FrameSink,
                         owner: ClientBudget.Owner) throws(CameraError) -> UInt64 {
         if let interruption = state.withLock({ $0.interruption }) { throw interruption }
         do throws(CameraError) {
             // A variant or the meter costs a worker thread: charged to the client before it is made.
             let key = layout.map { "\(microphone.uniqueID) as \($0)" } ?? "\(microphone.uniqueID)'s levels"
-            let claim = layout == microphone.audio.native ? nil : try budget.claim(.audioNode, key, for: owner)
-            let node = try node(for: layout)
+            let native = layout == microphone.audio.native && !onTheClock
+            let claim = native ? nil : try budget.claim(.audioNode, key, for: owner)
+            let node = try node(for: layout, native: native)
             let subscription = try node.subscribe(sink, policy: policy, for: owner)
             return state.withLock { state in
                 defer { state.nextID += 1 }
@@ -105,9 +110,9 @@ final class MicrophoneStreamer: Sendable {
         }
     }
 
-    /// The node that serves `layout` (nil: the levels), started or made if
-    /// need be; on the executor, no lock held.
-    private func node(for layout: AudioLayout?) throws(CameraError) -> MediaNode {
+    /// The node that serves `layout` (nil: the levels; `native`, the
+    /// microphone's own periods), started or made if need be; on the executor, no lock held.
+    private func node(for layout: AudioLayout?, native: Bool) throws(CameraError) -> MediaNode {
         let running: Running
         if let current = state.withLock({ $0.running }) {
             running = current
@@ -119,16 +124,16 @@ final class MicrophoneStreamer: Sendable {
             })
             state.withLock { $0.running = running }
         }
-        let native = microphone.audio.native
+        let own = microphone.audio.native
         guard let layout else {
             if let meter = running.meter { return meter.node }
-            let meter = try AudioMeter(of: running.capture.node, layout: native, budget: budget, logger: logger)
+            let meter = try AudioMeter(of: running.capture.node, layout: own, budget: budget, logger: logger)
             state.withLock { $0.running?.meter = meter }
             return meter.node
         }
-        if layout == native { return running.capture.node }
+        if native { return running.capture.node }
         if let variant = running.variants[layout] { return variant.node }
-        let variant = try AudioVariant(of: running.capture.node, layout: native, as: layout, budget: budget, logger: logger)
+        let variant = try AudioVariant(of: running.capture.node, layout: own, as: layout, budget: budget, logger: logger)
         state.withLock { $0.running?.variants[layout] = variant }
         return variant.node
     }
@@ -181,7 +186,8 @@ final class MicrophoneStreamer: Sendable {
     private func stopUnused() {
         let (variants, meter, capture) = state.withLock { state -> ([AudioVariant], AudioMeter?, (any AudioCapture)?) in
             guard var running = state.running else { return ([], nil, nil) }
-            let heard = Set(state.listeners.values.map(\.layout))
+            // Those of a variant or the meter hold a claim; the microphone's own listeners do not.
+            let heard = Set(state.listeners.values.filter { $0.claim != nil }.map(\.layout))
             let unheard = running.variants.filter { !heard.contains($0.key) }
             for layout in unheard.keys { running.variants[layout] = nil }
             var meter: AudioMeter?

@@ -12,7 +12,8 @@ import Synchronization
 ///
 /// Period *n* holds the samples from position *n* × frames-per-period on; its
 /// timestamp is the capture time of its first sample (the start plus the
-/// position over the rate, so periods never drift from the clock) and it is
+/// position over the rate, so periods never drift from the clock — or drift by
+/// exactly `driftPPM`, when it is given one) and it is
 /// published once its last sample is due. Like a sound card's ring, it holds
 /// ``bufferPeriods`` periods: a thread held up for less than that (a busy
 /// machine) catches up, publishing the periods it owes at once; one that falls
@@ -32,8 +33,8 @@ final class VirtualMicrophoneCapture: AudioCapture {
     ///
     /// - Throws: INVALID_ARGUMENT for a rate other than 48 kHz; RESOURCE_EXHAUSTED
     ///   when its pool or thread cannot be made.
-    init(name: String, layout: AudioLayout, signal: Signal = .stamp, gain: VirtualMicrophone.Gain = .init(), slots: Int? = nil,
-         budget: ClientBudget, logger: Logger) throws(CameraError) {
+    init(name: String, layout: AudioLayout, signal: Signal = .stamp, gain: VirtualMicrophone.Gain = .init(), driftPPM: Int = 0,
+         slots: Int? = nil, budget: ClientBudget, logger: Logger) throws(CameraError) {
         guard layout.sampleRate == AudioStamp.sampleRate else {
             throw CameraError(.invalidArgument, "a virtual microphone runs at \(AudioStamp.sampleRate) Hz, not \(layout.sampleRate)")
         }
@@ -44,7 +45,7 @@ final class VirtualMicrophoneCapture: AudioCapture {
             thread = try PollingThread(name: "camerad-mic", priority: .sound)
             // The thread keeps this object until it ends.
             try thread.start { [self] thread in
-                Self.run(layout: layout, signal: signal, gain: gain, node: node, stop: stopRequested, thread: thread)
+                Self.run(layout: layout, signal: signal, gain: gain, driftPPM: driftPPM, node: node, stop: stopRequested, thread: thread)
             }
         } catch {
             node.end()
@@ -63,21 +64,20 @@ final class VirtualMicrophoneCapture: AudioCapture {
     /// Periods it holds for a late thread, as a sound card's ring does (80 ms of 10 ms periods).
     static let bufferPeriods = 8
 
-    /// When frame `position` was captured, for a microphone started at `start`.
-    static func timestamp(of position: UInt64, start: Int64, rate: Int) -> Int64 {
-        SyncMarks.captureTime(of: position, start: start, rate: rate)
-    }
-
-    private static func run(layout: AudioLayout, signal: Signal, gain: VirtualMicrophone.Gain, node: MediaNode,
+    private static func run(layout: AudioLayout, signal: Signal, gain: VirtualMicrophone.Gain, driftPPM: Int, node: MediaNode,
                             stop: borrowing Atomic<Bool>, thread: PollingThread) {
         let frames = UInt64(layout.framesPerPeriod)
         let rate = layout.sampleRate
         let start = monotonicNanoseconds()
-        let duration = timestamp(of: frames, start: 0, rate: rate)
+        /// When frame `position` was captured.
+        func timestamp(of position: UInt64, start: Int64) -> Int64 {
+            SyncMarks.captureTime(of: position, start: start, rate: rate, driftPPM: driftPPM)
+        }
+        let duration = timestamp(of: frames, start: 0)
         var sequence: UInt64 = 0
         while !stop.load(ordering: .relaxed) {
             // Due once its last sample is captured.
-            var due = timestamp(of: (sequence + 1) * frames, start: start, rate: rate)
+            var due = timestamp(of: (sequence + 1) * frames, start: start)
             let now = monotonicNanoseconds()
             if now > due + duration * Int64(bufferPeriods) {
                 // Behind by more than its buffer: the periods it could not hold are lost.
@@ -87,7 +87,7 @@ final class VirtualMicrophoneCapture: AudioCapture {
                     drops.add(.discontinuity, count: Int(caughtUp - sequence), sequence: caughtUp - 1)
                     node.report(drops)
                     sequence = caughtUp
-                    due = timestamp(of: (sequence + 1) * frames, start: start, rate: rate)
+                    due = timestamp(of: (sequence + 1) * frames, start: start)
                 }
             }
             var remaining = due - monotonicNanoseconds()
@@ -97,9 +97,9 @@ final class VirtualMicrophoneCapture: AudioCapture {
             }
             if stop.load(ordering: .relaxed) { break }
             let position = sequence * frames
-            node.publish(sequence: sequence, timestampNanoseconds: timestamp(of: position, start: start, rate: rate),
+            node.publish(sequence: sequence, timestampNanoseconds: timestamp(of: position, start: start),
                          durationNanoseconds: duration) { slot in
-                render(layout, signal: signal, gain: gain.value, from: position, start: start, into: slot)
+                render(layout, signal: signal, gain: gain.value, from: position, start: start, driftPPM: driftPPM, into: slot)
             }
             sequence += 1
         }
@@ -108,7 +108,7 @@ final class VirtualMicrophoneCapture: AudioCapture {
     /// One period of `signal` from `position` (of a microphone started at
     /// `start`), times `gain`, in the layout's sample format; the bytes written.
     static func render(_ layout: AudioLayout, signal: Signal = .stamp, gain: Float = 1, from position: UInt64, start: Int64 = 0,
-                       into slot: UnsafeMutableRawBufferPointer) -> Int {
+                       driftPPM: Int = 0, into slot: UnsafeMutableRawBufferPointer) -> Int {
         // Made in floats on the stack, then stored in the layout's format: no allocation a period.
         withUnsafeTemporaryAllocation(of: Float.self, capacity: layout.framesPerPeriod * layout.channels) { floats in
             switch signal {
@@ -117,7 +117,8 @@ final class VirtualMicrophoneCapture: AudioCapture {
             case .tone(let amplitude):
                 AudioStamp.renderTone(into: floats, channels: layout.channels, from: position, amplitude: amplitude)
             case .syncClicks:
-                SyncMarks.renderClicks(into: floats, channels: layout.channels, from: position, start: start, rate: layout.sampleRate)
+                SyncMarks.renderClicks(into: floats, channels: layout.channels, from: position, start: start, rate: layout.sampleRate,
+                                       driftPPM: driftPPM)
             }
             if gain != 1 {
                 for index in floats.indices { floats[index] *= gain }

@@ -6,7 +6,9 @@ import Synchronization
 /// --virtual-microphones N`, `camctl virtual add --audio`): 48 kHz stereo
 /// float in 10 ms periods, hearing the ``AudioStamp`` signal — a test decodes
 /// it to check every sample's place — a plain tone of a known level, or
-/// clicks at the instants virtual cameras flash (``SyncMarks``).
+/// clicks at the instants virtual cameras flash (``SyncMarks``). Its clock
+/// runs on CLOCK_MONOTONIC, or `driftPPM` off it (`--drift-ppm`), as a sound
+/// card's crystal does: what sound kept on the picture's clock is tested with.
 /// Each capture is a ``VirtualMicrophoneCapture``.
 final class VirtualMicrophone: MicrophoneBackend {
     /// What it hears.
@@ -27,6 +29,8 @@ final class VirtualMicrophone: MicrophoneBackend {
     let uniqueID: String
     let localizedName: String
     let signal: Signal
+    /// How far its clock runs fast (slow, below 0) of CLOCK_MONOTONIC, in parts per million.
+    let driftPPM: Int
     let audio = AudioCapabilities(native: VirtualMicrophone.layout)
     /// Its input gain, 0 to 1: what it hears, scaled (1, the signal as made, at first).
     let gain = Gain()
@@ -38,11 +42,16 @@ final class VirtualMicrophone: MicrophoneBackend {
         func set(_ value: Float) { bits.store(value.bitPattern, ordering: .relaxed) }
     }
 
-    init(index: Int, localizedName: String = "", signal: Signal = .stamp) {
+    /// Drift a virtual microphone may be given: ±1 %, far past a real card's tens of ppm.
+    static let driftRange = -10_000...10_000
+
+    init(index: Int, localizedName: String = "", signal: Signal = .stamp, driftPPM: Int = 0) {
+        precondition(Self.driftRange.contains(driftPPM), "a drift of \(driftPPM) ppm")
         self.index = index
         uniqueID = "virtual-microphone-\(index)"
         self.localizedName = localizedName.isEmpty ? "Virtual Microphone \(index)" : localizedName
         self.signal = signal
+        self.driftPPM = driftPPM
     }
 
     func describe() -> DeviceDescription {
@@ -56,6 +65,7 @@ final class VirtualMicrophone: MicrophoneBackend {
 
     func startCapture(budget: ClientBudget, logger: Logger,
                       onFailure: @escaping @Sendable (CameraError) -> Void) throws(CameraError) -> any AudioCapture {
-        try VirtualMicrophoneCapture(name: uniqueID, layout: audio.native, signal: signal, gain: gain, budget: budget, logger: logger)
+        try VirtualMicrophoneCapture(name: uniqueID, layout: audio.native, signal: signal, gain: gain, driftPPM: driftPPM,
+                                     budget: budget, logger: logger)
     }
 }

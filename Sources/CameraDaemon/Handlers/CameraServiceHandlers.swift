@@ -142,8 +142,8 @@ struct CameraServiceHandlers: Sendable {
             return try addVirtualMicrophone(request)
         }
         try policy.requireAdmin(context.peer, for: "adding a virtual camera")
-        guard request.toneAmplitude == 0 else {
-            throw RPCError(.invalidArgument, "tone_amplitude is a virtual microphone's; add one with media_type AUDIO")
+        guard request.toneAmplitude == 0, request.driftPpm == 0 else {
+            throw RPCError(.invalidArgument, "tone_amplitude and drift_ppm are a virtual microphone's; add one with media_type AUDIO")
         }
         let camera = try virtualCameras.add(
             index: request.optionalIndex != nil ? Int(request.index) : nil,
@@ -168,7 +168,8 @@ struct CameraServiceHandlers: Sendable {
         }
         let microphone = try virtualCameras.addMicrophone(
             index: request.optionalIndex != nil ? Int(request.index) : nil, localizedName: request.localizedName,
-            signal: request.syncMarks ? .syncClicks : amplitude > 0 ? .tone(amplitude: amplitude) : .stamp)
+            signal: request.syncMarks ? .syncClicks : amplitude > 0 ? .tone(amplitude: amplitude) : .stamp,
+            driftPPM: Int(request.driftPpm))
         var response = Camerad_V1_AddVirtualCameraResponse()
         response.device = Camerad_V1_Device(registry.description(of: microphone.uniqueID) ?? microphone.describe())
         return response

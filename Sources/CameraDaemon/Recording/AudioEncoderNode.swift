@@ -111,7 +111,8 @@ final class AudioEncoderNode: Sendable {
         let layout = AudioLayout(sampleRate: settings.sampleRate, channels: settings.channels, sampleFormat: .f32,
                                  framesPerPeriod: settings.sampleRate / 100)
         do {
-            listenerID = try await microphone.listen(layout, policy: SubscriptionPolicy(maxInFlight: 16), sink: input, for: .daemon)
+            // On the picture's clock whatever the microphone's runs at: the file counts samples, not times.
+            listenerID = try await microphone.listen(layout, onTheClock: true, policy: SubscriptionPolicy(maxInFlight: 16), sink: input, for: .daemon)
         } catch {
             input.end(with: nil)
             throw error

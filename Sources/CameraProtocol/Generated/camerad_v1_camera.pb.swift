@@ -714,6 +714,12 @@ public nonisolated struct Camerad_V1_AddVirtualCameraRequest: Sendable {
   /// both added with it mark the same instants. Not with tone_amplitude.
   public var syncMarks: Bool = false
 
+  /// AUDIO: how far the microphone's clock runs fast (below 0: slow) of
+  /// CLOCK_MONOTONIC, in parts per million (-10000 to 10000; 0, its clock): a
+  /// sound card's crystal is tens of ppm off, which a recording's sound must
+  /// not drift by (camerad resamples it onto the picture's clock).
+  public var driftPpm: Int32 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   /// Makes the uniqueID "virtual-<index>". Unset: the lowest free index.
@@ -1674,7 +1680,7 @@ nonisolated extension Camerad_V1_DeviceEvent.Kind: SwiftProtobuf._ProtoNameProvi
 
 nonisolated extension Camerad_V1_AddVirtualCameraRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".AddVirtualCameraRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}index\0\u{3}localized_name\0\u{1}position\0\u{1}fourcc\0\u{1}width\0\u{1}height\0\u{3}frame_duration\0\u{1}unthrottled\0\u{3}static_picture\0\u{3}media_type\0\u{3}tone_amplitude\0\u{3}sync_marks\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}index\0\u{3}localized_name\0\u{1}position\0\u{1}fourcc\0\u{1}width\0\u{1}height\0\u{3}frame_duration\0\u{1}unthrottled\0\u{3}static_picture\0\u{3}media_type\0\u{3}tone_amplitude\0\u{3}sync_marks\0\u{3}drift_ppm\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1701,6 +1707,7 @@ nonisolated extension Camerad_V1_AddVirtualCameraRequest: SwiftProtobuf.Message,
       case 10: try { try decoder.decodeSingularEnumField(value: &self.mediaType) }()
       case 11: try { try decoder.decodeSingularFloatField(value: &self.toneAmplitude) }()
       case 12: try { try decoder.decodeSingularBoolField(value: &self.syncMarks) }()
+      case 13: try { try decoder.decodeSingularInt32Field(value: &self.driftPpm) }()
       default: break
       }
     }
@@ -1747,6 +1754,9 @@ nonisolated extension Camerad_V1_AddVirtualCameraRequest: SwiftProtobuf.Message,
     if self.syncMarks != false {
       try visitor.visitSingularBoolField(value: self.syncMarks, fieldNumber: 12)
     }
+    if self.driftPpm != 0 {
+      try visitor.visitSingularInt32Field(value: self.driftPpm, fieldNumber: 13)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1763,6 +1773,7 @@ nonisolated extension Camerad_V1_AddVirtualCameraRequest: SwiftProtobuf.Message,
     if lhs.mediaType != rhs.mediaType {return false}
     if lhs.toneAmplitude != rhs.toneAmplitude {return false}
     if lhs.syncMarks != rhs.syncMarks {return false}
+    if lhs.driftPpm != rhs.driftPpm {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

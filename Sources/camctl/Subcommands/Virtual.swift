@@ -28,6 +28,10 @@ extension Camctl.Virtual {
                                  discussion: "A camera and a microphone both added with it mark the same instants: a recording of the two shows its sync."))
         var syncMarks = false
 
+        @Option(help: ArgumentHelp("With --audio: its clock runs this many parts per million fast (below 0: slow) of the monotonic clock, as a sound card's does (-10000 to 10000; default 0).",
+                                   valueName: "ppm"))
+        var driftPpm: Int?
+
         @Option(help: "Make it virtual-<index> (0-63); default: the lowest free index.")
         var index: Int?
 
@@ -64,8 +68,12 @@ extension Camctl.Virtual {
             if let tone, !(tone > 0 && tone <= 1) { throw ValidationError("--tone must be above 0 and at most 1, not \(tone)") }
             if tone != nil && !audio { throw ValidationError("--tone is a microphone's: add --audio") }
             if tone != nil && syncMarks { throw ValidationError("--tone and --sync-marks are two signals: ask for one") }
+            if let driftPpm, !(-10_000...10_000).contains(driftPpm) {
+                throw ValidationError("--drift-ppm must be -10000 to 10000, not \(driftPpm)")
+            }
+            if driftPpm != nil && !audio { throw ValidationError("--drift-ppm is a microphone's: add --audio") }
             if audio && (format != nil || size != nil || fps != nil || unthrottled || staticPicture || position != .unspecified) {
-                throw ValidationError("--audio takes --index, --name, --tone and --sync-marks; --format, --size, --fps, --position and the benchmark flags are a camera's")
+                throw ValidationError("--audio takes --index, --name, --tone, --sync-marks and --drift-ppm; --format, --size, --fps, --position and the benchmark flags are a camera's")
             }
         }
 
@@ -80,7 +88,7 @@ extension Camctl.Virtual {
             global.apply()
             if audio {
                 let device = try await CaptureDaemon.addVirtualMicrophone(index: index, localizedName: name ?? "", toneAmplitude: tone,
-                                                                          syncMarks: syncMarks)
+                                                                          syncMarks: syncMarks, driftPPM: driftPpm ?? 0)
                 Output.line(device.uniqueID)
                 return
             }

@@ -13,7 +13,8 @@ PROTOCOL_VERSION_CURRENT: ProtocolVersion
 PROTOCOL_VERSION_UNSPECIFIED: ProtocolVersion
 
 class AddVirtualCameraRequest(_message.Message):
-    __slots__ = ["fourcc", "frame_duration", "height", "index", "localized_name", "media_type", "position", "static_picture", "sync_marks", "tone_amplitude", "unthrottled", "width"]
+    __slots__ = ["drift_ppm", "fourcc", "frame_duration", "height", "index", "localized_name", "media_type", "position", "static_picture", "sync_marks", "tone_amplitude", "unthrottled", "width"]
+    DRIFT_PPM_FIELD_NUMBER: _ClassVar[int]
     FOURCC_FIELD_NUMBER: _ClassVar[int]
     FRAME_DURATION_FIELD_NUMBER: _ClassVar[int]
     HEIGHT_FIELD_NUMBER: _ClassVar[int]
@@ -26,6 +27,7 @@ class AddVirtualCameraRequest(_message.Message):
     TONE_AMPLITUDE_FIELD_NUMBER: _ClassVar[int]
     UNTHROTTLED_FIELD_NUMBER: _ClassVar[int]
     WIDTH_FIELD_NUMBER: _ClassVar[int]
+    drift_ppm: int
     fourcc: int
     frame_duration: _device_pb2.Fraction
     height: int
@@ -38,7 +40,7 @@ class AddVirtualCameraRequest(_message.Message):
     tone_amplitude: float
     unthrottled: bool
     width: int
-    def __init__(self, index: _Optional[int] = ..., localized_name: _Optional[str] = ..., position: _Optional[_Union[_device_pb2.Position, str]] = ..., fourcc: _Optional[int] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., frame_duration: _Optional[_Union[_device_pb2.Fraction, _Mapping]] = ..., unthrottled: bool = ..., static_picture: bool = ..., media_type: _Optional[_Union[_device_pb2.MediaType, str]] = ..., tone_amplitude: _Optional[float] = ..., sync_marks: bool = ...) -> None: ...
+    def __init__(self, index: _Optional[int] = ..., localized_name: _Optional[str] = ..., position: _Optional[_Union[_device_pb2.Position, str]] = ..., fourcc: _Optional[int] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., frame_duration: _Optional[_Union[_device_pb2.Fraction, _Mapping]] = ..., unthrottled: bool = ..., static_picture: bool = ..., media_type: _Optional[_Union[_device_pb2.MediaType, str]] = ..., tone_amplitude: _Optional[float] = ..., sync_marks: bool = ..., drift_ppm: _Optional[int] = ...) -> None: ...
 
 class AddVirtualCameraResponse(_message.Message):
     __slots__ = ["device"]

@@ -2277,7 +2277,7 @@ const ProtobufCMessageDescriptor camerad__v1__device_event__descriptor =
   (ProtobufCMessageInit) camerad__v1__device_event__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor camerad__v1__add_virtual_camera_request__field_descriptors[12] =
+static const ProtobufCFieldDescriptor camerad__v1__add_virtual_camera_request__field_descriptors[13] =
 {
   {
     "index",
@@ -2423,8 +2423,21 @@ static const ProtobufCFieldDescriptor camerad__v1__add_virtual_camera_request__f
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "drift_ppm",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__AddVirtualCameraRequest, drift_ppm),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned camerad__v1__add_virtual_camera_request__field_indices_by_name[] = {
+  12,   /* field[12] = drift_ppm */
   3,   /* field[3] = fourcc */
   6,   /* field[6] = frame_duration */
   5,   /* field[5] = height */
@@ -2441,7 +2454,7 @@ static const unsigned camerad__v1__add_virtual_camera_request__field_indices_by_
 static const ProtobufCIntRange camerad__v1__add_virtual_camera_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 12 }
+  { 0, 13 }
 };
 const ProtobufCMessageDescriptor camerad__v1__add_virtual_camera_request__descriptor =
 {
@@ -2451,7 +2464,7 @@ const ProtobufCMessageDescriptor camerad__v1__add_virtual_camera_request__descri
   "Camerad__V1__AddVirtualCameraRequest",
   "camerad.v1",
   sizeof(Camerad__V1__AddVirtualCameraRequest),
-  12,
+  13,
   camerad__v1__add_virtual_camera_request__field_descriptors,
   camerad__v1__add_virtual_camera_request__field_indices_by_name,
   1,  camerad__v1__add_virtual_camera_request__number_ranges,

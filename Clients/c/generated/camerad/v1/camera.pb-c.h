@@ -483,6 +483,13 @@ struct  Camerad__V1__AddVirtualCameraRequest
    * both added with it mark the same instants. Not with tone_amplitude.
    */
   protobuf_c_boolean sync_marks;
+  /*
+   * AUDIO: how far the microphone's clock runs fast (below 0: slow) of
+   * CLOCK_MONOTONIC, in parts per million (-10000 to 10000; 0, its clock): a
+   * sound card's crystal is tens of ppm off, which a recording's sound must
+   * not drift by (camerad resamples it onto the picture's clock).
+   */
+  int32_t drift_ppm;
   Camerad__V1__AddVirtualCameraRequest__OptionalIndexCase optional_index_case;
   union {
     uint32_t index;
@@ -490,7 +497,7 @@ struct  Camerad__V1__AddVirtualCameraRequest
 };
 #define CAMERAD__V1__ADD_VIRTUAL_CAMERA_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__add_virtual_camera_request__descriptor) \
-    , (char *)protobuf_c_empty_string, CAMERAD__V1__POSITION__POSITION_UNSPECIFIED, 0, 0, 0, NULL, 0, 0, CAMERAD__V1__MEDIA_TYPE__MEDIA_TYPE_UNSPECIFIED, 0, 0, CAMERAD__V1__ADD_VIRTUAL_CAMERA_REQUEST__OPTIONAL_INDEX__NOT_SET, {0} }
+    , (char *)protobuf_c_empty_string, CAMERAD__V1__POSITION__POSITION_UNSPECIFIED, 0, 0, 0, NULL, 0, 0, CAMERAD__V1__MEDIA_TYPE__MEDIA_TYPE_UNSPECIFIED, 0, 0, 0, CAMERAD__V1__ADD_VIRTUAL_CAMERA_REQUEST__OPTIONAL_INDEX__NOT_SET, {0} }
 
 
 struct  Camerad__V1__AddVirtualCameraResponse
