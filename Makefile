@@ -44,7 +44,7 @@ test: deps
 demo: build
 	@scripts/demo.sh "$(BIN)"
 
-# Fan-out figures from a release build, against memcpy and GStreamer, in one run,
+# Fan-out figures from a release build, against GStreamer, in one run,
 # and the C and Python clients' rows.
 bench:
 	@$(MAKE) --no-print-directory deps EXTRA_APT_PACKAGES="$(BENCH_APT_PACKAGES)"

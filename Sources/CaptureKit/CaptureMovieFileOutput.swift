@@ -91,6 +91,10 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// The file's syncs (``CaptureMovieFileOutput/FileSync``) so far, as camerad last said (Linux only).
     public var fileSyncCount: Int { state.withLock { Int($0.figures.fileSyncs) } }
 
+    /// The longest of the file's syncs so far — how long its last fragment may
+    /// wait to be on the disk after it was written — as camerad last said (Linux only).
+    public var longestFileSync: Duration { state.withLock { .nanoseconds($0.figures.longestSyncNs) } }
+
     /// Ends a recording, successfully finished, once it is this long; invalid: no limit.
     public var maxRecordedDuration: CMTime {
         get { state.withLock { $0.maxRecordedDuration } }

@@ -9,14 +9,21 @@ import Glibc
 /// frames are accounted for by what it printed at its end.
 struct RecordingRow {
     let recorders: Int
+    /// `camctl record --sync`: nil for the default (every fragment).
+    var sync: String?
     var cpu = CPUSample(server: 0, clients: 0)
     var seconds: Double = 0
     var frames = 0
     var framesDropped = 0
+    /// The files' fdatasync calls, and the longest of them.
+    var fileSyncs = 0
+    var longestSyncMilliseconds = 0.0
 
     func adding(_ other: RecordingRow) -> RecordingRow {
-        RecordingRow(recorders: recorders, cpu: CPUSample(server: cpu.server + other.cpu.server, clients: cpu.clients + other.cpu.clients),
-                     seconds: seconds + other.seconds, frames: frames + other.frames, framesDropped: framesDropped + other.framesDropped)
+        RecordingRow(recorders: recorders, sync: sync,
+                     cpu: CPUSample(server: cpu.server + other.cpu.server, clients: cpu.clients + other.cpu.clients),
+                     seconds: seconds + other.seconds, frames: frames + other.frames, framesDropped: framesDropped + other.framesDropped,
+                     fileSyncs: fileSyncs + other.fileSyncs, longestSyncMilliseconds: max(longestSyncMilliseconds, other.longestSyncMilliseconds))
     }
 
     /// CPU milliseconds per second of video.
@@ -33,16 +40,16 @@ struct RecordingRow {
 extension Bench {
     /// One run: a daemon with a 1080p30 NV12 virtual camera, `recorders`
     /// camctl record processes writing to a temporary folder.
-    func recording(recorders: Int) throws -> RecordingRow {
+    func recording(recorders: Int, sync: String? = nil) throws -> RecordingRow {
         try withDaemon(size: "1920x1080", stillPicture: false) { daemon, socket, directory in
-            try recording(recorders: recorders, daemon: daemon, socket: socket, directory: directory)
+            try recording(recorders: recorders, sync: sync, daemon: daemon, socket: socket, directory: directory)
         }
     }
 
-    private func recording(recorders: Int, daemon: Child, socket: String, directory: String) throws -> RecordingRow {
+    private func recording(recorders: Int, sync: String?, daemon: Child, socket: String, directory: String) throws -> RecordingRow {
         let children = try (0..<recorders).map { index in
             try Child(camctl, ["--socket", socket, "record", "0", "\(directory)/movie-\(index).mp4", "--size", "1920x1080",
-                               "--fps", "30", "--json"])
+                               "--fps", "30", "--json"] + (sync.map { ["--sync", $0] } ?? []))
         }
         var finished = false
         defer { if !finished { children.forEach { $0.signal(SIGKILL) } } }
@@ -56,7 +63,7 @@ extension Bench {
         usleep(useconds_t(window * 1e6))
         let after = CPUSample(server: daemon.pid, clients: children.map(\.pid))
         for child in children { child.signal(SIGINT) }
-        var row = RecordingRow(recorders: recorders, cpu: after - before, seconds: window)
+        var row = RecordingRow(recorders: recorders, sync: sync, cpu: after - before, seconds: window)
         for child in children {
             let output = child.finish()
             guard let line = output.split(separator: "\n").last(where: { $0.hasPrefix("{") }),
@@ -66,9 +73,24 @@ extension Bench {
             }
             row.frames += json["frames"] as? Int ?? 0
             row.framesDropped += json["framesDropped"] as? Int ?? 0
+            row.fileSyncs += json["fileSyncs"] as? Int ?? 0
+            row.longestSyncMilliseconds = max(row.longestSyncMilliseconds, json["longestSyncMilliseconds"] as? Double ?? 0)
         }
         finished = true
         return row
+    }
+
+    /// One recorder synced every fragment (the default) and one not (`--sync none`), `rounds` runs each, in turn.
+    func recordingSync(rounds: Int) throws -> (synced: RecordingRow, unsynced: RecordingRow) {
+        var rows: [String: RecordingRow] = [:]
+        for round in 0..<rounds {
+            for sync in round.isMultiple(of: 2) ? ["fragment", "none"] : ["none", "fragment"] {
+                FileHandle.standardError.write(Data("camerad-bench: recording synced: \(sync), round \(round + 1) of \(rounds)\n".utf8))
+                let run = try recording(recorders: 1, sync: sync)
+                rows[sync] = rows[sync].map { $0.adding(run) } ?? run
+            }
+        }
+        return (rows["fragment"]!, rows["none"]!)
     }
 
     /// 1 and 3 recorders, `rounds` runs each, in turn.
@@ -85,7 +107,7 @@ extension Bench {
     }
 }
 
-func printRecording(_ bench: Bench, rounds: Int) throws -> [Int: RecordingRow] {
+func printRecording(_ bench: Bench, rounds: Int) throws -> (share: [Int: RecordingRow], synced: RecordingRow, unsynced: RecordingRow) {
     print("Recording: one virtual camera, NV12 1920x1080 at 30 fps (its moving, stamped picture), recorded to H.264 1080p30")
     print("(libx264 veryfast, CRF 23) by 1 and by 3 camctl record processes at once, \(rounds) runs each in turn; CPU (user +")
     print("system) of camerad and the recorders over each run's \(bench.window) s after a \(Double(Bench.warmUp) / 1e6) s warm-up:")
@@ -96,7 +118,18 @@ func printRecording(_ bench: Bench, rounds: Int) throws -> [Int: RecordingRow] {
         print(String(format: "  3 recorders ÷ 1, total CPU: %.2f (the goal: at most 1.05; the encoder is shared)",
                      three.millisecondsPerSecond / one.millisecondsPerSecond))
     }
-    return rows
+    print("Durability: one recorder as above, its file synced after every fragment (fdatasync on the recording's syncer")
+    print("thread; the default) against --sync none, \(rounds) runs each in turn:")
+    let (synced, unsynced) = try bench.recordingSync(rounds: rounds)
+    print("  sync       total ms/s  fdatasync calls  longest (the last fragment's wait to be on the disk)")
+    for row in [synced, unsynced] {
+        print("  " + (row.sync ?? "fragment").padding(toLength: 9, withPad: " ", startingAt: 0)
+              + String(format: "  %10.1f  %15d  %.1f ms", row.millisecondsPerSecond, row.fileSyncs, row.longestSyncMilliseconds))
+    }
+    if unsynced.millisecondsPerSecond > 0 {
+        print(String(format: "  synced ÷ unsynced, total CPU: %.2f", synced.millisecondsPerSecond / unsynced.millisecondsPerSecond))
+    }
+    return (rows, synced, unsynced)
 }
 
 /// Issue 35's mixed load: one camera at 1080p30 with one recording (H.264 +
@@ -112,7 +145,7 @@ struct MixedLoadRow {
     var seconds: Double = 0
     /// Every client's frames over the run: delivered, and reported dropped.
     var cameradFrames = 0, cameradDropped = 0, recordedFrames = 0
-    var gstreamerFrames = 0, gstreamerDropped = 0
+    var gstreamerFrames = 0
 
     func adding(_ other: MixedLoadRow) -> MixedLoadRow {
         var sum = self
@@ -123,7 +156,6 @@ struct MixedLoadRow {
         sum.cameradDropped += other.cameradDropped
         sum.recordedFrames += other.recordedFrames
         sum.gstreamerFrames += other.gstreamerFrames
-        sum.gstreamerDropped += other.gstreamerDropped
         return sum
     }
 }
@@ -194,24 +226,21 @@ extension Bench {
         defer { _ = pipeline.stop() }
         try waitUntil("GStreamer's pipeline") { FileManager.default.fileExists(atPath: native) && FileManager.default.fileExists(atPath: small) }
         let consumers = try [(native, nativeCaps), (small, smallCaps)].map { socket, caps in
-            try Child(launcher, ["-e", "-v", "shmsrc", "socket-path=\(socket)", "is-live=true", "do-timestamp=true", "!", caps, "!",
-                                 "fpsdisplaysink", "video-sink=fakesink", "text-overlay=false", "sync=false", "fps-update-interval=100"])
+            try Child(launcher, Self.plainConsumer(socket, caps: caps))
         }
         var finished = false
         defer { if !finished { consumers.forEach { $0.signal(SIGKILL) } } }
-        try waitUntil("GStreamer's consumers") { consumers.allSatisfy { Self.rendered($0.outputSoFar) != nil } }
+        try waitUntil("GStreamer's consumers") { consumers.allSatisfy { Self.counted($0.outputSoFar) != nil } }
         usleep(Self.warmUp)
-        let before = (cpu: CPUSample(server: pipeline.pid, clients: consumers.map(\.pid)),
-                      frames: consumers.map { Self.rendered($0.outputSoFar) ?? (0, 0, 0) })
+        let before = (cpu: CPUSample(server: pipeline.pid, clients: consumers.map(\.pid)), counts: consumers.map { Self.counted($0.outputSoFar) })
         usleep(useconds_t(window * 1e6))
-        let after = (cpu: CPUSample(server: pipeline.pid, clients: consumers.map(\.pid)),
-                     frames: consumers.map { Self.rendered($0.outputSoFar) ?? (0, 0, 0) })
+        let after = (cpu: CPUSample(server: pipeline.pid, clients: consumers.map(\.pid)), counts: consumers.map { Self.counted($0.outputSoFar) })
         consumers.forEach { _ = $0.stop() }
         finished = true
         let cpu = after.cpu - before.cpu
         row.gstreamer = CPUSample(server: row.gstreamer.server + cpu.server, clients: row.gstreamer.clients + cpu.clients)
-        row.gstreamerFrames += zip(after.frames, before.frames).map { $0.frames - $1.frames }.reduce(0, +)
-        row.gstreamerDropped += zip(after.frames, before.frames).map { $0.dropped - $1.dropped }.reduce(0, +)
+        let rates = zip(before.counts, after.counts).map { Self.framesPerSecond(from: $0, to: $1) }
+        row.gstreamerFrames += Int((rates.reduce(0, +) * window).rounded())
     }
 
     func mixedLoad(rounds: Int, launcher: String) throws -> MixedLoadRow {
@@ -245,9 +274,9 @@ func printMixedLoad(_ bench: Bench, rounds: Int, launcher: String?) throws -> Mi
     print(String(format: "  camerad:   %.1f ms/s (camerad %.1f, clients %.1f); streamed %d frames, %d reported dropped; recorded %d frames",
                  row.camerad.total * 1000 / seconds, row.camerad.server * 1000 / seconds, row.camerad.clients * 1000 / seconds,
                  row.cameradFrames, row.cameradDropped, row.recordedFrames))
-    print(String(format: "  GStreamer: %.1f ms/s (pipeline %.1f, consumers %.1f); %d frames rendered, %d dropped",
+    print(String(format: "  GStreamer: %.1f ms/s (pipeline %.1f, consumers %.1f); %d frames consumed (shmsink drops none)",
                  row.gstreamer.total * 1000 / seconds, row.gstreamer.server * 1000 / seconds, row.gstreamer.clients * 1000 / seconds,
-                 row.gstreamerFrames, row.gstreamerDropped))
+                 row.gstreamerFrames))
     if row.gstreamer.total > 0 {
         print(String(format: "  camerad ÷ GStreamer, total CPU: %.2f (the goal: at most 1.0)", row.camerad.total / row.gstreamer.total))
     }

@@ -14,6 +14,7 @@ import Testing
         let frames: Int
         let framesDropped: Int
         let fileSyncs: Int
+        let longestSyncMilliseconds: Double
     }
 
     @Test(.timeLimit(.minutes(2))) func twoProcessesRecordOneCameraAndEachFilePlays() async throws {
@@ -38,7 +39,8 @@ import Testing
                     let ended = try JSONDecoder().decode(Ended.self, from: Data(output.utf8))
                     #expect(ended.ending == ending && ended.recordingSuccessfullyFinished, "\(output)")
                     // Synced at every fragment and the end by default; never with --sync none.
-                    #expect(path == timed ? ended.fileSyncs >= 1 : ended.fileSyncs == 0, "\(output)")
+                    #expect(path == timed ? ended.fileSyncs >= 1 && ended.longestSyncMilliseconds > 0
+                                          : ended.fileSyncs == 0 && ended.longestSyncMilliseconds == 0, "\(output)")
                     let stream = try await MovieProbe.videoStream(path)
                     let frames = MovieProbe.frames(stream)
                     #expect(frames > 0 && frames == ended.frames, "\(path): \(frames) frames; \(output)")

@@ -496,8 +496,11 @@ import Testing
                 let handedOver = try #require(call.responses.lazy.compactMap { if case .handedOver(let h) = $0 { h } else { nil } }.first)
                 let finished = try #require(call.finished)
                 // The keyframe was asked for at once: the first file did not wait for the scheduled one, 300 frames
-                // encoded after its first (beside the full suite the encoder may get a third of the camera's frames).
-                #expect(handedOver.figures.frames < 300, "\(handedOver)")
+                // encoded after its first — when the encoder kept up. Starved (beside the full suite and a build it
+                // got 423 of 965 frames in 32 s), its file is that far behind the request: frames are no measure.
+                if handedOver.figures.framesDropped == 0 {
+                    #expect(handedOver.figures.frames < 300, "\(handedOver)")
+                }
                 var stamps: [[UInt32]] = []
                 for (path, written) in [(first, handedOver.figures.frames), (second, finished.figures.frames)] {
                     #expect(try await Self.startsAtAKeyframe(path))

@@ -135,6 +135,8 @@ extension Camctl {
             let frames: Int
             let framesDropped: Int
             let fileSyncs: Int
+            /// The longest of those fdatasync calls.
+            let longestSyncMilliseconds: Double
         }
 
         func run() async throws {
@@ -225,7 +227,9 @@ extension Camctl {
                               recordingSuccessfullyFinished: error == nil || recordingError?.recordingSuccessfullyFinished == true,
                               message: error.map { "\($0)" }, durationSeconds: output.recordedDuration.seconds,
                               bytes: output.recordedFileSize, frames: output.recordedFrameCount, framesDropped: output.droppedFrameCount,
-                              fileSyncs: output.fileSyncCount)
+                              fileSyncs: output.fileSyncCount,
+                              longestSyncMilliseconds: Double(output.longestFileSync.components.attoseconds) / 1e15
+                                  + Double(output.longestFileSync.components.seconds) * 1000)
             if json {
                 Output.line(try JSON.encode(ended, pretty: false))
             } else {
