@@ -2,8 +2,9 @@ internal import CCameraShims
 internal import CFFmpeg
 import Glibc
 
-/// H.264 through libx264 (inside Debian's libavcodec): I420 frames in,
-/// packets out, no B-frames (each packet decodes in the order it comes, so a
+/// H.264 through libx264 (inside Debian's libavcodec): I420 or NV12 frames
+/// in — read where they lie, never copied on the way (x264 copies each into its
+/// own picture as it takes it) — packets out, no B-frames (each packet decodes in the order it comes, so a
 /// recorder may start at any keyframe and packets fan out to files as they
 /// are), a keyframe every ``Settings/keyframeInterval`` frames or when asked
 /// (a recorder joining). Timestamps are the frames' own, in nanoseconds.
@@ -25,6 +26,14 @@ public final class VideoEncoder {
         /// x264's preset and tune ("veryfast", ""): speed against size.
         public var preset: String = "veryfast"
         public var tune: String = ""
+        /// The frames' layout: 4:2:0 as the camera's stream brings it (NV12 from a
+        /// camera that sends NV12, I420 from one whose frames are decoded).
+        public var input = Input.i420
+
+        /// A 4:2:0 frame's planes, back to back: Y, then U and V (I420) or UV interleaved (NV12).
+        public enum Input: Sendable, Hashable {
+            case i420, nv12
+        }
 
         public init(width: Int, height: Int, frameRate: Int, bitRate: Int? = nil, keyframeInterval: Int? = nil) {
             self.width = width
@@ -57,10 +66,10 @@ public final class VideoEncoder {
         var frame: UnsafeMutablePointer<AVFrame>? = av_frame_alloc()
         var packet: UnsafeMutablePointer<AVPacket>? = av_packet_alloc()
         do throws(EncodingError) {
-            guard let context, let frame, packet != nil else { throw EncodingError("out of memory for an encoder") }
+            guard let context, frame != nil, packet != nil else { throw EncodingError("out of memory for an encoder") }
             context.pointee.width = Int32(settings.width)
             context.pointee.height = Int32(settings.height)
-            context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+            context.pointee.pix_fmt = settings.input.pixelFormat
             context.pointee.time_base = AVRational(num: 1, den: 1_000_000_000)
             context.pointee.framerate = AVRational(num: Int32(settings.frameRate), den: 1)
             context.pointee.gop_size = Int32(settings.keyframeInterval)
@@ -77,11 +86,6 @@ public final class VideoEncoder {
             av_dict_set(&options, "forced-idr", "1", 0)
             let opened = avcodec_open2(context, codec, &options)
             guard opened >= 0 else { throw EncodingError(opened, "opening libx264 for \(settings.width)x\(settings.height)") }
-            frame.pointee.format = AV_PIX_FMT_YUV420P.rawValue
-            frame.pointee.width = context.pointee.width
-            frame.pointee.height = context.pointee.height
-            let allocated = av_frame_get_buffer(frame, 0)
-            guard allocated >= 0 else { throw EncodingError(allocated, "allocating a frame") }
             parameters = try EncodedStreamParameters(copying: context, kind: .video)
         } catch {
             av_frame_free(&frame)
@@ -107,38 +111,46 @@ public final class VideoEncoder {
         CCameraShims_return_free_memory()
     }
 
-    /// Encodes one I420 frame (``width``×``height``, planes back to back) captured
-    /// at `timestampNanoseconds`; a keyframe when `keyframe` (a recorder joined).
-    /// Returns the packets ready (none while x264 still looks ahead).
-    public func encode(i420 bytes: UnsafeRawBufferPointer, timestampNanoseconds: Int64, keyframe: Bool = false) throws(EncodingError) -> [EncodedPacket] {
+    /// Encodes one frame (``Settings/input``, ``width``×``height``, planes back to
+    /// back) captured at `timestampNanoseconds`; a keyframe when `keyframe` (a
+    /// recorder joined). The bytes are read in place, during this call only: the
+    /// frame goes to libavcodec as a buffer wrapping them, which x264 copies into
+    /// its own picture before the call returns. Returns the packets ready (none
+    /// while x264 still looks ahead).
+    public func encode(_ bytes: UnsafeRawBufferPointer, timestampNanoseconds: Int64, keyframe: Bool = false) throws(EncodingError) -> [EncodedPacket] {
         guard let context, let frame else { throw EncodingError("the encoder was flushed") }
         let (width, height) = (settings.width, settings.height)
         let lumaSize = width * height
-        guard bytes.count >= lumaSize * 3 / 2 else {
-            throw EncodingError("an I420 \(width)x\(height) frame is \(lumaSize * 3 / 2) bytes, not \(bytes.count)")
+        guard let base = bytes.baseAddress, bytes.count >= lumaSize * 3 / 2 else {
+            throw EncodingError("a 4:2:0 \(width)x\(height) frame is \(lumaSize * 3 / 2) bytes, not \(bytes.count)")
         }
-        let writable = av_frame_make_writable(frame)
-        guard writable >= 0 else { throw EncodingError(writable, "making a frame writable") }
-        withUnsafeMutableBytes(of: &frame.pointee.data) { data in
-            withUnsafeBytes(of: frame.pointee.linesize) { strides in
-                let planes = data.bindMemory(to: UnsafeMutablePointer<UInt8>?.self)
-                let linesizes = strides.bindMemory(to: Int32.self)
-                var offset = 0
-                for (plane, (rowBytes, rows)) in [(width, height), (width / 2, height / 2), (width / 2, height / 2)].enumerated() {
-                    guard let destination = planes[plane] else { continue }
-                    for row in 0..<rows {
-                        (destination + row * Int(linesizes[plane])).update(from: bytes.baseAddress!.advanced(by: offset + row * rowBytes)
-                            .assumingMemoryBound(to: UInt8.self), count: rowBytes)
-                    }
-                    offset += rowBytes * rows
-                }
-            }
+        let data = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self))
+        // Read-only, freed by nobody: the bytes are the caller's.
+        guard let buffer = av_buffer_create(data, lumaSize * 3 / 2, { _, _ in }, nil, Int32(AV_BUFFER_FLAG_READONLY)) else {
+            throw EncodingError("out of memory for a frame's reference")
+        }
+        defer { av_frame_unref(frame) }
+        frame.pointee.buf.0 = buffer
+        frame.pointee.format = settings.input.pixelFormat.rawValue
+        frame.pointee.width = Int32(width)
+        frame.pointee.height = Int32(height)
+        switch settings.input {
+        case .i420:
+            frame.pointee.data.0 = data
+            frame.pointee.data.1 = data + lumaSize
+            frame.pointee.data.2 = data + lumaSize + lumaSize / 4
+            (frame.pointee.linesize.0, frame.pointee.linesize.1, frame.pointee.linesize.2) = (Int32(width), Int32(width / 2), Int32(width / 2))
+        case .nv12:
+            frame.pointee.data.0 = data
+            frame.pointee.data.1 = data + lumaSize
+            (frame.pointee.linesize.0, frame.pointee.linesize.1) = (Int32(width), Int32(width))
         }
         frame.pointee.pts = timestampNanoseconds
         frame.pointee.pict_type = keyframe || framesIn == 0 ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
         framesIn += 1
         let sent = avcodec_send_frame(context, frame)
         guard sent >= 0 else { throw EncodingError(sent, "encoding a frame") }
+        // The frame is taken (x264 copied it) as its packets are asked for, here.
         return try receive()
     }
 
@@ -156,6 +168,15 @@ public final class VideoEncoder {
             EncodedPacket(bytes: bytes, presentationTimeNanoseconds: packet.pts, decodeTimeNanoseconds: packet.dts,
                           durationNanoseconds: packet.duration > 0 ? packet.duration : frameDuration,
                           isKeyframe: packet.flags & AV_PKT_FLAG_KEY != 0)
+        }
+    }
+}
+
+extension VideoEncoder.Settings.Input {
+    var pixelFormat: AVPixelFormat {
+        switch self {
+        case .i420: AV_PIX_FMT_YUV420P
+        case .nv12: AV_PIX_FMT_NV12
         }
     }
 }

@@ -96,7 +96,7 @@ enum EncodingRow {
                 return done
             }
             guard filled == frame.count else { break }
-            let packets = try frame.withUnsafeBytes { try encoder.encode(i420: $0, timestampNanoseconds: index * 1_000_000_000 / Int64(frameRate)) }
+            let packets = try frame.withUnsafeBytes { try encoder.encode($0, timestampNanoseconds: index * 1_000_000_000 / Int64(frameRate)) }
             for packet in packets { try writer.write(packet, to: .video) }
             index += 1
         }

@@ -61,9 +61,12 @@ import Testing
     /// asked for then, not at the next scheduled one (ten seconds on) — and a
     /// third that stops itself at a one-second limit, a success. Every file
     /// plays; every frame's stamp is in order, with gaps only where drops were reported.
-    @Test(.timeLimit(.minutes(2))) func recordersOfOneCameraShareOneEncoderAndEachFileStartsAtAKeyframe() async throws {
+    /// A camera running NV12 is encoded from its NV12 frames, read in place; one running YUYV from its I420 variant.
+    @Test(.timeLimit(.minutes(2)), arguments: [PixelFormat.yuyv, .nv12])
+    func recordersOfOneCameraShareOneEncoderAndEachFileStartsAtAKeyframe(camera pixelFormat: PixelFormat) async throws {
         try await withTemporaryDirectory { folder in
-            let (_, encoder) = try await h264Encoder(keyframeInterval: 300)
+            let (_, encoder) = try await h264Encoder(keyframeInterval: 300, camera: pixelFormat)
+            #expect(encoder.encoderInput == (pixelFormat == .nv12 ? .nv12 : .i420))
             let first = try Recording(folder + "/first.mp4", on: encoder, logger: logger)
             #expect(await waitUntil(timeout: .seconds(60)) { first.recorder.figures.durationNanoseconds >= 1_000_000_000 })
             let second = try Recording(folder + "/second.mp4", on: encoder, logger: logger)
@@ -487,9 +490,11 @@ extension RecordingTests {
 }
 
 extension RecordingTests {
-    /// A 320x240 H.264 encoder at 30 fps on a virtual camera, and the camera's streamer.
-    func h264Encoder(keyframeInterval: Int) async throws -> (DeviceStreamer, VideoEncoderNode) {
-        let streamer = DeviceStreamer(device: VirtualCamera(index: 0), timers: .testTimers, budget: budget, logger: logger)
+    /// A 320x240 H.264 encoder at 30 fps on a virtual camera (running 640x480 `camera`), and the camera's streamer.
+    func h264Encoder(keyframeInterval: Int, camera pixelFormat: PixelFormat = .yuyv) async throws -> (DeviceStreamer, VideoEncoderNode) {
+        var options = VirtualCamera.Options()
+        options.formatIndex = try #require(VirtualCamera.pixelFormats.firstIndex(of: pixelFormat)) * VirtualCamera.sizes.count
+        let streamer = DeviceStreamer(device: VirtualCamera(index: 0, options: options), timers: .testTimers, budget: budget, logger: logger)
         let settings = VideoEncoder.Settings(width: Self.width, height: Self.height, frameRate: 30, keyframeInterval: keyframeInterval)
         return (streamer, try await VideoEncoderNode(on: streamer, name: "virtual-0", format: .h264(settings), budget: budget, logger: logger))
     }

@@ -39,7 +39,7 @@ import Testing
             frame.withUnsafeMutableBytes {
                 pattern.render(FrameStamp(sequence: UInt32(index), timestampNanoseconds: timestamp), format: .i420, into: $0)
             }
-            try write(try frame.withUnsafeBytes { try encoder.encode(i420: $0, timestampNanoseconds: timestamp) })
+            try write(try frame.withUnsafeBytes { try encoder.encode($0, timestampNanoseconds: timestamp) })
         }
         guard finish else { return (keyframes, writer.bytesWritten) }
         try write(try encoder.flush())
@@ -121,7 +121,7 @@ import Testing
                     periodsWritten += 1
                 }
                 frame.withUnsafeMutableBytes { pattern.render(FrameStamp(sequence: UInt32(index), timestampNanoseconds: timestamp), format: .i420, into: $0) }
-                for packet in try frame.withUnsafeBytes({ try video.encode(i420: $0, timestampNanoseconds: timestamp) }) {
+                for packet in try frame.withUnsafeBytes({ try video.encode($0, timestampNanoseconds: timestamp) }) {
                     try writer.write(packet, to: .video)
                 }
             }
@@ -201,7 +201,7 @@ import Testing
             func picture(_ index: Int) throws {
                 let timestamp = Self.start + Int64(index) * 1_000_000_000 / Int64(Self.frameRate)
                 frame.withUnsafeMutableBytes { pattern.render(FrameStamp(sequence: UInt32(index), timestampNanoseconds: timestamp), format: .i420, into: $0) }
-                for packet in try frame.withUnsafeBytes({ try video.encode(i420: $0, timestampNanoseconds: timestamp, keyframe: true) }) {
+                for packet in try frame.withUnsafeBytes({ try video.encode($0, timestampNanoseconds: timestamp, keyframe: true) }) {
                     try writer.write(packet, to: .video)
                 }
             }

@@ -36,10 +36,11 @@ enum VideoRecordingFormat: Hashable, Sendable {
 /// A camera's video for recordings (issue 35): a derived node shared by
 /// every recorder asking the same ``VideoRecordingFormat``, whose packets
 /// fan out to them as any node's buffers do. For H.264 it encodes the
-/// camera's I420 variant of the recording's size — one encoding whatever the
-/// number of files; for MJPEG it passes the camera's own JPEG frames on as
-/// packets, every one a keyframe (none encoded: one copy each, into the
-/// node's pool). Recorders subscribe with `startsAtKeyframe`; one that joins
+/// camera's 4:2:0 stream of the recording's size — NV12 from a camera that
+/// sends NV12 (at its size, its own frames, none converted), else I420 — read
+/// in place, one encoding whatever the number of files; for MJPEG it passes
+/// the camera's own JPEG frames on as packets, every one a keyframe (none
+/// encoded: one copy each, into the node's pool). Recorders subscribe with `startsAtKeyframe`; one that joins
 /// asks for a keyframe at once (``requestKeyframe()``) instead of waiting for
 /// the next scheduled one.
 ///
@@ -51,6 +52,8 @@ final class VideoEncoderNode: Sendable {
     let node: MediaNode
     /// What a muxer needs of its stream.
     let parameters: EncodedStreamParameters
+    /// What its H.264 encoder reads: the camera's NV12 as it comes, else I420; nil when it passes MJPEG on.
+    let encoderInput: VideoEncoder.Settings.Input?
     private let work: Work
     private let input: NodeInput
     private let streamer: DeviceStreamer
@@ -91,7 +94,7 @@ final class VideoEncoderNode: Sendable {
                 }
                 state.sequences[frame.timestampNanoseconds] = frame.sequence
                 do {
-                    let packets = try encoder.encode(i420: frame.bytes, timestampNanoseconds: frame.timestampNanoseconds, keyframe: keyframe)
+                    let packets = try encoder.encode(frame.bytes, timestampNanoseconds: frame.timestampNanoseconds, keyframe: keyframe)
                     return packets.map { (state.sequences.removeValue(forKey: $0.presentationTimeNanoseconds) ?? frame.sequence, $0) }
                 } catch {
                     node.logger.error("\(node.name): frame \(frame.sequence): \(error)")
@@ -140,19 +143,23 @@ final class VideoEncoderNode: Sendable {
         var request = StreamRequest()
         request.maxFramesInFlight = 4
         switch format {
-        case .h264(let settings):
+        case .h264(var settings):
+            // x264 takes NV12 as it takes I420: a camera's NV12 goes in as it comes.
+            settings.input = await streamer.modeForNewStream().format.pixelFormat == .nv12 ? .nv12 : .i420
             do {
                 encoder = try VideoEncoder(settings)
             } catch {
                 throw CameraError(.invalidArgument, "\(name) cannot encode H.264 at \(settings.width)x\(settings.height): \(error.message)")
             }
             parameters = encoder!.parameters
-            request.pixelFormat = .i420
+            encoderInput = settings.input
+            request.pixelFormat = settings.input == .nv12 ? .nv12 : .i420
             request.width = settings.width
             request.height = settings.height
             request.minFrameDuration = FrameDuration(numerator: 1, denominator: UInt32(settings.frameRate))
         case .mjpeg(let width, let height, _):
             encoder = nil
+            encoderInput = nil
             // The camera's own frames: its native stream, every frame.
             parameters = try EncodedStreamParameters(mjpegWidth: width, height: height)
         }
