@@ -27,7 +27,7 @@ enum CameradBench {
           --isolation-only     only a native 4K stream beside a costly one
           --audio-only         only the microphone rows (1 and 16 listeners, CaptureKit and C, against GStreamer)
           --encoding-only      only the H.264 encoding row (camerad's encoder against ffmpeg's, same frames)
-          --recording-only     only the recording rows (1 and 3 recorders of one camera; the mixed load against GStreamer)
+          --recording-only     only the recording rows (1 and 3 recorders; synced or not; end to end against ffmpeg; the mixed load)
           --help               this
         """
 
@@ -98,6 +98,8 @@ enum CameradBench {
         }
         if flags.contains("--recording-only") {
             _ = try printRecording(bench, rounds: rounds)
+            print("")
+            _ = try printEndToEndRecording(bench, rounds: rounds)
             print("")
             _ = try printMixedLoad(bench, rounds: rounds, launcher: launcher)
             return
@@ -171,6 +173,8 @@ enum CameradBench {
         print("")
         let recording = try? printRecording(bench, rounds: rounds)
         print("")
+        let endToEnd = try? printEndToEndRecording(bench, rounds: rounds)
+        print("")
         let mixedLoad = try? printMixedLoad(bench, rounds: rounds, launcher: launcher)
 
         var v4l2: V4L2Figures?
@@ -231,7 +235,7 @@ enum CameradBench {
         print(Summary(camerad: camerad, gstreamer: gstreamer, daemonPerSourceFrame16Over1: growth,
                       gstreamerProducer16Over1: gstreamerGrowth, wakeFloor16Over1: wakeFloor,
                       unthrottledFramesPerSecond: unthrottled, memcpyMicrosecondsPerFrame: copyMicroseconds, v4l2: v4l2, others: others, audio: audio, encoding: encoding,
-                      recording: recording, mixedLoad: mixedLoad ?? nil).json)
+                      recording: recording, endToEnd: endToEnd, mixedLoad: mixedLoad ?? nil).json)
     }
 }
 
@@ -276,6 +280,7 @@ struct Summary {
     let audio: AudioRows
     let encoding: EncodingRow.Figures?
     let recording: (share: [Int: RecordingRow], synced: RecordingRow, unsynced: RecordingRow)?
+    let endToEnd: EndToEndRecordingRow?
     let mixedLoad: MixedLoadRow?
 
     /// Per number of listeners: CPU ms per second of audio on each side (camerad
@@ -333,6 +338,7 @@ struct Summary {
             + "\"memcpy_us_per_frame\": \(number(memcpyMicrosecondsPerFrame)), \"v4l2\": \(v4l2), \"audio\": \(audioJSON), "
             + "\"encoding\": \(encoding.map { "{\"camerad_cpu_s\": \(number($0.camerad, 3)), \"ffmpeg_cpu_s\": \(number($0.ffmpeg, 3)), \"ratio\": \(number($0.ffmpeg > 0 ? $0.camerad / $0.ffmpeg : nil))}" } ?? "null"), "
             + "\"recording\": \(recordingJSON), "
+            + "\"recording_end_to_end\": \(endToEnd.map { "{\"camerad_ms_per_s\": \(number($0.camerad.total * 1000 / max($0.seconds, 1e-9), 1)), \"ffmpeg_ms_per_s\": \(number($0.ffmpeg * 1000 / max($0.seconds, 1e-9), 1)), \"ratio\": \(number($0.ffmpeg > 0 ? $0.camerad.total / $0.ffmpeg : nil))}" } ?? "null"), "
             + "\"mixed_load\": \(mixedLoad.map { "{\"camerad_ms_per_s\": \(number($0.camerad.total * 1000 / max($0.seconds, 1e-9), 1)), \"gstreamer_ms_per_s\": \(number($0.gstreamer.total * 1000 / max($0.seconds, 1e-9), 1)), \"ratio\": \(number($0.gstreamer.total > 0 ? $0.camerad.total / $0.gstreamer.total : nil))}" } ?? "null")}"
     }
 }

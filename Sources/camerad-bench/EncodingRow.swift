@@ -5,7 +5,7 @@ import Glibc
 
 /// Issue 35's first figure: camerad's H.264 encoding (CameraEncoding:
 /// libx264 through libavcodec, muxed in fragments) against `ffmpeg -f rawvideo
-/// … -c:v libx264` encoding the same frames with the same x264 settings
+/// … -c:v libx264` encoding the same NV12 frames (as a camera sends them) with the same x264 settings
 /// (preset veryfast, CRF 23, no B-frames, a keyframe every 2 s, fragmented
 /// MP4), each a process of its own, measured by its CPU time (user + system)
 /// from start to exit. Goal: at most 1.05× ffmpeg's.
@@ -18,7 +18,7 @@ enum EncodingRow {
         var frames = 0
     }
 
-    /// Renders `frames` stamped 1080p I420 frames into a raw file, then encodes it
+    /// Renders `frames` stamped 1080p NV12 frames into a raw file, then encodes it
     /// `rounds` times on each side in turn.
     static func measure(frames: Int, rounds: Int) throws -> Figures {
         let folder = NSTemporaryDirectory() + "camerad-bench-encoding-\(getpid())"
@@ -26,13 +26,13 @@ enum EncodingRow {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let raw = folder + "/frames.yuv"
         let pattern = TestPattern(width: width, height: height)
-        var frame = [UInt8](repeating: 0, count: pattern.frameSize(.i420))
+        var frame = [UInt8](repeating: 0, count: pattern.frameSize(.nv12))
         guard FileManager.default.createFile(atPath: raw, contents: nil), let file = FileHandle(forWritingAtPath: raw) else {
             throw BenchError("cannot write \(raw)")
         }
         for index in 0..<frames {
             frame.withUnsafeMutableBytes {
-                pattern.render(FrameStamp(sequence: UInt32(index), timestampNanoseconds: Int64(index) * 33_333_333), format: .i420, into: $0)
+                pattern.render(FrameStamp(sequence: UInt32(index), timestampNanoseconds: Int64(index) * 33_333_333), format: .nv12, into: $0)
             }
             file.write(Data(frame))
         }
@@ -41,7 +41,7 @@ enum EncodingRow {
         for _ in 0..<rounds {
             figures.camerad += try childCPU(CommandLine.arguments[0], ["--encode-raw", raw, folder + "/camerad.mp4"])
             figures.ffmpeg += try childCPU("/usr/bin/ffmpeg", [
-                "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "\(width)x\(height)", "-r", "\(frameRate)", "-i", raw,
+                "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "nv12", "-s", "\(width)x\(height)", "-r", "\(frameRate)", "-i", raw,
                 "-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-bf", "0", "-g", "\(frameRate * 2)",
                 "-movflags", "frag_keyframe+empty_moov+default_base_moof", folder + "/ffmpeg.mp4",
             ])
@@ -74,7 +74,9 @@ enum EncodingRow {
 
     /// `camerad-bench --encode-raw IN OUT`: camerad's side, in a process of its own.
     static func encodeRaw(_ input: String, _ output: String) throws {
-        let encoder = try VideoEncoder(.init(width: width, height: height, frameRate: frameRate))
+        var settings = VideoEncoder.Settings(width: width, height: height, frameRate: frameRate)
+        settings.input = .nv12
+        let encoder = try VideoEncoder(settings)
         let descriptor = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw BenchError("cannot write \(output)") }
         defer { close(descriptor) }
@@ -108,7 +110,7 @@ enum EncodingRow {
 /// Prints the encoding row.
 func printEncoding(rounds: Int) throws -> EncodingRow.Figures {
     let frames = 150
-    print("Encoding: \(frames) frames of 1080p I420 (\(Double(frames) / Double(EncodingRow.frameRate)) s), H.264 by libx264 at preset veryfast,")
+    print("Encoding: \(frames) frames of 1080p NV12 (\(Double(frames) / Double(EncodingRow.frameRate)) s), H.264 by libx264 at preset veryfast,")
     print("CRF 23, no B-frames, a keyframe every 2 s, into fragmented MP4: camerad's encoder and muxer (CameraEncoding) against")
     print("ffmpeg -f rawvideo … -c:v libx264 with the same settings, each its own process, \(rounds) runs each in turn:")
     let figures = try EncodingRow.measure(frames: frames, rounds: rounds)

@@ -1,3 +1,4 @@
+import CameraMedia
 import Foundation
 import Glibc
 
@@ -279,6 +280,122 @@ func printMixedLoad(_ bench: Bench, rounds: Int, launcher: String?) throws -> Mi
                  row.gstreamerFrames))
     if row.gstreamer.total > 0 {
         print(String(format: "  camerad ÷ GStreamer, total CPU: %.2f (the goal: at most 1.0)", row.camerad.total / row.gstreamer.total))
+    }
+    return row
+}
+
+/// Issue 47's end-to-end figure: `camctl record` of a 1080p30 NV12 camera —
+/// camerad's capture, its encoder reading the camera's NV12 in place, the
+/// recorder's muxing, camctl — against the ffmpeg CLI encoding the same
+/// pictures at the same pace with the same x264 settings (veryfast, CRF 23,
+/// no B-frames, a keyframe every 2 s, fragmented MP4, no file sync on either
+/// side). The picture is the virtual camera's still one (its bars drawn once,
+/// the stamp blocks redrawn each frame), which costs nearly nothing to make;
+/// ffmpeg reads the same frames, made by the same ``TestPattern``, from a raw
+/// file looped at 30 fps (`-re -stream_loop -1`). CPU is every process's over
+/// the window after a warm-up. Goal: at most 1.0×.
+struct EndToEndRecordingRow {
+    var camerad = CPUSample(server: 0, clients: 0)
+    var ffmpeg = 0.0
+    var seconds = 0.0
+    var recordedFrames = 0
+    var framesDropped = 0
+}
+
+extension Bench {
+    func endToEndRecording(rounds: Int) throws -> EndToEndRecordingRow {
+        let folder = NSTemporaryDirectory() + "camerad-bench-end-to-end-\(getpid())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let raw = folder + "/still.nv12"
+        try Self.writeStillPicture(frames: 60, to: raw)
+        var row = EndToEndRecordingRow()
+        for round in 0..<rounds {
+            FileHandle.standardError.write(Data("camerad-bench: recording end to end, round \(round + 1) of \(rounds)\n".utf8))
+            if round.isMultiple(of: 2) {
+                try endToEndCamerad(into: &row)
+                row.ffmpeg += try endToEndFFmpeg(raw: raw, output: folder + "/ffmpeg.mp4")
+            } else {
+                row.ffmpeg += try endToEndFFmpeg(raw: raw, output: folder + "/ffmpeg.mp4")
+                try endToEndCamerad(into: &row)
+            }
+            row.seconds += window
+        }
+        return row
+    }
+
+    /// `frames` NV12 1080p frames of the virtual camera's still picture, as it makes them: the bars drawn
+    /// once, then only the stamp blocks that change.
+    static func writeStillPicture(frames: Int, to path: String) throws {
+        let (width, height) = (CameradBench.width, CameradBench.height)
+        let pattern = TestPattern(width: width, height: height)
+        var frame = [UInt8](repeating: 0, count: pattern.frameSize(.nv12))
+        guard FileManager.default.createFile(atPath: path, contents: nil), let file = FileHandle(forWritingAtPath: path) else {
+            throw BenchError("cannot write \(path)")
+        }
+        defer { try? file.close() }
+        var drawn: FrameStamp?
+        for index in 0..<frames {
+            let stamp = FrameStamp(sequence: UInt32(index), timestampNanoseconds: Int64(index) * 33_333_333)
+            frame.withUnsafeMutableBytes { pattern.render(stamp, format: .nv12, into: $0, over: drawn) }
+            drawn = stamp
+            file.write(Data(frame))
+        }
+    }
+
+    private func endToEndCamerad(into row: inout EndToEndRecordingRow) throws {
+        try withDaemon(size: "1920x1080", stillPicture: true) { daemon, socket, directory in
+            let movie = directory + "/movie.mp4"
+            let recorder = try Child(camctl, ["--socket", socket, "record", "0", movie, "--size", "1920x1080", "--fps", "30",
+                                              "--keyframe-interval", "60", "--sync", "none", "--json"])
+            var finished = false
+            defer { if !finished { recorder.signal(SIGKILL) } }
+            try waitUntil("the recording") { fileSize(movie) > 0 }
+            usleep(Self.warmUp)
+            let before = CPUSample(server: daemon.pid, clients: [recorder.pid])
+            usleep(useconds_t(window * 1e6))
+            let after = CPUSample(server: daemon.pid, clients: [recorder.pid])
+            recorder.signal(SIGINT)
+            let report = try Self.report(recorder.finish())
+            finished = true
+            guard report["ending"] as? String == "stopped" else { throw BenchError("camctl record printed: \(report)") }
+            let cpu = after - before
+            row.camerad = CPUSample(server: row.camerad.server + cpu.server, clients: row.camerad.clients + cpu.clients)
+            row.recordedFrames += report["frames"] as? Int ?? 0
+            row.framesDropped += report["framesDropped"] as? Int ?? 0
+        }
+    }
+
+    /// ffmpeg's side of one run: its CPU seconds over the window.
+    private func endToEndFFmpeg(raw: String, output: String) throws -> Double {
+        unlink(output)
+        let ffmpeg = try Child("/usr/bin/ffmpeg", [
+            "-v", "error", "-y", "-re", "-stream_loop", "-1", "-f", "rawvideo", "-pix_fmt", "nv12",
+            "-s", "\(CameradBench.width)x\(CameradBench.height)", "-r", "30", "-i", raw,
+            "-c:v", "libx264", "-preset", "veryfast", "-crf", "23", "-bf", "0", "-g", "60",
+            "-movflags", "frag_keyframe+empty_moov+default_base_moof", output,
+        ])
+        defer { _ = ffmpeg.stop() }
+        try waitUntil("ffmpeg's recording") { fileSize(output) > 0 }
+        usleep(Self.warmUp)
+        let before = ProcessMeter.cpuSeconds(ffmpeg.pid)
+        usleep(useconds_t(window * 1e6))
+        return ProcessMeter.cpuSeconds(ffmpeg.pid) - before
+    }
+}
+
+func printEndToEndRecording(_ bench: Bench, rounds: Int) throws -> EndToEndRecordingRow {
+    print("Recording end to end: camctl record of a virtual camera's NV12 1080p30 still picture (H.264 veryfast, CRF 23,")
+    print("no B-frames, a keyframe every 2 s, fragmented MP4, --sync none) against ffmpeg -re encoding the same pictures")
+    print("from a raw NV12 file with the same settings, \(rounds) runs each in turn; CPU of every process over each run's \(bench.window) s:")
+    let row = try bench.endToEndRecording(rounds: rounds)
+    let seconds = max(row.seconds, 1e-9)
+    print(String(format: "  camerad:  %.1f ms/s (camerad %.1f, camctl %.1f); recorded %d frames, %d dropped",
+                 row.camerad.total * 1000 / seconds, row.camerad.server * 1000 / seconds, row.camerad.clients * 1000 / seconds,
+                 row.recordedFrames, row.framesDropped))
+    print(String(format: "  ffmpeg:   %.1f ms/s", row.ffmpeg * 1000 / seconds))
+    if row.ffmpeg > 0 {
+        print(String(format: "  camerad ÷ ffmpeg, total CPU: %.2f (the goal: at most 1.0)", row.camerad.total / row.ffmpeg))
     }
     return row
 }
