@@ -24,11 +24,14 @@ final class AudioVariant: Sendable {
     ///
     /// - Throws: INVALID_ARGUMENT for a layout libswresample cannot make;
     ///   RESOURCE_EXHAUSTED when its pool, worker or subscription cannot be had.
-    init(of source: MediaNode, layout sourceLayout: AudioLayout, as layout: AudioLayout, slots: Int? = nil,
+    /// `onTheClock`: its frames resampled onto CLOCK_MONOTONIC as the
+    /// microphone's clock drifts (a recording's sound); otherwise they keep
+    /// the microphone's clock, numbered by position.
+    init(of source: MediaNode, layout sourceLayout: AudioLayout, as layout: AudioLayout, onTheClock: Bool = false, slots: Int? = nil,
          budget: ClientBudget, logger: Logger) throws(CameraError) {
         let cutter: PeriodCutter
         do {
-            cutter = try PeriodCutter(from: sourceLayout, to: layout)
+            cutter = try PeriodCutter(from: sourceLayout, to: layout, onTheClock: onTheClock)
         } catch {
             throw CameraError(.invalidArgument, "\(source.name) cannot be heard as \(layout): \(error)")
         }
@@ -79,11 +82,14 @@ private final class PeriodCutter: Sendable {
 
     private let source: AudioLayout
     private let target: AudioLayout
+    /// Whether ``followTheClock(after:_:)`` keeps its output on CLOCK_MONOTONIC.
+    private let onTheClock: Bool
     private let state: OrderedMutex<State>
 
-    init(from source: AudioLayout, to target: AudioLayout) throws(ConversionError) {
+    init(from source: AudioLayout, to target: AudioLayout, onTheClock: Bool) throws(ConversionError) {
         self.source = source
         self.target = target
+        self.onTheClock = onTheClock
         state = OrderedMutex(.audioWork, State(resampler: try AudioResampler(from: source, to: target)))
     }
 
@@ -95,7 +101,7 @@ private final class PeriodCutter: Sendable {
             var made: [Made] = []
             do {
                 made = try cut(period, &state)
-                try followTheClock(after: period, &state)
+                if onTheClock { try followTheClock(after: period, &state) }
             } catch {
                 node.logger.error("\(node.name): \(error)")
             }
@@ -163,7 +169,14 @@ private final class PeriodCutter: Sendable {
     /// output starts at the first period boundary at or after where this
     /// period's first sample falls. Returns the periods not made since, if any.
     private func restart(at period: PooledFrame, _ state: inout State) -> DropTally? {
-        let start = period.sequence * UInt64(source.framesPerPeriod) * UInt64(target.sampleRate) / UInt64(source.sampleRate)
+        var start = period.sequence * UInt64(source.framesPerPeriod) * UInt64(target.sampleRate) / UInt64(source.sampleRate)
+        if onTheClock && state.nextInput != nil {
+            // On the clock the output's positions are the clock's, not the microphone's: the period falls where its
+            // capture time puts it — never before what was made (a microphone running slow is ahead of its numbers).
+            let elapsed = Double(period.timestampNanoseconds - state.origin.timestampNanoseconds) / 1e9
+            let clock = (Double(state.origin.position) + elapsed * Double(target.sampleRate)).rounded()
+            start = max(state.position, clock > 0 ? UInt64(clock) : 0)
+        }
         let frames = UInt64(target.framesPerPeriod)
         let aligned = (start + frames - 1) / frames * frames
         var gap: DropTally?
@@ -172,7 +185,7 @@ private final class PeriodCutter: Sendable {
                 state.resampler = fresh
                 state.compensating = false
             }
-            let lost = aligned / frames - state.position / frames
+            let lost = aligned > state.position ? aligned / frames - state.position / frames : 0
             if lost > 0 {
                 var drops = DropTally()
                 drops.add(.discontinuity, count: Int(lost), sequence: aligned / frames - 1)

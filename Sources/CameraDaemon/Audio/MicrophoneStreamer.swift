@@ -30,13 +30,21 @@ final class MicrophoneStreamer: Sendable {
     /// The microphone capturing, and the nodes made of it.
     private struct Running {
         let capture: any AudioCapture
-        var variants: [AudioLayout: AudioVariant] = [:]
+        /// By layout, and whether on the clock (a recording's) or on the microphone's.
+        var variants: [VariantKey: AudioVariant] = [:]
         var meter: AudioMeter?
+    }
+
+    private struct VariantKey: Hashable {
+        let layout: AudioLayout
+        let onTheClock: Bool
     }
 
     private struct Listener {
         /// The layout it hears; nil for a levels watcher.
         let layout: AudioLayout?
+        /// Whether it hears a variant kept on CLOCK_MONOTONIC.
+        let onTheClock: Bool
         let node: MediaNode
         let subscription: UInt64
         /// The variant or meter it uses, charged to its client; nil for the microphone's own layout.
@@ -97,11 +105,12 @@ final class MicrophoneStreamer: Sendable {
             let key = layout.map { "\(microphone.uniqueID) as \($0)" } ?? "\(microphone.uniqueID)'s levels"
             let native = layout == microphone.audio.native && !onTheClock
             let claim = native ? nil : try budget.claim(.audioNode, key, for: owner)
-            let node = try node(for: layout, native: native)
+            let node = try node(for: layout, native: native, onTheClock: onTheClock)
             let subscription = try node.subscribe(sink, policy: policy, for: owner)
             return state.withLock { state in
                 defer { state.nextID += 1 }
-                state.listeners[state.nextID] = Listener(layout: layout, node: node, subscription: subscription, claim: claim)
+                state.listeners[state.nextID] = Listener(layout: layout, onTheClock: onTheClock, node: node, subscription: subscription,
+                                                         claim: claim)
                 return state.nextID
             }
         } catch {
@@ -112,7 +121,7 @@ final class MicrophoneStreamer: Sendable {
 
     /// The node that serves `layout` (nil: the levels; `native`, the
     /// microphone's own periods), started or made if need be; on the executor, no lock held.
-    private func node(for layout: AudioLayout?, native: Bool) throws(CameraError) -> MediaNode {
+    private func node(for layout: AudioLayout?, native: Bool, onTheClock: Bool) throws(CameraError) -> MediaNode {
         let running: Running
         if let current = state.withLock({ $0.running }) {
             running = current
@@ -132,9 +141,10 @@ final class MicrophoneStreamer: Sendable {
             return meter.node
         }
         if native { return running.capture.node }
-        if let variant = running.variants[layout] { return variant.node }
-        let variant = try AudioVariant(of: running.capture.node, layout: own, as: layout, budget: budget, logger: logger)
-        state.withLock { $0.running?.variants[layout] = variant }
+        let key = VariantKey(layout: layout, onTheClock: onTheClock)
+        if let variant = running.variants[key] { return variant.node }
+        let variant = try AudioVariant(of: running.capture.node, layout: own, as: layout, onTheClock: onTheClock, budget: budget, logger: logger)
+        state.withLock { $0.running?.variants[key] = variant }
         return variant.node
     }
 
@@ -187,11 +197,12 @@ final class MicrophoneStreamer: Sendable {
         let (variants, meter, capture) = state.withLock { state -> ([AudioVariant], AudioMeter?, (any AudioCapture)?) in
             guard var running = state.running else { return ([], nil, nil) }
             // Those of a variant or the meter hold a claim; the microphone's own listeners do not.
-            let heard = Set(state.listeners.values.filter { $0.claim != nil }.map(\.layout))
+            let listeners = state.listeners.values.filter { $0.claim != nil }
+            let heard = Set(listeners.compactMap { listener in listener.layout.map { VariantKey(layout: $0, onTheClock: listener.onTheClock) } })
             let unheard = running.variants.filter { !heard.contains($0.key) }
-            for layout in unheard.keys { running.variants[layout] = nil }
+            for key in unheard.keys { running.variants[key] = nil }
             var meter: AudioMeter?
-            if !heard.contains(nil) {
+            if !listeners.contains(where: { $0.layout == nil }) {
                 meter = running.meter
                 running.meter = nil
             }
