@@ -228,8 +228,7 @@ extension Camctl {
                               message: error.map { "\($0)" }, durationSeconds: output.recordedDuration.seconds,
                               bytes: output.recordedFileSize, frames: output.recordedFrameCount, framesDropped: output.droppedFrameCount,
                               fileSyncs: output.fileSyncCount,
-                              longestSyncMilliseconds: Double(output.longestFileSync.components.attoseconds) / 1e15
-                                  + Double(output.longestFileSync.components.seconds) * 1000)
+                              longestSyncMilliseconds: output.longestFileSync / .milliseconds(1))
             if json {
                 Output.line(try JSON.encode(ended, pretty: false))
             } else {
