@@ -137,7 +137,8 @@ func printRecording(_ bench: Bench, rounds: Int) throws -> (share: [Int: Recordi
 /// AAC from a microphone) and two clients (one native NV12 1080p, one BGRA
 /// 640x360), against one GStreamer process doing the same with a `tee`
 /// (`x264enc` + `avenc_aac` + `mp4mux`, two `shmsink`s, each with a `shmsrc`
-/// consumer process). Each side makes its own moving test picture and tone.
+/// consumer process). Both sides encode one picture, the virtual camera's
+/// still one (camerad makes it; GStreamer reads the same frames from files), each its own tone.
 /// Goal: camerad's total CPU at most GStreamer's. Later features (a QR scan,
 /// a preview) join both sides as they land.
 struct MixedLoadRow {
@@ -164,7 +165,7 @@ struct MixedLoadRow {
 extension Bench {
     /// camerad's side of one run.
     func mixedLoadCamerad(into row: inout MixedLoadRow) throws {
-        try withDaemon(size: "1920x1080", stillPicture: false, microphones: 1) { daemon, socket, directory in
+        try withDaemon(size: "1920x1080", stillPicture: true, microphones: 1) { daemon, socket, directory in
             try mixedLoadCamerad(daemon: daemon, socket: socket, directory: directory, into: &row)
         }
     }
@@ -203,8 +204,11 @@ extension Bench {
         }
     }
 
-    /// GStreamer's side of one run: one pipeline with a tee, two consumer processes.
-    func mixedLoadGStreamer(launcher: String, into row: inout MixedLoadRow) throws {
+    /// GStreamer's side of one run: one pipeline with a tee, two consumer
+    /// processes. Its picture is camerad's, frame for frame: the still frames
+    /// in `frames` (``writeStillPicture(frames:to:)``, one file each), looped by
+    /// multifilesrc, timestamped at 30 fps by rawvideoparse and paced to the clock by clocksync.
+    func mixedLoadGStreamer(launcher: String, frames: String, into row: inout MixedLoadRow) throws {
         let directory = NSTemporaryDirectory() + "camerad-bench-mixed-gst-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -212,7 +216,8 @@ extension Bench {
         let nativeCaps = CameradBench.caps
         let smallCaps = "video/x-raw,format=BGRA,width=640,height=360,framerate=30/1"
         let pipeline = try Child(launcher, ["-q", "-e",
-            "videotestsrc", "is-live=true", "pattern=smpte", "horizontal-speed=4", "!", nativeCaps, "!", "tee", "name=t",
+            "multifilesrc", "location=\(frames)", "index=0", "stop-index=\(Self.stillFrames - 1)", "loop=true", "caps=\(nativeCaps)", "!",
+            "rawvideoparse", "use-sink-caps=true", "!", "clocksync", "!", "tee", "name=t",
             "t.", "!", "queue", "!", "x264enc", "speed-preset=veryfast", "pass=qual", "quantizer=23", "bframes=0", "key-int-max=60", "!",
             "h264parse", "!", "mp4mux", "name=mux", "fragment-duration=10000", "!", "filesink", "location=\(directory)/movie.mp4", "async=false",
             "audiotestsrc", "is-live=true", "!", "audio/x-raw,rate=48000,channels=2", "!", "audioconvert", "!", "avenc_aac", "!", "mux.",
@@ -245,14 +250,18 @@ extension Bench {
     }
 
     func mixedLoad(rounds: Int, launcher: String) throws -> MixedLoadRow {
+        let folder = NSTemporaryDirectory() + "camerad-bench-still-\(getpid())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Self.writeStillPicture(frames: Self.stillFrames, to: folder + "/frame-%03d.nv12")
         var row = MixedLoadRow()
         for round in 0..<rounds {
             FileHandle.standardError.write(Data("camerad-bench: mixed load, round \(round + 1) of \(rounds)\n".utf8))
             if round.isMultiple(of: 2) {
                 try mixedLoadCamerad(into: &row)
-                try mixedLoadGStreamer(launcher: launcher, into: &row)
+                try mixedLoadGStreamer(launcher: launcher, frames: folder + "/frame-%03d.nv12", into: &row)
             } else {
-                try mixedLoadGStreamer(launcher: launcher, into: &row)
+                try mixedLoadGStreamer(launcher: launcher, frames: folder + "/frame-%03d.nv12", into: &row)
                 try mixedLoadCamerad(into: &row)
             }
             row.seconds += window
@@ -264,8 +273,9 @@ extension Bench {
 func printMixedLoad(_ bench: Bench, rounds: Int, launcher: String?) throws -> MixedLoadRow? {
     print("Mixed load: one camera at NV12 1080p30 with one recording (H.264 1080p30 + AAC from a microphone) and two clients")
     print("(native NV12 1080p; BGRA 640x360): camerad (camctl record, 2 × camctl stream) against one GStreamer pipeline with a")
-    print("tee (x264enc veryfast quality 23 + avenc_aac + mp4mux; 2 shmsinks, each read by a shmsrc process), each side its own")
-    print("moving test picture; \(rounds) runs each in turn, CPU (user + system, every process) over each run's \(bench.window) s:")
+    print("tee (x264enc veryfast quality 23 + avenc_aac + mp4mux; 2 shmsinks, each read by a shmsrc process), both the same")
+    print("picture (camerad's still one; GStreamer reads its frames from files); \(rounds) runs each in turn, CPU (user + system,")
+    print("every process) over each run's \(bench.window) s:")
     guard let launcher else {
         print("  not measured: gst-launch-1.0 not found (make bench installs it)")
         return nil
@@ -308,7 +318,7 @@ extension Bench {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let raw = folder + "/still.nv12"
-        try Self.writeStillPicture(frames: 60, to: raw)
+        try Self.writeStillPicture(frames: Self.stillFrames, to: raw)
         var row = EndToEndRecordingRow()
         for round in 0..<rounds {
             FileHandle.standardError.write(Data("camerad-bench: recording end to end, round \(round + 1) of \(rounds)\n".utf8))
@@ -324,22 +334,32 @@ extension Bench {
         return row
     }
 
+    /// Frames of the still picture the peers of camerad read (two seconds, looped).
+    static let stillFrames = 60
+
     /// `frames` NV12 1080p frames of the virtual camera's still picture, as it makes them: the bars drawn
-    /// once, then only the stamp blocks that change.
+    /// once, then only the stamp blocks that change. One raw file, or with a `%03d` in `path` a file a frame.
     static func writeStillPicture(frames: Int, to path: String) throws {
         let (width, height) = (CameradBench.width, CameradBench.height)
         let pattern = TestPattern(width: width, height: height)
         var frame = [UInt8](repeating: 0, count: pattern.frameSize(.nv12))
-        guard FileManager.default.createFile(atPath: path, contents: nil), let file = FileHandle(forWritingAtPath: path) else {
-            throw BenchError("cannot write \(path)")
-        }
-        defer { try? file.close() }
+        let perFrame = path.contains("%03d")
+        var file: FileHandle?
+        defer { try? file?.close() }
         var drawn: FrameStamp?
         for index in 0..<frames {
             let stamp = FrameStamp(sequence: UInt32(index), timestampNanoseconds: Int64(index) * 33_333_333)
             frame.withUnsafeMutableBytes { pattern.render(stamp, format: .nv12, into: $0, over: drawn) }
             drawn = stamp
-            file.write(Data(frame))
+            if file == nil || perFrame {
+                try? file?.close()
+                let name = perFrame ? path.replacingOccurrences(of: "%03d", with: String(format: "%03d", index)) : path
+                guard FileManager.default.createFile(atPath: name, contents: nil), let opened = FileHandle(forWritingAtPath: name) else {
+                    throw BenchError("cannot write \(name)")
+                }
+                file = opened
+            }
+            file?.write(Data(frame))
         }
     }
 
