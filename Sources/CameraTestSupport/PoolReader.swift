@@ -41,6 +41,8 @@ public final class PoolReader: @unchecked Sendable {
     }
 
     public let device: String
+    /// Its camerad, whose log a reader that gives up waiting quotes.
+    private let daemon: DaemonProcess
     private let check: Check
     private let loop: EventLoop
     private let client: RPCClient
@@ -77,6 +79,7 @@ public final class PoolReader: @unchecked Sendable {
                 frameRing: Bool = false, keepsLateFrames: Bool = false, audio: Camerad_V1_AudioFormat? = nil,
                 check: @escaping Check = PoolReader.stampsMatch) async throws {
         self.device = device
+        self.daemon = daemon
         self.check = check
         loop = try EventLoop(name: name)
         client = try await RPCClient.connect(to: daemon.socketPath, clientName: name, loop: loop)
@@ -172,11 +175,39 @@ public final class PoolReader: @unchecked Sendable {
                 newsDescriptors.append(received.descriptors)
                 continue
             }
-            guard ContinuousClock.now < deadline else { throw DaemonFailure("\(device): no frame in the ring for 60 s") }
+            guard ContinuousClock.now < deadline else {
+                throw DaemonFailure("\(device): \(frames.count) of \(count) frames in the ring in 60 s; \(await ringState(ring))")
+            }
             _ = await waitUntil(timeout: .milliseconds(100), every: .milliseconds(1)) {
                 signalWaiter.edges.load(ordering: .acquiring) != edges
             }
         }
+    }
+
+    /// What the ring, this reader and camerad say, for a reader that gives up
+    /// waiting: the ring's counters, what was told, the device's statistics.
+    private func ringState(_ ring: FrameRing) async -> String {
+        let head = ring.memory.baseAddress.load(as: UInt64.self)
+        let tail = ring.memory.baseAddress.load(fromByteOffset: 64, as: UInt64.self)
+        let drops = told.reduce(into: [String: Int]()) { tally, told in
+            if case let .dropped(reason, count, _) = told { tally["\(reason)", default: 0] += count }
+        }
+        var state = "ring head \(head), tail \(tail), signal edges \(signalWaiter.edges.load(ordering: .acquiring)), "
+            + "news waiting \(news.count), released \(releasedThroughRing) through the ring and \(releasedByMessage) by message, drops \(drops)"
+        var request = Camerad_V1_GetDeviceStatisticsRequest()
+        request.uniqueID = device
+        do {
+            let statistics = try await client.unary(CameraService.getDeviceStatistics, request)
+            state += "; camerad: capturing \(statistics.capturing), \(statistics.framesCaptured) frames captured, \(statistics.streams) streams, "
+                + statistics.variants.map {
+                    "pool \($0.poolID): \($0.slotsInUse) of \($0.slotCount) slots in use, \($0.streams) streams, \($0.framesShared) frames shared, "
+                        + "\($0.framesCopied) copied, \($0.conversions) converted, \($0.framesSkipped) skipped (its worker behind)"
+                }
+                    .joined(separator: "; ")
+        } catch {
+            state += "; camerad's statistics: \(error)"
+        }
+        return state + "\ncamerad's last lines:\n" + daemon.logText.split(separator: "\n").suffix(40).joined(separator: "\n")
     }
 
     /// One message (or ring record, as its message) as this reader takes it.

@@ -45,8 +45,10 @@ extension CaptureDevice {
     /// passed through unchanged is not cropped.
     public var isVideoZoomDigital: Bool { read(\.capabilities.digitalZoom) }
 
-    /// Whether a session with this device can use `preset`.
+    /// Whether a session with this device can use `preset`. A microphone
+    /// supports every preset: presets choose a camera's picture, and its sound
+    /// is the same under each.
     public func supportsSessionPreset(_ preset: SessionPreset) -> Bool {
-        read { $0.supportedPresets.compactMap(SessionPreset.init).contains(preset) }
+        hasMediaType(.audio) || read { $0.supportedPresets.compactMap(SessionPreset.init).contains(preset) }
     }
 }

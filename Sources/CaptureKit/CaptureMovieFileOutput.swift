@@ -45,11 +45,14 @@ public struct RecordingError: Error, Equatable, Sendable, CustomStringConvertibl
 /// AVCaptureFileOutput: what every file output has.
 public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     fileprivate struct Recording {
-        /// The file being written.
+        /// The file being written, and who hears of it.
         var url: URL
-        let call: BidirectionalCall<Camerad_V1_RecordRequest, Camerad_V1_RecordResponse>?
-        /// Files handed over to, not yet taken over.
-        var nextURLs: [URL] = []
+        var delegate: any CaptureFileOutputRecordingDelegate
+        var call: BidirectionalCall<Camerad_V1_RecordRequest, Camerad_V1_RecordResponse>?
+        /// Files handed over to, not yet taken over, with who hears of each.
+        var next: [(url: URL, delegate: any CaptureFileOutputRecordingDelegate)] = []
+        /// Files handed over to before the call was made: sent once it is.
+        var unsentFiles: [OwnedFD] = []
         /// stopRecording() came before the call was made.
         var stopWanted = false
     }
@@ -275,13 +278,24 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
     /// The delegate hears the start and the end; a recording that cannot start
     /// finishes at once with the error.
     ///
-    /// - Precondition: not ``CaptureFileOutput/isRecording`` (AVFoundation raises an exception).
+    /// Called while recording, it switches to the new file with no frame or
+    /// sample lost between the two, as in AVFoundation: the file under way
+    /// finishes at the next keyframe, asked for at once (its delegate hears it
+    /// finish, without error) and `outputFileURL` takes over (`delegate` hears
+    /// it start) — ``handOverRecording(to:)`` with a delegate of its own.
     public func startRecording(to outputFileURL: URL, recordingDelegate delegate: any CaptureFileOutputRecordingDelegate) {
-        precondition(!isRecording, "startRecording(to:recordingDelegate:) on an output that is recording; stopRecording() first")
         let connections = self.connections
         func refuse(_ error: CaptureError) {
             CaptureDiagnostics.report("the recording did not start", error)
             delegateQueue.async { delegate.fileOutput(self, didFinishRecordingTo: outputFileURL, from: connections, error: error) }
+        }
+        if isRecording {
+            do throws(CaptureError) {
+                try switchFiles(to: outputFileURL, delegate: delegate)
+            } catch {
+                refuse(error)
+            }
+            return
         }
         guard let connection = connection(with: .video), let session = connection.session else {
             return refuse(CaptureError(.invalidState, "the movie output has no camera: add it to a session with a camera input"))
@@ -321,27 +335,32 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
             return refuse(error)
         }
         state.withLock { state in
-            state.recording = Recording(url: outputFileURL, call: nil)
+            state.recording = Recording(url: outputFileURL, delegate: delegate, call: nil)
             state.figures = Camerad_V1_RecordingFigures()
         }
         Task {
             do throws(CaptureError) {
                 let call = try await MovieRecordingCall.start(start, file: file) { [weak self] event in
-                    self?.handle(event, url: outputFileURL, delegate: delegate, connections: connections)
+                    self?.handle(event, connections: connections)
                 }
-                let stopped = state.withLock { state -> Bool in
-                    guard var recording = state.recording, recording.url == outputFileURL, recording.call == nil else { return true }
-                    let stopWanted = recording.stopWanted
-                    recording = Recording(url: outputFileURL, call: call)
-                    state.recording = recording
-                    return stopWanted
+                let (stopped, files) = state.withLock { state -> (Bool, [OwnedFD]) in
+                    guard state.recording?.call == nil, state.recording?.url == outputFileURL else { return (true, []) }
+                    state.recording?.call = call
+                    defer { state.recording?.unsentFiles = [] }
+                    return (state.recording?.stopWanted ?? true, state.recording?.unsentFiles ?? [])
                 }
-                // stopRecording() came while the call was made, or the recording already ended.
+                // Files switched to while the call was made, in order; then
+                // stopRecording() if it came meanwhile, or the recording already ended.
+                for file in files { MovieRecordingCall(call).handOver(to: file) }
                 if stopped { MovieRecordingCall(call).stop() }
             } catch {
-                state.withLock { $0.recording = nil }
+                let unused = state.withLock { state -> [(url: URL, delegate: any CaptureFileOutputRecordingDelegate)] in
+                    defer { state.recording = nil }
+                    return state.recording?.next ?? []
+                }
                 Self.removeIfEmpty(outputFileURL)
                 refuse(error)
+                finishUnused(unused, connections: connections, because: error)
             }
         }
     }
@@ -368,44 +387,72 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
     ///   does; INVALID_ARGUMENT when it cannot be created. camerad refusing the
     ///   file ends the recording with its error.
     public func handOverRecording(to nextURL: URL) throws(CaptureError) {
-        guard let call = state.withLock({ $0.recording?.call }) else {
-            throw CaptureError(.invalidState, "no recording under way to hand over; startRecording first (and wait for it to start)")
+        guard let delegate = state.withLock({ $0.recording?.delegate }) else {
+            throw CaptureError(.invalidState, "no recording under way to hand over; startRecording first")
         }
-        let file = try Self.openMovie(nextURL)
-        state.withLock { $0.recording?.nextURLs.append(nextURL) }
-        MovieRecordingCall(call).handOver(to: file)
+        try switchFiles(to: nextURL, delegate: delegate)
     }
 
-    private func handle(_ event: MovieRecordingCall.Event, url first: URL, delegate: any CaptureFileOutputRecordingDelegate,
-                        connections: [CaptureConnection]) {
-        let url = state.withLock { $0.recording?.url } ?? first
+    /// Hands the recording under way over to `url`, which `delegate` hears
+    /// of: at once, or once the call is made when it is still being made.
+    private func switchFiles(to url: URL, delegate: any CaptureFileOutputRecordingDelegate) throws(CaptureError) {
+        let file = try Self.openMovie(url)
+        let call = state.withLock { state -> BidirectionalCall<Camerad_V1_RecordRequest, Camerad_V1_RecordResponse>?? in
+            guard state.recording != nil else { return .none }
+            state.recording?.next.append((url, delegate))
+            if state.recording?.call == nil { state.recording?.unsentFiles.append(file) }
+            return .some(state.recording?.call)
+        }
+        switch call {
+        case .none:
+            Self.removeIfEmpty(url)
+            throw CaptureError(.invalidState, "the recording ended before it could switch to \(url.path); startRecording again")
+        case .some(.some(let call)): MovieRecordingCall(call).handOver(to: file)
+        case .some(.none): break  // sent with the call, once made
+        }
+    }
+
+    private func handle(_ event: MovieRecordingCall.Event, connections: [CaptureConnection]) {
+        guard let (url, delegate) = state.withLock({ state in state.recording.map { ($0.url, $0.delegate) } }) else { return }
         switch event {
         case .started:
             delegateQueue.async { delegate.fileOutput(self, didStartRecordingTo: url, from: connections) }
         case .progress(let figures):
             state.withLock { $0.figures = figures }
         case .handedOver:
-            guard let next = state.withLock({ state -> URL? in
-                guard state.recording?.nextURLs.isEmpty == false, let next = state.recording?.nextURLs.removeFirst() else { return nil }
-                state.recording?.url = next
+            guard let next = state.withLock({ state -> (url: URL, delegate: any CaptureFileOutputRecordingDelegate)? in
+                guard state.recording?.next.isEmpty == false, let next = state.recording?.next.removeFirst() else { return nil }
+                state.recording?.url = next.url
+                state.recording?.delegate = next.delegate
                 state.figures = Camerad_V1_RecordingFigures()
                 return next
             }) else { return }
             delegateQueue.async {
                 delegate.fileOutput(self, didFinishRecordingTo: url, from: connections, error: nil)
-                delegate.fileOutput(self, didStartRecordingTo: next, from: connections)
+                next.delegate.fileOutput(self, didStartRecordingTo: next.url, from: connections)
             }
         case .finished(let result, let figures):
-            let unused = state.withLock { state -> [URL] in
+            let unused = state.withLock { state -> [(url: URL, delegate: any CaptureFileOutputRecordingDelegate)] in
                 defer { state.recording = nil }
                 if let figures { state.figures = figures }
-                return state.recording?.nextURLs ?? []
+                return state.recording?.next ?? []
             }
-            // Files handed over to that never took over (the recording ended first) go again.
-            for file in unused { Self.removeIfEmpty(file) }
             // Refused before anything was written: the file this output created goes again.
             if figures == nil { Self.removeIfEmpty(url) }
             delegateQueue.async { delegate.fileOutput(self, didFinishRecordingTo: url, from: connections, error: result) }
+            finishUnused(unused, connections: connections, because: result)
+        }
+    }
+
+    /// Files switched to that never took over (the recording ended first): each
+    /// goes again, and its delegate hears it finish with the recording's error,
+    /// or INVALID_STATE when it was stopped first.
+    private func finishUnused(_ unused: [(url: URL, delegate: any CaptureFileOutputRecordingDelegate)], connections: [CaptureConnection],
+                              because ending: (any Error)?) {
+        for (url, delegate) in unused {
+            Self.removeIfEmpty(url)
+            let error = ending ?? CaptureError(.invalidState, "the recording stopped before it switched to \(url.path); startRecording again")
+            delegateQueue.async { delegate.fileOutput(self, didFinishRecordingTo: url, from: connections, error: error) }
         }
     }
 

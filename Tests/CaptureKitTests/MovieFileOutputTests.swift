@@ -192,6 +192,83 @@ extension CaptureKitEndToEnd {
         }
     }
 
+    /// startRecording(to:recordingDelegate:) while recording switches files, as
+    /// in AVFoundation (it trapped): the first delegate hears its file finish
+    /// without error, the second hears the next file start and finish; the
+    /// frames of the two follow each other in order, none repeated.
+    @Test(.timeLimit(.minutes(2))) func aSecondStartRecordingSwitchesFilesWithItsOwnDelegate() async throws {
+        try await withTemporaryDirectory { folder in
+            try await withCaptureKitDaemon(virtualCameras: 1) { _ in
+                let (session, output) = try await Self.session()
+                try await session.start()
+                let (firstDelegate, secondDelegate) = (Delegate(), Delegate())
+                let (first, second) = (URL(fileURLWithPath: folder + "/first.mp4"), URL(fileURLWithPath: folder + "/second.mp4"))
+                output.startRecording(to: first, recordingDelegate: firstDelegate)
+                #expect(await waitUntil(timeout: .seconds(60)) { output.recordedFrameCount >= 30 })
+                output.startRecording(to: second, recordingDelegate: secondDelegate)
+                #expect(output.isRecording)
+                #expect(await waitUntil(timeout: .seconds(60)) { output.outputFileURL == second })
+                #expect(await waitUntil(timeout: .seconds(60)) { output.recordedFrameCount >= 30 }, "the second file fills: \(output.recordedFrameCount)")
+                output.stopRecording()
+                #expect(try #require(await secondDelegate.finished()) == nil)
+                func heard(_ delegate: Delegate) -> [String] {
+                    delegate.events.map { event in
+                        switch event {
+                        case .started(let url): "started \(url.lastPathComponent)"
+                        case .finished(let url, let error): "finished \(url.lastPathComponent)\(error.map { " \($0)" } ?? "")"
+                        }
+                    }
+                }
+                #expect(heard(firstDelegate) == ["started first.mp4", "finished first.mp4"], "\(heard(firstDelegate))")
+                #expect(heard(secondDelegate) == ["started second.mp4", "finished second.mp4"], "\(heard(secondDelegate))")
+                var all: [UInt32] = []
+                for url in [first, second] {
+                    let stamps = try await MovieProbe.stamps(url.path, width: 320, height: 240, in: folder).compactMap { $0?.sequence }
+                    #expect(stamps.count >= 30, "\(url.lastPathComponent): \(stamps.count) frames")
+                    all += stamps
+                }
+                #expect(zip(all, all.dropFirst()).allSatisfy { $0 < $1 }, "\(all)")
+
+                // A file already there: its delegate hears the refusal; the recording under way goes on untouched.
+                let (third, refused) = (URL(fileURLWithPath: folder + "/third.mp4"), Delegate())
+                output.startRecording(to: third, recordingDelegate: Delegate())
+                #expect(await waitUntil(timeout: .seconds(60)) { output.recordedFrameCount >= 5 })
+                output.startRecording(to: second, recordingDelegate: refused)
+                let refusal = try #require(await refused.finished())
+                #expect((refusal as? CaptureError)?.code == .alreadyExists, "\(String(describing: refusal))")
+                #expect(output.isRecording && output.outputFileURL == third)
+                output.stopRecording()
+                await session.stopRunning()
+            }
+        }
+    }
+
+    /// A microphone supports every preset (issue 48's S11: with one added, no
+    /// preset could be set, and setting one anyway trapped): the camera's
+    /// presets stay settable, and the data output gets the preset's size.
+    @Test(.timeLimit(.minutes(2))) func presetsStaySettableWithAMicrophone() async throws {
+        try await withCaptureKitDaemon(virtualCameras: 1, arguments: ["--virtual-microphones", "1"]) { _ in
+            let camera = try await CaptureDevice.matching("virtual-0")
+            let microphone = try await CaptureDevice.matching("virtual-microphone-0")
+            let session = CaptureSession()
+            session.addInput(try CaptureDeviceInput(device: camera))
+            session.addInput(try CaptureDeviceInput(device: microphone))
+            for preset in SessionPreset.allCases {
+                #expect(session.canSetSessionPreset(preset) == camera.supportsSessionPreset(preset), "\(preset)")
+                #expect(microphone.supportsSessionPreset(preset), "\(preset)")
+            }
+            #expect(session.canSetSessionPreset(.hd1280x720))
+            session.sessionPreset = .hd1280x720
+            let output = CaptureVideoDataOutput()
+            session.addOutput(output)
+            let frames = FrameReader(output.sampleBuffers)
+            try await session.start()
+            let sample = try await frames.nextFrame()
+            #expect(sample.imageBuffer.map { ($0.width, $0.height) } ?? (0, 0) == (1280, 720))
+            await session.stopRunning()
+        }
+    }
+
     /// preRollDuration (Linux only): a second session's recording of the same
     /// camera at the same settings, joining the first's encoder, starts its
     /// file at least 2 s before it was asked to, at a keyframe.
