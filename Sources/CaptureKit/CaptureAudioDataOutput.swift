@@ -102,8 +102,6 @@ public final class CaptureAudioDataOutput: CaptureDataOutput, @unchecked Sendabl
         var delivery = CaptureVideoDataOutput.Delivery.sharedMemory
         var maxPeriodsInFlight = 8
         var delegate: AudioDelegateBox?
-        /// The levels watch of the run under way.
-        var levels: Task<Void, Never>?
     }
     private let settings = Mutex(Settings())
 
@@ -186,29 +184,6 @@ public final class CaptureAudioDataOutput: CaptureDataOutput, @unchecked Sendabl
         format.sampleFormat = current.audioSettings.sampleFormat?.proto ?? .unspecified
         format.periodFrames = UInt32(clamping: current.framesPerPeriod ?? 0)
         return format
-    }
-
-    /// Follows the microphone's levels into the connection's channels from the
-    /// first time they are read in a run (camerad computes them only while
-    /// someone watches) until the run ends.
-    func followLevelsIfNeeded(_ connection: CaptureConnection) {
-        guard connection.isActive else { return }
-        let started = settings.withLock { settings -> Bool in
-            guard settings.levels == nil else { return false }
-            settings.levels = Task { await connection.followLevels() }
-            return true
-        }
-        // A run that stopped meanwhile stops it again.
-        if started && !connection.isActive { stopFollowingLevels() }
-    }
-
-    private func stopFollowingLevels() {
-        settings.withLock { settings in defer { settings.levels = nil }; return settings.levels }?.cancel()
-    }
-
-    override func sessionDidStop(endedByItself: Bool) {
-        stopFollowingLevels()
-        super.sessionDidStop(endedByItself: endedByItself)
     }
 
     /// On the event loop's thread: hands the event to the delegate's queue and

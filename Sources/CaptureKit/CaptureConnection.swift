@@ -34,6 +34,8 @@ public final class CaptureConnection: @unchecked Sendable {
         var isEnabled = true
         var modeNote: String?
         var audioChannels: [CaptureAudioChannel] = []
+        /// The levels watch of the run under way.
+        var levels: Task<Void, Never>?
     }
     private let state = Mutex(State())
     weak var session: CaptureSession?
@@ -118,11 +120,31 @@ public final class CaptureConnection: @unchecked Sendable {
     /// AVCaptureConnection.audioChannels: a microphone's channels and their
     /// levels, which follow the microphone (computed once in camerad for every
     /// process, a reading every 100 ms) while the session runs, from the first
-    /// time they are read in a run (−160 until the first reading comes). Empty for video.
+    /// time they are read in a run (−160 until the first reading comes) — an
+    /// audio data output's connection or a movie output's audio one. Empty for video.
     public var audioChannels: [CaptureAudioChannel] {
-        guard let native = input.device.audioCapabilities?.native, output.mediaType == .audio else { return [] }
-        (output as? CaptureAudioDataOutput)?.followLevelsIfNeeded(self)
+        guard let native = input.device.audioCapabilities?.native else { return [] }
+        followLevelsIfNeeded()
         return channels(native.channels)
+    }
+
+    /// Follows the microphone's levels into the channels from the first time
+    /// they are read in a run (camerad computes them only while someone
+    /// watches) until the run ends (``stopFollowingLevels()``).
+    private func followLevelsIfNeeded() {
+        guard isActive else { return }
+        let started = state.withLock { state -> Bool in
+            guard state.levels == nil else { return false }
+            state.levels = Task { await self.followLevels() }
+            return true
+        }
+        // A run that stopped meanwhile stops it again.
+        if started && !isActive { stopFollowingLevels() }
+    }
+
+    /// The run ended: the levels stop following the microphone.
+    func stopFollowingLevels() {
+        state.withLock { state in defer { state.levels = nil }; return state.levels }?.cancel()
     }
 
     private func channels(_ count: Int) -> [CaptureAudioChannel] {
@@ -136,7 +158,7 @@ public final class CaptureConnection: @unchecked Sendable {
 
     /// Follows the microphone's levels into ``audioChannels`` until cancelled
     /// (its session stops) or the microphone goes.
-    func followLevels() async {
+    private func followLevels() async {
         var request = Camerad_V1_WatchAudioLevelsRequest()
         request.uniqueID = input.device.uniqueID
         let channels = self.channels(input.device.audioCapabilities?.native.channels ?? 0)

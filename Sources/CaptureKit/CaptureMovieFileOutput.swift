@@ -181,6 +181,9 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
 
     public override init() {}
 
+    /// The camera's picture, and the microphone's sound when the session has one.
+    override var mediaTypes: [MediaType] { [.video, .audio] }
+
     /// The codecs camerad records: H.264, which it encodes, and JPEG, a
     /// camera's own MJPEG stored as it comes.
     public var availableVideoCodecTypes: [VideoCodecType] { [.h264, .jpeg] }
@@ -303,7 +306,8 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
         guard session.isRunning else {
             return refuse(CaptureError(.invalidState, "the session is not running: startRunning() before startRecording"))
         }
-        let microphone = session.inputs.compactMap { ($0 as? CaptureDeviceInput)?.device }.first { $0.hasMediaType(.audio) }
+        // Its audio connection disabled: a movie without sound, as in AVFoundation.
+        let microphone = self.connection(with: .audio).flatMap { $0.isEnabled ? $0.input.device : nil }
         var start = Camerad_V1_StartRecording()
         start.uniqueID = connection.input.device.uniqueID
         start.audioUniqueID = microphone?.uniqueID ?? ""

@@ -8,19 +8,28 @@ public class CaptureOutput: @unchecked Sendable {
 
     init() {}
 
-    /// The connections feeding this output (one, once it and a device input are in a session).
+    /// The connections feeding this output, once it and device inputs are in
+    /// a session: one for each media type it takes that an input gives (a
+    /// movie output's camera first, then its microphone).
     public var connections: [CaptureConnection] { links.withLock { $0 } }
 
     /// The connection carrying `mediaType`, if any.
     public func connection(with mediaType: MediaType) -> CaptureConnection? {
-        mediaType == self.mediaType ? connections.first : nil
+        connections.first { $0.input.device.hasMediaType(mediaType) }
     }
 
-    /// What it takes: a session connects it to the input whose device has it.
+    /// What it takes first, its stream's: a session connects it to the input whose device has it.
     var mediaType: MediaType { .video }
 
+    /// Every media type it takes, ``mediaType`` first: a movie output takes a microphone's sound too.
+    var mediaTypes: [MediaType] { [mediaType] }
+
     func setConnections(_ connections: [CaptureConnection]) {
-        links.withLock { $0 = connections }
+        let dropped = links.withLock { links in
+            defer { links = connections }
+            return links.filter { old in !connections.contains { $0 === old } }
+        }
+        for connection in dropped { connection.stopFollowingLevels() }
     }
 
     // Hooks for the session, which subclasses fill in.
@@ -40,6 +49,8 @@ public class CaptureOutput: @unchecked Sendable {
     func sessionWillStart() {}
 
     /// The session stopped feeding this output: asked to (`endedByItself`
-    /// false), or because its device or daemon went away.
-    func sessionDidStop(endedByItself: Bool) {}
+    /// false), or because its device or daemon went away. Subclasses call it last.
+    func sessionDidStop(endedByItself: Bool) {
+        for connection in connections { connection.stopFollowingLevels() }
+    }
 }

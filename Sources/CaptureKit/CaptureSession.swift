@@ -198,20 +198,21 @@ public final class CaptureSession: @unchecked Sendable {
         configurationDidChange()
     }
 
-    /// Connections form between each output and the device input of its media
-    /// type (a camera's for video and photos, a microphone's for audio), as in AVFoundation.
+    /// Connections form between each output and the device input of each
+    /// media type it takes (a camera's for video and photos, a microphone's for
+    /// audio; a movie output takes both), as in AVFoundation. A connection
+    /// whose input stays is kept, with its settings.
     private func rebuildConnections() {
         let (inputs, outputs) = state.withLock { state in
             (state.inputs.compactMap { $0 as? CaptureDeviceInput }, state.outputs)
         }
         for output in outputs {
-            if let input = inputs.first(where: { $0.device.hasMediaType(output.mediaType) }) {
-                if output.connections.first?.input !== input {
-                    output.setConnections([CaptureConnection(input: input, output: output, session: self)])
-                }
-            } else {
-                output.setConnections([])
-            }
+            let wanted = output.mediaTypes.compactMap { media in inputs.first { $0.device.hasMediaType(media) } }
+            let existing = output.connections
+            guard wanted.map(ObjectIdentifier.init) != existing.map({ ObjectIdentifier($0.input) }) else { continue }
+            output.setConnections(wanted.map { input in
+                existing.first { $0.input === input } ?? CaptureConnection(input: input, output: output, session: self)
+            })
         }
         configurationDidChange()
     }

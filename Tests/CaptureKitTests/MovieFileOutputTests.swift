@@ -62,6 +62,11 @@ extension CaptureKitEndToEnd {
             try await withCaptureKitDaemon(virtualCameras: 1, arguments: ["--virtual-microphones", "1"]) { _ in
                 let (session, output) = try await Self.session(microphone: "virtual-microphone-0")
                 #expect(output.connection(with: .video) != nil && output.availableVideoCodecTypes == [.h264, .jpeg])
+                // Two connections, as in AVFoundation: the camera's, then the microphone's with its channels.
+                let audio = try #require(output.connection(with: .audio), "the microphone's connection")
+                #expect(output.connections.count == 2 && output.connections.last === audio)
+                #expect(audio.input.device.uniqueID == "virtual-microphone-0" && audio.audioChannels.count == 2)
+                #expect(output.connection(with: .video)?.audioChannels.isEmpty == true)
                 output.maxRecordedDuration = CMTime(value: 2, timescale: 1)
                 output.metadata = [MetadataItem(identifier: .quickTimeMetadataLocationISO6709, value: "+48.8577+002.2950/"),
                                    MetadataItem(identifier: .quickTimeMetadataMake, value: "camerad"),
@@ -84,6 +89,8 @@ extension CaptureKitEndToEnd {
                 let (duration, lost) = (output.recordedDuration.seconds, Double(output.droppedFrameCount))
                 #expect(duration <= 2 + 1.0 / 60 && duration + lost / 30 >= 2 - 1.0 / 60, "\(duration) s, \(lost) frames lost")
                 #expect(output.recordedFileSize > 0)
+                #expect(await waitUntil(timeout: .seconds(60)) { audio.audioChannels.allSatisfy { $0.averagePowerLevel > -160 } },
+                        "the channels follow the microphone's tone: \(audio.audioChannels.map(\.averagePowerLevel))")
                 await session.stopRunning()
 
                 let streams = try await MovieProbe.streams(url.path)

@@ -33,6 +33,15 @@ final class Subscription: @unchecked Sendable {
     var drops = DropTally()
     /// For one that starts at keyframes: where it is (``SubscriptionPolicy/startsAtKeyframe``).
     var keyframes: KeyframeWait
+    /// Frames dropped as late since the last it took: a sink that stopped
+    /// giving frames back (or camerad's bug) — logged once past ``lateRunToLog``.
+    private(set) var lateInARow = 0
+    /// Whether the run of late frames under way was logged.
+    var lateRunLogged = false
+    /// Frames it gave back, all told.
+    private(set) var released = 0
+    /// Late frames in a row worth a line in the log: ten seconds at 30 fps.
+    static let lateRunToLog = 300
 
     /// A slot of a pool, as a subscription holds it.
     struct SlotReference: Hashable {
@@ -96,6 +105,7 @@ final class Subscription: @unchecked Sendable {
     /// encoder's input behind): they break nothing in what the node makes.
     func drop(_ reason: DropReason, count: Int = 1, sequence: UInt64, upstream: Bool = false) {
         drops.add(reason, count: count, sequence: sequence)
+        if reason == .frameWasLate { lateInARow += count }
         if !upstream && keyframes == .taking && policy.startsAtKeyframe { keyframes = .afterDrop }
     }
 
@@ -130,6 +140,7 @@ final class Subscription: @unchecked Sendable {
         if canTakeFrame {
             frame.pool.references[frame.slot] += 1
             held.insert(reference)
+            (lateInARow, lateRunLogged) = (0, false)
             postDrops()
             if !outbox.post(.frame(handle(frame))) {
                 // Its frame ring is full (or the sink is gone, and a close follows).
@@ -186,6 +197,7 @@ final class Subscription: @unchecked Sendable {
         for slot in slots {
             held.remove(SlotReference(poolID: poolID, slot: slot))
             pool?.unreference(slot)
+            released += 1
         }
         return moveQueuedUp()
     }
