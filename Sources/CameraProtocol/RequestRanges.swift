@@ -188,8 +188,8 @@ extension Camerad_V1_WatchAudioLevelsRequest: CheckedMessage {
 extension Camerad_V1_VideoRecordingSettings: CheckedMessage {
     public static var fieldChecks: [FieldCheck<Self>] {
         [.enumeration("codec", \.codec),
-         .integer("width", \.width, 0...7680, "pixels; 0 for the camera's"), .integer("height", \.height, 0...4320, "pixels; 0 for the camera's"),
-         .integer("frame_rate", \.frameRate, 0...240, "frames a second; 0 for 30"),
+         .integer("width", \.width, 0...7680, "pixels; 0 for the preset's, else the camera's"), .integer("height", \.height, 0...4320, "pixels; 0 for the preset's, else the camera's"),
+         .integer("frame_rate", \.frameRate, 0...240, "frames a second; 0 for the camera's"),
          .integer("average_bit_rate", \.averageBitRate, 0...800_000_000, "bits a second; 0 for a constant quality"),
          .integer("max_key_frame_interval", \.maxKeyFrameInterval, 0...1_000_000, "frames; 0 for the encoder's choice")]
     }
@@ -211,7 +211,8 @@ extension Camerad_V1_StartRecording: CheckedMessage {
          .message("metadata", \.metadata),
          .integer("pre_roll_ns", \.preRollNs, 0...Int128(maxPreRollNanoseconds), "10 s at most"),
          .enumeration("sync", \.sync),
-         .integer("sync_interval_ns", \.syncIntervalNs, 0...anHourOfNanoseconds, "1 ms to an hour, with FILE_SYNC_INTERVAL")]
+         .integer("sync_interval_ns", \.syncIntervalNs, 0...anHourOfNanoseconds, "1 ms to an hour, with FILE_SYNC_INTERVAL"),
+         .enumeration("preset", \.preset)]
     }
 }
 

@@ -144,7 +144,8 @@ extension CaptureDevice {
 
         var proto: Camerad_V1_DeviceConfiguration {
             var message = Camerad_V1_DeviceConfiguration()
-            if let format = activeFormat {
+            // A microphone's format is its one: nothing to send.
+            if let format = activeFormat, format.mediaType == .video {
                 message.activeFormat.fourcc = format.v4l2PixelFormat.rawValue
                 message.activeFormat.width = UInt32(clamping: format.dimensions.width)
                 message.activeFormat.height = UInt32(clamping: format.dimensions.height)
@@ -193,9 +194,11 @@ extension CaptureDevice {
         request.uniqueID = uniqueID
         request.configuration = configuration.proto
         request.persist = persist
+        // Nothing to change (a microphone's one format set as it is): nothing sent.
+        guard request.configuration != Camerad_V1_DeviceConfiguration() || persist else { return }
         let response = try await DaemonClient.shared.unary(CameraService.configureDevice, request)
         LiveDevices.shared.update(response.device)
-        if configuration.activeFormat != nil { LiveSessions.shared.deviceActiveFormatWasSet(self) }
+        if configuration.activeFormat?.mediaType == .video { LiveSessions.shared.deviceActiveFormatWasSet(self) }
     }
 
     private func configure(_ change: (inout Configuration) -> Void) async throws(CaptureError) {

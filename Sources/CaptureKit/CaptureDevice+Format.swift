@@ -77,19 +77,21 @@ public struct FrameRateRange: Hashable, Sendable, CustomStringConvertible {
 }
 
 extension CaptureDevice {
-    /// AVCaptureDevice.Format: one pixel format at one size, with its frame rates.
+    /// AVCaptureDevice.Format: a camera's one pixel format at one size, with
+    /// its frame rates; a microphone's linear PCM at its rate and channels.
     public struct Format: Hashable, Sendable, CustomStringConvertible {
-        public var mediaType: MediaType { .video }
+        public let mediaType: MediaType
         /// The pixel format, as CoreMedia's media subtype: a CoreVideo code,
         /// the spelling of every pixel format in CaptureKit — '420v' for the
         /// camera's NV12, 'yuvs' for YUYV, 'y420' for YU12, 'BGRA', 'dmb1' for
         /// MJPEG; a format CoreVideo has no code for keeps its four characters.
         public let mediaSubType: OSType
         /// The pixel format as V4L2 names it ("NV12", "YUYV", "MJPG"), which
-        /// `v4l2-ctl` and camctl print (Linux only).
+        /// `v4l2-ctl` and camctl print (Linux only); 0 for audio.
         public let v4l2PixelFormat: FourCharCode
-        /// V4L2's name for the pixel format ("YUYV 4:2:2").
+        /// V4L2's name for the pixel format ("YUYV 4:2:2"); ALSA's for a sample's ("S16_LE").
         public let pixelFormatDescription: String
+        /// 0x0 for audio.
         public let dimensions: CMVideoDimensions
         public let videoSupportedFrameRateRanges: [FrameRateRange]
         /// Whether frames are compressed (MJPEG).
@@ -98,20 +100,27 @@ extension CaptureDevice {
         /// (``CaptureDevice/maxAvailableVideoZoomFactor``), the same in every
         /// format, as a V4L2 zoom control or camerad's crop is; 1 when it cannot zoom.
         public let videoMaxZoomFactor: Double
+        /// A microphone's format as it captures, periods and all (Linux only); nil for video.
+        public let audioFormat: AudioCapabilities.Format?
 
-        /// The format's CMFormatDescription: its subtype and dimensions.
+        /// The format's CMFormatDescription: its subtype and dimensions, or
+        /// for audio its AudioStreamBasicDescription.
         public var formatDescription: CMFormatDescription {
-            FormatDescription(mediaSubType: mediaSubType, dimensions: dimensions)
+            if let audioFormat { return FormatDescription(audio: audioFormat) }
+            return FormatDescription(mediaSubType: mediaSubType, dimensions: dimensions)
         }
 
         public var description: String {
-            "'\(PixelFormats.name(mediaSubType))' \(dimensions) " + videoSupportedFrameRateRanges.map(\.description).joined(separator: ", ")
+            if let audioFormat { return "'lpcm' \(audioFormat.sampleFormat.alsaName) \(audioFormat.channels)ch \(audioFormat.sampleRate) Hz" }
+            return "'\(PixelFormats.name(mediaSubType))' \(dimensions) " + videoSupportedFrameRateRanges.map(\.description).joined(separator: ", ")
         }
 
         /// A device's format when camerad offers none of it: 0x0, no frame rates.
         static let none = Format(Camerad_V1_Format(), maxZoom: 1)
 
         init(_ format: Camerad_V1_Format, maxZoom: Double) {
+            mediaType = .video
+            audioFormat = nil
             videoMaxZoomFactor = max(1, maxZoom)
             v4l2PixelFormat = FourCharCode(rawValue: format.fourcc)
             mediaSubType = PixelFormats.type(fourcc: format.fourcc)
@@ -119,6 +128,20 @@ extension CaptureDevice {
             dimensions = CMVideoDimensions(width: Int32(clamping: format.width), height: Int32(clamping: format.height))
             videoSupportedFrameRateRanges = format.frameRateRanges.map(FrameRateRange.init)
             isCompressed = format.compressed
+        }
+
+        /// A microphone's own format: the one it has, as AVFoundation lists a
+        /// microphone's (camerad converts to what an output asks for).
+        init(audio format: AudioCapabilities.Format) {
+            mediaType = .audio
+            audioFormat = format
+            mediaSubType = kAudioFormatLinearPCM
+            v4l2PixelFormat = FourCharCode(rawValue: 0)
+            pixelFormatDescription = format.sampleFormat.alsaName
+            dimensions = CMVideoDimensions(width: 0, height: 0)
+            videoSupportedFrameRateRanges = []
+            isCompressed = false
+            videoMaxZoomFactor = 1
         }
     }
 }

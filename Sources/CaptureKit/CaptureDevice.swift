@@ -79,9 +79,10 @@ public final class CaptureDevice: Hashable, Sendable, CustomStringConvertible, I
     /// camerad set it last; 0 when ``isInputGainSettable`` is false.
     public var inputGain: Float { read(\.audio.inputGain) }
 
-    /// Every pixel format and size the device offers.
+    /// Every pixel format and size a camera offers; a microphone's own format.
     public var formats: [Format] {
-        read { device in device.formats.map { Format($0, maxZoom: device.capabilities.maxZoomFactor) } }
+        if let native = audioCapabilities?.native { return [Format(audio: native)] }
+        return read { device in device.formats.map { Format($0, maxZoom: device.capabilities.maxZoomFactor) } }
     }
 
     /// The mode the device runs (or will run) in, as the daemon said.

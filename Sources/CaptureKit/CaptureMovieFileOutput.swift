@@ -143,10 +143,11 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
     /// rate, and AVVideoCompressionPropertiesKey's bit rate and keyframe interval.
     public struct VideoOutputSettings: Equatable, Sendable {
         public var codec = VideoCodecType.h264
-        /// nil: the camera's size.
+        /// nil: the session preset's size (``SessionPreset/hd1280x720``:
+        /// 1280x720), else the camera's mode's (`.high`: the mode it picks).
         public var width: Int?
         public var height: Int?
-        /// AVVideoExpectedSourceFrameRateKey; nil: 30.
+        /// AVVideoExpectedSourceFrameRateKey; nil: the camera's (29.97 fps records at 30).
         public var frameRate: Int?
         /// AVVideoAverageBitRateKey, bits per second; nil: constant quality.
         public var averageBitRate: Int?
@@ -313,6 +314,7 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
         start.audioUniqueID = microphone?.uniqueID ?? ""
         start.fileType = outputFileURL.pathExtension.lowercased() == "mov" ? .mov : .mp4
         start.video = Camerad_V1_VideoRecordingSettings(videoOutputSettings)
+        start.preset = session.sessionPreset.proto
         let limits = state.withLock { $0 }
         if limits.maxRecordedDuration.isValid { start.maxDurationNs = Int64(limits.maxRecordedDuration.seconds * 1e9) }
         start.maxFileSize = max(0, limits.maxRecordedFileSize)

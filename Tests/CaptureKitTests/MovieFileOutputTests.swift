@@ -250,6 +250,39 @@ extension CaptureKitEndToEnd {
         }
     }
 
+    /// With no size or rate in its settings, a movie is the session preset's
+    /// size and the camera's frame rate, as in AVFoundation (issue 48's S2
+    /// and S3: it was the camera's running size, at 30 fps).
+    @Test(.timeLimit(.minutes(2))) func aMovieTakesTheSessionPresetsSizeAndTheCamerasFrameRate() async throws {
+        try await withTemporaryDirectory { folder in
+            try await withCaptureKitDaemon(virtualCameras: 0) { _ in
+                let camera = try await CaptureDaemon.addVirtualCamera(options: .init(
+                    pixelFormat: FourCharCode("YUYV"), width: 640, height: 480, frameDuration: CMTime(value: 1, timescale: 60)))
+                for (preset, size, rate) in [(SessionPreset.hd1280x720, (1280, 720), "60/1"), (.low, (192, 144), "60/1"),
+                                             (.inputPriority, (640, 480), "60/1")] {
+                    let session = CaptureSession()
+                    session.sessionPreset = preset
+                    session.addInput(try CaptureDeviceInput(device: camera))
+                    let output = CaptureMovieFileOutput()
+                    session.addOutput(output)
+                    output.maxRecordedDuration = CMTime(value: 1, timescale: 1)
+                    try await session.start()
+                    let url = URL(fileURLWithPath: folder + "/\(preset).mp4")
+                    let delegate = Delegate()
+                    output.startRecording(to: url, recordingDelegate: delegate)
+                    let error = try #require(await delegate.finished())
+                    #expect((error as? RecordingError)?.code == .maximumDurationReached, "\(String(describing: error))")
+                    await session.stopRunning()
+                    let video = try await MovieProbe.videoStream(url.path)
+                    #expect(video["width"] as? Int == size.0 && video["height"] as? Int == size.1, "\(preset): \(video["width"] ?? "") x \(video["height"] ?? "")")
+                    #expect(video["r_frame_rate"] as? String == rate, "\(preset): \(video["r_frame_rate"] ?? "")")
+                    // Idle between runs: the next preset starts the camera in its own mode.
+                    #expect(await waitUntil(timeout: .seconds(60)) { (try? await CaptureDaemon.statistics(for: camera).streams) == 0 })
+                }
+            }
+        }
+    }
+
     /// A microphone supports every preset (issue 48's S11: with one added, no
     /// preset could be set, and setting one anyway trapped): the camera's
     /// presets stay settable, and the data output gets the preset's size.

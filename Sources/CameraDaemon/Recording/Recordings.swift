@@ -77,7 +77,8 @@ final class Recordings: Sendable {
             }
             microphone = found
         }
-        let format = try await videoFormat(request.video, request.uniqueID, streamer)
+        let preset = try SessionPreset(request.preset)
+        let format = try await videoFormat(request.video, preset: preset, request.uniqueID, streamer)
         let videoKey = VideoKey(uniqueID: request.uniqueID, format: format)
         let budget = self.budget, logger = self.logger
         // What it will cost camerad, charged before anything is made: a recorder, and each encoder new to its client.
@@ -91,7 +92,7 @@ final class Recordings: Sendable {
             claims.append(try budget.claim(.audioEncoder, "\(AudioKey(uniqueID: request.audioUniqueID, settings: audioSettings))", for: owner))
         }
         let video = try await videoEncoders.use(videoKey) {
-            try await VideoEncoderNode(on: streamer, name: request.uniqueID, format: format, budget: budget, logger: logger)
+            try await VideoEncoderNode(on: streamer, name: request.uniqueID, format: format, preset: preset, budget: budget, logger: logger)
         }
         var audio: SharedEncoders<AudioKey, AudioEncoderNode>.Use?
         do {
@@ -110,18 +111,22 @@ final class Recordings: Sendable {
         }
     }
 
-    /// The picture's format. H.264: the size asked, else the camera's; 30 fps
-    /// unless asked. MJPEG: the camera's MJPG mode as it runs, nothing else asked.
-    private func videoFormat(_ asked: Camerad_V1_VideoRecordingSettings, _ uniqueID: String,
+    /// The picture's format, as AVFoundation's movie output picks it. H.264:
+    /// the size asked, else the preset's (`preset`, the session's), else the
+    /// camera's mode's (the one `preset` starts an idle camera in); the rate
+    /// asked, else the mode's. MJPEG: the camera's MJPG mode as it runs, nothing else asked.
+    private func videoFormat(_ asked: Camerad_V1_VideoRecordingSettings, preset: SessionPreset, _ uniqueID: String,
                              _ streamer: DeviceStreamer) async throws -> VideoRecordingFormat {
         guard asked.width == 0 && asked.height == 0 || asked.width > 0 && asked.height > 0 else {
-            throw RPCError(.invalidArgument, "a recording's size needs both width and height (or neither, for the camera's)")
+            throw RPCError(.invalidArgument, "a recording's size needs both width and height (or neither, for the preset's or the camera's)")
         }
-        let mode = await streamer.modeForNewStream()
+        let mode = await streamer.modeForNewStream(preset: preset)
+        // 29.97 fps records at 30; a mode slower than 1 fps at 1.
+        let modeRate = max(1, Int((Double(mode.frameDuration.denominator) / Double(max(1, mode.frameDuration.numerator))).rounded()))
         switch try asked.codec.known("codec") {
         case .mjpeg:
             let (width, height) = (Int(mode.format.width), Int(mode.format.height))
-            let rate = Int((Double(mode.frameDuration.denominator) / Double(max(1, mode.frameDuration.numerator))).rounded())
+            let rate = modeRate
             guard mode.format.pixelFormat == .mjpeg else {
                 throw RPCError(.unsupportedFormat, "\(uniqueID) runs \(mode.format.pixelFormat.code) \(width)x\(height), not MJPG: "
                     + "its own MJPEG can be stored only while it runs an MJPG mode; set one (camctl set \(uniqueID) --format MJPG:\(width)x\(height)) or record H.264")
@@ -140,11 +145,12 @@ final class Recordings: Sendable {
             break
         }
         var (width, height) = (Int(asked.width), Int(asked.height))
+        if width == 0, let size = ModeSelection.outputSize(for: preset) { (width, height) = (Int(size.0), Int(size.1)) }
         if width == 0 { (width, height) = (Int(mode.format.width), Int(mode.format.height)) }
         guard (16...7680).contains(width), (16...4320).contains(height), width % 2 == 0, height % 2 == 0 else {
             throw RPCError(.invalidArgument, "\(width)x\(height) cannot be recorded: H.264 here takes even sizes from 16x16 to 7680x4320")
         }
-        let rate = asked.frameRate == 0 ? 30 : Int(asked.frameRate)
+        let rate = asked.frameRate == 0 ? min(240, modeRate) : Int(asked.frameRate)
         guard (1...240).contains(rate) else {
             throw RPCError(.invalidArgument, "a recording's frame rate is 1 to 240, not \(rate)")
         }

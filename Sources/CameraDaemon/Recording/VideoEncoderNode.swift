@@ -137,15 +137,17 @@ final class VideoEncoderNode: Sendable {
     /// passing its MJPEG on (the stream charged to camerad).
     ///
     /// - Throws: INVALID_ARGUMENT for settings libx264 refuses; what opening the camera's stream throws.
-    init(on streamer: DeviceStreamer, name: String, format: VideoRecordingFormat, budget: ClientBudget,
-         logger: Logger) async throws {
+    init(on streamer: DeviceStreamer, name: String, format: VideoRecordingFormat, preset: SessionPreset = .inputPriority,
+         budget: ClientBudget, logger: Logger) async throws {
         let encoder: VideoEncoder?
         var request = StreamRequest()
         request.maxFramesInFlight = 4
+        // An idle camera starts in the mode the recording's session asks for.
+        request.preset = preset
         switch format {
         case .h264(var settings):
             // x264 takes NV12 as it takes I420: a camera's NV12 goes in as it comes.
-            settings.input = await streamer.modeForNewStream().format.pixelFormat == .nv12 ? .nv12 : .i420
+            settings.input = await streamer.modeForNewStream(preset: preset).format.pixelFormat == .nv12 ? .nv12 : .i420
             do {
                 encoder = try VideoEncoder(settings)
             } catch {

@@ -92,12 +92,12 @@ final class DeviceStreamer: SubscriptionHost {
     /// The mode the device captures in, or is starting in; nil when idle.
     var runningMode: CaptureMode? { locked { $0.source.lifecycle.mode } }
 
-    /// The mode a stream opened now with no preset would find: the running
+    /// The mode a stream opened now with `preset` would find: the running
     /// one, else the one it would start the device in.
-    func modeForNewStream() async -> CaptureMode {
+    func modeForNewStream(preset: SessionPreset = StreamRequest().preset) async -> CaptureMode {
         if let running = runningMode { return running }
         let active = await device.executor.run { [device] in device.activeMode }
-        return device.configuredMode ?? ModeSelection.mode(for: StreamRequest().preset, formats: device.formats, active: active)
+        return device.configuredMode ?? ModeSelection.mode(for: preset, formats: device.formats, active: active)
     }
 
     // MARK: - Streams

@@ -253,12 +253,12 @@ public nonisolated struct Camerad_V1_VideoRecordingSettings: Sendable {
 
   public var codec: Camerad_V1_VideoCodec = .unspecified
 
-  /// 0 and 0: the camera's current size.
+  /// 0 and 0: the size StartRecording.preset asks for, else the camera's mode's.
   public var width: UInt32 = 0
 
   public var height: UInt32 = 0
 
-  /// Frames per second; 0: 30.
+  /// Frames per second; 0: the camera's mode's (rounded: 29.97 is 30).
   public var frameRate: UInt32 = 0
 
   /// AVVideoAverageBitRateKey, bits per second; 0: constant quality (x264's CRF 23).
@@ -388,6 +388,14 @@ public nonisolated struct Camerad_V1_StartRecording: @unchecked Sendable {
   public var syncIntervalNs: Int64 {
     get {_storage._syncIntervalNs}
     set {_uniqueStorage()._syncIntervalNs = newValue}
+  }
+
+  /// The session's preset, as a stream's OpenStream.preset: the mode an idle
+  /// camera starts in, and the movie's size when the video settings ask none
+  /// (.hd1280x720: 1280x720; .high: the mode's). Unspecified: the camera's mode.
+  public var preset: Camerad_V1_SessionPreset {
+    get {_storage._preset}
+    set {_uniqueStorage()._preset = newValue}
   }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -761,7 +769,7 @@ nonisolated extension Camerad_V1_MovieMetadata: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StartRecording"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}unique_id\0\u{3}audio_unique_id\0\u{3}file_type\0\u{1}video\0\u{3}fd_index\0\u{3}max_duration_ns\0\u{3}max_file_size\0\u{3}min_free_disk_space\0\u{3}movie_fragment_interval_ns\0\u{1}metadata\0\u{3}pre_roll_ns\0\u{1}sync\0\u{3}sync_interval_ns\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}unique_id\0\u{3}audio_unique_id\0\u{3}file_type\0\u{1}video\0\u{3}fd_index\0\u{3}max_duration_ns\0\u{3}max_file_size\0\u{3}min_free_disk_space\0\u{3}movie_fragment_interval_ns\0\u{1}metadata\0\u{3}pre_roll_ns\0\u{1}sync\0\u{3}sync_interval_ns\0\u{1}preset\0")
 
   fileprivate class _StorageClass {
     var _uniqueID: String = String()
@@ -777,6 +785,7 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
     var _preRollNs: Int64 = 0
     var _sync: Camerad_V1_FileSync = .unspecified
     var _syncIntervalNs: Int64 = 0
+    var _preset: Camerad_V1_SessionPreset = .unspecified
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -800,6 +809,7 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
       _preRollNs = source._preRollNs
       _sync = source._sync
       _syncIntervalNs = source._syncIntervalNs
+      _preset = source._preset
     }
   }
 
@@ -831,6 +841,7 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
         case 11: try { try decoder.decodeSingularInt64Field(value: &_storage._preRollNs) }()
         case 12: try { try decoder.decodeSingularEnumField(value: &_storage._sync) }()
         case 13: try { try decoder.decodeSingularInt64Field(value: &_storage._syncIntervalNs) }()
+        case 14: try { try decoder.decodeSingularEnumField(value: &_storage._preset) }()
         default: break
         }
       }
@@ -882,6 +893,9 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
       if _storage._syncIntervalNs != 0 {
         try visitor.visitSingularInt64Field(value: _storage._syncIntervalNs, fieldNumber: 13)
       }
+      if _storage._preset != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._preset, fieldNumber: 14)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -904,6 +918,7 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
         if _storage._preRollNs != rhs_storage._preRollNs {return false}
         if _storage._sync != rhs_storage._sync {return false}
         if _storage._syncIntervalNs != rhs_storage._syncIntervalNs {return false}
+        if _storage._preset != rhs_storage._preset {return false}
         return true
       }
       if !storagesAreEqual {return false}

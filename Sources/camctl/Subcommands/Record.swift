@@ -42,7 +42,7 @@ extension Camctl {
         @Option(help: ArgumentHelp("The picture's size (default: the camera's).", valueName: "WxH"))
         var size: String?
 
-        @Option(help: "Frames per second (default: 30).")
+        @Option(help: "Frames per second (default: the camera's).")
         var fps: Int?
 
         @Option(help: "The video codec: h264 (encoded), or mjpeg: a camera running an MJPG format stored as it comes, none encoded (its size and rate; no --bitrate or --keyframe-interval).")
@@ -149,6 +149,8 @@ extension Camctl {
                 throw CommandFailure("\(camera.uniqueID) is a microphone; record a camera, with --audio for the microphone")
             }
             let session = CaptureSession()
+            // The camera's own mode, size and rate, unless --size or --fps ask otherwise.
+            session.sessionPreset = .inputPriority
             let output = CaptureMovieFileOutput()
             session.beginConfiguration()
             session.addInput(try CaptureDeviceInput(device: camera))

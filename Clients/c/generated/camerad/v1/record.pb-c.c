@@ -682,7 +682,7 @@ const ProtobufCMessageDescriptor camerad__v1__movie_metadata__descriptor =
   (ProtobufCMessageInit) camerad__v1__movie_metadata__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor camerad__v1__start_recording__field_descriptors[13] =
+static const ProtobufCFieldDescriptor camerad__v1__start_recording__field_descriptors[14] =
 {
   {
     "unique_id",
@@ -840,6 +840,18 @@ static const ProtobufCFieldDescriptor camerad__v1__start_recording__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "preset",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__StartRecording, preset),
+    &camerad__v1__session_preset__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned camerad__v1__start_recording__field_indices_by_name[] = {
   1,   /* field[1] = audio_unique_id */
@@ -851,6 +863,7 @@ static const unsigned camerad__v1__start_recording__field_indices_by_name[] = {
   7,   /* field[7] = min_free_disk_space */
   8,   /* field[8] = movie_fragment_interval_ns */
   10,   /* field[10] = pre_roll_ns */
+  13,   /* field[13] = preset */
   11,   /* field[11] = sync */
   12,   /* field[12] = sync_interval_ns */
   0,   /* field[0] = unique_id */
@@ -859,7 +872,7 @@ static const unsigned camerad__v1__start_recording__field_indices_by_name[] = {
 static const ProtobufCIntRange camerad__v1__start_recording__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 13 }
+  { 0, 14 }
 };
 const ProtobufCMessageDescriptor camerad__v1__start_recording__descriptor =
 {
@@ -869,7 +882,7 @@ const ProtobufCMessageDescriptor camerad__v1__start_recording__descriptor =
   "Camerad__V1__StartRecording",
   "camerad.v1",
   sizeof(Camerad__V1__StartRecording),
-  13,
+  14,
   camerad__v1__start_recording__field_descriptors,
   camerad__v1__start_recording__field_indices_by_name,
   1,  camerad__v1__start_recording__number_ranges,
