@@ -115,13 +115,14 @@ public final class MovieWriter {
     ///   - startNanoseconds: the capture time the file starts at (its first
     ///     keyframe's), so that audio and video keep their offset; nil: the first packet's.
     ///   - metadata: the file's tags ("location" as ISO 6709, "creation_time", "make", "model").
+    ///   - display: how players turn the picture (the video track's display matrix).
     ///   - keepsReservedBlocks: write only what an unprivileged user could (the
     ///     disk is full when `f_bavail` is): for a client other than root, whose
     ///     file camerad writes with root's privileges.
     /// - Throws: ``EncodingError`` when the header cannot be written.
     public init(descriptor: Int32, container: Container, video: EncodedStreamParameters?, audio: EncodedStreamParameters? = nil,
                 startNanoseconds: Int64? = nil, fragmentInterval: Double = 10, metadata: [String: String] = [:],
-                keepsReservedBlocks: Bool = false) throws(EncodingError) {
+                display: DisplayTransform = .identity, keepsReservedBlocks: Bool = false) throws(EncodingError) {
         guard video != nil || audio != nil else { throw EncodingError("a movie needs a video or an audio stream") }
         self.container = container
         origin = startNanoseconds
@@ -149,6 +150,12 @@ public final class MovieWriter {
                 guard copied >= 0 else { throw EncodingError(copied, "describing the \(kind) stream") }
                 stream.pointee.time_base = AVRational(num: 1, den: 1_000_000)
                 streams[kind] = (stream.pointee.index, stream.pointee.time_base)
+                if kind == .video, display != .identity {
+                    guard let matrix = av_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, 9 * 4) else {
+                        throw EncodingError("out of memory for the display matrix")
+                    }
+                    display.write(into: UnsafeMutableRawPointer(matrix).assumingMemoryBound(to: Int32.self))
+                }
             }
             for (key, value) in metadata { av_dict_set(&format.pointee.metadata, key, value, 0) }
             var options: OpaquePointer?
@@ -237,5 +244,30 @@ public final class MovieWriter {
         let written = av_write_trailer(format)
         avio_flush(format.pointee.pb)
         guard written >= 0, output.error == nil else { throw error(written, "ending the file") }
+    }
+}
+
+/// How a player turns a movie's picture to show it: the video track's display
+/// matrix, as AVFoundation writes a movie connection's `videoOrientation` and
+/// mirroring. The frames stay as the camera made them.
+public struct DisplayTransform: Equatable, Sendable {
+    /// Degrees clockwise: 0, 90, 180 or 270.
+    public var clockwiseDegrees: Int
+    /// Flipped left to right, after the turn.
+    public var mirrored: Bool
+
+    public init(clockwiseDegrees: Int, mirrored: Bool) {
+        self.clockwiseDegrees = clockwiseDegrees
+        self.mirrored = mirrored
+    }
+
+    public static let identity = DisplayTransform(clockwiseDegrees: 0, mirrored: false)
+
+    /// FFmpeg's 3x3 display matrix (libavutil/display.h): set with a
+    /// clockwise angle, read back (ffprobe's "rotation") counterclockwise —
+    /// a portrait movie reads −90, as an iPhone's does.
+    func write(into matrix: UnsafeMutablePointer<Int32>) {
+        av_display_rotation_set(matrix, Double(clockwiseDegrees))
+        if mirrored { av_display_matrix_flip(matrix, 1, 0) }
     }
 }

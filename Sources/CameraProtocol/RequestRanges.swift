@@ -212,7 +212,8 @@ extension Camerad_V1_StartRecording: CheckedMessage {
          .integer("pre_roll_ns", \.preRollNs, 0...Int128(maxPreRollNanoseconds), "10 s at most"),
          .enumeration("sync", \.sync),
          .integer("sync_interval_ns", \.syncIntervalNs, 0...anHourOfNanoseconds, "1 ms to an hour, with FILE_SYNC_INTERVAL"),
-         .enumeration("preset", \.preset)]
+         .enumeration("preset", \.preset),
+         .enumeration("orientation", \.orientation)]
     }
 }
 

@@ -315,6 +315,9 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
         start.fileType = outputFileURL.pathExtension.lowercased() == "mov" ? .mov : .mp4
         start.video = Camerad_V1_VideoRecordingSettings(videoOutputSettings)
         start.preset = session.sessionPreset.proto
+        // Written as the track's display matrix, as AVFoundation does: players turn the picture.
+        start.orientation = connection.videoOrientation.proto
+        start.mirrored = connection.isVideoMirrored
         let limits = state.withLock { $0 }
         if limits.maxRecordedDuration.isValid { start.maxDurationNs = Int64(limits.maxRecordedDuration.seconds * 1e9) }
         start.maxFileSize = max(0, limits.maxRecordedFileSize)

@@ -71,6 +71,8 @@ final class MovieRecorder: FrameSink {
     private let limits: Limits
     private let fragmentInterval: Double
     private let metadata: [String: String]
+    /// How players turn each file's picture.
+    private let display: DisplayTransform
     private let keepsReservedBlocks: Bool
     private let sync: FileSync
     /// Its syncs' thread (none for ``FileSync/never``).
@@ -161,7 +163,8 @@ final class MovieRecorder: FrameSink {
     ///     keyframe and the next took over (``handOver(to:)``): the finished
     ///     file's figures, the new one's time 0.
     init(descriptor: OwnedFD, container: MovieWriter.Container, video: EncodedStreamParameters, audio: EncodedStreamParameters? = nil,
-         limits: Limits = Limits(), fragmentInterval: Double = 10, metadata: [String: String] = [:], keepsReservedBlocks: Bool = false,
+         limits: Limits = Limits(), fragmentInterval: Double = 10, metadata: [String: String] = [:], display: DisplayTransform = .identity,
+         keepsReservedBlocks: Bool = false,
          sync: FileSync = .everyFragment, claim: ClientBudget.Claim? = nil, logger: Logger,
          onStart: @escaping @Sendable (_ startNanoseconds: Int64) -> Void = { _ in },
          onHandOver: @escaping @Sendable (_ finished: Figures, _ startNanoseconds: Int64) -> Void = { _, _ in },
@@ -172,6 +175,7 @@ final class MovieRecorder: FrameSink {
         self.limits = limits
         self.fragmentInterval = fragmentInterval
         self.metadata = metadata
+        self.display = display
         self.keepsReservedBlocks = keepsReservedBlocks
         self.sync = sync
         self.logger = logger
@@ -371,7 +375,7 @@ final class MovieRecorder: FrameSink {
                     // The file starts at the picture's first packet, a keyframe.
                     writer = try MovieWriter(descriptor: state.file.rawValue, container: container, video: video, audio: audio,
                                              startNanoseconds: packet.presentationTimeNanoseconds,
-                                             fragmentInterval: fragmentInterval, metadata: metadata,
+                                             fragmentInterval: fragmentInterval, metadata: metadata, display: display,
                                              keepsReservedBlocks: keepsReservedBlocks)
                     state.writer = writer
                     state.start = packet.presentationTimeNanoseconds

@@ -335,6 +335,7 @@ final class Recording: Sendable {
         recorder = try MovieRecorder(
             descriptor: descriptor, container: container, video: video.encoder.parameters, audio: audio?.encoder.parameters,
             limits: limits, fragmentInterval: fragment, metadata: Self.metadata(request.metadata),
+            display: DisplayTransform(clockwiseDegrees: Self.clockwiseDegrees(request.orientation), mirrored: request.mirrored),
             // Root's recording may use the blocks a filesystem keeps for root; another user's may not.
             keepsReservedBlocks: owner.user.map { $0 != 0 } ?? false, sync: sync, claim: recorderClaim, logger: Logger(label: "camerad"),
             onStart: { start in
@@ -444,6 +445,16 @@ final class Recording: Sendable {
     }
 
     /// The file's tags, as libavformat's mov muxer writes them.
+    /// How far a movie connection's orientation turns the picture, clockwise (AVCaptureVideoOrientation's meaning).
+    private static func clockwiseDegrees(_ orientation: Camerad_V1_VideoOrientation) -> Int {
+        switch orientation {
+        case .portrait: 90
+        case .landscapeLeft: 180
+        case .portraitUpsideDown: 270
+        case .unspecified, .landscapeRight, .UNRECOGNIZED: 0
+        }
+    }
+
     private static func metadata(_ asked: Camerad_V1_MovieMetadata) -> [String: String] {
         var tags: [String: String] = [:]
         if !asked.locationIso6709.isEmpty { tags["location"] = asked.locationIso6709 }

@@ -398,6 +398,19 @@ public nonisolated struct Camerad_V1_StartRecording: @unchecked Sendable {
     set {_uniqueStorage()._preset = newValue}
   }
 
+  /// The movie connection's videoOrientation and mirroring, written as the
+  /// video track's display matrix (the picture itself is stored as the camera
+  /// makes it; players turn it), as AVFoundation does. Unspecified: as it is.
+  public var orientation: Camerad_V1_VideoOrientation {
+    get {_storage._orientation}
+    set {_uniqueStorage()._orientation = newValue}
+  }
+
+  public var mirrored: Bool {
+    get {_storage._mirrored}
+    set {_uniqueStorage()._mirrored = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -769,7 +782,7 @@ nonisolated extension Camerad_V1_MovieMetadata: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StartRecording"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}unique_id\0\u{3}audio_unique_id\0\u{3}file_type\0\u{1}video\0\u{3}fd_index\0\u{3}max_duration_ns\0\u{3}max_file_size\0\u{3}min_free_disk_space\0\u{3}movie_fragment_interval_ns\0\u{1}metadata\0\u{3}pre_roll_ns\0\u{1}sync\0\u{3}sync_interval_ns\0\u{1}preset\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}unique_id\0\u{3}audio_unique_id\0\u{3}file_type\0\u{1}video\0\u{3}fd_index\0\u{3}max_duration_ns\0\u{3}max_file_size\0\u{3}min_free_disk_space\0\u{3}movie_fragment_interval_ns\0\u{1}metadata\0\u{3}pre_roll_ns\0\u{1}sync\0\u{3}sync_interval_ns\0\u{1}preset\0\u{1}orientation\0\u{1}mirrored\0")
 
   fileprivate class _StorageClass {
     var _uniqueID: String = String()
@@ -786,6 +799,8 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
     var _sync: Camerad_V1_FileSync = .unspecified
     var _syncIntervalNs: Int64 = 0
     var _preset: Camerad_V1_SessionPreset = .unspecified
+    var _orientation: Camerad_V1_VideoOrientation = .unspecified
+    var _mirrored: Bool = false
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -810,6 +825,8 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
       _sync = source._sync
       _syncIntervalNs = source._syncIntervalNs
       _preset = source._preset
+      _orientation = source._orientation
+      _mirrored = source._mirrored
     }
   }
 
@@ -842,6 +859,8 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
         case 12: try { try decoder.decodeSingularEnumField(value: &_storage._sync) }()
         case 13: try { try decoder.decodeSingularInt64Field(value: &_storage._syncIntervalNs) }()
         case 14: try { try decoder.decodeSingularEnumField(value: &_storage._preset) }()
+        case 15: try { try decoder.decodeSingularEnumField(value: &_storage._orientation) }()
+        case 16: try { try decoder.decodeSingularBoolField(value: &_storage._mirrored) }()
         default: break
         }
       }
@@ -896,6 +915,12 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
       if _storage._preset != .unspecified {
         try visitor.visitSingularEnumField(value: _storage._preset, fieldNumber: 14)
       }
+      if _storage._orientation != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._orientation, fieldNumber: 15)
+      }
+      if _storage._mirrored != false {
+        try visitor.visitSingularBoolField(value: _storage._mirrored, fieldNumber: 16)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -919,6 +944,8 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
         if _storage._sync != rhs_storage._sync {return false}
         if _storage._syncIntervalNs != rhs_storage._syncIntervalNs {return false}
         if _storage._preset != rhs_storage._preset {return false}
+        if _storage._orientation != rhs_storage._orientation {return false}
+        if _storage._mirrored != rhs_storage._mirrored {return false}
         return true
       }
       if !storagesAreEqual {return false}

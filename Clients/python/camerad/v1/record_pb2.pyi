@@ -1,4 +1,5 @@
 from camerad.v1 import device_pb2 as _device_pb2
+from camerad.v1 import stream_pb2 as _stream_pb2
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -119,7 +120,7 @@ class RecordingStarted(_message.Message):
     def __init__(self, width: _Optional[int] = ..., height: _Optional[int] = ..., frame_rate: _Optional[int] = ..., encoder_recordings: _Optional[int] = ..., start_time_ns: _Optional[int] = ..., pre_roll_ns: _Optional[int] = ...) -> None: ...
 
 class StartRecording(_message.Message):
-    __slots__ = ["audio_unique_id", "fd_index", "file_type", "max_duration_ns", "max_file_size", "metadata", "min_free_disk_space", "movie_fragment_interval_ns", "pre_roll_ns", "preset", "sync", "sync_interval_ns", "unique_id", "video"]
+    __slots__ = ["audio_unique_id", "fd_index", "file_type", "max_duration_ns", "max_file_size", "metadata", "min_free_disk_space", "mirrored", "movie_fragment_interval_ns", "orientation", "pre_roll_ns", "preset", "sync", "sync_interval_ns", "unique_id", "video"]
     AUDIO_UNIQUE_ID_FIELD_NUMBER: _ClassVar[int]
     FD_INDEX_FIELD_NUMBER: _ClassVar[int]
     FILE_TYPE_FIELD_NUMBER: _ClassVar[int]
@@ -127,7 +128,9 @@ class StartRecording(_message.Message):
     MAX_FILE_SIZE_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
     MIN_FREE_DISK_SPACE_FIELD_NUMBER: _ClassVar[int]
+    MIRRORED_FIELD_NUMBER: _ClassVar[int]
     MOVIE_FRAGMENT_INTERVAL_NS_FIELD_NUMBER: _ClassVar[int]
+    ORIENTATION_FIELD_NUMBER: _ClassVar[int]
     PRESET_FIELD_NUMBER: _ClassVar[int]
     PRE_ROLL_NS_FIELD_NUMBER: _ClassVar[int]
     SYNC_FIELD_NUMBER: _ClassVar[int]
@@ -141,14 +144,16 @@ class StartRecording(_message.Message):
     max_file_size: int
     metadata: MovieMetadata
     min_free_disk_space: int
+    mirrored: bool
     movie_fragment_interval_ns: int
+    orientation: _stream_pb2.VideoOrientation
     pre_roll_ns: int
     preset: _device_pb2.SessionPreset
     sync: FileSync
     sync_interval_ns: int
     unique_id: str
     video: VideoRecordingSettings
-    def __init__(self, unique_id: _Optional[str] = ..., audio_unique_id: _Optional[str] = ..., file_type: _Optional[_Union[FileType, str]] = ..., video: _Optional[_Union[VideoRecordingSettings, _Mapping]] = ..., fd_index: _Optional[int] = ..., max_duration_ns: _Optional[int] = ..., max_file_size: _Optional[int] = ..., min_free_disk_space: _Optional[int] = ..., movie_fragment_interval_ns: _Optional[int] = ..., metadata: _Optional[_Union[MovieMetadata, _Mapping]] = ..., pre_roll_ns: _Optional[int] = ..., sync: _Optional[_Union[FileSync, str]] = ..., sync_interval_ns: _Optional[int] = ..., preset: _Optional[_Union[_device_pb2.SessionPreset, str]] = ...) -> None: ...
+    def __init__(self, unique_id: _Optional[str] = ..., audio_unique_id: _Optional[str] = ..., file_type: _Optional[_Union[FileType, str]] = ..., video: _Optional[_Union[VideoRecordingSettings, _Mapping]] = ..., fd_index: _Optional[int] = ..., max_duration_ns: _Optional[int] = ..., max_file_size: _Optional[int] = ..., min_free_disk_space: _Optional[int] = ..., movie_fragment_interval_ns: _Optional[int] = ..., metadata: _Optional[_Union[MovieMetadata, _Mapping]] = ..., pre_roll_ns: _Optional[int] = ..., sync: _Optional[_Union[FileSync, str]] = ..., sync_interval_ns: _Optional[int] = ..., preset: _Optional[_Union[_device_pb2.SessionPreset, str]] = ..., orientation: _Optional[_Union[_stream_pb2.VideoOrientation, str]] = ..., mirrored: bool = ...) -> None: ...
 
 class StopRecording(_message.Message):
     __slots__ = []

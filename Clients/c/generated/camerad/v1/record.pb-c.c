@@ -682,7 +682,7 @@ const ProtobufCMessageDescriptor camerad__v1__movie_metadata__descriptor =
   (ProtobufCMessageInit) camerad__v1__movie_metadata__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor camerad__v1__start_recording__field_descriptors[14] =
+static const ProtobufCFieldDescriptor camerad__v1__start_recording__field_descriptors[16] =
 {
   {
     "unique_id",
@@ -852,6 +852,30 @@ static const ProtobufCFieldDescriptor camerad__v1__start_recording__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "orientation",
+    15,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__StartRecording, orientation),
+    &camerad__v1__video_orientation__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "mirrored",
+    16,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__StartRecording, mirrored),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned camerad__v1__start_recording__field_indices_by_name[] = {
   1,   /* field[1] = audio_unique_id */
@@ -861,7 +885,9 @@ static const unsigned camerad__v1__start_recording__field_indices_by_name[] = {
   6,   /* field[6] = max_file_size */
   9,   /* field[9] = metadata */
   7,   /* field[7] = min_free_disk_space */
+  15,   /* field[15] = mirrored */
   8,   /* field[8] = movie_fragment_interval_ns */
+  14,   /* field[14] = orientation */
   10,   /* field[10] = pre_roll_ns */
   13,   /* field[13] = preset */
   11,   /* field[11] = sync */
@@ -872,7 +898,7 @@ static const unsigned camerad__v1__start_recording__field_indices_by_name[] = {
 static const ProtobufCIntRange camerad__v1__start_recording__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 14 }
+  { 0, 16 }
 };
 const ProtobufCMessageDescriptor camerad__v1__start_recording__descriptor =
 {
@@ -882,7 +908,7 @@ const ProtobufCMessageDescriptor camerad__v1__start_recording__descriptor =
   "Camerad__V1__StartRecording",
   "camerad.v1",
   sizeof(Camerad__V1__StartRecording),
-  14,
+  16,
   camerad__v1__start_recording__field_descriptors,
   camerad__v1__start_recording__field_indices_by_name,
   1,  camerad__v1__start_recording__number_ranges,

@@ -15,6 +15,7 @@ PROTOBUF_C__BEGIN_DECLS
 #endif
 
 #include "camerad/v1/device.pb-c.h"
+#include "camerad/v1/stream.pb-c.h"
 
 typedef struct Camerad__V1__VideoRecordingSettings Camerad__V1__VideoRecordingSettings;
 typedef struct Camerad__V1__MovieMetadata Camerad__V1__MovieMetadata;
@@ -231,10 +232,17 @@ struct  Camerad__V1__StartRecording
    * (.hd1280x720: 1280x720; .high: the mode's). Unspecified: the camera's mode.
    */
   Camerad__V1__SessionPreset preset;
+  /*
+   * The movie connection's videoOrientation and mirroring, written as the
+   * video track's display matrix (the picture itself is stored as the camera
+   * makes it; players turn it), as AVFoundation does. Unspecified: as it is.
+   */
+  Camerad__V1__VideoOrientation orientation;
+  protobuf_c_boolean mirrored;
 };
 #define CAMERAD__V1__START_RECORDING__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__start_recording__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, CAMERAD__V1__FILE_TYPE__FILE_TYPE_UNSPECIFIED, NULL, 0, 0, 0, 0, 0, NULL, 0, CAMERAD__V1__FILE_SYNC__FILE_SYNC_UNSPECIFIED, 0, CAMERAD__V1__SESSION_PRESET__SESSION_PRESET_UNSPECIFIED }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, CAMERAD__V1__FILE_TYPE__FILE_TYPE_UNSPECIFIED, NULL, 0, 0, 0, 0, 0, NULL, 0, CAMERAD__V1__FILE_SYNC__FILE_SYNC_UNSPECIFIED, 0, CAMERAD__V1__SESSION_PRESET__SESSION_PRESET_UNSPECIFIED, CAMERAD__V1__VIDEO_ORIENTATION__VIDEO_ORIENTATION_UNSPECIFIED, 0 }
 
 
 struct  Camerad__V1__StopRecording
