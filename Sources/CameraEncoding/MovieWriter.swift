@@ -105,8 +105,17 @@ public final class MovieWriter {
     private var origin: Int64?
     private var finished = false
 
-    /// The bytes in the file so far (AVFoundation's `recordedFileSize`).
+    /// The bytes on the descriptor so far: the fragments written.
     public var bytesWritten: Int64 { output.bytesWritten }
+
+    /// The bytes of the packets given since the last fragment reached the
+    /// descriptor: the fragment under way, held by the muxer.
+    private var pendingBytes: Int64 = 0
+
+    /// What the file holds of what was given so far: the fragments written and
+    /// the packets of the one under way (AVFoundation's `recordedFileSize`, live,
+    /// where ``bytesWritten`` grows a fragment at a time).
+    public var bytesRecorded: Int64 { output.bytesWritten + pendingBytes }
 
     /// Starts a file on `descriptor` (left open: its owner closes it) with a
     /// video stream, an audio stream or both, and writes its header.
@@ -231,7 +240,12 @@ public final class MovieWriter {
         let before = output.bytesWritten
         let written = av_interleaved_write_frame(format, packet)
         guard written >= 0 else { throw error(written, "writing a \(kind) packet") }
-        if output.bytesWritten > before { fragmentsWritten += 1 }
+        if output.bytesWritten > before {
+            // A fragment went out: the packets before this one (a keyframe starts the next).
+            fragmentsWritten += 1
+            pendingBytes = 0
+        }
+        pendingBytes += Int64(encoded.bytes.count)
     }
 
     /// Ends the file cleanly: the last fragment and the index. The descriptor stays open.
@@ -243,6 +257,7 @@ public final class MovieWriter {
         finished = true
         let written = av_write_trailer(format)
         avio_flush(format.pointee.pb)
+        pendingBytes = 0
         guard written >= 0, output.error == nil else { throw error(written, "ending the file") }
     }
 }

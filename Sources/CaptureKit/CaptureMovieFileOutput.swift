@@ -80,7 +80,8 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// once it finished, the whole file's.
     public var recordedDuration: CMTime { CMTime(nanoseconds: state.withLock { $0.figures.durationNs }) }
 
-    /// The file's size so far, as camerad last said; once it finished, the whole file's.
+    /// The file's size so far, as camerad last said — live: the fragments on
+    /// the disk and the packets of the one under way; once it finished, the whole file's.
     public var recordedFileSize: Int64 { state.withLock { $0.figures.bytes } }
 
     /// Frames written so far, as camerad last said (Linux only).
@@ -104,7 +105,8 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         set { state.withLock { $0.maxRecordedDuration = newValue } }
     }
 
-    /// Ends a recording, successfully finished, once its file is this large; 0: no limit.
+    /// Ends a recording, successfully finished, once its file is this large,
+    /// within a packet (the boxes that close the file may add a few kilobytes); 0: no limit.
     public var maxRecordedFileSize: Int64 {
         get { state.withLock { $0.maxRecordedFileSize } }
         set { state.withLock { $0.maxRecordedFileSize = newValue } }

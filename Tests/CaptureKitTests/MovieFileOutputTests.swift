@@ -335,6 +335,44 @@ extension CaptureKitEndToEnd {
         }
     }
 
+    /// recordedFileSize grows as the recording goes, before any fragment is on
+    /// the disk, and maxRecordedFileSize ends the file within a packet of the
+    /// limit (issue 48's S5, S6: 0 until the first fragment, and a 100,000 B
+    /// limit ended a 303,932 B file).
+    @Test(.timeLimit(.minutes(2))) func theFileSizeGrowsLiveAndItsLimitHoldsWithinAPacket() async throws {
+        try await withTemporaryDirectory { folder in
+            try await withCaptureKitDaemon(virtualCameras: 1) { _ in
+                let (session, output) = try await Self.session()
+                output.movieFragmentInterval = CMTime(value: 60, timescale: 1)
+                let limit: Int64 = 100_000
+                output.maxRecordedFileSize = limit
+                try await session.start()
+                let url = URL(fileURLWithPath: folder + "/sized.mp4")
+                let delegate = Delegate()
+                output.startRecording(to: url, recordingDelegate: delegate)
+                // Live: the size grows while the first fragment is still under way.
+                var seen: [Int64] = []
+                #expect(await waitUntil(timeout: .seconds(60)) {
+                    let size = output.recordedFileSize
+                    if seen.last != size { seen.append(size) }
+                    return seen.filter { $0 > 0 && $0 < limit }.count >= 3 || !output.isRecording
+                }, "\(seen)")
+                #expect(seen.filter { $0 > 0 && $0 < limit }.count >= 3, "the size grew as the recording went: \(seen)")
+                let error = try #require(await delegate.finished())
+                #expect((error as? RecordingError)?.code == .maximumFileSizeReached, "\(String(describing: error))")
+                await session.stopRunning()
+                let size = Int64(try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0)
+                #expect(size == output.recordedFileSize, "\(size) on disk, \(output.recordedFileSize) said")
+                // Its largest packet: the file holds the limit less at most one of them, plus the boxes around them.
+                let packets = try await runProcess("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=size",
+                                                                       "-of", "csv=p=0", url.path])
+                let largest = Int64(packets.standardOutput.split(separator: "\n").compactMap { Int($0) }.max() ?? 0)
+                #expect(largest > 0 && size <= limit + 4096 && size >= limit - largest - 4096, "\(size) bytes for a limit of \(limit), largest packet \(largest)")
+                #expect(MovieProbe.frames(try await MovieProbe.videoStream(url.path)) == output.recordedFrameCount)
+            }
+        }
+    }
+
     /// A microphone supports every preset (issue 48's S11: with one added, no
     /// preset could be set, and setting one anyway trapped): the camera's
     /// presets stay settable, and the data output gets the preset's size.

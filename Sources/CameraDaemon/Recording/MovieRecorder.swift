@@ -387,6 +387,10 @@ final class MovieRecorder: FrameSink {
                         state.stopping = (overflow ? .max : end, .maximumDurationReached)
                     }
                 }
+                // The size limit holds within a packet: one that would take the file past it is not written.
+                if let max = limits.maxBytes, state.figures.packets > 0, writer.bytesRecorded + Int64(packet.bytes.count) > max {
+                    return .maximumFileSizeReached
+                }
                 try writer.write(packet, to: .video)
                 if let frame {
                     if let last = state.lastFrame, frame > last, frame - last > 1 {
@@ -399,7 +403,7 @@ final class MovieRecorder: FrameSink {
                 state.figures.packets += 1
                 state.figures.durationNanoseconds = state.pictureEnd - start
                 try writeHeldSound(&state)
-                state.figures.bytes = writer.bytesWritten
+                state.figures.bytes = writer.bytesRecorded
                 _ = publish(state.figures)
             } catch {
                 return error.errno == ENOSPC ? .diskFull : .failed(CameraError(.internalError, "writing the movie: \(error.message)"))

@@ -339,7 +339,9 @@ public nonisolated struct Camerad_V1_StartRecording: @unchecked Sendable {
     set {_uniqueStorage()._maxDurationNs = newValue}
   }
 
-  /// maxRecordedFileSize, bytes; 0: none (MAXIMUM_FILE_SIZE_REACHED).
+  /// maxRecordedFileSize, bytes; 0: none (MAXIMUM_FILE_SIZE_REACHED). Held
+  /// within a packet: a packet that would take the file past it is not written
+  /// (the boxes that close the file may add a few kilobytes).
   public var maxFileSize: Int64 {
     get {_storage._maxFileSize}
     set {_uniqueStorage()._maxFileSize = newValue}
@@ -500,6 +502,9 @@ public nonisolated struct Camerad_V1_RecordingFigures: Sendable {
 
   public var durationNs: Int64 = 0
 
+  /// The file's size: while recording, the fragments written and the packets
+  /// of the one under way (live, where the file on disk grows a fragment at a
+  /// time); once finished, the file's.
   public var bytes: Int64 = 0
 
   /// The picture's frames written.

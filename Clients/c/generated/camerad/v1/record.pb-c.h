@@ -196,7 +196,9 @@ struct  Camerad__V1__StartRecording
    */
   int64_t max_duration_ns;
   /*
-   * maxRecordedFileSize, bytes; 0: none (MAXIMUM_FILE_SIZE_REACHED).
+   * maxRecordedFileSize, bytes; 0: none (MAXIMUM_FILE_SIZE_REACHED). Held
+   * within a packet: a packet that would take the file past it is not written
+   * (the boxes that close the file may add a few kilobytes).
    */
   int64_t max_file_size;
   /*
@@ -309,6 +311,11 @@ struct  Camerad__V1__RecordingFigures
 {
   ProtobufCMessage base;
   int64_t duration_ns;
+  /*
+   * The file's size: while recording, the fragments written and the packets
+   * of the one under way (live, where the file on disk grows a fragment at a
+   * time); once finished, the file's.
+   */
   int64_t bytes;
   /*
    * The picture's frames written.
