@@ -1,3 +1,4 @@
+import Glibc
 /// A time as a rational number of seconds, `value / timescale`: CoreMedia's
 /// CMTime, which AVFoundation uses for frame durations.
 public struct CMTime: Hashable, Comparable, Sendable, CustomStringConvertible {
@@ -55,3 +56,24 @@ public func CMTimeMake(value: Int64, timescale: Int32) -> CMTime {
 private func gcd(_ a: Int64, _ b: Int64) -> Int64 {
     b == 0 ? max(a, 1) : gcd(b, a % b)
 }
+
+/// CMClock: a clock that media is stamped on. camerad stamps every frame and
+/// period on one, the host's monotonic clock (CLOCK_MONOTONIC), so there is
+/// one clock to read: ``CMClockGetHostTimeClock()``, which is also every
+/// session's ``CaptureSession/synchronizationClock``.
+public struct CMClock: Hashable, Sendable {
+    let clock: clockid_t
+
+    /// The time now, as ``CMClockGetTime(_:)`` reads it.
+    public var time: CMTime {
+        var now = timespec()
+        clock_gettime(clock, &now)
+        return CMTime(value: Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec), timescale: 1_000_000_000)
+    }
+}
+
+/// The host's clock (CLOCK_MONOTONIC): the one every sample buffer's presentation time is on.
+public func CMClockGetHostTimeClock() -> CMClock { CMClock(clock: CLOCK_MONOTONIC) }
+
+/// The clock's time now, in nanoseconds.
+public func CMClockGetTime(_ clock: CMClock) -> CMTime { clock.time }

@@ -7,16 +7,7 @@ import Synchronization
 /// `didOutput`; `didDrop` (Linux) hears of periods this output did not get:
 /// the sample buffer's `droppedFrameCount` periods of ``CaptureAudioDataOutput/framesPerPeriod``
 /// frames each, the last of them its `sequenceNumber`.
-public protocol CaptureAudioDataOutputSampleBufferDelegate: AnyObject {
-    /// A period of samples, on the delegate's queue, in order.
-    func captureOutput(_ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection)
-    /// Periods that did not arrive: `sampleBuffer.attachments.droppedFrameReason` says why.
-    func captureOutput(_ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection)
-}
-
-extension CaptureAudioDataOutputSampleBufferDelegate {
-    public func captureOutput(_ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection) {}
-}
+public protocol CaptureAudioDataOutputSampleBufferDelegate: CaptureDataOutputSampleBufferDelegate {}
 
 /// AVCaptureAudioDataOutput: a microphone's samples in periods, converted by
 /// camerad to this output's ``audioSettings`` (once for every process that

@@ -186,6 +186,9 @@ extension Notification.Name {
     public static let CaptureDeviceWasConnected = CaptureDevice.wasConnectedNotification
     /// ``CaptureDevice/wasDisconnectedNotification``.
     public static let CaptureDeviceWasDisconnected = CaptureDevice.wasDisconnectedNotification
+    /// With AVFoundation's prefix, as seed code spells them.
+    public static let AVCaptureDeviceWasConnected = CaptureDevice.wasConnectedNotification
+    public static let AVCaptureDeviceWasDisconnected = CaptureDevice.wasDisconnectedNotification
 }
 
 /// Watches device events and posts them as notifications.

@@ -10,7 +10,11 @@ import Synchronization
 /// `didFinishRecordingTo` once the file is finished, with nil when it was
 /// stopped, else the ``RecordingError`` (or, refused at the start, the
 /// ``CaptureError``) saying why.
-public protocol CaptureFileOutputRecordingDelegate: AnyObject, Sendable {
+///
+/// Not `Sendable`, as in AVFoundation: a view controller adopts it. Its methods
+/// run on the output's serial queue, one at a time; what they touch is the
+/// adopter's to guard.
+public protocol CaptureFileOutputRecordingDelegate: AnyObject {
     func fileOutput(_ output: CaptureFileOutput, didStartRecordingTo fileURL: URL, from connections: [CaptureConnection])
     func fileOutput(_ output: CaptureFileOutput, didFinishRecordingTo outputFileURL: URL, from connections: [CaptureConnection],
                     error: (any Error)?)
@@ -20,19 +24,36 @@ extension CaptureFileOutputRecordingDelegate {
     public func fileOutput(_ output: CaptureFileOutput, didStartRecordingTo fileURL: URL, from connections: [CaptureConnection]) {}
 }
 
-/// How a recording ended other than by its stop (AVError's recording codes).
-/// ``recordingSuccessfullyFinished`` is AVErrorRecordingSuccessfullyFinishedKey:
-/// true for a limit (the file is whole, as asked), false for a failure (the
-/// file plays up to where it ended).
-public struct RecordingError: Error, Equatable, Sendable, CustomStringConvertible {
-    public enum Code: String, Sendable {
-        case maximumDurationReached
-        case maximumFileSizeReached
-        case diskFull
-        case deviceWasDisconnected
-        case sessionWasInterrupted
-        /// Writing the file failed for another reason (the message says which).
-        case failed
+/// How a recording ended other than by its stop: AVError, with its recording
+/// codes and their values. ``recordingSuccessfullyFinished`` is
+/// AVErrorRecordingSuccessfullyFinishedKey: true for a limit (the file is
+/// whole, as asked), false for a failure (the file plays up to where it ended).
+///
+/// Bridged to `NSError` as AVFoundation's is — domain `AVFoundationErrorDomain`,
+/// the code's value, `userInfo[AVErrorRecordingSuccessfullyFinishedKey]` — so
+/// that seed code reading `(error as NSError).userInfo` works unchanged.
+public struct RecordingError: Error, Equatable, Sendable, CustomStringConvertible, CustomNSError {
+    /// AVError.Code's recording codes, with Apple's values.
+    public enum Code: Int, Sendable, CustomStringConvertible {
+        case maximumDurationReached = -11810
+        case maximumFileSizeReached = -11811
+        case diskFull = -11807
+        case deviceWasDisconnected = -11808
+        case sessionWasInterrupted = -11818
+        /// Writing the file failed for another reason (the message says which): AVError.unknown's value.
+        case failed = -11800
+
+        /// The code's name ("maximumDurationReached").
+        public var description: String {
+            switch self {
+            case .maximumDurationReached: "maximumDurationReached"
+            case .maximumFileSizeReached: "maximumFileSizeReached"
+            case .diskFull: "diskFull"
+            case .deviceWasDisconnected: "deviceWasDisconnected"
+            case .sessionWasInterrupted: "sessionWasInterrupted"
+            case .failed: "failed"
+            }
+        }
     }
 
     public let code: Code
@@ -40,17 +61,30 @@ public struct RecordingError: Error, Equatable, Sendable, CustomStringConvertibl
     public let recordingSuccessfullyFinished: Bool
 
     public var description: String { message }
+
+    public static var errorDomain: String { AVFoundationErrorDomain }
+    public var errorCode: Int { code.rawValue }
+    public var errorUserInfo: [String: Any] {
+        [NSLocalizedDescriptionKey: message, AVErrorRecordingSuccessfullyFinishedKey: recordingSuccessfullyFinished]
+    }
 }
+
+/// AVError: a recording's end, as seed code checks it (`(error as? AVError)?.code == .maximumDurationReached`).
+public typealias AVError = RecordingError
+/// AVFoundation's error domain, a ``RecordingError``'s as an `NSError`.
+public let AVFoundationErrorDomain = "AVFoundationErrorDomain"
+/// The `userInfo` key of a ``RecordingError`` as an `NSError`: whether the file is whole.
+public let AVErrorRecordingSuccessfullyFinishedKey = "AVErrorRecordingSuccessfullyFinishedKey"
 
 /// AVCaptureFileOutput: what every file output has.
 public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     fileprivate struct Recording {
         /// The file being written, and who hears of it.
         var url: URL
-        var delegate: any CaptureFileOutputRecordingDelegate
+        var delegate: RecordingDelegateBox
         var call: BidirectionalCall<Camerad_V1_RecordRequest, Camerad_V1_RecordResponse>?
         /// Files handed over to, not yet taken over, with who hears of each.
-        var next: [(url: URL, delegate: any CaptureFileOutputRecordingDelegate)] = []
+        var next: [(url: URL, delegate: RecordingDelegateBox)] = []
         /// Files handed over to before the call was made: sent once it is.
         var unsentFiles: [OwnedFD] = []
         /// stopRecording() came before the call was made.
@@ -289,11 +323,12 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
     /// finishes at the next keyframe, asked for at once (its delegate hears it
     /// finish, without error) and `outputFileURL` takes over (`delegate` hears
     /// it start) — ``handOverRecording(to:)`` with a delegate of its own.
-    public func startRecording(to outputFileURL: URL, recordingDelegate delegate: any CaptureFileOutputRecordingDelegate) {
+    public func startRecording(to outputFileURL: URL, recordingDelegate: any CaptureFileOutputRecordingDelegate) {
+        let delegate = RecordingDelegateBox(delegate: recordingDelegate)
         let connections = self.connections
         func refuse(_ error: CaptureError) {
             CaptureDiagnostics.report("the recording did not start", error)
-            delegateQueue.async { delegate.fileOutput(self, didFinishRecordingTo: outputFileURL, from: connections, error: error) }
+            delegateQueue.async { delegate.didFinish(self, outputFileURL, connections, error) }
         }
         if isRecording {
             do throws(CaptureError) {
@@ -365,7 +400,7 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
                 for file in files { MovieRecordingCall(call).handOver(to: file) }
                 if stopped { MovieRecordingCall(call).stop() }
             } catch {
-                let unused = state.withLock { state -> [(url: URL, delegate: any CaptureFileOutputRecordingDelegate)] in
+                let unused = state.withLock { state -> [(url: URL, delegate: RecordingDelegateBox)] in
                     defer { state.recording = nil }
                     return state.recording?.next ?? []
                 }
@@ -406,7 +441,7 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
 
     /// Hands the recording under way over to `url`, which `delegate` hears
     /// of: at once, or once the call is made when it is still being made.
-    private func switchFiles(to url: URL, delegate: any CaptureFileOutputRecordingDelegate) throws(CaptureError) {
+    private func switchFiles(to url: URL, delegate: RecordingDelegateBox) throws(CaptureError) {
         let file = try Self.openMovie(url)
         let call = state.withLock { state -> BidirectionalCall<Camerad_V1_RecordRequest, Camerad_V1_RecordResponse>?? in
             guard state.recording != nil else { return .none }
@@ -427,11 +462,11 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
         guard let (url, delegate) = state.withLock({ state in state.recording.map { ($0.url, $0.delegate) } }) else { return }
         switch event {
         case .started:
-            delegateQueue.async { delegate.fileOutput(self, didStartRecordingTo: url, from: connections) }
+            delegateQueue.async { delegate.didStart(self, url, connections) }
         case .progress(let figures):
             state.withLock { $0.figures = figures }
         case .handedOver:
-            guard let next = state.withLock({ state -> (url: URL, delegate: any CaptureFileOutputRecordingDelegate)? in
+            guard let next = state.withLock({ state -> (url: URL, delegate: RecordingDelegateBox)? in
                 guard state.recording?.next.isEmpty == false, let next = state.recording?.next.removeFirst() else { return nil }
                 state.recording?.url = next.url
                 state.recording?.delegate = next.delegate
@@ -439,18 +474,18 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
                 return next
             }) else { return }
             delegateQueue.async {
-                delegate.fileOutput(self, didFinishRecordingTo: url, from: connections, error: nil)
-                next.delegate.fileOutput(self, didStartRecordingTo: next.url, from: connections)
+                delegate.didFinish(self, url, connections, nil)
+                next.delegate.didStart(self, next.url, connections)
             }
         case .finished(let result, let figures):
-            let unused = state.withLock { state -> [(url: URL, delegate: any CaptureFileOutputRecordingDelegate)] in
+            let unused = state.withLock { state -> [(url: URL, delegate: RecordingDelegateBox)] in
                 defer { state.recording = nil }
                 if let figures { state.figures = figures }
                 return state.recording?.next ?? []
             }
             // Refused before anything was written: the file this output created goes again.
             if figures == nil { Self.removeIfEmpty(url) }
-            delegateQueue.async { delegate.fileOutput(self, didFinishRecordingTo: url, from: connections, error: result) }
+            delegateQueue.async { delegate.didFinish(self, url, connections, result) }
             finishUnused(unused, connections: connections, because: result)
         }
     }
@@ -458,12 +493,12 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
     /// Files switched to that never took over (the recording ended first): each
     /// goes again, and its delegate hears it finish with the recording's error,
     /// or INVALID_STATE when it was stopped first.
-    private func finishUnused(_ unused: [(url: URL, delegate: any CaptureFileOutputRecordingDelegate)], connections: [CaptureConnection],
+    private func finishUnused(_ unused: [(url: URL, delegate: RecordingDelegateBox)], connections: [CaptureConnection],
                               because ending: (any Error)?) {
         for (url, delegate) in unused {
             Self.removeIfEmpty(url)
             let error = ending ?? CaptureError(.invalidState, "the recording stopped before it switched to \(url.path); startRecording again")
-            delegateQueue.async { delegate.fileOutput(self, didFinishRecordingTo: url, from: connections, error: error) }
+            delegateQueue.async { delegate.didFinish(self, url, connections, error) }
         }
     }
 
@@ -607,6 +642,9 @@ public struct MetadataIdentifier: RawRepresentable, Hashable, Sendable {
     public static let quickTimeMetadataCreationDate = MetadataIdentifier(rawValue: "mdta/com.apple.quicktime.creationdate")
 }
 
+/// AVVideoCodecType: ``CaptureMovieFileOutput/VideoCodecType`` (`.h264`, `.jpeg`).
+public typealias AVVideoCodecType = CaptureMovieFileOutput.VideoCodecType
+
 /// AVFoundation's video settings keys (AVVideoSettings.h).
 public let AVVideoCodecKey = "AVVideoCodecKey"
 public let AVVideoWidthKey = "AVVideoWidthKey"
@@ -640,5 +678,20 @@ extension Camerad_V1_MovieMetadata {
             default: break
             }
         }
+    }
+}
+
+/// A recording's delegate as the output holds it: called only on the output's
+/// serial queue, one call at a time (AVFoundation's contract), so carried
+/// between threads unchecked — the adopter need not be `Sendable`.
+struct RecordingDelegateBox: @unchecked Sendable {
+    let delegate: any CaptureFileOutputRecordingDelegate
+
+    func didStart(_ output: CaptureFileOutput, _ url: URL, _ connections: [CaptureConnection]) {
+        delegate.fileOutput(output, didStartRecordingTo: url, from: connections)
+    }
+
+    func didFinish(_ output: CaptureFileOutput, _ url: URL, _ connections: [CaptureConnection], _ error: (any Error)?) {
+        delegate.fileOutput(output, didFinishRecordingTo: url, from: connections, error: error)
     }
 }

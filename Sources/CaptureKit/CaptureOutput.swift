@@ -54,3 +54,20 @@ public class CaptureOutput: @unchecked Sendable {
         for connection in connections { connection.stopFollowingLevels() }
     }
 }
+
+/// Outputs, connections and inputs compare as objects, as AVFoundation's
+/// (NSObject's `isEqual:`): seed code writes `if output == movieOutput`.
+extension CaptureOutput: Hashable {
+    public static func == (lhs: CaptureOutput, rhs: CaptureOutput) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+extension CaptureConnection: Hashable {
+    public static func == (lhs: CaptureConnection, rhs: CaptureConnection) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+extension CaptureInput: Hashable {
+    public static func == (lhs: CaptureInput, rhs: CaptureInput) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}

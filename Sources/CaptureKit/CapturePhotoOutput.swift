@@ -82,6 +82,9 @@ public struct CapturePhoto: Sendable {
 }
 
 /// AVCaptureResolvedPhotoSettings: what one photo request is taken with.
+/// AVCapturePhotoSettings with the `AV` dropped, as the porting convention spells it: ``PhotoSettings``.
+public typealias CapturePhotoSettings = PhotoSettings
+
 public struct CaptureResolvedPhotoSettings: Sendable {
     /// The request's number, unique in this process.
     public let uniqueID: Int64

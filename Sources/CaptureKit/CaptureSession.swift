@@ -592,6 +592,26 @@ extension Notification.Name {
     public static let CaptureSessionInterruptionEnded = CaptureSession.interruptionEndedNotification
 }
 
+/// AVFoundation's names, for seed code that keeps the `AV` prefix.
+extension Notification.Name {
+    public static let AVCaptureSessionRuntimeError = CaptureSession.runtimeErrorNotification
+    public static let AVCaptureSessionDidStartRunning = CaptureSession.didStartRunningNotification
+    public static let AVCaptureSessionDidStopRunning = CaptureSession.didStopRunningNotification
+    public static let AVCaptureSessionWasInterrupted = CaptureSession.wasInterruptedNotification
+    public static let AVCaptureSessionInterruptionEnded = CaptureSession.interruptionEndedNotification
+}
+
+/// AVCaptureSessionErrorKey, with its prefix: ``CaptureSession/errorKey``.
+public let AVCaptureSessionErrorKey = CaptureSession.errorKey
+/// AVCaptureSessionInterruptionReasonKey, with its prefix: ``CaptureSession/interruptionReasonKey``.
+public let AVCaptureSessionInterruptionReasonKey = CaptureSession.interruptionReasonKey
+
+extension CaptureSession {
+    /// The clock the session's media is stamped on (AVCaptureSession.synchronizationClock):
+    /// the host's monotonic clock, every session's, every process's.
+    public var synchronizationClock: CMClock { CMClockGetHostTimeClock() }
+}
+
 /// AVCaptureSessionErrorKey: ``CaptureSession/errorKey``.
 public let CaptureSessionErrorKey = CaptureSession.errorKey
 /// AVCaptureSessionInterruptionReasonKey: ``CaptureSession/interruptionReasonKey``.

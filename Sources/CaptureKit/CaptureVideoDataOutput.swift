@@ -4,14 +4,20 @@ import Dispatch
 import Synchronization
 
 /// AVCaptureVideoDataOutputSampleBufferDelegate. Both methods are optional.
-public protocol CaptureVideoDataOutputSampleBufferDelegate: AnyObject {
-    /// A frame, on the delegate's queue, in order.
+public protocol CaptureVideoDataOutputSampleBufferDelegate: CaptureDataOutputSampleBufferDelegate {}
+
+/// What the video and the audio data outputs' delegates share, as in
+/// AVFoundation, where one class often adopts both: one `didOutput` for
+/// frames and periods alike (tell them apart by `output`), and `didDrop`;
+/// each optional (empty by default, once, so adopting both compiles).
+public protocol CaptureDataOutputSampleBufferDelegate: AnyObject {
+    /// A frame or a period, on the delegate's queue, in order.
     func captureOutput(_ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection)
-    /// Frames that did not arrive: `sampleBuffer.attachments.droppedFrameReason` says why.
+    /// Frames or periods that did not arrive: `sampleBuffer.attachments.droppedFrameReason` says why.
     func captureOutput(_ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection)
 }
 
-extension CaptureVideoDataOutputSampleBufferDelegate {
+extension CaptureDataOutputSampleBufferDelegate {
     public func captureOutput(_ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection) {}
     public func captureOutput(_ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection) {}
 }

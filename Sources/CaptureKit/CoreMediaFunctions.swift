@@ -24,7 +24,9 @@ public typealias CMBlockBuffer = BlockBuffer
 /// CoreMedia's and CoreAudio's result codes.
 public typealias OSStatus = Int32
 
-public let noErr: OSStatus = 0
+/// MacTypes' noErr, an `Int` in Swift as on Apple's platforms: what seed code
+/// compares an `NSError`'s code with (`(error as NSError).code != noErr`).
+public let noErr = 0
 public let kCMBlockBufferNoErr: OSStatus = 0
 public let kCMBlockBufferBadOffsetParameterErr: OSStatus = -12703
 public let kCMBlockBufferBadLengthParameterErr: OSStatus = -12704

@@ -1,5 +1,6 @@
 import CameraProtocol
 @testable import CaptureKit
+import Foundation
 import Testing
 
 @Suite struct CaptureErrorTests {
@@ -11,6 +12,34 @@ import Testing
             #expect(CaptureError.Code(code.reason) == code, "\(code)")
         }
         #expect(Set(CaptureError.Code.allCases.map(\.reason)).count == CaptureError.Code.allCases.count)
+    }
+
+    /// A recording's end bridges to NSError as AVFoundation's AVError does:
+    /// the domain, Apple's code values, and the userInfo keys seed code reads.
+    @Test func aRecordingsEndIsAnAVErrorAsAnNSError() {
+        let limit = RecordingError(code: .maximumDurationReached, message: "the limit", recordingSuccessfullyFinished: true)
+        let bridged = limit as NSError
+        #expect(bridged.domain == AVFoundationErrorDomain && bridged.code == -11810 && bridged.code != noErr)
+        #expect(bridged.userInfo[AVErrorRecordingSuccessfullyFinishedKey] as? Bool == true)
+        #expect(bridged.localizedDescription == "the limit")
+        let full = RecordingError(code: .diskFull, message: "full", recordingSuccessfullyFinished: false) as any Error
+        #expect((full as NSError).userInfo[AVErrorRecordingSuccessfullyFinishedKey] as? Bool == false)
+        #expect((full as? AVError)?.code == .diskFull && AVError.Code.diskFull.rawValue == -11807)
+        #expect([AVError.Code.maximumFileSizeReached, .deviceWasDisconnected, .sessionWasInterrupted, .failed].map(\.rawValue)
+                == [-11811, -11808, -11818, -11800])
+        #expect("\(AVError.Code.maximumFileSizeReached)" == "maximumFileSizeReached")
+    }
+
+    /// The names seed code keeps its `AV` prefix on mean what CaptureKit's own do.
+    @Test func avFoundationsPrefixedNamesAreCaptureKitsOwn() {
+        #expect(Notification.Name.AVCaptureDeviceWasConnected == CaptureDevice.wasConnectedNotification)
+        #expect(Notification.Name.AVCaptureDeviceWasDisconnected == CaptureDevice.wasDisconnectedNotification)
+        #expect(Notification.Name.AVCaptureSessionRuntimeError == CaptureSession.runtimeErrorNotification)
+        #expect(Notification.Name.AVCaptureSessionWasInterrupted == CaptureSession.wasInterruptedNotification)
+        #expect(AVCaptureSessionErrorKey == CaptureSession.errorKey && AVCaptureSessionInterruptionReasonKey == CaptureSession.interruptionReasonKey)
+        #expect(CapturePhotoSettings.self == PhotoSettings.self && AVVideoCodecType.h264 == CaptureMovieFileOutput.VideoCodecType.h264)
+        let output = CaptureVideoDataOutput()
+        #expect(output == output && (output as CaptureOutput) != CaptureAudioDataOutput() && Set([output, output]).count == 1)
     }
 
     @Test func protocolErrorsKeepTheirMessage() {

@@ -225,7 +225,7 @@ extension Camctl {
             await session.stopRunning()
 
             let recordingError = error as? RecordingError
-            let ended = Ended(file: files.all.last ?? first, files: files.all, ending: recordingError?.code.rawValue ?? (error == nil ? "stopped" : "refused"),
+            let ended = Ended(file: files.all.last ?? first, files: files.all, ending: recordingError.map { "\($0.code)" } ?? (error == nil ? "stopped" : "refused"),
                               recordingSuccessfullyFinished: error == nil || recordingError?.recordingSuccessfullyFinished == true,
                               message: error.map { "\($0)" }, durationSeconds: output.recordedDuration.seconds,
                               bytes: output.recordedFileSize, frames: output.recordedFrameCount, framesDropped: output.droppedFrameCount,
