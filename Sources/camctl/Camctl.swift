@@ -57,8 +57,8 @@ struct Camctl: AsyncParsableCommand {
 /// that works on a device, under the same name, so that `camctl -d 0 info` and
 /// `camctl info -d 0` both reach the command (as --socket does).
 struct DeviceOption: ParsableArguments {
-    @Option(name: [.customShort("d"), .customLong("device")], help: ArgumentHelp(
-        "The device, as DEVICE (v4l2-ctl's spelling).", valueName: "device"))
+    @Option(name: [.customShort("d"), .customShort("D"), .customLong("device")], help: ArgumentHelp(
+        "The device, as DEVICE (v4l2-ctl's -d, arecord's -D).", valueName: "device"))
     var name: String?
 }
 
@@ -72,6 +72,27 @@ struct DeviceSelection: ParsableArguments {
     /// The device named by DEVICE or `option`.
     func camera(_ option: DeviceOption) async throws -> CaptureDevice {
         try await CaptureDevice.matching(try DeviceSelection.name(argument, option))
+    }
+
+    /// The camera named by DEVICE or `option`, for a command of pictures
+    /// (stream, record, snapshot): a microphone is refused, as `listen` refuses a camera.
+    func pictureCamera(_ option: DeviceOption) async throws -> CaptureDevice {
+        let device = try await camera(option)
+        guard device.hasMediaType(.video) else {
+            throw CommandFailure("\(device.uniqueID) is a microphone; hear it with 'camctl listen \(device.uniqueID)', or name a camera ('camctl list' shows them)")
+        }
+        return device
+    }
+
+    /// For a command whose FILE follows an optional DEVICE: one word given is
+    /// the file (the device the first, as the help says), two are the device
+    /// and the file. Throws when there is no file.
+    mutating func takeFile(_ file: inout String?) throws {
+        if file == nil {
+            file = argument
+            argument = nil
+        }
+        guard file != nil else { throw ValidationError("Missing expected argument '<file>'") }
     }
 
     /// What names the device: "0", the first listed, when nothing does.

@@ -8,9 +8,9 @@ final class WAVFile {
     private let handle: FileHandle
     private var dataBytes = 0
 
-    /// Creates `path` (replacing a regular file there: ``OutputFile``) for samples of `description`.
-    init(path: String, description: AudioStreamBasicDescription) throws {
-        handle = try OutputFile.create(path, replacing: true)
+    /// Starts a WAV file on `handle` for samples of `description`: the header, sizes 0 until ``finish()``.
+    init(handle: FileHandle, description: AudioStreamBasicDescription) {
+        self.handle = handle
         let isFloat = description.mFormatFlags & kAudioFormatFlagIsFloat != 0
         var header = Data()
         func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { header.append(contentsOf: $0) } }
@@ -35,14 +35,14 @@ final class WAVFile {
         dataBytes += bytes.count
     }
 
-    /// Writes the sizes and closes the file.
-    func close() {
-        func patch(_ offset: UInt64, _ value: UInt32) {
-            handle.seek(toFileOffset: offset)
+    /// Writes the sizes where the file can seek back; on a pipe they stay 0 ("to the end").
+    func finish() {
+        func patch(_ offset: UInt64, _ value: UInt32) throws {
+            try handle.seek(toOffset: offset)
             withUnsafeBytes(of: value.littleEndian) { handle.write(Data($0)) }
         }
-        patch(4, UInt32(clamping: 36 + dataBytes))
-        patch(40, UInt32(clamping: dataBytes))
-        handle.closeFile()
+        guard (try? handle.offset()) != nil else { return }
+        try? patch(4, UInt32(clamping: 36 + dataBytes))
+        try? patch(40, UInt32(clamping: dataBytes))
     }
 }

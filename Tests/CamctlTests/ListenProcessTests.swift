@@ -71,6 +71,70 @@ import Testing
         }
     }
 
+    /// camctl as arecord's and ffmpeg's users expect it (issue 48, point 3):
+    /// arecord's -D -f -r -c -t spellings (its -d is --duration: -d is camctl's device), the samples on standard output
+    /// (`-o -`, or no --output into a file or pipe), no file written over
+    /// without --force and never a link's target; FILE alone for record and
+    /// snapshot (the first camera); a microphone refused by stream, a movie by
+    /// its extension. ffprobe judges the files.
+    @Test(.timeLimit(.minutes(3))) func camctlSpeaksArecordAndWritesOverNothing() async throws {
+        try await withRunningDaemon(arguments: Self.microphone) { daemon in
+            try await withTemporaryDirectory { folder in
+                let wav = folder + "/cd.wav"
+                let listen = ["listen", "-D", "virtual-microphone-0", "--duration", "1", "-f", "cd", "-o", wav]
+                let first = try await camctl(listen, socket: daemon.socketPath, timeout: .seconds(60))
+                #expect(first.status == 0, "\(first.standardError)")
+                let probe = try await runProcess("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,sample_rate,channels",
+                                                                     "-of", "compact=p=0", wav])
+                #expect(probe.lines == ["codec_name=pcm_s16le|sample_rate=44100|channels=2"], "\(probe.standardOutput)")
+                let heard = try Data(contentsOf: URL(fileURLWithPath: wav))
+
+                // There already: kept, unless --force; a link is never written through, even forced.
+                let again = try await camctl(listen, socket: daemon.socketPath, timeout: .seconds(60))
+                #expect(again.status != 0 && again.standardError.contains("--force"), "\(again)")
+                #expect(try Data(contentsOf: URL(fileURLWithPath: wav)) == heard, "the file is as it was")
+                let raw = folder + "/mono.raw"
+                let forced = try await camctl(["listen", "--duration", "0.5", "-r", "16000", "-c", "1", "-f", "S16_LE", "-t", "raw", "-o", raw],
+                                              socket: daemon.socketPath, timeout: .seconds(60))
+                #expect(forced.status == 0, "\(forced.standardError)")
+                let rawBytes = (try? FileManager.default.attributesOfItem(atPath: raw)[.size] as? Int) ?? 0
+                #expect(rawBytes > 0 && rawBytes % 2 == 0 && rawBytes <= 16_000 * 2, "raw: samples alone, \(rawBytes) bytes")
+                let replaced = try await camctl(listen.map { $0 == "1" ? "0.5" : $0 } + ["--force"], socket: daemon.socketPath, timeout: .seconds(60))
+                let replacedBytes = try Data(contentsOf: URL(fileURLWithPath: wav))
+                #expect(replaced.status == 0 && replacedBytes != heard, "\(replaced.standardError)")
+                let kept = folder + "/kept.txt"
+                try Data("kept".utf8).write(to: URL(fileURLWithPath: kept))
+                #expect(symlink(kept, folder + "/link.wav") == 0)
+                let throughLink = try await camctl(["listen", "--duration", "0.5", "-o", folder + "/link.wav", "--force"], socket: daemon.socketPath)
+                #expect(throughLink.status != 0 && throughLink.standardError.contains("symbolic link"), "\(throughLink)")
+                #expect(try String(contentsOfFile: kept, encoding: .utf8) == "kept")
+
+                // Standard output, into a pipe: '-', or no --output when it is no terminal.
+                for output in ["-o -", ""] {
+                    let piped = try await runProcess("/bin/sh", ["-c", "\"$0\" --socket \"$1\" listen --duration 0.5 \(output) | head -c 12",
+                                                                 Binaries.camctl, daemon.socketPath], timeout: .seconds(60))
+                    #expect(piped.standardOutput.hasPrefix("RIFF") && piped.standardOutput.hasSuffix("WAVE"), "'\(output)': \(piped)")
+                }
+
+                // FILE alone: the first camera, as the help says.
+                let movie = folder + "/first.mp4"
+                let recorded = try await camctl(["record", movie, "--duration", "0.5", "--size", "320x240"], socket: daemon.socketPath,
+                                                timeout: .seconds(60))
+                #expect(recorded.status == 0, "\(recorded.standardError)")
+                #expect(MovieProbe.frames(try await MovieProbe.videoStream(movie)) > 0)
+                let photo = try await camctl(["snapshot", folder + "/first.jpg"], socket: daemon.socketPath, timeout: .seconds(60))
+                #expect(photo.status == 0 && FileManager.default.fileExists(atPath: folder + "/first.jpg"), "\(photo.standardError)")
+
+                // A microphone has no picture; a movie is no WAV file.
+                let streamed = try await camctl(["stream", "virtual-microphone-0", "--count", "1"], socket: daemon.socketPath)
+                #expect(streamed.status != 0 && streamed.standardError.contains("is a microphone"), "\(streamed)")
+                let wrongType = try await camctl(["record", "virtual-0", folder + "/movie.wav", "--duration", "0.5"], socket: daemon.socketPath)
+                #expect(wrongType.status != 0 && wrongType.standardError.contains(".mp4"), "\(wrongType)")
+                #expect(!FileManager.default.fileExists(atPath: folder + "/movie.wav"))
+            }
+        }
+    }
+
     @Test func aCameraIsNoMicrophone() async throws {
         try await withRunningDaemon(arguments: Self.microphone) { daemon in
             for command in [["listen", "virtual-0", "--duration", "1"], ["levels", "virtual-0", "--json"]] {

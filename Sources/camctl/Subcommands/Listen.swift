@@ -10,7 +10,13 @@ extension Camctl {
             abstract: "Hear a microphone, as a CaptureSession with an audio data output would (arecord's job, shared).",
             discussion: """
                 Periods come in the format asked (camerad converts, once for every client asking the \
-                same). --output writes them to a WAV file (PCM, or IEEE float for f32). Without \
+                same), with arecord's spellings: -D the device, -f the format (S16_LE, S32_LE, \
+                FLOAT_LE, cd, dat), -r the rate, -c the channels, -t wav or raw — but arecord's -d \
+                is --duration: -d names the device in every camctl command (v4l2-ctl's spelling). \
+                --output writes them to a WAV file (PCM, or IEEE float for f32) or raw samples; '-' is \
+                standard output, as is no --output when standard output is a pipe or a file and no \
+                statistics are asked (arecord -d 5 | …). An existing file is kept unless --force is \
+                given, which replaces only a regular file (never a link or a device). Without \
                 --duration it listens until interrupted. --stats prints at the end the periods and \
                 samples, drops by reason (in periods and samples), the accounting of every period's \
                 number (each one a period or in a drop report) and latency (receive time minus the \
@@ -27,13 +33,15 @@ extension Camctl {
             "A microphone's uniqueID or index from 'camctl list' (default: the first microphone).", valueName: "device"))
         var device: String?
 
-        @Option(help: "Samples per second (default: the microphone's own).")
+        @Option(name: [.customShort("r"), .long], help: "Samples per second (default: the microphone's own).")
         var rate: Int?
 
-        @Option(help: "Channels (default: the microphone's own).")
+        @Option(name: [.customShort("c"), .long], help: "Channels (default: the microphone's own).")
         var channels: Int?
 
-        @Option(help: "The samples' format: s16, s32 or f32 (default: the microphone's own).")
+        @Option(name: [.customShort("f"), .long], help: ArgumentHelp(
+            "The samples' format: s16 (S16_LE), s32 (S32_LE), f32 (FLOAT_LE), or arecord's cd (S16_LE 44100 Hz stereo) or dat (48000 Hz) (default: the microphone's own).",
+            valueName: "format"))
         var format: SampleFormatArgument?
 
         @Option(help: "Frames in each period: the latency (default: 10 ms of the rate).")
@@ -48,9 +56,15 @@ extension Camctl {
         @Option(help: "Leave this many periods at the start, and the drops reported before them, out of the statistics and --output (they carry the stream's start-up).")
         var skip = 0
 
-        @Option(help: ArgumentHelp("Write the samples to this WAV file (made anew: a regular file there is replaced, a link refused).",
-                                   valueName: "file.wav"))
+        @Option(name: [.customShort("o"), .long], help: ArgumentHelp(
+            "Write the samples to this file ('-': standard output), as --file-type says.", valueName: "file"))
         var output: String?
+
+        @Option(name: [.customShort("t"), .customLong("file-type")], help: "wav (a RIFF WAVE header, then the samples) or raw (the samples alone).")
+        var fileType: AudioFileType = .wav
+
+        @Flag(help: "Replace --output if it exists (a regular file only).")
+        var force = false
 
         @Flag(help: "Copy the samples into messages instead of sharing memory.")
         var inline = false
@@ -76,15 +90,23 @@ extension Camctl {
             if skip < 0 { throw ValidationError("--skip must be 0 or more") }
         }
 
+        /// Where the samples go: --output, or standard output as arecord writes
+        /// them when it is not a terminal and nothing else is printed there.
+        var destination: String? {
+            if let output { return output }
+            return isatty(1) == 0 && !json && !stats && !check ? "-" : nil
+        }
+
         func run() async throws {
             global.apply()
-            let microphone = try await MicrophoneSelection.microphone(device, deviceOption)
+            let microphone = try await MicrophoneSelection.microphone(device, deviceOption.name)
             let session = CaptureSession()
             let audioOutput = CaptureAudioDataOutput()
             session.beginConfiguration()
             session.addInput(try CaptureDeviceInput(device: microphone))
             session.addOutput(audioOutput)
-            audioOutput.audioSettings = .init(sampleRate: rate, channels: channels, sampleFormat: format?.format)
+            audioOutput.audioSettings = .init(sampleRate: rate ?? format?.rate, channels: channels ?? format?.channels,
+                                              sampleFormat: format?.format)
             audioOutput.framesPerPeriod = periodFrames
             audioOutput.maxPeriodsInFlight = periodsInFlight
             audioOutput.delivery = inline ? .inline : .sharedMemory
@@ -96,7 +118,10 @@ extension Camctl {
             // resumed and no other thread woken per period. Written to a file or held, they are read by a task
             // (those block).
             let firstHeard = FirstPeriod()
-            let counter = output == nil && holdMilliseconds == 0
+            let destination = destination
+            // Made before the stream opens: a file that cannot be made costs no stream.
+            let sink = try destination.map { try AudioFileSink(path: $0, type: fileType, replacing: force) }
+            let counter = sink == nil && holdMilliseconds == 0
                 ? PeriodCounter(PeriodTally(skip: skip, checking: check, firstHeard: firstHeard)) : nil
             var periods = counter == nil ? audioOutput.sampleBuffers.makeAsyncIterator() : nil
             if let counter { audioOutput.setSampleBufferHandler(counter.take) }
@@ -125,7 +150,7 @@ extension Camctl {
                 tally = counter.tally
             } else {
                 tally = PeriodTally(skip: skip, checking: check, firstHeard: firstHeard)
-                try await read(&periods!, into: &tally)
+                try await read(&periods!, into: &tally, writing: sink)
             }
             watchdog?.cancel()
             stopper.cancel()
@@ -137,23 +162,22 @@ extension Camctl {
                 Output.line(try JSON.encode(statistics.json, pretty: false))
             } else if stats {
                 Output.line("\(microphone.uniqueID): " + statistics.text)
-            } else if failure == nil {
+            } else if failure == nil && destination != "-" {
                 Output.error("\(microphone.uniqueID): \(statistics.progress)")
             }
             if let failure { throw failure }
         }
 
-        /// Reads the periods to the end of the run, writing them to `--output` and holding each as asked.
-        private func read(_ periods: inout CaptureDataOutput.SampleBufferSequence.AsyncIterator, into tally: inout PeriodTally) async throws {
-            var file: WAVFile?
-            defer { file?.close() }
+        /// Reads the periods to the end of the run, writing them to `sink` and holding each as asked.
+        private func read(_ periods: inout CaptureDataOutput.SampleBufferSequence.AsyncIterator, into tally: inout PeriodTally,
+                          writing sink: AudioFileSink?) async throws {
+            defer { sink?.close() }
             // Read once: an option's property wrapper costs a look-up on every read.
-            let (holdMilliseconds, output) = (holdMilliseconds, output)
+            let holdMilliseconds = holdMilliseconds
             while let sample = await periods.next() {
-                if tally.count(sample), let output, let period = sample.dataBuffer,
+                if tally.count(sample), let sink, let period = sample.dataBuffer,
                    let description = sample.formatDescription?.audioStreamBasicDescription {
-                    if file == nil { file = try WAVFile(path: output, description: description) }
-                    try period.withUnsafeBytes { file?.write($0) }
+                    try period.withUnsafeBytes { sink.write($0, description) }
                 }
                 if holdMilliseconds > 0 && sample.dataBuffer != nil { try? await Task.sleep(for: .milliseconds(holdMilliseconds)) }
                 sample.invalidate()
@@ -271,7 +295,7 @@ extension Camctl {
 
         func run() async throws {
             global.apply()
-            let microphone = try await MicrophoneSelection.microphone(device, deviceOption)
+            let microphone = try await MicrophoneSelection.microphone(device, deviceOption.name)
             let levels = try await CaptureDaemon.audioLevels(of: microphone)
             let deadline = duration.map { monotonicNanoseconds() + Int64($0 * 1e9) }
             let interrupted = Interruption()
@@ -314,11 +338,11 @@ extension Camctl {
 /// How DEVICE names a microphone.
 enum MicrophoneSelection {
     /// The microphone named by `argument` or `option`, else the first one.
-    static func microphone(_ argument: String?, _ option: DeviceOption) async throws -> CaptureDevice {
-        if let argument, let named = option.name, named != argument {
+    static func microphone(_ argument: String?, _ option: String?) async throws -> CaptureDevice {
+        if let argument, let named = option, named != argument {
             throw ValidationError("give the device once, as DEVICE or with -d, not both")
         }
-        guard let name = argument ?? option.name else {
+        guard let name = argument ?? option else {
             guard let first = try await CaptureDevice.default(for: .audio) else {
                 throw CommandFailure("camerad serves no microphone; add one with 'camctl virtual add --audio' or plug one in")
             }
@@ -332,14 +356,61 @@ enum MicrophoneSelection {
     }
 }
 
+/// --format: camctl's names, ALSA's (arecord -f), or arecord's shorthands
+/// that set the rate and channels too.
 enum SampleFormatArgument: String, CaseIterable, ExpressibleByArgument {
     case s16, s32, f32
+    case S16_LE, S32_LE, FLOAT_LE
+    /// arecord's cd: S16_LE at 44100 Hz, stereo.
+    case cd
+    /// arecord's dat: S16_LE at 48000 Hz, stereo.
+    case dat
+
+    init?(argument: String) {
+        let spelled = argument.uppercased() == "FLOAT32_LE" ? "FLOAT_LE" : argument
+        guard let known = Self(rawValue: spelled) ?? Self(rawValue: spelled.uppercased()) ?? Self(rawValue: spelled.lowercased()) else { return nil }
+        self = known
+    }
 
     var format: AudioCapabilities.SampleFormat {
         switch self {
-        case .s16: .int16
-        case .s32: .int32
-        case .f32: .float32
+        case .s16, .S16_LE, .cd, .dat: .int16
+        case .s32, .S32_LE: .int32
+        case .f32, .FLOAT_LE: .float32
         }
+    }
+
+    /// The rate and channels a shorthand sets.
+    var rate: Int? { self == .cd ? 44_100 : self == .dat ? 48_000 : nil }
+    var channels: Int? { self == .cd || self == .dat ? 2 : nil }
+}
+
+/// -t: arecord's file types camctl writes.
+enum AudioFileType: String, CaseIterable, ExpressibleByArgument {
+    case wav, raw
+}
+
+/// Where `listen` writes the samples: a new file (or one `--force`
+/// replaces: ``OutputFile``) or standard output, as a WAV file or raw.
+final class AudioFileSink {
+    private let handle: FileHandle
+    private let type: AudioFileType
+    private var wav: WAVFile?
+
+    init(path: String, type: AudioFileType, replacing: Bool) throws {
+        handle = path == "-" ? FileHandle.standardOutput : try OutputFile.create(path, replacing: replacing)
+        self.type = type
+    }
+
+    /// Writes a period's samples (after the header, for a WAV file's first).
+    func write(_ bytes: UnsafeRawBufferPointer, _ description: AudioStreamBasicDescription) {
+        if type == .wav && wav == nil { wav = WAVFile(handle: handle, description: description) }
+        if let wav { wav.write(bytes) } else { handle.write(Data(bytes)) }
+    }
+
+    /// Fills in a WAV file's sizes where it can seek (not a pipe), and closes a file.
+    func close() {
+        wav?.finish()
+        if handle !== FileHandle.standardOutput { try? handle.close() }
     }
 }

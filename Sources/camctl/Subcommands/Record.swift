@@ -10,7 +10,7 @@ extension Camctl {
             discussion: """
                 camerad encodes, once for every recording of the camera at the same settings (with \
                 --codec mjpeg it stores the camera's own JPEGs, none encoded), and writes FILE in fragments (--fragment): an interrupted recording leaves a file that \
-                plays up to its last fragment. FILE ending in .mov is QuickTime, else MPEG-4. Until \
+                plays up to its last fragment. FILE ending in .mov is QuickTime, .mp4 or .m4v MPEG-4; any other is refused. Until \
                 --duration, --max-size, a full disk, the camera's end or an interrupt (Ctrl-C), with \
                 one line of progress on a terminal; at the end, why it stopped. --json prints the \
                 end as one object. An existing FILE is kept unless --force is given, which replaces \
@@ -25,7 +25,13 @@ extension Camctl {
         @OptionGroup var target: DeviceSelection
 
         @Argument(help: ArgumentHelp("The movie: .mp4 or .mov.", valueName: "file"))
-        var file: String
+        var fileArgument: String?
+
+        /// FILE, once ``validate()`` has it (the one word given, when only one is).
+        var file: String { fileArgument ?? "" }
+
+        /// The extensions of the containers camerad writes: QuickTime (.mov) and MPEG-4.
+        static let movieExtensions: Swift.Set = ["mp4", "m4v", "mov"]
 
         @Option(help: "Stop after this many seconds (maxRecordedDuration).")
         var duration: Double?
@@ -86,7 +92,16 @@ extension Camctl {
             }
         }
 
-        func validate() throws {
+        mutating func validate() throws {
+            var (selection, file) = (target, fileArgument)
+            try selection.takeFile(&file)
+            (target, fileArgument) = (selection, file)
+            // The container follows the extension, as CaptureMovieFileOutput's does: MOV or MPEG-4, nothing else.
+            let type = URL(fileURLWithPath: self.file).pathExtension.lowercased()
+            guard Self.movieExtensions.contains(type) else {
+                throw ValidationError("camctl record writes a movie: FILE ends in .mp4, .m4v or .mov, not '.\(type)'"
+                    + (type == "wav" ? "; for the sound alone, camctl listen -o FILE.wav" : ""))
+            }
             if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
             if let maxSize, maxSize <= 0 { throw ValidationError("--max-size must be positive") }
             if let minFreeSpace, minFreeSpace <= 0 { throw ValidationError("--min-free-space must be positive") }
@@ -144,7 +159,7 @@ extension Camctl {
             let first = segment == nil ? file : segmentPath(1)
             // CaptureKit creates each file with O_EXCL: camctl only makes room for it.
             try OutputFile.clear(first, replacing: force)
-            let camera = try await target.camera(deviceOption)
+            let camera = try await target.pictureCamera(deviceOption)
             guard camera.hasMediaType(.video) else {
                 throw CommandFailure("\(camera.uniqueID) is a microphone; record a camera, with --audio for the microphone")
             }

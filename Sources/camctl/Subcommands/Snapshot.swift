@@ -21,8 +21,11 @@ extension Camctl {
 
         @OptionGroup var target: DeviceSelection
 
-        @Argument(help: "Where to write the photo.")
-        var file: String
+        @Argument(help: ArgumentHelp("Where to write the photo.", valueName: "file"))
+        var fileArgument: String?
+
+        /// FILE, once ``validate()`` has it (the one word given, when only one is).
+        var file: String { fileArgument ?? "" }
 
         @Option(help: ArgumentHelp("JPEG quality, 1 to 100.", valueName: "n"))
         var quality: Int = 90
@@ -42,7 +45,10 @@ extension Camctl {
         @Flag(help: "Replace FILE if it exists.")
         var force = false
 
-        func validate() throws {
+        mutating func validate() throws {
+            var (selection, file) = (target, fileArgument)
+            try selection.takeFile(&file)
+            (target, fileArgument) = (selection, file)
             guard (1...100).contains(quality) else { throw ValidationError("--quality must be 1 to 100, not \(quality)") }
             if let size, Self.dimensions(size) == nil { throw ValidationError("--size must be WxH, such as 1280x720, not '\(size)'") }
         }
@@ -58,7 +64,7 @@ extension Camctl {
             if !force && FileManager.default.fileExists(atPath: file) {
                 throw CommandFailure("\(file) exists; pass --force to replace it")
             }
-            let camera = try await target.camera(deviceOption)
+            let camera = try await target.pictureCamera(deviceOption)
             let session = CaptureSession()
             let output = CapturePhotoOutput()
             session.addInput(try CaptureDeviceInput(device: camera))

@@ -102,7 +102,7 @@ extension Camctl {
 
         func run() async throws {
             global.apply()
-            let camera = try await target.camera(deviceOption)
+            let camera = try await target.pictureCamera(deviceOption)
             let session = CaptureSession()
             let videoOutput = CaptureVideoDataOutput()
             session.beginConfiguration()
