@@ -158,8 +158,8 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 /// microphone, when the session has one — to a QuickTime or MPEG-4 movie.
 ///
 /// The encoding runs in camerad, shared with every other recording of the
-/// camera at the same settings. CaptureKit opens the file (created or
-/// truncated) and hands camerad its descriptor; camerad never opens a path.
+/// camera at the same settings. CaptureKit creates the file (never over one
+/// already there) and hands camerad its descriptor; camerad never opens a path.
 /// The file is written in fragments (``movieFragmentInterval``), so a crash
 /// of this process or of camerad leaves a file that plays up to its last
 /// fragment. `.mov` URLs get QuickTime, any other extension MPEG-4.

@@ -442,13 +442,14 @@ final class MovieRecorder: FrameSink {
             var ending = ending
             do throws(EncodingError) {
                 try state.writer?.finishWriting()
-                state.figures.bytes = state.writer?.bytesWritten ?? 0
             } catch {
                 logger.notice("finishing a movie: \(error.message)")
                 if ending.recordingSuccessfullyFinished {
                     ending = error.errno == ENOSPC ? .diskFull : .failed(CameraError(.internalError, "finishing the movie: \(error.message)"))
                 }
             }
+            // The size the file has at its end, finished or not (the live figure counted packets not yet written).
+            if let writer = state.writer { state.figures.bytes = writer.bytesWritten }
             let written = state.writer != nil
             state.writer = nil
             state.ending = ending
