@@ -1,4 +1,5 @@
-import Glibc
+import CameraIPC
+
 /// A time as a rational number of seconds, `value / timescale`: CoreMedia's
 /// CMTime, which AVFoundation uses for frame durations.
 public struct CMTime: Hashable, Comparable, Sendable, CustomStringConvertible {
@@ -62,18 +63,12 @@ private func gcd(_ a: Int64, _ b: Int64) -> Int64 {
 /// one clock to read: ``CMClockGetHostTimeClock()``, which is also every
 /// session's ``CaptureSession/synchronizationClock``.
 public struct CMClock: Hashable, Sendable {
-    let clock: clockid_t
-
     /// The time now, as ``CMClockGetTime(_:)`` reads it.
-    public var time: CMTime {
-        var now = timespec()
-        clock_gettime(clock, &now)
-        return CMTime(value: Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec), timescale: 1_000_000_000)
-    }
+    public var time: CMTime { CMTime(nanoseconds: monotonicNanoseconds()) }
 }
 
 /// The host's clock (CLOCK_MONOTONIC): the one every sample buffer's presentation time is on.
-public func CMClockGetHostTimeClock() -> CMClock { CMClock(clock: CLOCK_MONOTONIC) }
+public func CMClockGetHostTimeClock() -> CMClock { CMClock() }
 
 /// The clock's time now, in nanoseconds.
 public func CMClockGetTime(_ clock: CMClock) -> CMTime { clock.time }

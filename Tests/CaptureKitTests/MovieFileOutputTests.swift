@@ -384,11 +384,7 @@ extension CaptureKitEndToEnd {
     /// before the stop; didStartRecording comes about half a second later, when
     /// x264's lookahead gives the first packet.)
     @Test(.timeLimit(.minutes(2))) func theFileSpansStartRecordingToStopRecording() async throws {
-        func now() -> Int64 {
-            var time = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &time)
-            return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
-        }
+        func now() -> Int64 { CMClockGetTime(CMClockGetHostTimeClock()).value }
         try await withTemporaryDirectory { folder in
             try await withCaptureKitDaemon(virtualCameras: 1) { _ in
                 for cameraRuns in [true, false] {

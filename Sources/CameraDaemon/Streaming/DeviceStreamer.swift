@@ -228,15 +228,15 @@ final class DeviceStreamer: SubscriptionHost {
             } catch {
                 broken.append((stream.id, error))
             }
+            if stream.lateInARow >= Subscription.lateRunToLog && !stream.lateRunLogged {
+                stream.lateRunLogged = true
+                let held = stream.held.map { "\($0.poolID)/\($0.slot)" }.sorted().joined(separator: ", ")
+                logger.notice("\(device.uniqueID): stream \(stream.id) lost its last \(stream.lateInARow) frames as late: it holds [\(held)] (\(stream.policy.maxInFlight) at most) and gave back \(stream.released); it gets frames again once it releases one")
+            }
         }
         for (id, error) in broken {
             logger.notice("\(device.uniqueID): stream \(id) ended: \(error.message)")
             remove(id, &state)?.outbox.post(.end(error))
-        }
-        for stream in state.streams.values where stream.lateInARow >= Subscription.lateRunToLog && !stream.lateRunLogged {
-            stream.lateRunLogged = true
-            let held = stream.held.map { "\($0.poolID)/\($0.slot)" }.sorted().joined(separator: ", ")
-            logger.notice("\(device.uniqueID): stream \(stream.id) lost its last \(stream.lateInARow) frames as late: it holds [\(held)] (\(stream.policy.maxInFlight) at most) and gave back \(stream.released); it gets frames again once it releases one")
         }
     }
 
