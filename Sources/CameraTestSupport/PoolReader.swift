@@ -62,14 +62,23 @@ public final class PoolReader: @unchecked Sendable {
     public private(set) var frameRing: FrameRing?
     /// What wakes this reader when its frame ring has new records.
     public private(set) var frameSignal: OwnedFD?
-    /// Counts the signal's edges (registered on the reader's loop).
+    /// Counts the signal's edges (registered on the reader's loop), and reads the ring on each.
     private let signalWaiter = SignalWaiter()
-    /// Socket messages that came for news records not yet reached.
-    private var news: [Camerad_V1_StreamResponse.OneOf_Kind?] = []
+    /// Socket messages that came for news records not yet reached, with their descriptors.
+    private var news: [(Camerad_V1_StreamResponse.OneOf_Kind?, [OwnedFD])] = []
+    /// Guards the ring's reading, and what it changes, while a read is under way.
+    private let ringLock = NSLock()
+    /// The read under way; nil: nobody reads the ring.
+    private var ringReading: RingReading?
     /// Every frame and drop report read, in order.
     public private(set) var told: [Told] = []
     /// FormatChanged messages read.
     public private(set) var formatChanges = 0
+    /// Looks at the frame ring, and the longest time between two of them:
+    /// whether this reader (its test's task) was starved, when it gives up.
+    private var ringLooks = 0
+    private var longestBetweenLooks: Duration = .zero
+    private var lastLook: ContinuousClock.Instant?
 
     /// Opens a stream of `device` in its own format; `framesInFlight` 0 is the
     /// daemon's default; `keepsLateFrames` queues frames that come while it
@@ -105,6 +114,10 @@ public final class PoolReader: @unchecked Sendable {
             self.frameRing = try FrameRing(mapping: started.descriptors[Int(news.frameRing.fdIndex)],
                                            capacity: Int(news.frameRing.capacity))
             let signal = started.descriptors[Int(news.frameRing.signalFdIndex)]
+            signalWaiter.onEdge = { [weak self] in
+                guard let self else { return }
+                ringLock.withLock { lookAtRing() }
+            }
             _ = try loop.register(signal.rawValue, events: [.readable, .edgeTriggered], handler: signalWaiter)
             frameSignal = signal
         }
@@ -132,55 +145,92 @@ public final class PoolReader: @unchecked Sendable {
 
     /// Frames read from the frame ring, news taken from the socket in its
     /// place, waiting on the ring's signal (up to a generous deadline).
+    ///
+    /// While it waits, the reader's event loop reads the ring as each signal
+    /// edge comes, as a client's own thread would (``lookAtRing()``): frames go
+    /// back at once however long this task waits for a cooperative thread,
+    /// which a busy test process (two of them here, and tests computing on
+    /// them for seconds) makes it wait.
     private func readRing(_ count: Int, releasing: Bool, into frames: inout [Frame]) async throws {
         let ring = frameRing!
         let deadline = ContinuousClock.now + .seconds(60)
-        var newsDescriptors: [[OwnedFD]] = []
-        while frames.count < count {
+        ringLock.withLock { ringReading = RingReading(count: count, releasing: releasing) }
+        defer { ringLock.withLock { ringReading = nil } }
+        while true {
             // An edge after this is a record written since the ring was read.
             let edges = signalWaiter.edges.load(ordering: .acquiring)
-            var waitsForNews = false
-            var failure: (any Error)?
+            let reading = try ringLock.withLock { () throws -> RingReading in
+                lookAtRing()
+                return ringReading!
+            }
+            if let failure = reading.failure { throw failure }
+            if reading.frames.count >= count {
+                frames = reading.frames
+                return
+            }
+            if reading.waitsForNews {
+                guard let received = try await responses.next() else { throw DaemonFailure("\(device): the stream ended") }
+                ringLock.withLock {
+                    news.append((received.message.kind, received.descriptors))
+                    ringReading?.waitsForNews = false
+                }
+                continue
+            }
+            guard ContinuousClock.now < deadline else {
+                ringLock.withLock { ringReading = nil }
+                throw DaemonFailure("\(device): \(reading.frames.count) of \(count) frames in the ring in 60 s; \(await ringState(ring))")
+            }
+            _ = await waitUntil(timeout: .milliseconds(100), every: .milliseconds(1)) {
+                signalWaiter.edges.load(ordering: .acquiring) != edges
+            }
+        }
+    }
+
+    /// What a ``readRing(_:releasing:into:)`` under way has read.
+    private struct RingReading {
+        let count: Int
+        let releasing: Bool
+        var frames: [Frame] = []
+        /// A news record was reached whose message has not come.
+        var waitsForNews = false
+        var failure: (any Error)?
+    }
+
+    /// Reads the frame ring's new records while a read is under way (its
+    /// task, or the event loop on the ring's signal), under ``ringLock``:
+    /// frames checked and given back, drops told, news handled once its
+    /// message has come. Enough frames, or news not yet come: the rest stays
+    /// in the ring for the next look.
+    private func lookAtRing() {
+        guard let ring = frameRing, var reading = ringReading, reading.failure == nil, !reading.waitsForNews,
+              reading.frames.count < reading.count else { return }
+        defer { ringReading = reading }
+        let now = ContinuousClock.now
+        if let lastLook { longestBetweenLooks = max(longestBetweenLooks, now - lastLook) }
+        (ringLooks, lastLook) = (ringLooks + 1, now)
+        do {
             try ring.read { record in
-                // Enough: the rest stays in the ring for the next read.
-                guard frames.count < count else { return false }
+                guard reading.frames.count < reading.count else { return false }
                 switch record {
                 case let .frame(poolID, slot, sequence, _, _, bytesUsed):
                     var frame = Camerad_V1_FrameReady()
                     (frame.poolID, frame.slot, frame.sequence, frame.bytesUsed) = (poolID, slot, sequence, bytesUsed)
-                    do { try handle(.frame(frame), descriptors: [], releasing: releasing, into: &frames) } catch {
-                        failure = error
-                        return false
-                    }
+                    try handle(.frame(frame), descriptors: [], releasing: reading.releasing, into: &reading.frames)
                 case let .dropped(reason, count, lastSequence):
                     told.append(.dropped(reason: Camerad_V1_DropReason(rawValue: Int(reason)) ?? .unspecified,
                                          count: Int(count), lastSequence: lastSequence))
                 case .news:
                     guard !news.isEmpty else {
-                        waitsForNews = true
+                        reading.waitsForNews = true
                         return false
                     }
-                    do { try handle(news.removeFirst(), descriptors: newsDescriptors.removeFirst(), releasing: releasing, into: &frames) } catch {
-                        failure = error
-                        return false
-                    }
+                    let (kind, descriptors) = news.removeFirst()
+                    try handle(kind, descriptors: descriptors, releasing: reading.releasing, into: &reading.frames)
                 }
                 return true
             }
-            if let failure { throw failure }
-            if frames.count >= count { return }
-            if waitsForNews {
-                guard let received = try await responses.next() else { throw DaemonFailure("\(device): the stream ended") }
-                news.append(received.message.kind)
-                newsDescriptors.append(received.descriptors)
-                continue
-            }
-            guard ContinuousClock.now < deadline else {
-                throw DaemonFailure("\(device): \(frames.count) of \(count) frames in the ring in 60 s; \(await ringState(ring))")
-            }
-            _ = await waitUntil(timeout: .milliseconds(100), every: .milliseconds(1)) {
-                signalWaiter.edges.load(ordering: .acquiring) != edges
-            }
+        } catch {
+            reading.failure = error
         }
     }
 
@@ -193,7 +243,13 @@ public final class PoolReader: @unchecked Sendable {
             if case let .dropped(reason, count, _) = told { tally["\(reason)", default: 0] += count }
         }
         var state = "ring head \(head), tail \(tail), signal edges \(signalWaiter.edges.load(ordering: .acquiring)), "
-            + "news waiting \(news.count), released \(releasedThroughRing) through the ring and \(releasedByMessage) by message, drops \(drops)"
+            + "news waiting \(news.count), released \(releasedThroughRing) through the ring and \(releasedByMessage) by message, drops \(drops), "
+            + "\(ringLooks) looks at the ring, at most \(longestBetweenLooks) apart"
+        if let releases = self.ring {
+            // The release ring's head is this reader's count; its tail, camerad's.
+            state += "; release ring head \(releases.memory.baseAddress.load(as: UInt64.self)), "
+                + "tail \(releases.memory.baseAddress.load(fromByteOffset: 64, as: UInt64.self))"
+        }
         var request = Camerad_V1_GetDeviceStatisticsRequest()
         request.uniqueID = device
         do {
@@ -269,8 +325,13 @@ public final class PoolReader: @unchecked Sendable {
     }
 }
 
-/// Counts the edges of a frame ring's signal.
-private final class SignalWaiter: EventHandler {
+/// Counts the edges of a frame ring's signal, and acts on each on the loop.
+private final class SignalWaiter: EventHandler, @unchecked Sendable {
     let edges = Atomic(0)
-    func handleEvents(_ events: EventLoop.Events) { edges.add(1, ordering: .releasing) }
+    /// Set once, before the signal is registered.
+    var onEdge: (@Sendable () -> Void)?
+    func handleEvents(_ events: EventLoop.Events) {
+        onEdge?()
+        edges.add(1, ordering: .releasing)
+    }
 }

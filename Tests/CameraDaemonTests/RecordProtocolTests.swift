@@ -199,7 +199,8 @@ import Testing
                 // encoder before the join, in the pre-roll, too).
                 if let firstSequence = sequences.first, let lastSequence = sequences.last {
                     let span = UInt64(lastSequence - firstSequence) + 1
-                    #expect(span == UInt64(sequences.count) + finished.figures.framesDropped,
+                    // Frames after its last that never came before the stop count lost too (its figure may be higher).
+                    #expect(span <= UInt64(sequences.count) + finished.figures.framesDropped,
                             "\(finished.figures.framesDropped) counted lost: \(sequences)")
                 }
                 let firstFrame = try #require(ours.first)
@@ -452,7 +453,11 @@ import Testing
                     let frames = MovieProbe.frames(try await MovieProbe.videoStream(path))
                     #expect(frames > 0 && UInt64(frames) == finished.figures.frames, "\(name): \(frames) frames of \(finished.figures.frames)")
                     switch name {
-                    case "sized": #expect(finished.figures.bytes >= 40_000 && Self.size(path) == finished.figures.bytes)
+                    case "sized":
+                        // Within a packet of the limit: the one that would take it past is not written (a frame of
+                        // this picture is well under 32 KB), and the boxes that close the file add a few kilobytes.
+                        let bytes = finished.figures.bytes
+                        #expect(bytes > 40_000 - 32_768 && bytes <= 40_000 + 8_192 && Self.size(path) == bytes, "\(finished.figures)")
                     case "timed":
                         // Within half a frame of the limit, never more: shorter only by frames lost at its end.
                         let figures = finished.figures

@@ -99,8 +99,9 @@ final class MovieRecorder: FrameSink {
         var start: Int64?
         /// What it has written (its drops are counted in `published` alone).
         var figures = Figures()
-        /// Where the picture written so far ends (its last frame's end).
+        /// Where the picture written so far ends (its last frame's end), and its last frame's duration.
         var pictureEnd: Int64 = .min
+        var frameDuration: Int64 = 0
         /// Sound the picture has not reached (its encoder behind): written as it
         /// does; what is left at the end is past the picture's end, and let go.
         var heldSound: [EncodedPacket] = []
@@ -342,6 +343,15 @@ final class MovieRecorder: FrameSink {
                 if kind == .video, !state.pictureDone, let stopping = state.stopping,
                    packet.presentationTimeNanoseconds >= stopping.time {
                     state.pictureDone = true
+                    // The frames between the last written and this one that would have come before the stop
+                    // (their times spread evenly between the two) never came: lost, counted as any gap is.
+                    if let frame, let last = state.lastFrame, frame > last + 1, state.pictureEnd < stopping.time {
+                        let gap = frame - last
+                        let span = Double(packet.presentationTimeNanoseconds - state.pictureEnd) + Double(state.frameDuration)
+                        let sinceLast = Double(stopping.time - state.pictureEnd) + Double(state.frameDuration)
+                        let before = (sinceLast / span * Double(gap)).rounded(.up) - 1
+                        published.withLock { $0.packetsDropped += Int(min(max(before, 0), Double(gap - 1))) }
+                    }
                 }
                 guard kind == .video, !state.pictureDone else {
                     guard kind == .audio else { return state.finished(hasSound: audio != nil) }
@@ -400,6 +410,7 @@ final class MovieRecorder: FrameSink {
                 }
                 let start = state.start ?? packet.presentationTimeNanoseconds
                 state.pictureEnd = packet.presentationTimeNanoseconds + packet.durationNanoseconds
+                state.frameDuration = packet.durationNanoseconds
                 state.figures.packets += 1
                 state.figures.durationNanoseconds = state.pictureEnd - start
                 try writeHeldSound(&state)

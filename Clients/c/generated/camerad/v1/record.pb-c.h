@@ -324,7 +324,9 @@ struct  Camerad__V1__RecordingFigures
   /*
    * Frames lost between the first written and the last: frames the encoder
    * never got (the file goes on) and packets behind a slow disk (it resumes at
-   * the next keyframe) — the gaps in the frames' numbers.
+   * the next keyframe) — the gaps in the frames' numbers — and those of a gap
+   * between the last written and the first past the stop that came before the
+   * stop (their times taken as spread evenly over the gap).
    */
   uint64_t frames_dropped;
   /*
