@@ -170,7 +170,7 @@ final class ConfigurationLocks: Sendable {
         let timer: ScheduledWork?
 
         func run() {
-            timer?.cancel()
+            timer?.stop()
             continuation.wake(with: result)
         }
     }

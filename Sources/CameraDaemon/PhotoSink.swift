@@ -37,7 +37,7 @@ final class PhotoSink: FrameSink {
             let seconds = String(format: "%.1f", timeout.seconds)
             self?.fail(CameraError(.timedOut, "\(device) made no frame for the photo within \(seconds) s; try again"))
         }
-        defer { timer.cancel() }
+        defer { timer.stop() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let ready = state.withLock { state -> Result<FrameHandle, any Error>? in

@@ -1,7 +1,8 @@
 internal import CFFmpeg
 import Glibc
 
-/// One movie file: encoded packets muxed by libavformat into MP4 or MOV,
+/// One movie file: encoded packets muxed by libavformat into MP4, MOV or
+/// Matroska (in clusters, as MP4 in fragments: ``Container/matroska``),
 /// written to a descriptor the client opened (camerad never opens a path a
 /// client names), from where it stood, never cutting what the file held before.
 ///
@@ -21,6 +22,13 @@ import Glibc
 public final class MovieWriter {
     public enum Container: String, Sendable, CaseIterable {
         case mp4, mov
+        /// Matroska, in clusters of ``fragmentInterval``: the same crash safety,
+        /// no index (the muxer writes none to a file it cannot seek back in) and
+        /// no display matrix (FFmpeg 5.1 writes none there).
+        case matroska
+
+        /// Whether the file holds a display matrix (``DisplayTransform``).
+        public var turnsPicture: Bool { self != .matroska }
     }
 
     /// Where the bytes go, for libavformat's callbacks: the descriptor, the
@@ -160,6 +168,7 @@ public final class MovieWriter {
                 stream.pointee.time_base = AVRational(num: 1, den: 1_000_000)
                 streams[kind] = (stream.pointee.index, stream.pointee.time_base)
                 if kind == .video, display != .identity {
+                    guard container.turnsPicture else { throw EncodingError("a \(container) file holds no display matrix") }
                     guard let matrix = av_stream_new_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, 9 * 4) else {
                         throw EncodingError("out of memory for the display matrix")
                     }
@@ -169,16 +178,24 @@ public final class MovieWriter {
             for (key, value) in metadata { av_dict_set(&format.pointee.metadata, key, value, 0) }
             var options: OpaquePointer?
             defer { av_dict_free(&options) }
-            av_dict_set(&options, "movflags", "frag_keyframe+empty_moov+delay_moov+default_base_moof", 0)
-            av_dict_set(&options, "min_frag_duration", "\(Int64(fragmentInterval * 1_000_000))", 0)
+            switch container {
+            case .mp4, .mov:
+                av_dict_set(&options, "movflags", "frag_keyframe+empty_moov+delay_moov+default_base_moof", 0)
+                av_dict_set(&options, "min_frag_duration", "\(Int64(fragmentInterval * 1_000_000))", 0)
+                // The edit lists that place each track count in the movie's timescale: FFmpeg's
+                // 1000 would round where the sound starts against the picture by up to a millisecond.
+                av_dict_set(&options, "movie_timescale", "90000", 0)
+            case .matroska:
+                // A cluster as a fragment: ended at the first keyframe past the interval (the muxer
+                // starts one at a keyframe once the interval is up), never at a size.
+                av_dict_set(&options, "cluster_time_limit", "\(Int64(fragmentInterval * 1000))", 0)
+                av_dict_set(&options, "cluster_size_limit", "\(Int32.max)", 0)
+            }
             // Each fragment reaches the descriptor as the muxer ends it, not when a buffer fills.
             av_dict_set(&options, "flush_packets", "1", 0)
             // Packets wait until every stream has one, however long a picture is held back (an encoder
             // starved on a loaded machine), where FFmpeg's default writes one stream alone after 10 s.
             format.pointee.max_interleave_delta = 0
-            // The edit lists that place each track count in the movie's timescale: FFmpeg's
-            // 1000 would round where the sound starts against the picture by up to a millisecond.
-            av_dict_set(&options, "movie_timescale", "90000", 0)
             let written = avformat_write_header(format, &options)
             guard written >= 0 else { throw error(written, "writing the \(container) header") }
             // The muxer chose each stream's time base: packets are rescaled to it.

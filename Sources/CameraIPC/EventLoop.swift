@@ -272,13 +272,14 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     }
 }
 
-/// A timer on an ``EventLoop``: cancel it before it runs, or let it run.
+/// A timer on an ``EventLoop``: stop it before it runs, or let it run.
 public struct ScheduledWork: Sendable {
     fileprivate weak var loop: EventLoop?
     fileprivate let id: UInt64
 
-    /// Stops the timer, if it has not run yet.
-    public func cancel() {
+    /// Stops the timer, if it has not run yet. (Not `cancel()`: that is a
+    /// task's, which must be cancelled with no lock held, `cancelUnlocked()`.)
+    public func stop() {
         loop?.cancel(id)
     }
 }

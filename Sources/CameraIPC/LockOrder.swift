@@ -28,6 +28,8 @@ public enum LockLevel: Int32, CaseIterable, Sendable {
     case callOutput
     /// `SocketConnection`'s write state, held across its `sendmsg` (the loop's registration changed under it).
     case connectionWrites
+    /// A recorder's file and its writer (its worker's, and a client's question; its figures published under it).
+    case movieRecorder
 
     // Leaves: nothing is taken under them.
 
@@ -59,7 +61,8 @@ public enum LockLevel: Int32, CaseIterable, Sendable {
     case clientBudget
     /// A device's buffer leases (`BufferLeases`).
     case bufferLeases
-    /// A camera backend's own state (controls, modes, strobe) and its settings' values.
+    /// A backend's own state: a camera's controls, modes, strobe and settings'
+    /// values; a microphone's input gain as last set.
     case cameraState
     /// A photo's sink: its frame, waiter, failure.
     case photoSink
@@ -74,8 +77,11 @@ public enum LockLevel: Int32, CaseIterable, Sendable {
     case audioWork
     /// An encoder node's encoder (its worker's, and a recorder's keyframe request).
     case encoderWork
-    /// A recorder's file and its figures (its worker's, and a client's question).
-    case movieRecorder
+    /// A recorder's published figures (its worker's, and a client's question).
+    case recorderFigures
+    /// A recording's handles: its call's refusal, its limit's timer, its
+    /// encoder subscriptions, its file check's waiting answer.
+    case recordingHandles
     /// A recording's file syncs: counts and the files waiting (`FileSyncer`).
     case fileSync
     /// `DescriptorCloser`'s pools: each user's closing threads and the

@@ -195,6 +195,14 @@ extension Camerad_V1_VideoRecordingSettings: CheckedMessage {
     }
 }
 
+extension Camerad_V1_AudioRecordingSettings: CheckedMessage {
+    public static var fieldChecks: [FieldCheck<Self>] {
+        [.integer("sample_rate", \.sampleRate, 0...96_000, "Hz, 8000 or more; 0 for the microphone's"),
+         .integer("channels", \.channels, 0...2, "1 or 2; 0 for the microphone's"),
+         .integer("average_bit_rate", \.averageBitRate, 0...512_000, "bits a second, 8000 or more; 0 for 128000")]
+    }
+}
+
 extension Camerad_V1_MovieMetadata: CheckedMessage {
     public static var fieldChecks: [FieldCheck<Self>] { [] }
 }
@@ -213,7 +221,8 @@ extension Camerad_V1_StartRecording: CheckedMessage {
          .enumeration("sync", \.sync),
          .integer("sync_interval_ns", \.syncIntervalNs, 0...anHourOfNanoseconds, "1 ms to an hour, with FILE_SYNC_INTERVAL"),
          .enumeration("preset", \.preset),
-         .enumeration("orientation", \.orientation)]
+         .enumeration("orientation", \.orientation),
+         .message("audio", \.audio)]
     }
 }
 
@@ -241,6 +250,6 @@ public let checkedMessageTypes: [any CheckedMessage.Type] = [
     Camerad_V1_LockForConfigurationRequest.self, Camerad_V1_UnlockForConfigurationRequest.self, Camerad_V1_ControlValue.self,
     Camerad_V1_DeviceConfiguration.self, Camerad_V1_ConfigureDeviceRequest.self, Camerad_V1_PhotoSettings.self,
     Camerad_V1_CapturePhotoRequest.self, Camerad_V1_WatchAudioLevelsRequest.self, Camerad_V1_VideoRecordingSettings.self,
-    Camerad_V1_MovieMetadata.self, Camerad_V1_StartRecording.self, Camerad_V1_StopRecording.self, Camerad_V1_NextFile.self,
+    Camerad_V1_AudioRecordingSettings.self, Camerad_V1_MovieMetadata.self, Camerad_V1_StartRecording.self, Camerad_V1_StopRecording.self, Camerad_V1_NextFile.self,
     Camerad_V1_RecordRequest.self,
 ]

@@ -162,7 +162,9 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 /// already there) and hands camerad its descriptor; camerad never opens a path.
 /// The file is written in fragments (``movieFragmentInterval``), so a crash
 /// of this process or of camerad leaves a file that plays up to its last
-/// fragment. `.mov` URLs get QuickTime, any other extension MPEG-4.
+/// fragment. `.mov` URLs get QuickTime, `.mkv` Matroska (Linux only: no
+/// display matrix there, so a connection's orientation or mirroring fails
+/// the recording), any other extension MPEG-4.
 public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendable {
     /// AVVideoCodecType.
     public struct VideoCodecType: RawRepresentable, Hashable, Sendable {
@@ -193,6 +195,20 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
         public init() {}
     }
 
+    /// outputSettings(for:) of the audio connection as a value: AAC
+    /// (kAudioFormatMPEG4AAC, the one format camerad encodes) at this rate,
+    /// with these channels, at this bit rate.
+    public struct AudioOutputSettings: Equatable, Sendable {
+        /// AVSampleRateKey, 8000 to 96000 Hz; nil: the microphone's.
+        public var sampleRate: Int?
+        /// AVNumberOfChannelsKey, 1 or 2; nil: the microphone's, 2 at most.
+        public var numberOfChannels: Int?
+        /// AVEncoderBitRateKey, 8000 to 512000 bits per second; nil: 128000.
+        public var bitRate: Int?
+
+        public init() {}
+    }
+
     /// When the file is made durable (Linux only: AVFoundation leaves it to
     /// the system). The file reaches the disk a whole fragment at a time, so a
     /// crash leaves it playable up to its last fragment written; a power loss,
@@ -209,6 +225,7 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
 
     private struct MovieSettings {
         var video = VideoOutputSettings()
+        var audio = AudioOutputSettings()
         var fragmentInterval = CMTime(value: 10, timescale: 1)
         var metadata: [MetadataItem] = []
         var preRoll = CMTime.zero
@@ -255,9 +272,20 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
         set { movie.withLock { $0.metadata = newValue ?? [] } }
     }
 
-    /// The video connection's settings as AVFoundation's keys: AVVideoCodecKey,
-    /// AVVideoWidthKey, AVVideoHeightKey, AVVideoCompressionPropertiesKey.
+    /// A connection's settings as AVFoundation's keys: the video connection's
+    /// AVVideoCodecKey, AVVideoWidthKey, AVVideoHeightKey and
+    /// AVVideoCompressionPropertiesKey; the audio connection's AVFormatIDKey
+    /// (``kAudioFormatMPEG4AAC``), AVSampleRateKey, AVNumberOfChannelsKey and
+    /// AVEncoderBitRateKey (those set).
     public func outputSettings(for connection: CaptureConnection) -> [String: Any] {
+        if Self.isAudio(connection) {
+            let settings = audioOutputSettings
+            var dictionary: [String: Any] = [AVFormatIDKey: kAudioFormatMPEG4AAC]
+            if let rate = settings.sampleRate { dictionary[AVSampleRateKey] = rate }
+            if let channels = settings.numberOfChannels { dictionary[AVNumberOfChannelsKey] = channels }
+            if let bitRate = settings.bitRate { dictionary[AVEncoderBitRateKey] = bitRate }
+            return dictionary
+        }
         let settings = videoOutputSettings
         var compression: [String: Any] = [:]
         if let rate = settings.averageBitRate { compression[AVVideoAverageBitRateKey] = rate }
@@ -270,20 +298,40 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
         return dictionary
     }
 
-    /// Sets the video connection's settings from AVFoundation's keys; nil: the defaults.
+    /// Sets a connection's settings from AVFoundation's keys (those
+    /// ``outputSettings(for:)`` lists); nil: the defaults.
     ///
-    /// - Throws: INVALID_ARGUMENT for a codec camerad does not encode, or a
-    ///   key or value it does not take (AVFoundation raises an exception).
+    /// - Throws: INVALID_ARGUMENT for a codec or format camerad does not
+    ///   encode, or a key or value it does not take (AVFoundation raises an exception).
     public func setOutputSettings(_ settings: [String: Any]?, for connection: CaptureConnection) throws(CaptureError) {
-        var parsed = VideoOutputSettings()
         let settings = settings ?? [:]
-        func integer(_ value: Any?, _ key: String) throws(CaptureError) -> Int? {
+        func integer(_ value: Any?, _ key: String, _ range: ClosedRange<Int> = 1...Int.max) throws(CaptureError) -> Int? {
             guard let value else { return nil }
-            guard let number = (value as? Int) ?? (value as? NSNumber)?.intValue, number > 0 else {
-                throw CaptureError(.invalidArgument, "\(key) must be a positive integer, not \(value)")
+            guard let number = (value as? Int) ?? (value as? NSNumber).flatMap({ Int(exactly: $0.doubleValue) }),
+                  range.contains(number) else {
+                throw CaptureError(.invalidArgument, range.upperBound == .max ? "\(key) must be a positive integer, not \(value)"
+                                   : "\(key) must be a whole number from \(range.lowerBound) to \(range.upperBound), not \(value)")
             }
             return number
         }
+        if Self.isAudio(connection) {
+            if let format = settings[AVFormatIDKey] {
+                guard ((format as? UInt32) ?? (format as? NSNumber)?.uint32Value) == kAudioFormatMPEG4AAC else {
+                    throw CaptureError(.invalidArgument, "camerad records a movie's sound as AAC: AVFormatIDKey kAudioFormatMPEG4AAC, not \(format)")
+                }
+            }
+            var parsed = AudioOutputSettings()
+            parsed.sampleRate = try integer(settings[AVSampleRateKey], AVSampleRateKey, 8_000...96_000)
+            parsed.numberOfChannels = try integer(settings[AVNumberOfChannelsKey], AVNumberOfChannelsKey, 1...2)
+            parsed.bitRate = try integer(settings[AVEncoderBitRateKey], AVEncoderBitRateKey, 8_000...512_000)
+            let unknown = settings.keys.filter { ![AVFormatIDKey, AVSampleRateKey, AVNumberOfChannelsKey, AVEncoderBitRateKey].contains($0) }
+            guard unknown.isEmpty else {
+                throw CaptureError(.invalidArgument, "camerad does not take \(unknown.sorted()) in a movie's audio settings")
+            }
+            audioOutputSettings = parsed
+            return
+        }
+        var parsed = VideoOutputSettings()
         if let codec = settings[AVVideoCodecKey] {
             guard let name = (codec as? String) ?? (codec as? VideoCodecType)?.rawValue,
                   let known = availableVideoCodecTypes.first(where: { $0.rawValue == name }) else {
@@ -310,6 +358,26 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
     public var videoOutputSettings: VideoOutputSettings {
         get { movie.withLock { $0.video } }
         set { movie.withLock { $0.video = newValue } }
+    }
+
+    /// The audio connection's ``outputSettings(for:)`` as a value.
+    public var audioOutputSettings: AudioOutputSettings {
+        get { movie.withLock { $0.audio } }
+        set { movie.withLock { $0.audio = newValue } }
+    }
+
+    /// The container a URL's extension asks for: `.mov` QuickTime, `.mkv` Matroska, anything else MPEG-4.
+    private static func fileType(of url: URL) -> Camerad_V1_FileType {
+        switch url.pathExtension.lowercased() {
+        case "mov": .mov
+        case "mkv": .matroska
+        default: .mp4
+        }
+    }
+
+    /// Whether `connection` is the one that carries the microphone's sound.
+    private static func isAudio(_ connection: CaptureConnection) -> Bool {
+        connection.input.device.hasMediaType(.audio)
     }
 
     /// Starts recording the session's camera (and microphone) to `outputFileURL`,
@@ -349,8 +417,9 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
         var start = Camerad_V1_StartRecording()
         start.uniqueID = connection.input.device.uniqueID
         start.audioUniqueID = microphone?.uniqueID ?? ""
-        start.fileType = outputFileURL.pathExtension.lowercased() == "mov" ? .mov : .mp4
+        start.fileType = Self.fileType(of: outputFileURL)
         start.video = Camerad_V1_VideoRecordingSettings(videoOutputSettings)
+        start.audio = Camerad_V1_AudioRecordingSettings(audioOutputSettings)
         start.preset = session.sessionPreset.proto
         // Written as the track's display matrix, as AVFoundation does: players turn the picture.
         start.orientation = connection.videoOrientation.proto
@@ -654,6 +723,11 @@ public let AVVideoAverageBitRateKey = "AverageBitRate"
 public let AVVideoMaxKeyFrameIntervalKey = "MaxKeyFrameInterval"
 public let AVVideoExpectedSourceFrameRateKey = "ExpectedFrameRate"
 
+/// AVEncoderBitRateKey (AVAudioSettings.h): a movie's sound, bits per second.
+public let AVEncoderBitRateKey = "AVEncoderBitRateKey"
+/// MPEG-4 AAC ('aac '): the format of a movie's sound.
+public let kAudioFormatMPEG4AAC: UInt32 = 0x6161_6320
+
 extension Camerad_V1_VideoRecordingSettings {
     init(_ settings: CaptureMovieFileOutput.VideoOutputSettings) {
         self.init()
@@ -663,6 +737,15 @@ extension Camerad_V1_VideoRecordingSettings {
         frameRate = UInt32(clamping: settings.frameRate ?? 0)
         averageBitRate = UInt32(clamping: settings.averageBitRate ?? 0)
         maxKeyFrameInterval = UInt32(clamping: settings.maxKeyFrameInterval ?? 0)
+    }
+}
+
+extension Camerad_V1_AudioRecordingSettings {
+    init(_ settings: CaptureMovieFileOutput.AudioOutputSettings) {
+        self.init()
+        sampleRate = UInt32(clamping: settings.sampleRate ?? 0)
+        channels = UInt32(clamping: settings.numberOfChannels ?? 0)
+        averageBitRate = UInt32(clamping: settings.bitRate ?? 0)
     }
 }
 

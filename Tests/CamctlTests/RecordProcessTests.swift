@@ -55,6 +55,26 @@ import Testing
         }
     }
 
+    /// A .mkv FILE is Matroska, and --audio-rate, --audio-channels and
+    /// --audio-bitrate are the sound's AAC settings, as ffprobe reads them.
+    @Test(.timeLimit(.minutes(2))) func matroskaWithTheSoundAsAsked() async throws {
+        try await withRunningDaemon(arguments: ["--virtual-microphones", "1"]) { daemon in
+            try await withTemporaryDirectory { folder in
+                let movie = folder + "/movie.mkv"
+                let result = try await camctl(["record", "virtual-0", movie, "--duration", "1", "--size", "320x240", "--audio", "virtual-microphone-0",
+                                               "--audio-rate", "16000", "--audio-channels", "1", "--audio-bitrate", "48000", "--json"],
+                                              socket: daemon.socketPath, timeout: .seconds(60))
+                #expect(result.status == 0, "\(result.standardError)")
+                let probe = try await runProcess("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "format=format_name:stream=codec_name,sample_rate,channels",
+                                                                     "-of", "compact=p=0", movie])
+                #expect(probe.lines == ["codec_name=h264", "codec_name=aac|sample_rate=16000|channels=1", "format_name=matroska,webm"],
+                        "\(probe.standardOutput)")
+                let ended = try JSONDecoder().decode(Ended.self, from: Data(result.standardOutput.utf8))
+                #expect(MovieProbe.frames(try await MovieProbe.videoStream(movie)) == ended.frames && ended.frames > 0)
+            }
+        }
+    }
+
     /// --segment: a new file at a keyframe every second or so, until Ctrl-C;
     /// every file plays, the files' frame stamps in order, none repeated.
     @Test(.timeLimit(.minutes(2))) func segmentsFollowEachOtherWithoutALostFrame() async throws {
@@ -121,6 +141,9 @@ import Testing
                     (["record", "0", folder + "/a.mp4", "--audio", "virtual-0"], "is a camera"),
                     (["record", "0", folder + "/a.mp4", "--size", "321x240"], "even sizes"),
                     (["record", "0", folder + "/a.mp4", "--segment", "5", "--duration", "2"], "until Ctrl-C"),
+                    (["record", "0", folder + "/a.mp4", "--audio-rate", "16000"], "name its microphone with --audio"),
+                    (["record", "0", folder + "/a.mp4", "--audio", "virtual-microphone-0", "--audio-channels", "3"], "1 or 2"),
+                    (["record", "0", folder + "/a.wav"], ".mp4, .m4v, .mov or .mkv"),
                 ]
                 for (arguments, words) in cases {
                     let result = try await camctl(arguments, socket: daemon.socketPath)

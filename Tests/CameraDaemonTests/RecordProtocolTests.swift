@@ -529,16 +529,17 @@ import Testing
     }
 
     /// SIGKILL of camerad mid-recording: the file ffprobe reads holds every
-    /// fragment finished before (fragments of half a second: a keyframe every
-    /// 15 frames), every frame's stamp in order.
-    @Test(.timeLimit(.minutes(5))) func aKilledDaemonLeavesAFileThatPlaysUpToItsLastFragment() async throws {
+    /// fragment (an MP4's) or cluster (a Matroska file's) finished before
+    /// (half a second each: a keyframe every 15 frames), every frame's stamp in order.
+    @Test(.timeLimit(.minutes(5)), arguments: [Camerad_V1_FileType.mp4, .matroska])
+    func aKilledDaemonLeavesAFileThatPlaysUpToItsLastFragment(fileType: Camerad_V1_FileType) async throws {
         try await withTemporaryDirectory { folder in
             try await withRunningDaemon { daemon in
                 let (client, loop) = try await connectClient(daemon)
                 defer { client.close(); loop.stop() }
-                var start = Self.start(fragmentSeconds: 0.5)
+                var start = Self.start(fileType: fileType, fragmentSeconds: 0.5)
                 start.video.maxKeyFrameInterval = 15
-                let path = folder + "/killed.mp4"
+                let path = folder + (fileType == .matroska ? "/killed.mkv" : "/killed.mp4")
                 let call = try RecordCall(client, start, descriptors: [try Self.file(path)])
                 // Frames written, not time: beside the full suite's encoders this one may write few a second.
                 #expect(await waitUntil(timeout: .seconds(150)) { (call.lastProgress?.frames ?? 0) >= 90 })
@@ -546,7 +547,7 @@ import Testing
                 _ = await daemon.stop(signal: SIGKILL)
                 let stream = try await MovieProbe.videoStream(path)
                 let frames = MovieProbe.frames(stream)
-                print("killed: camerad had written \(written.frames) frames when last asked, \(written.bytes) bytes; the file plays \(frames) frames")
+                print("killed (\(fileType)): camerad had written \(written.frames) frames when last asked, \(written.bytes) bytes; the file plays \(frames) frames")
                 // What was written when camerad last said, less the fragment under way then (15 frames) and the one
                 // before it, whose keyframe may have come late: all but the last fragment.
                 #expect(UInt64(frames) + 30 >= written.frames, "\(frames) frames play of \(written.frames) written")

@@ -67,7 +67,7 @@ import Testing
             }
         }
         let cancelled = loop.schedule(after: .milliseconds(30)) { continuation.yield(("cancelled", true, false)) }
-        cancelled.cancel()
+        cancelled.stop()
         // A timer scheduled on the loop's own thread is counted in its next wait.
         loop.execute {
             loop.schedule(after: .milliseconds(80)) {

@@ -75,7 +75,7 @@ import Testing
     @Test func cameradsCodeWakesTasksOnlyThroughTheCheckedForms() throws {
         let sources = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appending(path: "Sources")
-        let raw = try NSRegularExpression(pattern: #"\.(resume\(|yield\(|finish\((throwing:[^)]*)?\))"#)
+        let raw = try NSRegularExpression(pattern: #"\.(resume\(|yield\(|finish\((throwing:[^)]*)?\)|cancel\(\))"#)
         var found: [String] = []
         for target in ["CameraIPC", "CameraProtocol", "CameraDaemon", "camerad"] {
             let directory = sources.appending(path: target)
@@ -92,5 +92,32 @@ import Testing
             }
         }
         #expect(found.isEmpty, "unchecked wake-ups:\n\(found.joined(separator: "\n"))")
+    }
+
+    /// Every lock in camerad's code (its modules, CameraMedia's and
+    /// CameraEncoding's too) is an `OrderedMutex` with a level: a plain
+    /// `Mutex`, `NSLock`, `os_unfair_lock` or pthread mutex would escape the checker.
+    @Test func everyLockInCameradsCodeIsOrdered() throws {
+        let sources = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appending(path: "Sources")
+        let plain = try NSRegularExpression(pattern: #"\bMutex\s*[<(]|\bNS(Recursive)?Lock\b|\bNSCondition|os_unfair_lock|pthread_(mutex|rwlock|spin)"#)
+        var found: [String] = []
+        var files = 0
+        for target in ["CameraIPC", "CameraProtocol", "CameraDaemon", "CameraMedia", "CameraEncoding", "camerad"] {
+            let directory = sources.appending(path: target)
+            let enumerator = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)!
+            for case let file as URL in enumerator where file.pathExtension == "swift" && file.lastPathComponent != "LockOrder.swift" {
+                files += 1
+                for (number, line) in try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                    let text = String(line)
+                    if text.trimmingCharacters(in: .whitespaces).hasPrefix("//") { continue }
+                    if plain.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil {
+                        found.append("\(target)/\(file.lastPathComponent):\(number + 1): \(text.trimmingCharacters(in: .whitespaces))")
+                    }
+                }
+            }
+        }
+        #expect(files > 100, "the sources were found: \(files) files")
+        #expect(found.isEmpty, "locks the order does not check (make each an OrderedMutex with a LockLevel):\n\(found.joined(separator: "\n"))")
     }
 }

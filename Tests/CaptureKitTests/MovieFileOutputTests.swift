@@ -503,5 +503,54 @@ extension CaptureKitEndToEnd {
             #expect(throws: CaptureError.self) { try output.setOutputSettings([AVVideoWidthKey: -2], for: connection) }
         }
     }
+
+    /// The audio connection's settings (AVFoundation's AAC keys) set the
+    /// sound's rate, channels and bit rate in the file, and a `.mkv` URL gets
+    /// Matroska (Linux only) — which has no display matrix, so a turned
+    /// connection's recording fails with INVALID_ARGUMENT and leaves no file.
+    @Test(.timeLimit(.minutes(2))) func theAudioSettingsAndAMatroskaFile() async throws {
+        try await withTemporaryDirectory { folder in
+            try await withCaptureKitDaemon(virtualCameras: 1, arguments: ["--virtual-microphones", "1"]) { _ in
+                let (session, output) = try await Self.session(microphone: "virtual-microphone-0")
+                let audio = try #require(output.connection(with: .audio))
+                try output.setOutputSettings([AVFormatIDKey: kAudioFormatMPEG4AAC, AVSampleRateKey: 22_050,
+                                              AVNumberOfChannelsKey: 1, AVEncoderBitRateKey: 64_000], for: audio)
+                #expect(output.audioOutputSettings.sampleRate == 22_050 && output.audioOutputSettings.numberOfChannels == 1)
+                let read = output.outputSettings(for: audio)
+                #expect(read[AVFormatIDKey] as? UInt32 == kAudioFormatMPEG4AAC && read[AVEncoderBitRateKey] as? Int == 64_000, "\(read)")
+                #expect(output.outputSettings(for: try #require(output.connection(with: .video)))[AVVideoCodecKey] as? String == "avc1")
+                for refused: [String: Any] in [[AVFormatIDKey: kAudioFormatLinearPCM], [AVSampleRateKey: 4_000],
+                                               [AVNumberOfChannelsKey: 6], [AVLinearPCMBitDepthKey: 16]] {
+                    #expect(throws: CaptureError.self, "\(refused)") { try output.setOutputSettings(refused, for: audio) }
+                }
+                #expect(output.audioOutputSettings.bitRate == 64_000, "a refused setting leaves the last ones")
+                output.maxRecordedDuration = CMTime(value: 1, timescale: 1)
+                try await session.start()
+                let url = URL(fileURLWithPath: folder + "/movie.mkv")
+                let delegate = Delegate()
+                output.startRecording(to: url, recordingDelegate: delegate)
+                let ended = try #require(await delegate.finished())
+                #expect((ended as? RecordingError)?.recordingSuccessfullyFinished == true, "\(String(describing: ended))")
+
+                let format = try await runProcess("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "format=format_name", "-of", "csv=p=0", url.path])
+                #expect(format.standardOutput.contains("matroska"), "\(format.standardOutput)")
+                let streams = try await MovieProbe.streams(url.path)
+                #expect(streams.compactMap { $0["codec_name"] as? String } == ["h264", "aac"], "\(streams)")
+                let sound = try #require(streams.last)
+                #expect(sound["sample_rate"] as? String == "22050" && sound["channels"] as? Int == 1, "\(sound)")
+                #expect(MovieProbe.frames(try await MovieProbe.videoStream(url.path)) == output.recordedFrameCount)
+
+                // Turned: Matroska cannot say so, and the recording fails before a byte is written.
+                try #require(output.connection(with: .video)).videoOrientation = .portrait
+                let turned = URL(fileURLWithPath: folder + "/turned.mkv")
+                let refusing = Delegate()
+                output.startRecording(to: turned, recordingDelegate: refusing)
+                let error = try #require(await refusing.finished())
+                #expect((error as? CaptureError)?.code == .invalidArgument && "\(error!)".contains("Matroska"), "\(String(describing: error))")
+                #expect(!FileManager.default.fileExists(atPath: turned.path), "no file left behind")
+                await session.stopRunning()
+            }
+        }
+    }
 }
 }

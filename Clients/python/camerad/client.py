@@ -228,11 +228,14 @@ class Client:
                width: int = 0, height: int = 0, frame_rate: int = 0, average_bit_rate: int = 0,
                max_duration: float = 0, max_file_size: int = 0, fragment_interval: float = 0,
                location: str = "", codec: str = "h264", pre_roll: float = 0,
-               sync: "str | float" = "fragment") -> Recording:
+               sync: "str | float" = "fragment", audio_sample_rate: int = 0, audio_channels: int = 0,
+               audio_bit_rate: int = 0) -> Recording:
         """Records a camera (and `audio_unique_id`'s microphone) into `file`: a path, which this
         client opens (created or truncated), or an open file object or descriptor, written to by
-        camerad (which never opens a path itself). `file_type` "mov" or "mp4" (None: from the
-        path's extension, else mp4). `codec` "h264" (encoded) or "mjpeg": a camera running an MJPG
+        camerad (which never opens a path itself). `file_type` "mov", "mp4" or "mkv" (Matroska:
+        no display matrix; None: from the path's extension, else mp4). The sound is AAC at
+        `audio_sample_rate`, `audio_channels` and `audio_bit_rate` (0: the microphone's rate, up to
+        two of its channels, 128 kbit/s). `codec` "h264" (encoded) or "mjpeg": a camera running an MJPG
         format stored as it comes (its size and rate). `pre_roll` (seconds, at most 10) starts the
         file that long before now, from the recent packets of encoders another recording of the
         camera at the same settings keeps running (``Recording.started.pre_roll_ns`` says how far
@@ -250,11 +253,12 @@ class Client:
         else:
             file_sync, sync_interval_ns = record_pb2.FILE_SYNC_INTERVAL, int(sync * 1e9)
         with _movie_descriptor(file) as (fd, path):
+            types = {"mov": record_pb2.FILE_TYPE_MOV, "mp4": record_pb2.FILE_TYPE_MP4, "mkv": record_pb2.FILE_TYPE_MATROSKA}
             if file_type is None:
-                file_type = "mov" if str(path).lower().endswith(".mov") else "mp4"
-            types = {"mov": record_pb2.FILE_TYPE_MOV, "mp4": record_pb2.FILE_TYPE_MP4}
+                extension = os.path.splitext(str(path))[1].lower().lstrip(".")
+                file_type = extension if extension in ("mov", "mkv") else "mp4"
             if file_type not in types:
-                raise CaptureError(ErrorCode.INVALID_ARGUMENT, f"file type {file_type!r} is not one of mov, mp4")
+                raise CaptureError(ErrorCode.INVALID_ARGUMENT, f"file type {file_type!r} is not one of mov, mp4, mkv")
             start = record_pb2.StartRecording(
                 unique_id=unique_id, audio_unique_id=audio_unique_id, file_type=types[file_type],
                 video=record_pb2.VideoRecordingSettings(codec=codecs[codec], width=width, height=height,
@@ -262,7 +266,9 @@ class Client:
                 max_duration_ns=int(max_duration * 1e9), max_file_size=max_file_size,
                 movie_fragment_interval_ns=int(fragment_interval * 1e9), pre_roll_ns=int(pre_roll * 1e9),
                 metadata=record_pb2.MovieMetadata(location_iso6709=location), fd_index=0,
-                sync=file_sync, sync_interval_ns=sync_interval_ns)
+                sync=file_sync, sync_interval_ns=sync_interval_ns,
+                audio=record_pb2.AudioRecordingSettings(sample_rate=audio_sample_rate, channels=audio_channels,
+                                                        average_bit_rate=audio_bit_rate))
             call = self._open_call(wire.RecordCall())
             self._send(wire.start_bytes(call.id, "Record"))
             self._send_with_descriptor(

@@ -18,7 +18,7 @@ import pytest
 import camerad
 import camerad.aio
 from camerad import stamp
-from camerad.v1 import camera_pb2, device_pb2, envelope_pb2, stream_pb2
+from camerad.v1 import camera_pb2, device_pb2, envelope_pb2, record_pb2, stream_pb2
 
 PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -423,6 +423,25 @@ def test_record_mjpeg_of_a_camera_not_running_mjpg_is_refused(client, tmp_path):
     with pytest.raises(camerad.CaptureError) as unknown:
         client.record("virtual-0", tmp_path / "vp9.mov", codec="vp9")
     assert unknown.value.code == camerad.ErrorCode.INVALID_ARGUMENT
+
+
+def test_record_matroska_with_the_sound_as_asked(client, tmp_path):
+    """A .mkv path is Matroska; the sound's AAC rate and channels are as asked, as ffprobe reads them."""
+    added = client.call("AddVirtualCamera", camera_pb2.AddVirtualCameraRequest(media_type=device_pb2.MEDIA_TYPE_AUDIO),
+                        camera_pb2.AddVirtualCameraResponse).device.unique_id
+    try:
+        path = tmp_path / "movie.mkv"
+        recording = client.record("virtual-0", path, audio_unique_id=added, width=320, height=240, max_duration=1,
+                                  audio_sample_rate=16000, audio_channels=1, audio_bit_rate=48000)
+        finished = recording.wait(timeout=60)
+        assert finished.ending == record_pb2.RECORDING_ENDING_MAXIMUM_DURATION_REACHED and finished.successfully_finished
+        probe = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=format_name:stream=codec_name,sample_rate,channels",
+                                "-of", "default=nw=1", str(path)], capture_output=True, text=True, check=True)
+        assert probe.stdout.split() == ["codec_name=h264", "codec_name=aac", "sample_rate=16000", "channels=1",
+                                        "format_name=matroska,webm"], probe.stdout
+    finally:
+        client.call("RemoveVirtualCamera", camera_pb2.RemoveVirtualCameraRequest(unique_id=added),
+                    camera_pb2.RemoveVirtualCameraResponse)
 
 
 def test_a_pre_roll_over_ten_seconds_is_refused(client, tmp_path):

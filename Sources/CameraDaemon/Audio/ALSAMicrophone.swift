@@ -1,4 +1,5 @@
 import CALSA
+import CameraIPC
 import CameraMedia
 import Foundation
 import Glibc
@@ -24,14 +25,14 @@ final class ALSAMicrophone: MicrophoneBackend {
     /// Its card's capture volume, when it has one.
     private let gainControl: ALSAInputGain?
     /// The gain as camerad last set or read it.
-    private let gain: Mutex<Float?>
+    private let gain: OrderedMutex<Float?>
 
     init(uniqueID: String, card: Int32, device: Int32, devicePath: String, localizedName: String, manufacturer: String,
          usbDevice: String?, gainControl: ALSAInputGain? = nil, native: AudioLayout) {
         self.uniqueID = uniqueID
         self.usbDevice = usbDevice
         self.gainControl = gainControl
-        gain = Mutex(gainControl.flatMap { $0.read() })
+        gain = OrderedMutex(.cameraState, gainControl.flatMap { $0.read() })
         self.card = card
         self.device = device
         self.devicePath = devicePath

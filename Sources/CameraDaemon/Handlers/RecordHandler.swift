@@ -31,7 +31,7 @@ extension CameraServiceHandlers {
             sink.wake(with: event)
             if case .finished = event { sink.wakeFinished() }
         }
-        let refusal = Mutex<RPCError?>(nil)
+        let refusal = OrderedMutex<RPCError?>(.recordingHandles, nil)
         // The client's requests: a stop (or the end of its requests) stops the recording.
         let reader = Task { [iterator] in
             var requests = iterator
@@ -63,8 +63,8 @@ extension CameraServiceHandlers {
             }
         }
         defer {
-            reader.cancel()
-            progress.cancel()
+            reader.cancelUnlocked()
+            progress.cancelUnlocked()
         }
         // Until the file is finished, or the call ends (the client went: its file is finished all the same).
         await withTaskCancellationHandler {

@@ -86,7 +86,7 @@ final class MovieRecorder: FrameSink {
     /// The figures as they stand, for any thread: a lock of their own, never
     /// held over the file's I/O (a write to a file whose server hangs holds
     /// `state`; reading the figures or counting drops must not wait on it).
-    private let published = Mutex(Figures())
+    private let published = OrderedMutex(.recorderFigures, Figures())
     /// AAC packets held for the picture to reach them: a minute's.
     static let heldSoundLimit = 2_813
 

@@ -58,7 +58,7 @@ final class Recordings: Sendable {
                events: @escaping @Sendable (Event) -> Void) async throws -> Recording {
         let sync = try Self.fileSync(request)
         let limits = try await Self.inspect(descriptor, request, for: owner, budget: budget)
-        let container: MovieWriter.Container = request.fileType == .mp4 ? .mp4 : .mov
+        let container = try Self.container(request)
         try RequestLimits.check(name: request.uniqueID, "unique_id")
         guard let streamer = registry.streamer(request.uniqueID) else {
             if registry.microphone(request.uniqueID) != nil {
@@ -84,10 +84,7 @@ final class Recordings: Sendable {
         // What it will cost camerad, charged before anything is made: a recorder, and each encoder new to its client.
         let recorder = try budget.claim(.recording, "recording \(Self.nextRecording.add(1, ordering: .relaxed).newValue)", for: owner)
         var claims = [try budget.claim(.videoEncoder, "\(videoKey)", for: owner)]
-        let audioSettings = microphone.map { microphone in
-            let native = microphone.microphone.audio.native
-            return AudioEncoder.Settings(sampleRate: native.sampleRate, channels: min(2, native.channels))
-        }
+        let audioSettings = try microphone.map { microphone throws(RPCError) in try Self.audioSettings(request.audio, of: microphone) }
         if let audioSettings {
             claims.append(try budget.claim(.audioEncoder, "\(AudioKey(uniqueID: request.audioUniqueID, settings: audioSettings))", for: owner))
         }
@@ -109,6 +106,36 @@ final class Recordings: Sendable {
             if let audio { await audioEncoders.letGo(audio) }
             throw error
         }
+    }
+
+    /// The file's container: MOV unless asked; Matroska only for a picture
+    /// players need not turn (it holds no display matrix).
+    private static func container(_ request: Camerad_V1_StartRecording) throws(RPCError) -> MovieWriter.Container {
+        switch request.fileType {
+        case .mp4: return .mp4
+        case .matroska:
+            guard Recording.clockwiseDegrees(request.orientation) == 0 && !request.mirrored else {
+                throw RPCError(.invalidArgument, "a Matroska file holds no display matrix for the orientation or mirroring; "
+                               + "record MP4 or MOV, or leave the orientation as it is")
+            }
+            return .matroska
+        case .mov, .unspecified, .UNRECOGNIZED: return .mov
+        }
+    }
+
+    /// The sound's AAC settings: those asked, else the microphone's rate and up to two of its channels, at 128 kbit/s.
+    private static func audioSettings(_ asked: Camerad_V1_AudioRecordingSettings,
+                                      of microphone: MicrophoneStreamer) throws(RPCError) -> AudioEncoder.Settings {
+        let native = microphone.microphone.audio.native
+        guard asked.sampleRate == 0 || asked.sampleRate >= 8_000 else {
+            throw RPCError(.invalidArgument, "audio.sample_rate \(asked.sampleRate) Hz is below AAC's 8000; ask 8000 to 96000, or 0 for the microphone's")
+        }
+        guard asked.averageBitRate == 0 || asked.averageBitRate >= 8_000 else {
+            throw RPCError(.invalidArgument, "audio.average_bit_rate \(asked.averageBitRate) is below 8000 bits a second; ask 8000 to 512000, or 0 for 128000")
+        }
+        return AudioEncoder.Settings(sampleRate: asked.sampleRate == 0 ? min(96_000, native.sampleRate) : Int(asked.sampleRate),
+                                     channels: asked.channels == 0 ? min(2, native.channels) : Int(asked.channels),
+                                     bitRate: asked.averageBitRate == 0 ? 128_000 : Int(asked.averageBitRate))
     }
 
     /// The picture's format, as AVFoundation's movie output picks it. H.264:
@@ -199,7 +226,7 @@ final class Recordings: Sendable {
         typealias Answer = CheckedContinuation<Result<MovieRecorder.Limits, any Error>, Never>
         /// The continuation, resumed by whichever comes first: the answer or the deadline.
         final class Waiting: Sendable {
-            let continuation = Mutex<Answer?>(nil)
+            let continuation = OrderedMutex<Answer?>(.recordingHandles, nil)
             func withLock<T>(_ body: (inout Answer?) -> T) -> T { continuation.withLock { body(&$0) } }
         }
         let waiting = Waiting()
@@ -256,7 +283,7 @@ final class Recording: Sendable {
     /// Whether it was stopped.
     private let stopped = Atomic(false)
     /// Ends each file at its duration limit, on the clock, whether frames arrive or not.
-    private let clock = Mutex<Task<Void, Never>?>(nil)
+    private let clock = OrderedMutex<Task<Void, Never>?>(.recordingHandles, nil)
     /// What started it: the limits and free space every next file is checked against.
     private let request: Camerad_V1_StartRecording
     /// Its client's, for the checks of its next files.
@@ -277,7 +304,7 @@ final class Recording: Sendable {
         let video: SharedEncoders<Recordings.VideoKey, VideoEncoderNode>.Use
         let audio: SharedEncoders<Recordings.AudioKey, AudioEncoderNode>.Use?
         let recordings: Recordings
-        private let subscriptions = Mutex<(video: UInt64?, audio: UInt64?)>((nil, nil))
+        private let subscriptions = OrderedMutex<(video: UInt64?, audio: UInt64?)>(.recordingHandles, (nil, nil))
         private let usesGone = Atomic(false)
 
         init(video: SharedEncoders<Recordings.VideoKey, VideoEncoderNode>.Use,
@@ -393,7 +420,7 @@ final class Recording: Sendable {
         }
     }
 
-    deinit { clock.withLock { $0?.cancel() } }
+    deinit { clock.withLock { $0.take() }?.cancelUnlocked() }
 
     /// Stops the recording at each file's duration limit on the clock from
     /// its first frame (a file handed over starts its own), ``limitGrace``
@@ -402,7 +429,7 @@ final class Recording: Sendable {
     private static func stopAtLimits(_ limit: Int64, _ fileStarts: AsyncStream<Int64>, of recording: Recording?) async {
         var timer: Task<Void, Never>?
         for await start in fileStarts {
-            timer?.cancel()
+            timer?.cancelUnlocked()
             let (end, overflow) = start.addingReportingOverflow(limit)
             guard !overflow else { continue }
             timer = Task { [weak recording] in
@@ -411,7 +438,7 @@ final class Recording: Sendable {
                 recording?.stop(before: end, as: .maximumDurationReached)
             }
         }
-        timer?.cancel()
+        timer?.cancelUnlocked()
     }
 
     /// stopRecording(): the file ends with the frames captured before now,
@@ -444,9 +471,8 @@ final class Recording: Sendable {
         hold.video.encoder.requestKeyframe()
     }
 
-    /// The file's tags, as libavformat's mov muxer writes them.
     /// How far a movie connection's orientation turns the picture, clockwise (AVCaptureVideoOrientation's meaning).
-    private static func clockwiseDegrees(_ orientation: Camerad_V1_VideoOrientation) -> Int {
+    static func clockwiseDegrees(_ orientation: Camerad_V1_VideoOrientation) -> Int {
         switch orientation {
         case .portrait: 90
         case .landscapeLeft: 180
@@ -455,6 +481,7 @@ final class Recording: Sendable {
         }
     }
 
+    /// The file's tags, as libavformat's mov muxer writes them.
     private static func metadata(_ asked: Camerad_V1_MovieMetadata) -> [String: String] {
         var tags: [String: String] = [:]
         if !asked.locationIso6709.isEmpty { tags["location"] = asked.locationIso6709 }

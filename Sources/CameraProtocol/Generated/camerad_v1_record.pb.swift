@@ -34,7 +34,7 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
   typealias Version = _2
 }
 
-/// AVFileType.mp4 and AVFileType.mov.
+/// AVFileType.mp4 and AVFileType.mov, and Matroska (beyond AVFoundation).
 public nonisolated enum Camerad_V1_FileType: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
 
@@ -42,6 +42,11 @@ public nonisolated enum Camerad_V1_FileType: SwiftProtobuf.Enum, Swift.CaseItera
   case unspecified // = 0
   case mov // = 1
   case mp4 // = 2
+
+  /// Matroska (.mkv), in clusters of movie_fragment_interval_ns (the file
+  /// plays up to its last whole cluster after a SIGKILL). FFmpeg 5.1 writes no
+  /// display matrix there: a recording with an orientation or mirroring is refused.
+  case matroska // = 3
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -53,6 +58,7 @@ public nonisolated enum Camerad_V1_FileType: SwiftProtobuf.Enum, Swift.CaseItera
     case 0: self = .unspecified
     case 1: self = .mov
     case 2: self = .mp4
+    case 3: self = .matroska
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -62,6 +68,7 @@ public nonisolated enum Camerad_V1_FileType: SwiftProtobuf.Enum, Swift.CaseItera
     case .unspecified: return 0
     case .mov: return 1
     case .mp4: return 2
+    case .matroska: return 3
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -71,6 +78,7 @@ public nonisolated enum Camerad_V1_FileType: SwiftProtobuf.Enum, Swift.CaseItera
     .unspecified,
     .mov,
     .mp4,
+    .matroska,
   ]
 
 }
@@ -272,6 +280,29 @@ public nonisolated struct Camerad_V1_VideoRecordingSettings: Sendable {
   public init() {}
 }
 
+/// AVCaptureMovieFileOutput.outputSettings(for:) for the audio connection:
+/// AAC at this rate, with these channels, at this bit rate (recordings of a
+/// microphone asking the same share one encoder).
+public nonisolated struct Camerad_V1_AudioRecordingSettings: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// AVSampleRateKey, Hz, 8000 to 96000; 0: the microphone's (resampled onto
+  /// camerad's clock either way).
+  public var sampleRate: UInt32 = 0
+
+  /// AVNumberOfChannelsKey: 1 or 2; 0: the microphone's, 2 at most.
+  public var channels: UInt32 = 0
+
+  /// AVEncoderBitRateKey, bits per second, 8000 to 512000; 0: 128000.
+  public var averageBitRate: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// The file's metadata (AVCaptureMovieFileOutput.metadata).
 public nonisolated struct Camerad_V1_MovieMetadata: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -412,6 +443,16 @@ public nonisolated struct Camerad_V1_StartRecording: @unchecked Sendable {
     get {_storage._mirrored}
     set {_uniqueStorage()._mirrored = newValue}
   }
+
+  /// The sound's encoding, with audio_unique_id.
+  public var audio: Camerad_V1_AudioRecordingSettings {
+    get {_storage._audio ?? Camerad_V1_AudioRecordingSettings()}
+    set {_uniqueStorage()._audio = newValue}
+  }
+  /// Returns true if `audio` has been explicitly set.
+  public var hasAudio: Bool {_storage._audio != nil}
+  /// Clears the value of `audio`. Subsequent reads from it will return its default value.
+  public mutating func clearAudio() {_uniqueStorage()._audio = nil}
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -672,7 +713,7 @@ public nonisolated struct Camerad_V1_RecordResponse: Sendable {
 fileprivate nonisolated let _protobuf_package = "camerad.v1"
 
 nonisolated extension Camerad_V1_FileType: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0FILE_TYPE_UNSPECIFIED\0\u{1}FILE_TYPE_MOV\0\u{1}FILE_TYPE_MP4\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0FILE_TYPE_UNSPECIFIED\0\u{1}FILE_TYPE_MOV\0\u{1}FILE_TYPE_MP4\0\u{1}FILE_TYPE_MATROSKA\0")
 }
 
 nonisolated extension Camerad_V1_VideoCodec: SwiftProtobuf._ProtoNameProviding {
@@ -742,6 +783,46 @@ nonisolated extension Camerad_V1_VideoRecordingSettings: SwiftProtobuf.Message, 
   }
 }
 
+nonisolated extension Camerad_V1_AudioRecordingSettings: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".AudioRecordingSettings"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}sample_rate\0\u{1}channels\0\u{3}average_bit_rate\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.sampleRate) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.channels) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.averageBitRate) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.sampleRate != 0 {
+      try visitor.visitSingularUInt32Field(value: self.sampleRate, fieldNumber: 1)
+    }
+    if self.channels != 0 {
+      try visitor.visitSingularUInt32Field(value: self.channels, fieldNumber: 2)
+    }
+    if self.averageBitRate != 0 {
+      try visitor.visitSingularUInt32Field(value: self.averageBitRate, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Camerad_V1_AudioRecordingSettings, rhs: Camerad_V1_AudioRecordingSettings) -> Bool {
+    if lhs.sampleRate != rhs.sampleRate {return false}
+    if lhs.channels != rhs.channels {return false}
+    if lhs.averageBitRate != rhs.averageBitRate {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Camerad_V1_MovieMetadata: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".MovieMetadata"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}location_iso6709\0\u{3}creation_date\0\u{1}make\0\u{1}model\0")
@@ -789,7 +870,7 @@ nonisolated extension Camerad_V1_MovieMetadata: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StartRecording"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}unique_id\0\u{3}audio_unique_id\0\u{3}file_type\0\u{1}video\0\u{3}fd_index\0\u{3}max_duration_ns\0\u{3}max_file_size\0\u{3}min_free_disk_space\0\u{3}movie_fragment_interval_ns\0\u{1}metadata\0\u{3}pre_roll_ns\0\u{1}sync\0\u{3}sync_interval_ns\0\u{1}preset\0\u{1}orientation\0\u{1}mirrored\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}unique_id\0\u{3}audio_unique_id\0\u{3}file_type\0\u{1}video\0\u{3}fd_index\0\u{3}max_duration_ns\0\u{3}max_file_size\0\u{3}min_free_disk_space\0\u{3}movie_fragment_interval_ns\0\u{1}metadata\0\u{3}pre_roll_ns\0\u{1}sync\0\u{3}sync_interval_ns\0\u{1}preset\0\u{1}orientation\0\u{1}mirrored\0\u{1}audio\0")
 
   fileprivate class _StorageClass {
     var _uniqueID: String = String()
@@ -808,6 +889,7 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
     var _preset: Camerad_V1_SessionPreset = .unspecified
     var _orientation: Camerad_V1_VideoOrientation = .unspecified
     var _mirrored: Bool = false
+    var _audio: Camerad_V1_AudioRecordingSettings? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -834,6 +916,7 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
       _preset = source._preset
       _orientation = source._orientation
       _mirrored = source._mirrored
+      _audio = source._audio
     }
   }
 
@@ -868,6 +951,7 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
         case 14: try { try decoder.decodeSingularEnumField(value: &_storage._preset) }()
         case 15: try { try decoder.decodeSingularEnumField(value: &_storage._orientation) }()
         case 16: try { try decoder.decodeSingularBoolField(value: &_storage._mirrored) }()
+        case 17: try { try decoder.decodeSingularMessageField(value: &_storage._audio) }()
         default: break
         }
       }
@@ -928,6 +1012,9 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
       if _storage._mirrored != false {
         try visitor.visitSingularBoolField(value: _storage._mirrored, fieldNumber: 16)
       }
+      try { if let v = _storage._audio {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 17)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -953,6 +1040,7 @@ nonisolated extension Camerad_V1_StartRecording: SwiftProtobuf.Message, SwiftPro
         if _storage._preset != rhs_storage._preset {return false}
         if _storage._orientation != rhs_storage._orientation {return false}
         if _storage._mirrored != rhs_storage._mirrored {return false}
+        if _storage._audio != rhs_storage._audio {return false}
         return true
       }
       if !storagesAreEqual {return false}

@@ -6,11 +6,11 @@ import Glibc
 extension Camctl {
     struct Record: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Record a movie: H.264 (and AAC from a microphone) in MP4 or MOV, as CaptureMovieFileOutput does.",
+            abstract: "Record a movie: H.264 (and AAC from a microphone) in MP4, MOV or Matroska, as CaptureMovieFileOutput does.",
             discussion: """
                 camerad encodes, once for every recording of the camera at the same settings (with \
                 --codec mjpeg it stores the camera's own JPEGs, none encoded), and writes FILE in fragments (--fragment): an interrupted recording leaves a file that \
-                plays up to its last fragment. FILE ending in .mov is QuickTime, .mp4 or .m4v MPEG-4; any other is refused. Until \
+                plays up to its last fragment. FILE ending in .mov is QuickTime, .mp4 or .m4v MPEG-4, .mkv Matroska; any other is refused. Until \
                 --duration, --max-size, a full disk, the camera's end or an interrupt (Ctrl-C), with \
                 one line of progress on a terminal; at the end, why it stopped. --json prints the \
                 end as one object. An existing FILE is kept unless --force is given, which replaces \
@@ -24,14 +24,14 @@ extension Camctl {
 
         @OptionGroup var target: DeviceSelection
 
-        @Argument(help: ArgumentHelp("The movie: .mp4 or .mov.", valueName: "file"))
+        @Argument(help: ArgumentHelp("The movie: .mp4, .m4v, .mov or .mkv.", valueName: "file"))
         var fileArgument: String?
 
         /// FILE, once ``validate()`` has it (the one word given, when only one is).
         var file: String { fileArgument ?? "" }
 
-        /// The extensions of the containers camerad writes: QuickTime (.mov) and MPEG-4.
-        static let movieExtensions: Swift.Set = ["mp4", "m4v", "mov"]
+        /// The extensions of the containers camerad writes: QuickTime (.mov), MPEG-4 and Matroska.
+        static let movieExtensions: Swift.Set = ["mp4", "m4v", "mov", "mkv"]
 
         @Option(help: "Stop after this many seconds (maxRecordedDuration).")
         var duration: Double?
@@ -44,6 +44,15 @@ extension Camctl {
 
         @Option(help: ArgumentHelp("The sound from this microphone (uniqueID or index); none without it.", valueName: "microphone"))
         var audio: String?
+
+        @Option(help: ArgumentHelp("The sound's samples per second, 8000 to 96000 (default: the microphone's).", valueName: "Hz"))
+        var audioRate: Int?
+
+        @Option(help: ArgumentHelp("The sound's channels, 1 or 2 (default: the microphone's, 2 at most).", valueName: "1|2"))
+        var audioChannels: Int?
+
+        @Option(help: ArgumentHelp("The sound's bits per second, 8000 to 512000 (default: 128000).", valueName: "bits"))
+        var audioBitrate: Int?
 
         @Option(help: ArgumentHelp("The picture's size (default: the camera's).", valueName: "WxH"))
         var size: String?
@@ -96,10 +105,10 @@ extension Camctl {
             var (selection, file) = (target, fileArgument)
             try selection.takeFile(&file)
             (target, fileArgument) = (selection, file)
-            // The container follows the extension, as CaptureMovieFileOutput's does: MOV or MPEG-4, nothing else.
+            // The container follows the extension, as CaptureMovieFileOutput's does: MOV, MPEG-4 or Matroska, nothing else.
             let type = URL(fileURLWithPath: self.file).pathExtension.lowercased()
             guard Self.movieExtensions.contains(type) else {
-                throw ValidationError("camctl record writes a movie: FILE ends in .mp4, .m4v or .mov, not '.\(type)'"
+                throw ValidationError("camctl record writes a movie: FILE ends in .mp4, .m4v, .mov or .mkv, not '.\(type)'"
                     + (type == "wav" ? "; for the sound alone, camctl listen -o FILE.wav" : ""))
             }
             if let duration, duration <= 0 { throw ValidationError("--duration must be positive") }
@@ -108,6 +117,12 @@ extension Camctl {
             if let size, Snapshot.dimensions(size) == nil { throw ValidationError("--size must be WxH, such as 1280x720, not '\(size)'") }
             if let fps, !(1...240).contains(fps) { throw ValidationError("--fps must be 1 to 240") }
             if let bitrate, bitrate <= 0 { throw ValidationError("--bitrate must be positive") }
+            if audio == nil && (audioRate != nil || audioChannels != nil || audioBitrate != nil) {
+                throw ValidationError("--audio-rate, --audio-channels and --audio-bitrate set the sound: name its microphone with --audio")
+            }
+            if let audioRate, !(8_000...96_000).contains(audioRate) { throw ValidationError("--audio-rate must be 8000 to 96000") }
+            if let audioChannels, !(1...2).contains(audioChannels) { throw ValidationError("--audio-channels must be 1 or 2") }
+            if let audioBitrate, !(8_000...512_000).contains(audioBitrate) { throw ValidationError("--audio-bitrate must be 8000 to 512000") }
             if let keyframeInterval, keyframeInterval <= 0 { throw ValidationError("--keyframe-interval must be positive") }
             guard fragment > 0 else { throw ValidationError("--fragment must be positive") }
             guard fileSync != nil else { throw ValidationError("--sync takes 'fragment', 'none' or seconds from 0.001 to 3600, not '\(sync)'") }
@@ -188,6 +203,9 @@ extension Camctl {
             settings.averageBitRate = bitrate
             settings.maxKeyFrameInterval = keyframeInterval
             output.videoOutputSettings = settings
+            var sound = CaptureMovieFileOutput.AudioOutputSettings()
+            (sound.sampleRate, sound.numberOfChannels, sound.bitRate) = (audioRate, audioChannels, audioBitrate)
+            output.audioOutputSettings = sound
             if let duration { output.maxRecordedDuration = CMTime(value: Int64(duration * 1e9), timescale: 1_000_000_000) }
             if let maxSize { output.maxRecordedFileSize = maxSize }
             if let minFreeSpace { output.minFreeDiskSpaceLimit = minFreeSpace }

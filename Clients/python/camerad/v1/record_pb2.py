@@ -15,41 +15,43 @@ from camerad.v1 import device_pb2 as camerad_dot_v1_dot_device__pb2
 from camerad.v1 import stream_pb2 as camerad_dot_v1_dot_stream__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x63\x61merad/v1/record.proto\x12\ncamerad.v1\x1a\x17\x63\x61merad/v1/device.proto\x1a\x17\x63\x61merad/v1/stream.proto\"\xac\x01\n\x16VideoRecordingSettings\x12%\n\x05\x63odec\x18\x01 \x01(\x0e\x32\x16.camerad.v1.VideoCodec\x12\r\n\x05width\x18\x02 \x01(\r\x12\x0e\n\x06height\x18\x03 \x01(\r\x12\x12\n\nframe_rate\x18\x04 \x01(\r\x12\x18\n\x10\x61verage_bit_rate\x18\x05 \x01(\r\x12\x1e\n\x16max_key_frame_interval\x18\x06 \x01(\r\"]\n\rMovieMetadata\x12\x18\n\x10location_iso6709\x18\x01 \x01(\t\x12\x15\n\rcreation_date\x18\x02 \x01(\t\x12\x0c\n\x04make\x18\x03 \x01(\t\x12\r\n\x05model\x18\x04 \x01(\t\"\x8b\x04\n\x0eStartRecording\x12\x11\n\tunique_id\x18\x01 \x01(\t\x12\x17\n\x0f\x61udio_unique_id\x18\x02 \x01(\t\x12\'\n\tfile_type\x18\x03 \x01(\x0e\x32\x14.camerad.v1.FileType\x12\x31\n\x05video\x18\x04 \x01(\x0b\x32\".camerad.v1.VideoRecordingSettings\x12\x10\n\x08\x66\x64_index\x18\x05 \x01(\r\x12\x17\n\x0fmax_duration_ns\x18\x06 \x01(\x03\x12\x15\n\rmax_file_size\x18\x07 \x01(\x03\x12\x1b\n\x13min_free_disk_space\x18\x08 \x01(\x03\x12\"\n\x1amovie_fragment_interval_ns\x18\t \x01(\x03\x12+\n\x08metadata\x18\n \x01(\x0b\x32\x19.camerad.v1.MovieMetadata\x12\x13\n\x0bpre_roll_ns\x18\x0b \x01(\x03\x12\"\n\x04sync\x18\x0c \x01(\x0e\x32\x14.camerad.v1.FileSync\x12\x18\n\x10sync_interval_ns\x18\r \x01(\x03\x12)\n\x06preset\x18\x0e \x01(\x0e\x32\x19.camerad.v1.SessionPreset\x12\x31\n\x0borientation\x18\x0f \x01(\x0e\x32\x1c.camerad.v1.VideoOrientation\x12\x10\n\x08mirrored\x18\x10 \x01(\x08\"\x0f\n\rStopRecording\"\x1c\n\x08NextFile\x12\x10\n\x08\x66\x64_index\x18\x01 \x01(\r\"\x9a\x01\n\rRecordRequest\x12+\n\x05start\x18\x01 \x01(\x0b\x32\x1a.camerad.v1.StartRecordingH\x00\x12)\n\x04stop\x18\x02 \x01(\x0b\x32\x19.camerad.v1.StopRecordingH\x00\x12)\n\tnext_file\x18\x03 \x01(\x0b\x32\x14.camerad.v1.NextFileH\x00\x42\x06\n\x04kind\"\xaa\x01\n\x10RecordingFigures\x12\x13\n\x0b\x64uration_ns\x18\x01 \x01(\x03\x12\r\n\x05\x62ytes\x18\x02 \x01(\x03\x12\x0e\n\x06\x66rames\x18\x03 \x01(\x04\x12\x16\n\x0e\x66rames_dropped\x18\x04 \x01(\x04\x12\x1d\n\x15sound_packets_dropped\x18\x05 \x01(\x04\x12\x12\n\nfile_syncs\x18\x06 \x01(\x04\x12\x17\n\x0flongest_sync_ns\x18\x07 \x01(\x03\"\x8d\x01\n\x10RecordingStarted\x12\r\n\x05width\x18\x01 \x01(\r\x12\x0e\n\x06height\x18\x02 \x01(\r\x12\x12\n\nframe_rate\x18\x03 \x01(\r\x12\x1a\n\x12\x65ncoder_recordings\x18\x04 \x01(\r\x12\x15\n\rstart_time_ns\x18\x05 \x01(\x03\x12\x13\n\x0bpre_roll_ns\x18\x06 \x01(\x03\"\x9f\x01\n\x11RecordingFinished\x12+\n\x06\x65nding\x18\x01 \x01(\x0e\x32\x1b.camerad.v1.RecordingEnding\x12\x1d\n\x15successfully_finished\x18\x02 \x01(\x08\x12-\n\x07\x66igures\x18\x03 \x01(\x0b\x32\x1c.camerad.v1.RecordingFigures\x12\x0f\n\x07message\x18\x04 \x01(\t\"V\n\x0e\x46ileHandedOver\x12-\n\x07\x66igures\x18\x01 \x01(\x0b\x32\x1c.camerad.v1.RecordingFigures\x12\x15\n\rstart_time_ns\x18\x02 \x01(\x03\"\xe1\x01\n\x0eRecordResponse\x12/\n\x07started\x18\x01 \x01(\x0b\x32\x1c.camerad.v1.RecordingStartedH\x00\x12\x30\n\x08progress\x18\x02 \x01(\x0b\x32\x1c.camerad.v1.RecordingFiguresH\x00\x12\x31\n\x08\x66inished\x18\x03 \x01(\x0b\x32\x1d.camerad.v1.RecordingFinishedH\x00\x12\x31\n\x0bhanded_over\x18\x04 \x01(\x0b\x32\x1a.camerad.v1.FileHandedOverH\x00\x42\x06\n\x04kind*K\n\x08\x46ileType\x12\x19\n\x15\x46ILE_TYPE_UNSPECIFIED\x10\x00\x12\x11\n\rFILE_TYPE_MOV\x10\x01\x12\x11\n\rFILE_TYPE_MP4\x10\x02*V\n\nVideoCodec\x12\x1b\n\x17VIDEO_CODEC_UNSPECIFIED\x10\x00\x12\x14\n\x10VIDEO_CODEC_H264\x10\x01\x12\x15\n\x11VIDEO_CODEC_MJPEG\x10\x02*o\n\x08\x46ileSync\x12\x19\n\x15\x46ILE_SYNC_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x46ILE_SYNC_EVERY_FRAGMENT\x10\x01\x12\x12\n\x0e\x46ILE_SYNC_NONE\x10\x02\x12\x16\n\x12\x46ILE_SYNC_INTERVAL\x10\x03*\xc9\x02\n\x0fRecordingEnding\x12 \n\x1cRECORDING_ENDING_UNSPECIFIED\x10\x00\x12\x1c\n\x18RECORDING_ENDING_STOPPED\x10\x01\x12-\n)RECORDING_ENDING_MAXIMUM_DURATION_REACHED\x10\x02\x12.\n*RECORDING_ENDING_MAXIMUM_FILE_SIZE_REACHED\x10\x03\x12\x1e\n\x1aRECORDING_ENDING_DISK_FULL\x10\x04\x12,\n(RECORDING_ENDING_DEVICE_WAS_DISCONNECTED\x10\x05\x12,\n(RECORDING_ENDING_SESSION_WAS_INTERRUPTED\x10\x06\x12\x1b\n\x17RECORDING_ENDING_FAILED\x10\x07\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x63\x61merad/v1/record.proto\x12\ncamerad.v1\x1a\x17\x63\x61merad/v1/device.proto\x1a\x17\x63\x61merad/v1/stream.proto\"\xac\x01\n\x16VideoRecordingSettings\x12%\n\x05\x63odec\x18\x01 \x01(\x0e\x32\x16.camerad.v1.VideoCodec\x12\r\n\x05width\x18\x02 \x01(\r\x12\x0e\n\x06height\x18\x03 \x01(\r\x12\x12\n\nframe_rate\x18\x04 \x01(\r\x12\x18\n\x10\x61verage_bit_rate\x18\x05 \x01(\r\x12\x1e\n\x16max_key_frame_interval\x18\x06 \x01(\r\"Y\n\x16\x41udioRecordingSettings\x12\x13\n\x0bsample_rate\x18\x01 \x01(\r\x12\x10\n\x08\x63hannels\x18\x02 \x01(\r\x12\x18\n\x10\x61verage_bit_rate\x18\x03 \x01(\r\"]\n\rMovieMetadata\x12\x18\n\x10location_iso6709\x18\x01 \x01(\t\x12\x15\n\rcreation_date\x18\x02 \x01(\t\x12\x0c\n\x04make\x18\x03 \x01(\t\x12\r\n\x05model\x18\x04 \x01(\t\"\xbe\x04\n\x0eStartRecording\x12\x11\n\tunique_id\x18\x01 \x01(\t\x12\x17\n\x0f\x61udio_unique_id\x18\x02 \x01(\t\x12\'\n\tfile_type\x18\x03 \x01(\x0e\x32\x14.camerad.v1.FileType\x12\x31\n\x05video\x18\x04 \x01(\x0b\x32\".camerad.v1.VideoRecordingSettings\x12\x10\n\x08\x66\x64_index\x18\x05 \x01(\r\x12\x17\n\x0fmax_duration_ns\x18\x06 \x01(\x03\x12\x15\n\rmax_file_size\x18\x07 \x01(\x03\x12\x1b\n\x13min_free_disk_space\x18\x08 \x01(\x03\x12\"\n\x1amovie_fragment_interval_ns\x18\t \x01(\x03\x12+\n\x08metadata\x18\n \x01(\x0b\x32\x19.camerad.v1.MovieMetadata\x12\x13\n\x0bpre_roll_ns\x18\x0b \x01(\x03\x12\"\n\x04sync\x18\x0c \x01(\x0e\x32\x14.camerad.v1.FileSync\x12\x18\n\x10sync_interval_ns\x18\r \x01(\x03\x12)\n\x06preset\x18\x0e \x01(\x0e\x32\x19.camerad.v1.SessionPreset\x12\x31\n\x0borientation\x18\x0f \x01(\x0e\x32\x1c.camerad.v1.VideoOrientation\x12\x10\n\x08mirrored\x18\x10 \x01(\x08\x12\x31\n\x05\x61udio\x18\x11 \x01(\x0b\x32\".camerad.v1.AudioRecordingSettings\"\x0f\n\rStopRecording\"\x1c\n\x08NextFile\x12\x10\n\x08\x66\x64_index\x18\x01 \x01(\r\"\x9a\x01\n\rRecordRequest\x12+\n\x05start\x18\x01 \x01(\x0b\x32\x1a.camerad.v1.StartRecordingH\x00\x12)\n\x04stop\x18\x02 \x01(\x0b\x32\x19.camerad.v1.StopRecordingH\x00\x12)\n\tnext_file\x18\x03 \x01(\x0b\x32\x14.camerad.v1.NextFileH\x00\x42\x06\n\x04kind\"\xaa\x01\n\x10RecordingFigures\x12\x13\n\x0b\x64uration_ns\x18\x01 \x01(\x03\x12\r\n\x05\x62ytes\x18\x02 \x01(\x03\x12\x0e\n\x06\x66rames\x18\x03 \x01(\x04\x12\x16\n\x0e\x66rames_dropped\x18\x04 \x01(\x04\x12\x1d\n\x15sound_packets_dropped\x18\x05 \x01(\x04\x12\x12\n\nfile_syncs\x18\x06 \x01(\x04\x12\x17\n\x0flongest_sync_ns\x18\x07 \x01(\x03\"\x8d\x01\n\x10RecordingStarted\x12\r\n\x05width\x18\x01 \x01(\r\x12\x0e\n\x06height\x18\x02 \x01(\r\x12\x12\n\nframe_rate\x18\x03 \x01(\r\x12\x1a\n\x12\x65ncoder_recordings\x18\x04 \x01(\r\x12\x15\n\rstart_time_ns\x18\x05 \x01(\x03\x12\x13\n\x0bpre_roll_ns\x18\x06 \x01(\x03\"\x9f\x01\n\x11RecordingFinished\x12+\n\x06\x65nding\x18\x01 \x01(\x0e\x32\x1b.camerad.v1.RecordingEnding\x12\x1d\n\x15successfully_finished\x18\x02 \x01(\x08\x12-\n\x07\x66igures\x18\x03 \x01(\x0b\x32\x1c.camerad.v1.RecordingFigures\x12\x0f\n\x07message\x18\x04 \x01(\t\"V\n\x0e\x46ileHandedOver\x12-\n\x07\x66igures\x18\x01 \x01(\x0b\x32\x1c.camerad.v1.RecordingFigures\x12\x15\n\rstart_time_ns\x18\x02 \x01(\x03\"\xe1\x01\n\x0eRecordResponse\x12/\n\x07started\x18\x01 \x01(\x0b\x32\x1c.camerad.v1.RecordingStartedH\x00\x12\x30\n\x08progress\x18\x02 \x01(\x0b\x32\x1c.camerad.v1.RecordingFiguresH\x00\x12\x31\n\x08\x66inished\x18\x03 \x01(\x0b\x32\x1d.camerad.v1.RecordingFinishedH\x00\x12\x31\n\x0bhanded_over\x18\x04 \x01(\x0b\x32\x1a.camerad.v1.FileHandedOverH\x00\x42\x06\n\x04kind*c\n\x08\x46ileType\x12\x19\n\x15\x46ILE_TYPE_UNSPECIFIED\x10\x00\x12\x11\n\rFILE_TYPE_MOV\x10\x01\x12\x11\n\rFILE_TYPE_MP4\x10\x02\x12\x16\n\x12\x46ILE_TYPE_MATROSKA\x10\x03*V\n\nVideoCodec\x12\x1b\n\x17VIDEO_CODEC_UNSPECIFIED\x10\x00\x12\x14\n\x10VIDEO_CODEC_H264\x10\x01\x12\x15\n\x11VIDEO_CODEC_MJPEG\x10\x02*o\n\x08\x46ileSync\x12\x19\n\x15\x46ILE_SYNC_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x46ILE_SYNC_EVERY_FRAGMENT\x10\x01\x12\x12\n\x0e\x46ILE_SYNC_NONE\x10\x02\x12\x16\n\x12\x46ILE_SYNC_INTERVAL\x10\x03*\xc9\x02\n\x0fRecordingEnding\x12 \n\x1cRECORDING_ENDING_UNSPECIFIED\x10\x00\x12\x1c\n\x18RECORDING_ENDING_STOPPED\x10\x01\x12-\n)RECORDING_ENDING_MAXIMUM_DURATION_REACHED\x10\x02\x12.\n*RECORDING_ENDING_MAXIMUM_FILE_SIZE_REACHED\x10\x03\x12\x1e\n\x1aRECORDING_ENDING_DISK_FULL\x10\x04\x12,\n(RECORDING_ENDING_DEVICE_WAS_DISCONNECTED\x10\x05\x12,\n(RECORDING_ENDING_SESSION_WAS_INTERRUPTED\x10\x06\x12\x1b\n\x17RECORDING_ENDING_FAILED\x10\x07\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'camerad.v1.record_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _FILETYPE._serialized_start=1884
-  _FILETYPE._serialized_end=1959
-  _VIDEOCODEC._serialized_start=1961
-  _VIDEOCODEC._serialized_end=2047
-  _FILESYNC._serialized_start=2049
-  _FILESYNC._serialized_end=2160
-  _RECORDINGENDING._serialized_start=2163
-  _RECORDINGENDING._serialized_end=2492
+  _FILETYPE._serialized_start=2026
+  _FILETYPE._serialized_end=2125
+  _VIDEOCODEC._serialized_start=2127
+  _VIDEOCODEC._serialized_end=2213
+  _FILESYNC._serialized_start=2215
+  _FILESYNC._serialized_end=2326
+  _RECORDINGENDING._serialized_start=2329
+  _RECORDINGENDING._serialized_end=2658
   _VIDEORECORDINGSETTINGS._serialized_start=90
   _VIDEORECORDINGSETTINGS._serialized_end=262
-  _MOVIEMETADATA._serialized_start=264
-  _MOVIEMETADATA._serialized_end=357
-  _STARTRECORDING._serialized_start=360
-  _STARTRECORDING._serialized_end=883
-  _STOPRECORDING._serialized_start=885
-  _STOPRECORDING._serialized_end=900
-  _NEXTFILE._serialized_start=902
-  _NEXTFILE._serialized_end=930
-  _RECORDREQUEST._serialized_start=933
-  _RECORDREQUEST._serialized_end=1087
-  _RECORDINGFIGURES._serialized_start=1090
-  _RECORDINGFIGURES._serialized_end=1260
-  _RECORDINGSTARTED._serialized_start=1263
-  _RECORDINGSTARTED._serialized_end=1404
-  _RECORDINGFINISHED._serialized_start=1407
-  _RECORDINGFINISHED._serialized_end=1566
-  _FILEHANDEDOVER._serialized_start=1568
-  _FILEHANDEDOVER._serialized_end=1654
-  _RECORDRESPONSE._serialized_start=1657
-  _RECORDRESPONSE._serialized_end=1882
+  _AUDIORECORDINGSETTINGS._serialized_start=264
+  _AUDIORECORDINGSETTINGS._serialized_end=353
+  _MOVIEMETADATA._serialized_start=355
+  _MOVIEMETADATA._serialized_end=448
+  _STARTRECORDING._serialized_start=451
+  _STARTRECORDING._serialized_end=1025
+  _STOPRECORDING._serialized_start=1027
+  _STOPRECORDING._serialized_end=1042
+  _NEXTFILE._serialized_start=1044
+  _NEXTFILE._serialized_end=1072
+  _RECORDREQUEST._serialized_start=1075
+  _RECORDREQUEST._serialized_end=1229
+  _RECORDINGFIGURES._serialized_start=1232
+  _RECORDINGFIGURES._serialized_end=1402
+  _RECORDINGSTARTED._serialized_start=1405
+  _RECORDINGSTARTED._serialized_end=1546
+  _RECORDINGFINISHED._serialized_start=1549
+  _RECORDINGFINISHED._serialized_end=1708
+  _FILEHANDEDOVER._serialized_start=1710
+  _FILEHANDEDOVER._serialized_end=1796
+  _RECORDRESPONSE._serialized_start=1799
+  _RECORDRESPONSE._serialized_end=2024
 # @@protoc_insertion_point(module_scope)

@@ -10,6 +10,7 @@ FILE_SYNC_EVERY_FRAGMENT: FileSync
 FILE_SYNC_INTERVAL: FileSync
 FILE_SYNC_NONE: FileSync
 FILE_SYNC_UNSPECIFIED: FileSync
+FILE_TYPE_MATROSKA: FileType
 FILE_TYPE_MOV: FileType
 FILE_TYPE_MP4: FileType
 FILE_TYPE_UNSPECIFIED: FileType
@@ -24,6 +25,16 @@ RECORDING_ENDING_UNSPECIFIED: RecordingEnding
 VIDEO_CODEC_H264: VideoCodec
 VIDEO_CODEC_MJPEG: VideoCodec
 VIDEO_CODEC_UNSPECIFIED: VideoCodec
+
+class AudioRecordingSettings(_message.Message):
+    __slots__ = ["average_bit_rate", "channels", "sample_rate"]
+    AVERAGE_BIT_RATE_FIELD_NUMBER: _ClassVar[int]
+    CHANNELS_FIELD_NUMBER: _ClassVar[int]
+    SAMPLE_RATE_FIELD_NUMBER: _ClassVar[int]
+    average_bit_rate: int
+    channels: int
+    sample_rate: int
+    def __init__(self, sample_rate: _Optional[int] = ..., channels: _Optional[int] = ..., average_bit_rate: _Optional[int] = ...) -> None: ...
 
 class FileHandedOver(_message.Message):
     __slots__ = ["figures", "start_time_ns"]
@@ -120,7 +131,8 @@ class RecordingStarted(_message.Message):
     def __init__(self, width: _Optional[int] = ..., height: _Optional[int] = ..., frame_rate: _Optional[int] = ..., encoder_recordings: _Optional[int] = ..., start_time_ns: _Optional[int] = ..., pre_roll_ns: _Optional[int] = ...) -> None: ...
 
 class StartRecording(_message.Message):
-    __slots__ = ["audio_unique_id", "fd_index", "file_type", "max_duration_ns", "max_file_size", "metadata", "min_free_disk_space", "mirrored", "movie_fragment_interval_ns", "orientation", "pre_roll_ns", "preset", "sync", "sync_interval_ns", "unique_id", "video"]
+    __slots__ = ["audio", "audio_unique_id", "fd_index", "file_type", "max_duration_ns", "max_file_size", "metadata", "min_free_disk_space", "mirrored", "movie_fragment_interval_ns", "orientation", "pre_roll_ns", "preset", "sync", "sync_interval_ns", "unique_id", "video"]
+    AUDIO_FIELD_NUMBER: _ClassVar[int]
     AUDIO_UNIQUE_ID_FIELD_NUMBER: _ClassVar[int]
     FD_INDEX_FIELD_NUMBER: _ClassVar[int]
     FILE_TYPE_FIELD_NUMBER: _ClassVar[int]
@@ -137,6 +149,7 @@ class StartRecording(_message.Message):
     SYNC_INTERVAL_NS_FIELD_NUMBER: _ClassVar[int]
     UNIQUE_ID_FIELD_NUMBER: _ClassVar[int]
     VIDEO_FIELD_NUMBER: _ClassVar[int]
+    audio: AudioRecordingSettings
     audio_unique_id: str
     fd_index: int
     file_type: FileType
@@ -153,7 +166,7 @@ class StartRecording(_message.Message):
     sync_interval_ns: int
     unique_id: str
     video: VideoRecordingSettings
-    def __init__(self, unique_id: _Optional[str] = ..., audio_unique_id: _Optional[str] = ..., file_type: _Optional[_Union[FileType, str]] = ..., video: _Optional[_Union[VideoRecordingSettings, _Mapping]] = ..., fd_index: _Optional[int] = ..., max_duration_ns: _Optional[int] = ..., max_file_size: _Optional[int] = ..., min_free_disk_space: _Optional[int] = ..., movie_fragment_interval_ns: _Optional[int] = ..., metadata: _Optional[_Union[MovieMetadata, _Mapping]] = ..., pre_roll_ns: _Optional[int] = ..., sync: _Optional[_Union[FileSync, str]] = ..., sync_interval_ns: _Optional[int] = ..., preset: _Optional[_Union[_device_pb2.SessionPreset, str]] = ..., orientation: _Optional[_Union[_stream_pb2.VideoOrientation, str]] = ..., mirrored: bool = ...) -> None: ...
+    def __init__(self, unique_id: _Optional[str] = ..., audio_unique_id: _Optional[str] = ..., file_type: _Optional[_Union[FileType, str]] = ..., video: _Optional[_Union[VideoRecordingSettings, _Mapping]] = ..., fd_index: _Optional[int] = ..., max_duration_ns: _Optional[int] = ..., max_file_size: _Optional[int] = ..., min_free_disk_space: _Optional[int] = ..., movie_fragment_interval_ns: _Optional[int] = ..., metadata: _Optional[_Union[MovieMetadata, _Mapping]] = ..., pre_roll_ns: _Optional[int] = ..., sync: _Optional[_Union[FileSync, str]] = ..., sync_interval_ns: _Optional[int] = ..., preset: _Optional[_Union[_device_pb2.SessionPreset, str]] = ..., orientation: _Optional[_Union[_stream_pb2.VideoOrientation, str]] = ..., mirrored: bool = ..., audio: _Optional[_Union[AudioRecordingSettings, _Mapping]] = ...) -> None: ...
 
 class StopRecording(_message.Message):
     __slots__ = []

@@ -52,6 +52,51 @@ void   camerad__v1__video_recording_settings__free_unpacked
   assert(message->base.descriptor == &camerad__v1__video_recording_settings__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   camerad__v1__audio_recording_settings__init
+                     (Camerad__V1__AudioRecordingSettings         *message)
+{
+  static const Camerad__V1__AudioRecordingSettings init_value = CAMERAD__V1__AUDIO_RECORDING_SETTINGS__INIT;
+  *message = init_value;
+}
+size_t camerad__v1__audio_recording_settings__get_packed_size
+                     (const Camerad__V1__AudioRecordingSettings *message)
+{
+  assert(message->base.descriptor == &camerad__v1__audio_recording_settings__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t camerad__v1__audio_recording_settings__pack
+                     (const Camerad__V1__AudioRecordingSettings *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &camerad__v1__audio_recording_settings__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t camerad__v1__audio_recording_settings__pack_to_buffer
+                     (const Camerad__V1__AudioRecordingSettings *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &camerad__v1__audio_recording_settings__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Camerad__V1__AudioRecordingSettings *
+       camerad__v1__audio_recording_settings__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Camerad__V1__AudioRecordingSettings *)
+     protobuf_c_message_unpack (&camerad__v1__audio_recording_settings__descriptor,
+                                allocator, len, data);
+}
+void   camerad__v1__audio_recording_settings__free_unpacked
+                     (Camerad__V1__AudioRecordingSettings *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &camerad__v1__audio_recording_settings__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   camerad__v1__movie_metadata__init
                      (Camerad__V1__MovieMetadata         *message)
 {
@@ -605,6 +650,70 @@ const ProtobufCMessageDescriptor camerad__v1__video_recording_settings__descript
   (ProtobufCMessageInit) camerad__v1__video_recording_settings__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+static const ProtobufCFieldDescriptor camerad__v1__audio_recording_settings__field_descriptors[3] =
+{
+  {
+    "sample_rate",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__AudioRecordingSettings, sample_rate),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "channels",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__AudioRecordingSettings, channels),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "average_bit_rate",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT32,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__AudioRecordingSettings, average_bit_rate),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned camerad__v1__audio_recording_settings__field_indices_by_name[] = {
+  2,   /* field[2] = average_bit_rate */
+  1,   /* field[1] = channels */
+  0,   /* field[0] = sample_rate */
+};
+static const ProtobufCIntRange camerad__v1__audio_recording_settings__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor camerad__v1__audio_recording_settings__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "camerad.v1.AudioRecordingSettings",
+  "AudioRecordingSettings",
+  "Camerad__V1__AudioRecordingSettings",
+  "camerad.v1",
+  sizeof(Camerad__V1__AudioRecordingSettings),
+  3,
+  camerad__v1__audio_recording_settings__field_descriptors,
+  camerad__v1__audio_recording_settings__field_indices_by_name,
+  1,  camerad__v1__audio_recording_settings__number_ranges,
+  (ProtobufCMessageInit) camerad__v1__audio_recording_settings__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCFieldDescriptor camerad__v1__movie_metadata__field_descriptors[4] =
 {
   {
@@ -682,7 +791,7 @@ const ProtobufCMessageDescriptor camerad__v1__movie_metadata__descriptor =
   (ProtobufCMessageInit) camerad__v1__movie_metadata__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor camerad__v1__start_recording__field_descriptors[16] =
+static const ProtobufCFieldDescriptor camerad__v1__start_recording__field_descriptors[17] =
 {
   {
     "unique_id",
@@ -876,8 +985,21 @@ static const ProtobufCFieldDescriptor camerad__v1__start_recording__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "audio",
+    17,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Camerad__V1__StartRecording, audio),
+    &camerad__v1__audio_recording_settings__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned camerad__v1__start_recording__field_indices_by_name[] = {
+  16,   /* field[16] = audio */
   1,   /* field[1] = audio_unique_id */
   4,   /* field[4] = fd_index */
   2,   /* field[2] = file_type */
@@ -898,7 +1020,7 @@ static const unsigned camerad__v1__start_recording__field_indices_by_name[] = {
 static const ProtobufCIntRange camerad__v1__start_recording__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 16 }
+  { 0, 17 }
 };
 const ProtobufCMessageDescriptor camerad__v1__start_recording__descriptor =
 {
@@ -908,7 +1030,7 @@ const ProtobufCMessageDescriptor camerad__v1__start_recording__descriptor =
   "Camerad__V1__StartRecording",
   "camerad.v1",
   sizeof(Camerad__V1__StartRecording),
-  16,
+  17,
   camerad__v1__start_recording__field_descriptors,
   camerad__v1__start_recording__field_indices_by_name,
   1,  camerad__v1__start_recording__number_ranges,
@@ -1459,17 +1581,19 @@ const ProtobufCMessageDescriptor camerad__v1__record_response__descriptor =
   (ProtobufCMessageInit) camerad__v1__record_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCEnumValue camerad__v1__file_type__enum_values_by_number[3] =
+static const ProtobufCEnumValue camerad__v1__file_type__enum_values_by_number[4] =
 {
   { "FILE_TYPE_UNSPECIFIED", "CAMERAD__V1__FILE_TYPE__FILE_TYPE_UNSPECIFIED", 0 },
   { "FILE_TYPE_MOV", "CAMERAD__V1__FILE_TYPE__FILE_TYPE_MOV", 1 },
   { "FILE_TYPE_MP4", "CAMERAD__V1__FILE_TYPE__FILE_TYPE_MP4", 2 },
+  { "FILE_TYPE_MATROSKA", "CAMERAD__V1__FILE_TYPE__FILE_TYPE_MATROSKA", 3 },
 };
 static const ProtobufCIntRange camerad__v1__file_type__value_ranges[] = {
-{0, 0},{0, 3}
+{0, 0},{0, 4}
 };
-static const ProtobufCEnumValueIndex camerad__v1__file_type__enum_values_by_name[3] =
+static const ProtobufCEnumValueIndex camerad__v1__file_type__enum_values_by_name[4] =
 {
+  { "FILE_TYPE_MATROSKA", 3 },
   { "FILE_TYPE_MOV", 1 },
   { "FILE_TYPE_MP4", 2 },
   { "FILE_TYPE_UNSPECIFIED", 0 },
@@ -1481,9 +1605,9 @@ const ProtobufCEnumDescriptor camerad__v1__file_type__descriptor =
   "FileType",
   "Camerad__V1__FileType",
   "camerad.v1",
-  3,
+  4,
   camerad__v1__file_type__enum_values_by_number,
-  3,
+  4,
   camerad__v1__file_type__enum_values_by_name,
   1,
   camerad__v1__file_type__value_ranges,

@@ -18,6 +18,7 @@ PROTOBUF_C__BEGIN_DECLS
 #include "camerad/v1/stream.pb-c.h"
 
 typedef struct Camerad__V1__VideoRecordingSettings Camerad__V1__VideoRecordingSettings;
+typedef struct Camerad__V1__AudioRecordingSettings Camerad__V1__AudioRecordingSettings;
 typedef struct Camerad__V1__MovieMetadata Camerad__V1__MovieMetadata;
 typedef struct Camerad__V1__StartRecording Camerad__V1__StartRecording;
 typedef struct Camerad__V1__StopRecording Camerad__V1__StopRecording;
@@ -33,7 +34,7 @@ typedef struct Camerad__V1__RecordResponse Camerad__V1__RecordResponse;
 /* --- enums --- */
 
 /*
- * AVFileType.mp4 and AVFileType.mov.
+ * AVFileType.mp4 and AVFileType.mov, and Matroska (beyond AVFoundation).
  */
 typedef enum _Camerad__V1__FileType {
   /*
@@ -41,7 +42,13 @@ typedef enum _Camerad__V1__FileType {
    */
   CAMERAD__V1__FILE_TYPE__FILE_TYPE_UNSPECIFIED = 0,
   CAMERAD__V1__FILE_TYPE__FILE_TYPE_MOV = 1,
-  CAMERAD__V1__FILE_TYPE__FILE_TYPE_MP4 = 2
+  CAMERAD__V1__FILE_TYPE__FILE_TYPE_MP4 = 2,
+  /*
+   * Matroska (.mkv), in clusters of movie_fragment_interval_ns (the file
+   * plays up to its last whole cluster after a SIGKILL). FFmpeg 5.1 writes no
+   * display matrix there: a recording with an orientation or mirroring is refused.
+   */
+  CAMERAD__V1__FILE_TYPE__FILE_TYPE_MATROSKA = 3
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CAMERAD__V1__FILE_TYPE)
 } Camerad__V1__FileType;
 /*
@@ -150,6 +157,33 @@ struct  Camerad__V1__VideoRecordingSettings
 
 
 /*
+ * AVCaptureMovieFileOutput.outputSettings(for:) for the audio connection:
+ * AAC at this rate, with these channels, at this bit rate (recordings of a
+ * microphone asking the same share one encoder).
+ */
+struct  Camerad__V1__AudioRecordingSettings
+{
+  ProtobufCMessage base;
+  /*
+   * AVSampleRateKey, Hz, 8000 to 96000; 0: the microphone's (resampled onto
+   * camerad's clock either way).
+   */
+  uint32_t sample_rate;
+  /*
+   * AVNumberOfChannelsKey: 1 or 2; 0: the microphone's, 2 at most.
+   */
+  uint32_t channels;
+  /*
+   * AVEncoderBitRateKey, bits per second, 8000 to 512000; 0: 128000.
+   */
+  uint32_t average_bit_rate;
+};
+#define CAMERAD__V1__AUDIO_RECORDING_SETTINGS__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__audio_recording_settings__descriptor) \
+    , 0, 0, 0 }
+
+
+/*
  * The file's metadata (AVCaptureMovieFileOutput.metadata).
  */
 struct  Camerad__V1__MovieMetadata
@@ -241,10 +275,14 @@ struct  Camerad__V1__StartRecording
    */
   Camerad__V1__VideoOrientation orientation;
   protobuf_c_boolean mirrored;
+  /*
+   * The sound's encoding, with audio_unique_id.
+   */
+  Camerad__V1__AudioRecordingSettings *audio;
 };
 #define CAMERAD__V1__START_RECORDING__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&camerad__v1__start_recording__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, CAMERAD__V1__FILE_TYPE__FILE_TYPE_UNSPECIFIED, NULL, 0, 0, 0, 0, 0, NULL, 0, CAMERAD__V1__FILE_SYNC__FILE_SYNC_UNSPECIFIED, 0, CAMERAD__V1__SESSION_PRESET__SESSION_PRESET_UNSPECIFIED, CAMERAD__V1__VIDEO_ORIENTATION__VIDEO_ORIENTATION_UNSPECIFIED, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, CAMERAD__V1__FILE_TYPE__FILE_TYPE_UNSPECIFIED, NULL, 0, 0, 0, 0, 0, NULL, 0, CAMERAD__V1__FILE_SYNC__FILE_SYNC_UNSPECIFIED, 0, CAMERAD__V1__SESSION_PRESET__SESSION_PRESET_UNSPECIFIED, CAMERAD__V1__VIDEO_ORIENTATION__VIDEO_ORIENTATION_UNSPECIFIED, 0, NULL }
 
 
 struct  Camerad__V1__StopRecording
@@ -458,6 +496,25 @@ Camerad__V1__VideoRecordingSettings *
 void   camerad__v1__video_recording_settings__free_unpacked
                      (Camerad__V1__VideoRecordingSettings *message,
                       ProtobufCAllocator *allocator);
+/* Camerad__V1__AudioRecordingSettings methods */
+void   camerad__v1__audio_recording_settings__init
+                     (Camerad__V1__AudioRecordingSettings         *message);
+size_t camerad__v1__audio_recording_settings__get_packed_size
+                     (const Camerad__V1__AudioRecordingSettings   *message);
+size_t camerad__v1__audio_recording_settings__pack
+                     (const Camerad__V1__AudioRecordingSettings   *message,
+                      uint8_t             *out);
+size_t camerad__v1__audio_recording_settings__pack_to_buffer
+                     (const Camerad__V1__AudioRecordingSettings   *message,
+                      ProtobufCBuffer     *buffer);
+Camerad__V1__AudioRecordingSettings *
+       camerad__v1__audio_recording_settings__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   camerad__v1__audio_recording_settings__free_unpacked
+                     (Camerad__V1__AudioRecordingSettings *message,
+                      ProtobufCAllocator *allocator);
 /* Camerad__V1__MovieMetadata methods */
 void   camerad__v1__movie_metadata__init
                      (Camerad__V1__MovieMetadata         *message);
@@ -653,6 +710,9 @@ void   camerad__v1__record_response__free_unpacked
 typedef void (*Camerad__V1__VideoRecordingSettings_Closure)
                  (const Camerad__V1__VideoRecordingSettings *message,
                   void *closure_data);
+typedef void (*Camerad__V1__AudioRecordingSettings_Closure)
+                 (const Camerad__V1__AudioRecordingSettings *message,
+                  void *closure_data);
 typedef void (*Camerad__V1__MovieMetadata_Closure)
                  (const Camerad__V1__MovieMetadata *message,
                   void *closure_data);
@@ -694,6 +754,7 @@ extern const ProtobufCEnumDescriptor    camerad__v1__video_codec__descriptor;
 extern const ProtobufCEnumDescriptor    camerad__v1__file_sync__descriptor;
 extern const ProtobufCEnumDescriptor    camerad__v1__recording_ending__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__video_recording_settings__descriptor;
+extern const ProtobufCMessageDescriptor camerad__v1__audio_recording_settings__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__movie_metadata__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__start_recording__descriptor;
 extern const ProtobufCMessageDescriptor camerad__v1__stop_recording__descriptor;
