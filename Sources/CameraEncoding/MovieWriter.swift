@@ -22,8 +22,10 @@ import Glibc
 public final class MovieWriter {
     public enum Container: String, Sendable, CaseIterable {
         case mp4, mov
-        /// Matroska, in clusters of ``fragmentInterval``: the same crash safety,
-        /// no index (the muxer writes none to a file it cannot seek back in) and
+        /// Matroska, in clusters of ``fragmentInterval``: the same crash safety
+        /// (clusters are never rewritten: the segment's size is written
+        /// unknown, as a live stream's, until a clean finish goes back to fill
+        /// it, the duration and where the index, `Cues`, written last, lies) and
         /// no display matrix (FFmpeg 5.1 writes none there).
         case matroska
 
@@ -45,7 +47,11 @@ public final class MovieWriter {
         /// The file's size when the movie began: never cut below.
         let sizeBefore: Int64
         let keepsReservedBlocks: Bool
+        /// The movie's bytes on the descriptor: how far it reaches.
         var bytesWritten: Int64 = 0
+        /// Where the next write goes, from the movie's start: its end, but for
+        /// a Matroska finish going back to fill in its header.
+        var position: Int64 = 0
         var error: Int32?
 
         init(descriptor: Int32, keepsReservedBlocks: Bool) {
@@ -67,7 +73,7 @@ public final class MovieWriter {
             }
             var done = 0
             while done < count {
-                let result = pwrite(descriptor, buffer + done, count - done, off_t(start + bytesWritten) + off_t(done))
+                let result = pwrite(descriptor, buffer + done, count - done, off_t(start + position) + off_t(done))
                 if result < 0 {
                     if errno == EINTR { continue }
                     let failure = errno
@@ -77,8 +83,25 @@ public final class MovieWriter {
                 }
                 done += result
             }
-            bytesWritten += Int64(count)
+            position += Int64(count)
+            bytesWritten = max(bytesWritten, position)
             return Int32(count)
+        }
+
+        /// Moves where the next write goes (the muxer's seek), within the movie:
+        /// `whence` SEEK_SET, SEEK_CUR, SEEK_END or AVSEEK_SIZE (its size).
+        func seek(_ offset: Int64, _ whence: Int32) -> Int64 {
+            let target: Int64
+            switch whence & ~AVSEEK_FORCE {
+            case AVSEEK_SIZE: return bytesWritten
+            case SEEK_SET: target = offset
+            case SEEK_CUR: target = position + offset
+            case SEEK_END: target = bytesWritten + offset
+            default: return Int64(-EINVAL)
+            }
+            guard target >= 0 else { return Int64(-EINVAL) }
+            position = target
+            return target
         }
 
         /// Whether `count` more bytes fit in what an unprivileged user may still
@@ -156,7 +179,13 @@ public final class MovieWriter {
                                               { opaque, bytes, count in
                                                   guard let opaque, let bytes else { return -EINVAL }
                                                   return Unmanaged<Output>.fromOpaque(opaque).takeUnretainedValue().write(bytes, Int(count))
-                                              }, nil)
+                                              },
+                                              // MP4 and MOV are never sought in (fragments only go forward); a
+                                              // Matroska finish goes back to its header.
+                                              container == .matroska ? { opaque, offset, whence in
+                                                  guard let opaque else { return Int64(-EINVAL) }
+                                                  return Unmanaged<Output>.fromOpaque(opaque).takeUnretainedValue().seek(offset, whence)
+                                              } : nil)
             else { throw EncodingError("out of memory for the file's buffer") }
             format.pointee.pb = io
             format.pointee.flags |= AVFMT_FLAG_CUSTOM_IO

@@ -44,8 +44,9 @@ public nonisolated enum Camerad_V1_FileType: SwiftProtobuf.Enum, Swift.CaseItera
   case mp4 // = 2
 
   /// Matroska (.mkv), in clusters of movie_fragment_interval_ns (the file
-  /// plays up to its last whole cluster after a SIGKILL). FFmpeg 5.1 writes no
-  /// display matrix there: a recording with an orientation or mirroring is refused.
+  /// plays up to its last whole cluster after a SIGKILL; a clean end adds its
+  /// index). FFmpeg 5.1 writes no display matrix there: a recording with an
+  /// orientation or mirroring is refused.
   case matroska // = 3
   case UNRECOGNIZED(Int)
 

@@ -45,8 +45,9 @@ typedef enum _Camerad__V1__FileType {
   CAMERAD__V1__FILE_TYPE__FILE_TYPE_MP4 = 2,
   /*
    * Matroska (.mkv), in clusters of movie_fragment_interval_ns (the file
-   * plays up to its last whole cluster after a SIGKILL). FFmpeg 5.1 writes no
-   * display matrix there: a recording with an orientation or mirroring is refused.
+   * plays up to its last whole cluster after a SIGKILL; a clean end adds its
+   * index). FFmpeg 5.1 writes no display matrix there: a recording with an
+   * orientation or mirroring is refused.
    */
   CAMERAD__V1__FILE_TYPE__FILE_TYPE_MATROSKA = 3
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(CAMERAD__V1__FILE_TYPE)
