@@ -77,7 +77,7 @@ import Testing
     /// without --force and never a link's target; FILE alone for record and
     /// snapshot (the first camera); a microphone refused by stream, a movie by
     /// its extension. ffprobe judges the files.
-    @Test(.timeLimit(.minutes(3))) func camctlSpeaksArecordAndWritesOverNothing() async throws {
+    @Test(.timeLimit(.minutes(4))) func camctlSpeaksArecordAndWritesOverNothing() async throws {
         try await withRunningDaemon(arguments: Self.microphone) { daemon in
             try await withTemporaryDirectory { folder in
                 let wav = folder + "/cd.wav"

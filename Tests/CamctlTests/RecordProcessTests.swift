@@ -17,7 +17,7 @@ import Testing
         let longestSyncMilliseconds: Double
     }
 
-    @Test(.timeLimit(.minutes(2))) func twoProcessesRecordOneCameraAndEachFilePlays() async throws {
+    @Test(.timeLimit(.minutes(4))) func twoProcessesRecordOneCameraAndEachFilePlays() async throws {
         try await withRunningDaemon(arguments: ["--virtual-microphones", "1"]) { daemon in
             try await withTemporaryDirectory { folder in
                 let interrupted = folder + "/interrupted.mp4"
@@ -57,7 +57,7 @@ import Testing
 
     /// A .mkv FILE is Matroska, and --audio-rate, --audio-channels and
     /// --audio-bitrate are the sound's AAC settings, as ffprobe reads them.
-    @Test(.timeLimit(.minutes(2))) func matroskaWithTheSoundAsAsked() async throws {
+    @Test(.timeLimit(.minutes(4))) func matroskaWithTheSoundAsAsked() async throws {
         try await withRunningDaemon(arguments: ["--virtual-microphones", "1"]) { daemon in
             try await withTemporaryDirectory { folder in
                 let movie = folder + "/movie.mkv"
@@ -77,7 +77,7 @@ import Testing
 
     /// --segment: a new file at a keyframe every second or so, until Ctrl-C;
     /// every file plays, the files' frame stamps in order, none repeated.
-    @Test(.timeLimit(.minutes(2))) func segmentsFollowEachOtherWithoutALostFrame() async throws {
+    @Test(.timeLimit(.minutes(4))) func segmentsFollowEachOtherWithoutALostFrame() async throws {
         try await withRunningDaemon { daemon in
             try await withTemporaryDirectory { folder in
                 let pattern = folder + "/part-%02d.mp4"
@@ -106,7 +106,7 @@ import Testing
 
     /// --codec mjpeg stores a camera's own MJPEG as it comes: the file is
     /// MJPEG at the camera's size, with every frame camctl says was written.
-    @Test(.timeLimit(.minutes(2))) func aCameraRunningMJPGIsRecordedAsItComes() async throws {
+    @Test(.timeLimit(.minutes(4))) func aCameraRunningMJPGIsRecordedAsItComes() async throws {
         try await withRunningDaemon { daemon in
             try await withTemporaryDirectory { folder in
                 let added = try await camctl(["virtual", "add", "--index", "3", "--format", "MJPG", "--size", "320x240"], socket: daemon.socketPath)

@@ -32,7 +32,7 @@ import Testing
     /// Watchers that go while devices come and go: a broadcast wakes a watcher's
     /// task while a cancellation of that task ends its subscription. Neither may
     /// wait on the other (this once deadlocked the daemon).
-    @Test(.timeLimit(.minutes(3))) func watchersEndingWhileDevicesChangeNeverDeadlock() async throws {
+    @Test(.timeLimit(.minutes(4))) func watchersEndingWhileDevicesChangeNeverDeadlock() async throws {
         let registry = DeviceRegistry(timers: .testTimers)
         let roster = VirtualCameraRoster(registry: registry)
         try await withThrowingTaskGroup(of: Void.self) { group in

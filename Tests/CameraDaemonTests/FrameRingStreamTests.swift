@@ -9,7 +9,7 @@ import Testing
 /// place; a client that stops reading loses frames as late and hears of every
 /// one; one that writes nonsense loses its own stream and no one else's.
 @Suite struct FrameRingStreamTests {
-    @Test(.timeLimit(.minutes(3))) func framesComeThroughTheRingAndNothingPerFrameOnTheSocket() async throws {
+    @Test(.timeLimit(.minutes(4))) func framesComeThroughTheRingAndNothingPerFrameOnTheSocket() async throws {
         try await withRunningDaemon { daemon in
             let reader = try await PoolReader(daemon, device: "virtual-0", name: "ring", framesInFlight: 2,
                                               releaseRing: true, frameRing: true)
@@ -30,7 +30,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(3))) func aClientThatStopsReadingLosesFramesAsLateAndHearsOfEveryOne() async throws {
+    @Test(.timeLimit(.minutes(4))) func aClientThatStopsReadingLosesFramesAsLateAndHearsOfEveryOne() async throws {
         try await withRunningDaemon { daemon in
             // A camera as fast as frames can be made: its ring fills in moments.
             let (admin, loop) = try await connectClient(daemon, name: "admin")
@@ -84,7 +84,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(3))) func aRingWithANonsenseTailEndsThatStreamAloneWithItsReason() async throws {
+    @Test(.timeLimit(.minutes(4))) func aRingWithANonsenseTailEndsThatStreamAloneWithItsReason() async throws {
         try await withRunningDaemon { daemon in
             let bystander = try await PoolReader(daemon, device: "virtual-0", name: "bystander", releaseRing: true, frameRing: true)
             defer { bystander.close() }
@@ -103,7 +103,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(3))) func aFormatChangeComesInItsPlaceAmongTheFrames() async throws {
+    @Test(.timeLimit(.minutes(4))) func aFormatChangeComesInItsPlaceAmongTheFrames() async throws {
         try await withRunningDaemon { daemon in
             let reader = try await PoolReader(daemon, device: "virtual-0", name: "first", framesInFlight: 1,
                                               releaseRing: true, frameRing: true)

@@ -232,7 +232,7 @@ import Testing
     /// is) break nothing in what it made: its recorders hear of them as gaps in
     /// the camera's frames and take every packet after them — none waits for
     /// the next keyframe, as one that lost a packet itself must.
-    @Test(.timeLimit(.minutes(3))) func framesAnEncoderNeverGotAreGapsNotAWaitForTheNextKeyframe() async throws {
+    @Test(.timeLimit(.minutes(4))) func framesAnEncoderNeverGotAreGapsNotAWaitForTheNextKeyframe() async throws {
         let camera = FakeCamera()
         let streamer = DeviceStreamer(device: camera, timers: .testTimers, budget: budget, logger: logger)
         let encoder = try MediaNode(name: "the test encoder", media: .packets(PacketLayout(codec: "test", maxPacketBytes: 64)),

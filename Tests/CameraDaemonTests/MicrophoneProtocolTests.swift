@@ -217,7 +217,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(3))) func aReleaseRingThatMakesNoSenseEndsThatListenerAlone() async throws {
+    @Test(.timeLimit(.minutes(4))) func aReleaseRingThatMakesNoSenseEndsThatListenerAlone() async throws {
         try await withRunningDaemon(virtualCameras: 0, arguments: ["--virtual-microphones", "1"]) { daemon in
             let bystander = try await PoolReader(daemon, device: "virtual-microphone-0", name: "bystander", releaseRing: true,
                                                  audio: Camerad_V1_AudioFormat(), check: PoolReader.anyBytes)
@@ -239,7 +239,7 @@ import Testing
 
     /// A microphone removed while heard (as if unplugged): its listeners and
     /// levels watchers end with DEVICE_DISCONNECTED, after what they got.
-    @Test(.timeLimit(.minutes(3))) func aMicrophoneThatGoesEndsItsListenersWithDeviceDisconnected() async throws {
+    @Test(.timeLimit(.minutes(4))) func aMicrophoneThatGoesEndsItsListenersWithDeviceDisconnected() async throws {
         try await withRunningDaemon(virtualCameras: 0, arguments: ["--virtual-microphones", "1"]) { daemon in
             let listener = try await PoolReader(daemon, device: "virtual-microphone-0", name: "listener",
                                                 audio: MicrophoneProtocolTests.format(16_000, 1, .s16, 160), check: PoolReader.anyBytes)
@@ -293,7 +293,7 @@ extension MicrophoneProtocolTests {
     /// signal, kept while camerad runs), camerad's threads, descriptors and
     /// memory are where they were: every variant, meter, pool and worker went
     /// with its last listener.
-    @Test(.timeLimit(.minutes(3))) func listenersThatComeAndGoLeaveNothingBehindInTheDaemon() async throws {
+    @Test(.timeLimit(.minutes(4))) func listenersThatComeAndGoLeaveNothingBehindInTheDaemon() async throws {
         try await withRunningDaemon(virtualCameras: 0, arguments: ["--virtual-microphones", "1"],
                                     environment: DaemonFootprint.allocatorWithoutCaches) { daemon in
             func listenAndWatch() async throws {

@@ -101,7 +101,7 @@ import Testing
     /// counts them in RecordingStarted), a fourth at another size has its own;
     /// every file starts at a keyframe, plays, and holds every frame written,
     /// stamps in order.
-    @Test(.timeLimit(.minutes(3))) func recordingsOfOneCameraAtOneSizeShareOneEncoder() async throws {
+    @Test(.timeLimit(.minutes(4))) func recordingsOfOneCameraAtOneSizeShareOneEncoder() async throws {
         try await withTemporaryDirectory { folder in
             try await withRunningDaemon { daemon in
                 let (client, loop) = try await connectClient(daemon)
@@ -150,7 +150,7 @@ import Testing
     /// has too, and goes on from the recent packets to the live ones with no
     /// frame lost or repeated; its sound starts with its picture. More than
     /// 10 s is refused.
-    @Test(.timeLimit(.minutes(3))) func aPreRollStartsTheFileEarlierFromTheSharedEncodersRecentPackets() async throws {
+    @Test(.timeLimit(.minutes(4))) func aPreRollStartsTheFileEarlierFromTheSharedEncodersRecentPackets() async throws {
         try await withTemporaryDirectory { folder in
             try await withRunningDaemon(arguments: ["--virtual-microphones", "1"]) { daemon in
                 let (client, loop) = try await connectClient(daemon)
@@ -216,7 +216,7 @@ import Testing
     /// is MJPEG at the camera's size, every frame a keyframe, every frame
     /// camerad wrote there with its stamp, in order. Asking another size or a
     /// bit rate of it is refused, saying what it is.
-    @Test(.timeLimit(.minutes(3))) func aCameraRunningMJPGIsStoredAsItComes() async throws {
+    @Test(.timeLimit(.minutes(4))) func aCameraRunningMJPGIsStoredAsItComes() async throws {
         try await withTemporaryDirectory { folder in
             try await withRunningDaemon { daemon in
                 let (client, loop) = try await connectClient(daemon)
@@ -417,7 +417,7 @@ import Testing
     /// recordingSuccessfullyFinished), the camera's going with
     /// deviceWasDisconnected and not successfully; every file plays, holding
     /// every frame camerad says it wrote.
-    @Test(.timeLimit(.minutes(3))) func limitsEndRecordingsSuccessfullyAndACameraThatGoesDoesNot() async throws {
+    @Test(.timeLimit(.minutes(4))) func limitsEndRecordingsSuccessfullyAndACameraThatGoesDoesNot() async throws {
         try await withTemporaryDirectory { folder in
             try await withRunningDaemon(virtualCameras: 2) { daemon in
                 let (client, loop) = try await connectClient(daemon)
@@ -566,7 +566,7 @@ import Testing
     /// recording, only that recording waits — another client records on — and
     /// once the file fails (its connection aborted) the recording ends with an
     /// error. camerad serves on throughout.
-    @Test(.enabled(if: HangingFile.isAvailable, "serving a FUSE file takes root and /dev/fuse"), .timeLimit(.minutes(3)))
+    @Test(.enabled(if: HangingFile.isAvailable, "serving a FUSE file takes root and /dev/fuse"), .timeLimit(.minutes(4)))
     func aFileWhoseServerHangsHoldsUpNothingButItsOwnRecording() async throws {
         try await withTemporaryDirectory { folder in
             try await withRunningDaemon { daemon in
@@ -619,7 +619,7 @@ import Testing
     /// reason (a connection's streams, or its share of an encoder's buffers), and
     /// another client still records; a file truncated under its recorder ends
     /// nothing but itself.
-    @Test(.timeLimit(.minutes(3))) func manyRecordingsOnOneConnectionAndAFileTruncatedUnderItsRecorderHarmNobody() async throws {
+    @Test(.timeLimit(.minutes(4))) func manyRecordingsOnOneConnectionAndAFileTruncatedUnderItsRecorderHarmNobody() async throws {
         try await withTemporaryDirectory { folder in
             try await withRunningDaemon { daemon in
                 let (greedy, loop) = try await connectClient(daemon, name: "greedy")

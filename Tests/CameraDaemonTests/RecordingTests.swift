@@ -62,7 +62,7 @@ import Testing
     /// third that stops itself at a one-second limit, a success. Every file
     /// plays; every frame's stamp is in order, with gaps only where drops were reported.
     /// A camera running NV12 is encoded from its NV12 frames, read in place; one running YUYV from its I420 variant.
-    @Test(.timeLimit(.minutes(2)), arguments: [PixelFormat.yuyv, .nv12])
+    @Test(.timeLimit(.minutes(4)), arguments: [PixelFormat.yuyv, .nv12])
     func recordersOfOneCameraShareOneEncoderAndEachFileStartsAtAKeyframe(camera pixelFormat: PixelFormat) async throws {
         try await withTemporaryDirectory { folder in
             let (_, encoder) = try await h264Encoder(keyframeInterval: 300, camera: pixelFormat)
@@ -122,7 +122,7 @@ extension RecordingTests {
     /// its last recorder, is flushed: every frame it was given made a packet,
     /// and the file holds every one captured before the stop, by the stamps
     /// decoded back.
-    @Test(.timeLimit(.minutes(3))) func aStarvedEncodersPacketsAndItsLookaheadAreAllInTheFile() async throws {
+    @Test(.timeLimit(.minutes(4))) func aStarvedEncodersPacketsAndItsLookaheadAreAllInTheFile() async throws {
         try await withTemporaryDirectory { folder in
             let (streamer, encoder) = try await h264Encoder(keyframeInterval: 300)
             // Every packet the encoder publishes, from its first.
@@ -173,7 +173,7 @@ extension RecordingTests {
     /// syncer's thread) once it reaches the file, and the file's end before the
     /// recording is told it ended; with none, nothing is. Counted against the
     /// fragments (`moof` boxes) in the file.
-    @Test(.timeLimit(.minutes(3))) func everyFragmentIsSyncedOnceWrittenUnlessNoSyncIsAsked() async throws {
+    @Test(.timeLimit(.minutes(4))) func everyFragmentIsSyncedOnceWrittenUnlessNoSyncIsAsked() async throws {
         try await withTemporaryDirectory { folder in
             let (_, encoder) = try await h264Encoder(keyframeInterval: 15)
             let synced = try Recording(folder + "/synced.mp4", on: encoder, logger: logger)
@@ -217,7 +217,7 @@ extension RecordingTests {
     /// first packet on (no other comes, as on a machine that starves it), the
     /// recording ends at its limit all the same — successfully, its file
     /// playable — while the encoder is still held.
-    @Test(.timeLimit(.minutes(3))) func theDurationLimitEndsARecordingOnTheClockWhenNoFrameComes() async throws {
+    @Test(.timeLimit(.minutes(4))) func theDurationLimitEndsARecordingOnTheClockWhenNoFrameComes() async throws {
         try await withTemporaryDirectory { folder in
             let registry = DeviceRegistry(timers: .testTimers, budget: budget, logger: logger)
             try VirtualCameraRoster(registry: registry).add()
@@ -384,7 +384,7 @@ extension RecordingTests {
     /// recording ends with diskFull and every byte the file held before is
     /// still there (the old recorder cut the file back to the movie's own byte
     /// count, 522,122 bytes of 1,572,864 left).
-    @Test(.enabled(if: geteuid() == 0, "mounting a small tmpfs to fill takes root"), .timeLimit(.minutes(2)))
+    @Test(.enabled(if: geteuid() == 0, "mounting a small tmpfs to fill takes root"), .timeLimit(.minutes(4)))
     func aFullDiskNeverCutsWhatTheFileHeldBefore() async throws {
         try await withEncoderOnASmallDisk(size: "2m") { _, disk, encoder in
             let path = disk + "/kept.bin"
@@ -442,7 +442,7 @@ extension RecordingTests {
     /// A disk that fills up mid-recording ends it with diskFull (not a
     /// success), and the file plays up to its last whole fragment. The disk is
     /// a 96 KiB tmpfs (mounting one takes root: skipped otherwise).
-    @Test(.enabled(if: geteuid() == 0, "mounting a small tmpfs to fill takes root"), .timeLimit(.minutes(2)))
+    @Test(.enabled(if: geteuid() == 0, "mounting a small tmpfs to fill takes root"), .timeLimit(.minutes(4)))
     func aFullDiskEndsTheRecordingWithDiskFullAndAPlayableFile() async throws {
         try await withEncoderOnASmallDisk(size: "96k") { folder, disk, encoder in
             let recording = try Recording(disk + "/movie.mp4", on: encoder, logger: logger)
@@ -467,7 +467,7 @@ extension RecordingTests {
     /// less free than asked (a 512 KiB tmpfs, 384 KiB asked), the recording
     /// ends with diskFull — room enough left to finish the file, whole, every
     /// frame written playing.
-    @Test(.enabled(if: geteuid() == 0, "mounting a small tmpfs takes root"), .timeLimit(.minutes(2)))
+    @Test(.enabled(if: geteuid() == 0, "mounting a small tmpfs takes root"), .timeLimit(.minutes(4)))
     func fallingBelowTheFreeSpaceAskedEndsTheRecordingWithAWholeFile() async throws {
         try await withEncoderOnASmallDisk(size: "512k") { _, disk, encoder in
             let recording = try Recording(disk + "/movie.mp4", on: encoder, limits: .init(minFreeBytes: 384 << 10), logger: logger)

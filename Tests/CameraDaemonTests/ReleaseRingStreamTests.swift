@@ -9,7 +9,7 @@ import Testing
 /// writes nonsense into its ring loses its own stream, with the reason, and no
 /// one else's.
 @Suite struct ReleaseRingStreamTests {
-    @Test(.timeLimit(.minutes(3))) func aClientThatReleasesOnlyThroughItsRingStreamsOn() async throws {
+    @Test(.timeLimit(.minutes(4))) func aClientThatReleasesOnlyThroughItsRingStreamsOn() async throws {
         try await withRunningDaemon { daemon in
             // Two frames in flight: without its releases read, it would get two and then only drop reports.
             let reader = try await PoolReader(daemon, device: "virtual-0", name: "ring", framesInFlight: 2, releaseRing: true)
@@ -25,7 +25,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(3))) func aRingWithANonsenseHeadEndsThatStreamAloneWithItsReason() async throws {
+    @Test(.timeLimit(.minutes(4))) func aRingWithANonsenseHeadEndsThatStreamAloneWithItsReason() async throws {
         try await withRunningDaemon { daemon in
             let bystander = try await PoolReader(daemon, device: "virtual-0", name: "bystander", releaseRing: true)
             defer { bystander.close() }
@@ -44,7 +44,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(3))) func aSlotGivenBackTwiceThroughTheRingEndsTheStream() async throws {
+    @Test(.timeLimit(.minutes(4))) func aSlotGivenBackTwiceThroughTheRingEndsTheStream() async throws {
         try await withRunningDaemon { daemon in
             let reader = try await PoolReader(daemon, device: "virtual-0", name: "twice", framesInFlight: 4, releaseRing: true)
             defer { reader.close() }

@@ -4,7 +4,7 @@ import Testing
 
 /// The event loop as a task executor: what CaptureKit's sampleBufferExecutor
 /// stands on.
-@Suite(.timeLimit(.minutes(3))) struct EventLoopExecutorTests {
+@Suite(.timeLimit(.minutes(4))) struct EventLoopExecutorTests {
     @Test func aTaskThatPrefersTheLoopRunsOnItsThreadAcrossSuspensions() async throws {
         let loop = try EventLoop(name: "test")
         defer { loop.stop() }
@@ -54,7 +54,7 @@ import Testing
 
 /// Timers on the loop (camerad's only timers): each runs on the loop's thread,
 /// never before its deadline, in deadline order; a cancelled one never runs.
-@Suite(.timeLimit(.minutes(3))) struct EventLoopTimerTests {
+@Suite(.timeLimit(.minutes(4))) struct EventLoopTimerTests {
     @Test func timersRunOnTheLoopAfterTheirDeadlinesInOrder() async throws {
         let loop = try EventLoop(name: "test")
         defer { loop.stop() }

@@ -210,7 +210,7 @@ struct ConnectionPair {
     }
 
     /// A send that blocked would never return here (nothing reads `right`).
-    @Test(.timeLimit(.minutes(3))) func aPeerThatStopsReadingIsClosedWhenTheBacklogOverflows() async throws {
+    @Test(.timeLimit(.minutes(4))) func aPeerThatStopsReadingIsClosedWhenTheBacklogOverflows() async throws {
         let loop = try EventLoop(name: "test")
         let (left, right) = try UnixSocket.pair()
         let writer = try SocketConnection(socket: left, loop: loop, backlogLimit: 1 << 20)
