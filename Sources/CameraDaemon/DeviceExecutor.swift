@@ -36,9 +36,4 @@ final class DeviceExecutor: Sendable {
     func enqueue(_ work: @escaping @Sendable () -> Void) {
         queue.async(execute: work)
     }
-
-    /// Waits until every job queued so far has run (for tests).
-    func drain() async {
-        await run { () -> Void in }
-    }
 }

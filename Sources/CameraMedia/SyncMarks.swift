@@ -7,7 +7,8 @@
 /// capture time at or before it, less than a frame before); the click starts at
 /// the first sample captured at or after it. So in a file whose sound and
 /// picture keep their clock, a flash frame's time and its click's differ by
-/// zero to one frame duration.
+/// zero to one frame duration. (Reading them back from a file is the tests':
+/// `CameraTestSupport/SyncMarkReading.swift`.)
 public enum SyncMarks {
     /// Nanoseconds between two marks: every whole second of CLOCK_MONOTONIC.
     public static let intervalNanoseconds: Int64 = 1_000_000_000
@@ -22,20 +23,6 @@ public enum SyncMarks {
     public static func flashes(frameAt timestamp: Int64, duration: Int64) -> Bool {
         let next = (timestamp + intervalNanoseconds - 1) / intervalNanoseconds * intervalNanoseconds
         return timestamp >= 0 && next < timestamp + duration
-    }
-
-    /// Whether a decoded frame (its luma) is a flash: the bars' rows, clear of
-    /// the stamp bands, far brighter on average (208) than the bars are with
-    /// the camera's controls at their defaults (98).
-    public static func isFlash(luma: UnsafeRawBufferPointer, width: Int, height: Int, bytesPerRow: Int) -> Bool {
-        let band = FrameStamp.Layout.bandHeight(frameHeight: height)
-        let rows = band + 2..<height - band - 2
-        guard !rows.isEmpty else { return false }
-        var sum = 0
-        for row in rows {
-            for x in 0..<width { sum += Int(luma[row * bytesPerRow + x]) }
-        }
-        return sum / (rows.count * width) > 160
     }
 
     // MARK: The click
@@ -78,18 +65,5 @@ public enum SyncMarks {
     public static func captureTime(of position: UInt64, start: Int64, rate: Int, driftPPM: Int = 0) -> Int64 {
         precondition(rate > 0 && driftPPM > -1_000_000, "a clock at \(rate) Hz, \(driftPPM) ppm")
         return start + Int64(Int128(position) * 1_000_000_000_000_000 / (Int128(rate) * Int128(1_000_000 + driftPPM)))
-    }
-
-    /// Where clicks start in `samples` (one channel, any rate): the first
-    /// sample above half the click's level after a quiet stretch.
-    public static func clickOnsets(_ samples: [Float], sampleRate: Int) -> [Int] {
-        var onsets: [Int] = []
-        let quiet = sampleRate / 10
-        var lastLoud = -quiet
-        for (index, sample) in samples.enumerated() where sample > clickLevel / 2 {
-            if index - lastLoud >= quiet { onsets.append(index) }
-            lastLoud = index
-        }
-        return onsets
     }
 }

@@ -502,3 +502,10 @@ extension EventLoop {
     /// The timers of the registries and streamers tests make (camerad's are its event loop's).
     static let testTimers = try! EventLoop(name: "test-timers")
 }
+
+extension DeviceExecutor {
+    /// Waits until every job queued so far has run.
+    func drain() async {
+        await run { () -> Void in }
+    }
+}

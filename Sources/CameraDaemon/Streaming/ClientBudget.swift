@@ -13,7 +13,8 @@ import Synchronization
 ///
 /// | what | descriptors | shared memory | charged to |
 /// |---|---|---|---|
-/// | a connection: its socket (camerad takes no descriptors from clients) | 1 | | connection, user |
+/// | a connection: its socket | 1 | | connection, user |
+/// | descriptors a client sent (Record's movie files): 4 waiting at most a connection, each held while its recording runs (a ``Resource``, below), the rest closed on its user's closing threads (`DescriptorCloser`) | not charged | | bounded per connection and by recordings |
 /// | a stream's release ring and frame ring | 1 each | (a few KiB) | connection, user |
 /// | a stream's frames: what it may hold, in flight and queued | | frames × frame size | connection, user |
 /// | a user's frame signal on a device (``FrameSignal``: an eventfd and an epoll instance, kept while camerad runs) | 2, once | | user |
