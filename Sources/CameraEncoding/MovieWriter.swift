@@ -215,8 +215,8 @@ public final class MovieWriter {
                 // 1000 would round where the sound starts against the picture by up to a millisecond.
                 av_dict_set(&options, "movie_timescale", "90000", 0)
             case .matroska:
-                // A cluster as a fragment: ended at the first keyframe past the interval (the muxer
-                // starts one at a keyframe once the interval is up), never at a size.
+                // A cluster as a fragment: at most the interval long (the muxer also starts one at
+                // each keyframe), never cut at a size.
                 av_dict_set(&options, "cluster_time_limit", "\(Int64(fragmentInterval * 1000))", 0)
                 av_dict_set(&options, "cluster_size_limit", "\(Int32.max)", 0)
             }
