@@ -272,6 +272,42 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     }
 }
 
+extension EventLoop {
+    /// Runs `work` on the loop's thread every `interval` (the first time
+    /// `interval` from now) until the timer returned is stopped.
+    public func repeating(every interval: Duration, _ work: @escaping @Sendable () -> Void) -> RepeatingWork {
+        let repeating = RepeatingWork()
+        repeating.next(on: self, every: interval, work)
+        return repeating
+    }
+}
+
+/// A timer on an ``EventLoop`` that runs again and again, until stopped.
+public final class RepeatingWork: Sendable {
+    private let stopped = Atomic(false)
+    /// Its next run; never held while the loop's lock is taken (a leaf under a leaf).
+    private let upcoming = OrderedMutex<ScheduledWork?>(.repeatingTimer, nil)
+
+    fileprivate init() {}
+
+    fileprivate func next(on loop: EventLoop, every interval: Duration, _ work: @escaping @Sendable () -> Void) {
+        let scheduled = loop.schedule(after: interval) { [weak self, weak loop] in
+            guard let self, let loop, !self.stopped.load(ordering: .acquiring) else { return }
+            work()
+            self.next(on: loop, every: interval, work)
+        }
+        upcoming.withLock { $0 = scheduled }
+        // Stopped meanwhile: the run just scheduled is stopped too.
+        if stopped.load(ordering: .acquiring) { scheduled.stop() }
+    }
+
+    /// Stops it: no run starts after this returns (one under way ends).
+    public func stop() {
+        stopped.store(true, ordering: .releasing)
+        upcoming.withLock { $0 }?.stop()
+    }
+}
+
 /// A timer on an ``EventLoop``: stop it before it runs, or let it run.
 public struct ScheduledWork: Sendable {
     fileprivate weak var loop: EventLoop?

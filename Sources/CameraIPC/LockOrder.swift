@@ -35,6 +35,8 @@ public enum LockLevel: Int32, CaseIterable, Sendable {
 
     /// `EventLoop`'s handlers and submitted work.
     case eventLoop
+    /// A repeating timer's next run (`RepeatingWork`).
+    case repeatingTimer
     /// A `ServerCall`'s state: its task, half-close, requests taken on the loop.
     case callState
     /// `RPCServerConnection`'s calls and client name.

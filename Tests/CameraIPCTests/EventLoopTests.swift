@@ -1,5 +1,7 @@
 import CameraIPC
+import CameraTestSupport
 import Dispatch
+import Synchronization
 import Testing
 
 /// The event loop as a task executor: what CaptureKit's sampleBufferExecutor
@@ -81,5 +83,27 @@ import Testing
             #expect(timer.onLoop && !timer.early, "\(timer.name)")
         }
         #expect(order == ["first", "second", "third", "from the loop"])
+    }
+
+    /// A repeating timer (a recording's progress) runs on the loop again and
+    /// again; once stopped, no run starts — though a timer due after several
+    /// of its periods has run.
+    @Test func aRepeatingTimerRunsOnTheLoopUntilStopped() async throws {
+        let loop = try EventLoop(name: "test")
+        defer { loop.stop() }
+        let runs = Atomic(0), offLoop = Atomic(0)
+        let timer = loop.repeating(every: .milliseconds(5)) {
+            runs.add(1, ordering: .relaxed)
+            if !loop.inEventLoop { offLoop.add(1, ordering: .relaxed) }
+        }
+        #expect(await waitUntil { runs.load(ordering: .relaxed) >= 5 }, "it repeats")
+        timer.stop()
+        let stopped = runs.load(ordering: .relaxed)
+        // Four of its periods later, by the loop's own clock.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            loop.schedule(after: .milliseconds(20)) { done.resume() }
+        }
+        #expect(runs.load(ordering: .relaxed) <= stopped + 1, "none started after the stop (one under way may end)")
+        #expect(offLoop.load(ordering: .relaxed) == 0)
     }
 }

@@ -57,14 +57,13 @@ extension CameraServiceHandlers {
             recording.stop()
         }
         // Progress goes through the same stream as the other events: one loop sends them all, in order.
-        let progress = Task {
-            while (try? await Task.sleep(for: Self.recordingProgressInterval)) != nil {
-                sink.wake(with: .progress(recording.recorder.figures))
-            }
+        // Its clock is the event loop's, not a task sleeping on the cooperative pool.
+        let progress = registry.timers.repeating(every: Self.recordingProgressInterval) {
+            sink.wake(with: .progress(recording.recorder.figures))
         }
         defer {
             reader.cancelUnlocked()
-            progress.cancelUnlocked()
+            progress.stop()
         }
         // Until the file is finished, or the call ends (the client went: its file is finished all the same).
         await withTaskCancellationHandler {

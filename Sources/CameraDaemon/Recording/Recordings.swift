@@ -40,6 +40,8 @@ final class Recordings: Sendable {
     }
 
     var budget: ClientBudget { registry.clientBudget }
+    /// The event loop's clock: a recording's deadlines and limits.
+    var timers: EventLoop { registry.timers }
 
     /// What a recording tells its call.
     enum Event: Sendable {
@@ -57,7 +59,7 @@ final class Recordings: Sendable {
     func start(_ request: Camerad_V1_StartRecording, descriptor: OwnedFD, for owner: ClientBudget.Owner,
                events: @escaping @Sendable (Event) -> Void) async throws -> Recording {
         let sync = try Self.fileSync(request)
-        let limits = try await Self.inspect(descriptor, request, for: owner, budget: budget)
+        let limits = try await Self.inspect(descriptor, request, for: owner, budget: budget, timers: timers)
         let container = try Self.container(request)
         try RequestLimits.check(name: request.uniqueID, "unique_id")
         guard let streamer = registry.streamer(request.uniqueID) else {
@@ -215,7 +217,7 @@ final class Recordings: Sendable {
     /// The thread is charged to `owner` (``ClientBudget/Resource/fileCheck``)
     /// until it is let go: past the deadline too, while the file does not answer.
     static func inspect(_ descriptor: OwnedFD, _ request: Camerad_V1_StartRecording, for owner: ClientBudget.Owner,
-                        budget: ClientBudget) async throws -> MovieRecorder.Limits {
+                        budget: ClientBudget, timers: EventLoop) async throws -> MovieRecorder.Limits {
         let claim = try budget.claim(.fileCheck, "file check \(nextFileCheck.add(1, ordering: .relaxed).newValue)", for: owner)
         let thread: WorkerThread
         do {
@@ -240,8 +242,8 @@ final class Recordings: Sendable {
                 waiting.withLock { $0.take() }?.wake(returning: result)
             }
             thread.finish()
-            Task {
-                try? await Task.sleep(for: fileAnswerDeadline)
+            // On the event loop's clock; answered first, it finds nothing to wake.
+            timers.schedule(after: fileAnswerDeadline) {
                 waiting.withLock { $0.take() }?.wake(returning: .failure(RPCError(.timedOut,
                     "the movie's file did not answer in \(fileAnswerDeadline) (a network or FUSE file whose server hangs?); record to a local file")))
             }
@@ -283,7 +285,7 @@ final class Recording: Sendable {
     /// Whether it was stopped.
     private let stopped = Atomic(false)
     /// Ends each file at its duration limit, on the clock, whether frames arrive or not.
-    private let clock = OrderedMutex<Task<Void, Never>?>(.recordingHandles, nil)
+    private let limitClock: LimitClock
     /// What started it: the limits and free space every next file is checked against.
     private let request: Camerad_V1_StartRecording
     /// Its client's, for the checks of its next files.
@@ -354,7 +356,8 @@ final class Recording: Sendable {
         let hold = EncoderHold(video: video, audio: audio, recordings: recordings)
         self.hold = hold
         // Each file's time 0, for the duration limit's clock.
-        let (fileStarts, fileStart) = AsyncStream.makeStream(of: Int64.self)
+        let limitClock = LimitClock(limit: limits.maxDurationNanoseconds, timers: recordings.timers)
+        self.limitClock = limitClock
         let format = video.encoder.format
         let requestedAt = monotonicNanoseconds()
         let fragment = request.movieFragmentIntervalNs > 0 ? Double(request.movieFragmentIntervalNs) / 1e9 : 10
@@ -366,7 +369,7 @@ final class Recording: Sendable {
             // Root's recording may use the blocks a filesystem keeps for root; another user's may not.
             keepsReservedBlocks: owner.user.map { $0 != 0 } ?? false, sync: sync, claim: recorderClaim, logger: Logger(label: "camerad"),
             onStart: { start in
-                fileStart.wake(with: start)
+                limitClock.fileStarted(at: start)
                 Task {
                     var started = Camerad_V1_RecordingStarted()
                     started.width = UInt32(format.width)
@@ -379,14 +382,14 @@ final class Recording: Sendable {
                 }
             },
             onHandOver: { finished, start in
-                fileStart.wake(with: start)
+                limitClock.fileStarted(at: start)
                 var handedOver = Camerad_V1_FileHandedOver()
                 handedOver.figures = Camerad_V1_RecordingFigures(finished)
                 handedOver.startTimeNs = start
                 events(.handedOver(handedOver))
             },
             onEnd: { ending, figures in
-                fileStart.wakeFinished()
+                limitClock.end()
                 hold.unsubscribe()
                 Task {
                     await hold.letGoOfEncoders()
@@ -414,31 +417,57 @@ final class Recording: Sendable {
             await hold.letGoOfEncoders()
             throw error
         }
-        if let limit = limits.maxDurationNanoseconds {
-            let timer = Task { [weak self] in await Self.stopAtLimits(limit, fileStarts, of: self) }
-            clock.withLock { $0 = timer }
-        }
+        limitClock.attach(self)
     }
 
-    deinit { clock.withLock { $0.take() }?.cancelUnlocked() }
+    deinit { limitClock.end() }
 
-    /// Stops the recording at each file's duration limit on the clock from
-    /// its first frame (a file handed over starts its own), ``limitGrace``
-    /// after it — when its packets, which end it at its limit, did not — until
-    /// the last file is finished.
-    private static func stopAtLimits(_ limit: Int64, _ fileStarts: AsyncStream<Int64>, of recording: Recording?) async {
-        var timer: Task<Void, Never>?
-        for await start in fileStarts {
-            timer?.cancelUnlocked()
-            let (end, overflow) = start.addingReportingOverflow(limit)
-            guard !overflow else { continue }
-            timer = Task { [weak recording] in
-                let wait = Duration.nanoseconds(end - monotonicNanoseconds()) + limitGrace
-                guard (try? await Task.sleep(for: wait)) != nil else { return }
-                recording?.stop(before: end, as: .maximumDurationReached)
-            }
+    /// Stops the recording at each file's duration limit on the event loop's
+    /// clock from its first frame (a file handed over starts its own),
+    /// ``limitGrace`` after it — when its packets, which end it at its limit,
+    /// did not — until the last file is finished.
+    private final class LimitClock: Sendable {
+        private struct State {
+            var timer: ScheduledWork?
+            weak var recording: Recording?
+            var ended = false
         }
-        timer?.cancelUnlocked()
+        private let limit: Int64?
+        private let timers: EventLoop
+        private let state = OrderedMutex(.recordingHandles, State())
+
+        init(limit: Int64?, timers: EventLoop) {
+            (self.limit, self.timers) = (limit, timers)
+        }
+
+        /// The recording it stops, once made (its files start after).
+        func attach(_ recording: Recording) {
+            state.withLock { $0.recording = recording }
+        }
+
+        /// A file started at `start` (capture time): its limit replaces the last file's.
+        func fileStarted(at start: Int64) {
+            guard let limit else { return }
+            let (end, overflow) = start.addingReportingOverflow(limit)
+            let next = overflow ? nil : timers.schedule(after: .nanoseconds(end - monotonicNanoseconds()) + limitGrace) { [weak self] in
+                self?.state.withLock { $0.recording }?.stop(before: end, as: .maximumDurationReached)
+            }
+            // The loop's lock is never taken under this one: timers are stopped after it is let go.
+            let (last, ended) = state.withLock { state in
+                defer { if !state.ended { state.timer = next } }
+                return (state.timer, state.ended)
+            }
+            last?.stop()
+            if ended { next?.stop() }
+        }
+
+        /// The last file is finished (or the recording gone): no limit stops it.
+        func end() {
+            state.withLock { state in
+                state.ended = true
+                return state.timer.take()
+            }?.stop()
+        }
     }
 
     /// stopRecording(): the file ends with the frames captured before now,
@@ -466,7 +495,7 @@ final class Recording: Sendable {
     /// NextFile: `next` (checked as the first file was, off the tasks) takes
     /// over at a keyframe asked for now.
     func handOver(to next: OwnedFD) async throws {
-        _ = try await Recordings.inspect(next, request, for: owner, budget: hold.recordings.budget)
+        _ = try await Recordings.inspect(next, request, for: owner, budget: hold.recordings.budget, timers: hold.recordings.timers)
         recorder.handOver(to: next)
         hold.video.encoder.requestKeyframe()
     }
