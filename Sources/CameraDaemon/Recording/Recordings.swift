@@ -110,19 +110,19 @@ final class Recordings: Sendable {
         }
     }
 
-    /// The file's container: MOV unless asked; Matroska only for a picture
-    /// players need not turn (it holds no display matrix).
+    /// The file's container: MOV unless asked; one that holds no display
+    /// matrix (Matroska) only for a picture players need not turn.
     private static func container(_ request: Camerad_V1_StartRecording) throws(RPCError) -> MovieWriter.Container {
-        switch request.fileType {
-        case .mp4: return .mp4
-        case .matroska:
-            guard Recording.clockwiseDegrees(request.orientation) == 0 && !request.mirrored else {
-                throw RPCError(.invalidArgument, "a Matroska file holds no display matrix for the orientation or mirroring; "
-                               + "record MP4 or MOV, or leave the orientation as it is")
-            }
-            return .matroska
-        case .mov, .unspecified, .UNRECOGNIZED: return .mov
+        let container: MovieWriter.Container = switch request.fileType {
+        case .mp4: .mp4
+        case .matroska: .matroska
+        case .mov, .unspecified, .UNRECOGNIZED: .mov
         }
+        guard container.turnsPicture || Recording.display(request) == .identity else {
+            throw RPCError(.invalidArgument, "a Matroska file holds no display matrix for the orientation or mirroring; "
+                           + "record MP4 or MOV, or leave the orientation as it is")
+        }
+        return container
     }
 
     /// The sound's AAC settings: those asked, else the microphone's rate and up to two of its channels, at 128 kbit/s.
@@ -365,7 +365,7 @@ final class Recording: Sendable {
         recorder = try MovieRecorder(
             descriptor: descriptor, container: container, video: video.encoder.parameters, audio: audio?.encoder.parameters,
             limits: limits, fragmentInterval: fragment, metadata: Self.metadata(request.metadata),
-            display: DisplayTransform(clockwiseDegrees: Self.clockwiseDegrees(request.orientation), mirrored: request.mirrored),
+            display: Self.display(request),
             // Root's recording may use the blocks a filesystem keeps for root; another user's may not.
             keepsReservedBlocks: owner.user.map { $0 != 0 } ?? false, sync: sync, claim: recorderClaim, logger: Logger(label: "camerad"),
             onStart: { start in
@@ -500,8 +500,13 @@ final class Recording: Sendable {
         hold.video.encoder.requestKeyframe()
     }
 
+    /// How players are to turn the picture: the movie connection's orientation and mirroring.
+    static func display(_ request: Camerad_V1_StartRecording) -> DisplayTransform {
+        DisplayTransform(clockwiseDegrees: clockwiseDegrees(request.orientation), mirrored: request.mirrored)
+    }
+
     /// How far a movie connection's orientation turns the picture, clockwise (AVCaptureVideoOrientation's meaning).
-    static func clockwiseDegrees(_ orientation: Camerad_V1_VideoOrientation) -> Int {
+    private static func clockwiseDegrees(_ orientation: Camerad_V1_VideoOrientation) -> Int {
         switch orientation {
         case .portrait: 90
         case .landscapeLeft: 180
