@@ -13,11 +13,10 @@ import Logging
 /// after a gap keeps its time).
 final class AudioEncoderNode: Sendable {
     let settings: AudioEncoder.Settings
-    let node: MediaNode
     let parameters: EncodedStreamParameters
-    private let input: NodeInput
-    private let microphone: MicrophoneStreamer
-    private let listenerID: UInt64
+    /// The node attached to the microphone's layout it reads.
+    private let derived: DerivedNode
+    var node: MediaNode { derived.node }
 
     private let work: Work
 
@@ -92,31 +91,20 @@ final class AudioEncoderNode: Sendable {
             throw CameraError(.invalidArgument, "\(microphone.microphone.uniqueID) cannot be encoded as AAC: \(error.message)")
         }
         self.settings = settings
-        self.microphone = microphone
         parameters = encoder.parameters
         // AAC's largest frame: 6144 bits per channel.
         let node = try MediaNode(name: "\(microphone.microphone.uniqueID)'s AAC encoder",
                                  media: .packets(PacketLayout(codec: "aac", maxPacketBytes: 768 * settings.channels + 64)),
                                  slots: 16, maxBytes: 256 << 20, connectionShare: 4, budget: budget, logger: logger)
-        self.node = node
         let work = Work(encoder)
         self.work = work
-        do {
-            input = try NodeInput(to: node, passesDropsOn: false, priority: .sound, process: { period, node in work.take(period, into: node) },
-                                  finish: { node in work.flush(into: node) })
-        } catch {
-            node.end()
-            throw CameraError(.resourceExhausted, "no worker for \(node.name): \(error)")
-        }
         let layout = AudioLayout(sampleRate: settings.sampleRate, channels: settings.channels, sampleFormat: .f32,
                                  framesPerPeriod: settings.sampleRate / 100)
-        do {
-            // On the picture's clock whatever the microphone's runs at: the file counts samples, not times.
-            listenerID = try await microphone.listen(layout, onTheClock: true, policy: SubscriptionPolicy(maxInFlight: 16), sink: input, for: .daemon)
-        } catch {
-            input.end(with: nil)
-            throw error
-        }
+        // On the picture's clock whatever the microphone's runs at: the file counts samples, not times.
+        derived = try await DerivedNode(node, reading: MicrophoneSource(microphone: microphone, layout: layout, onTheClock: true),
+                                        inFlight: 16, passesDropsOn: false, priority: .sound,
+                                        process: { period, node in work.take(period, into: node) },
+                                        finish: { node in work.flush(into: node) })
     }
 
     /// Subscribes a recorder's sound (`sink`), its recent packets from the one
@@ -127,7 +115,7 @@ final class AudioEncoderNode: Sendable {
         let policy = SubscriptionPolicy(maxInFlight: maxInFlight)
         if let preRollFrom {
             let work = self.work
-            if let (subscribed, _) = await input.subscribe(sink, policy: policy, for: owner, continuing: { work.history(since: preRollFrom) },
+            if let (subscribed, _) = await derived.subscribe(sink, policy: policy, for: owner, continuing: { work.history(since: preRollFrom) },
                                                            earlier: earlier) {
                 return try subscribed.get()
             }
@@ -137,8 +125,5 @@ final class AudioEncoderNode: Sendable {
 
     /// Stops listening: the periods it was given are encoded, the encoder
     /// flushed — every packet reaches the node's recorders, which then end.
-    func stop() {
-        let (microphone, listenerID) = (self.microphone, self.listenerID)
-        input.stop { microphone.close(listenerID) }
-    }
+    func stop() { derived.stop() }
 }

@@ -84,8 +84,8 @@ extension MediaNode {
     }
 }
 
-extension NodeInput {
-    /// Subscribes `sink` to the input's node continuing `recent()`'s packets:
+extension DerivedNode {
+    /// Subscribes `sink` to the node continuing `recent()`'s packets:
     /// on the worker, between two buffers, those packets go to `earlier`
     /// and the subscription takes every packet published after them — none
     /// missed or repeated. nil when there are none, or the input has ended:

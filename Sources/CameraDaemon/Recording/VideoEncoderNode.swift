@@ -49,15 +49,14 @@ enum VideoRecordingFormat: Hashable, Sendable {
 /// accounting covers the camera's frames.
 final class VideoEncoderNode: Sendable {
     let format: VideoRecordingFormat
-    let node: MediaNode
     /// What a muxer needs of its stream.
     let parameters: EncodedStreamParameters
     /// What its H.264 encoder reads: the camera's NV12 as it comes, else I420; nil when it passes MJPEG on.
     let encoderInput: VideoEncoder.Settings.Input?
     private let work: Work
-    private let input: NodeInput
-    private let streamer: DeviceStreamer
-    private let streamID: UInt64
+    /// The node attached to the camera's variant it reads.
+    private let derived: DerivedNode
+    var node: MediaNode { derived.node }
 
     /// The encoder (none for MJPEG) and what it needs between frames, on the worker.
     private final class Work: Sendable {
@@ -141,7 +140,6 @@ final class VideoEncoderNode: Sendable {
          budget: ClientBudget, logger: Logger) async throws {
         let encoder: VideoEncoder?
         var request = StreamRequest()
-        request.maxFramesInFlight = 4
         // An idle camera starts in the mode the recording's session asks for.
         request.preset = preset
         switch format {
@@ -166,7 +164,6 @@ final class VideoEncoderNode: Sendable {
             parameters = try EncodedStreamParameters(mjpegWidth: width, height: height)
         }
         self.format = format
-        self.streamer = streamer
         let codec = encoder == nil ? "mjpeg" : "h264"
         // A slot holds the largest packet there could be — a raw I420 frame's size for H.264, a YUYV frame's for a
         // camera's JPEG (what V4L2 drivers allow one) — but only what a packet fills is ever touched: the pool may
@@ -174,22 +171,11 @@ final class VideoEncoderNode: Sendable {
         let largest = format.width * format.height * (encoder == nil ? 2 : 3) / (encoder == nil ? 1 : 2) + 65_536
         let node = try MediaNode(name: "\(name)'s \(encoder == nil ? "MJPEG" : "H.264 encoder")", media: .packets(PacketLayout(codec: codec, maxPacketBytes: largest)),
                                  slots: 8, maxBytes: 512 << 20, connectionShare: 4, budget: budget, logger: logger)
-        self.node = node
         let work = Work(encoder)
         self.work = work
-        do {
-            input = try NodeInput(to: node, process: { frame, node in work.take(frame, into: node) },
-                                  finish: { node in work.flush(into: node) })
-        } catch {
-            node.end()
-            throw CameraError(.resourceExhausted, "no worker for \(node.name): \(error)")
-        }
-        do {
-            streamID = try await streamer.open(request, for: .daemon, sink: input)
-        } catch {
-            input.end(with: nil)
-            throw error
-        }
+        derived = try await DerivedNode(node, reading: CameraSource(streamer: streamer, request: request), inFlight: 4,
+                                        process: { frame, node in work.take(frame, into: node) },
+                                        finish: { node in work.flush(into: node) })
     }
 
     /// Subscribes a recorder (`sink`) whose file starts `preRollNanoseconds`
@@ -204,7 +190,7 @@ final class VideoEncoderNode: Sendable {
         let fresh = SubscriptionPolicy(maxInFlight: maxInFlight, startsAtKeyframe: true)
         if preRollNanoseconds > 0 {
             let (work, since) = (self.work, monotonicNanoseconds() - preRollNanoseconds)
-            if let (subscribed, first) = await input.subscribe(sink, policy: fresh, for: owner, continuing: { work.history(since: since) },
+            if let (subscribed, first) = await derived.subscribe(sink, policy: fresh, for: owner, continuing: { work.history(since: since) },
                                                                earlier: earlier) {
                 return (try subscribed.get(), first.presentationTimeNanoseconds)
             }
@@ -224,11 +210,8 @@ final class VideoEncoderNode: Sendable {
 
     /// Stops reading the camera: the frames it was given are encoded, the
     /// encoder flushed — every packet reaches the node's recorders, which then end.
-    func stop() {
-        let (streamer, streamID) = (self.streamer, self.streamID)
-        input.stop { streamer.close(streamID) }
-    }
+    func stop() { derived.stop() }
 
     /// Runs `job` on the encoder's worker between two frames (tests hold it there: a starved encoder).
-    func runOnWorker(_ job: @escaping @Sendable () -> Void) -> Bool { input.run(job) }
+    func runOnWorker(_ job: @escaping @Sendable () -> Void) -> Bool { derived.run(job) }
 }
