@@ -21,23 +21,19 @@ import Synchronization
 /// was unplugged) ends the node with an interruption and calls `onFailure`.
 final class ALSACapture: AudioCapture {
     let node: MediaNode
-    private let pcm: ALSAPCM
     private let thread: PollingThread
     private let stopRequested = Atomic(false)
 
-    init(pcm: ALSAPCM, layout: AudioLayout, name: String, budget: ClientBudget, logger: Logger,
+    /// Takes `pcm` over: its capture thread reads it and closes it as it ends
+    /// (on a failure here, it is closed as it is let go).
+    init(pcm: sending ALSAPCM, layout: AudioLayout, name: String, budget: ClientBudget, logger: Logger,
          onFailure: @escaping @Sendable (CameraError) -> Void) throws(CameraError) {
-        self.pcm = pcm
-        do {
-            node = try MediaNode(name: name, media: .audio(layout), slots: layout.poolSlots, budget: budget, logger: logger)
-        } catch {
-            pcm.close()
-            throw error
-        }
+        node = try MediaNode(name: name, media: .audio(layout), slots: layout.poolSlots, budget: budget, logger: logger)
         do {
             thread = try PollingThread(name: "camerad-alsa", watching: pcm.pollDescriptor, priority: .sound)
             try thread.start { [self, node] thread in
                 let failure = Self.run(pcm: pcm, layout: layout, node: node, stop: stopRequested, thread: thread, logger: logger)
+                pcm.close()
                 if let failure {
                     node.end(.deviceDisconnected, failure)
                     onFailure(failure)
@@ -45,16 +41,15 @@ final class ALSACapture: AudioCapture {
             }
         } catch {
             node.end()
-            pcm.close()
             throw CameraError(.resourceExhausted, "cannot start \(name)'s capture thread: \(error)")
         }
     }
 
+    /// Stops the capture thread, which closes the device before it ends.
     func stop() {
         stopRequested.store(true, ordering: .relaxed)
         thread.wake()
         thread.join()
-        pcm.close()
         node.end()
     }
 

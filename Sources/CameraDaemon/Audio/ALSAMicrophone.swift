@@ -76,11 +76,13 @@ final class ALSAMicrophone: MicrophoneBackend {
     }
 }
 
-/// One open capture PCM. Unchecked Sendable: used by one thread at a time
-/// (the executor's while it is set up, then the capture thread's).
-final class ALSAPCM: @unchecked Sendable {
+/// One open capture PCM, closed by ``close()`` or when the last reference
+/// goes. Not Sendable: it is handed over whole (`sending`), from the executor
+/// that sets it up to the capture thread that reads and closes it.
+final class ALSAPCM {
     let handle: OpaquePointer
     let path: String
+    private var isClosed = false
 
     private init(handle: OpaquePointer, path: String) {
         self.handle = handle
@@ -98,7 +100,14 @@ final class ALSAPCM: @unchecked Sendable {
         return ALSAPCM(handle: handle, path: path)
     }
 
-    func close() { snd_pcm_close(handle) }
+    /// Closes it (once: later calls do nothing).
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        snd_pcm_close(handle)
+    }
+
+    deinit { close() }
 
     /// Sets the hardware and software parameters nearest `wanted`: interleaved
     /// access, its sample format if the device has it (else S16, S32, FLOAT),

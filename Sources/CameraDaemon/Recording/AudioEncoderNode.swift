@@ -22,8 +22,8 @@ final class AudioEncoderNode: Sendable {
 
     /// The encoder and its packets' count, on the worker.
     private final class Work: Sendable {
-        private struct State: @unchecked Sendable {
-            /// Unchecked Sendable: used only under this lock.
+        private struct State {
+            /// Used only under this lock (given to it: `sending`).
             let encoder: AudioEncoder
             var packets: UInt64 = 0
             /// The recent packets, for recordings that start earlier than they join.
@@ -31,7 +31,7 @@ final class AudioEncoderNode: Sendable {
         }
         private let state: OrderedMutex<State>
 
-        init(_ encoder: AudioEncoder) {
+        init(_ encoder: sending AudioEncoder) {
             state = OrderedMutex(.encoderWork, State(encoder: encoder))
         }
 

@@ -90,8 +90,8 @@ final class MovieRecorder: FrameSink {
     /// AAC packets held for the picture to reach them: a minute's.
     static let heldSoundLimit = 2_813
 
-    private struct State: @unchecked Sendable {
-        /// Unchecked Sendable: the writer is used on the worker only, under this lock.
+    private struct State {
+        /// Used on the worker only, under this lock.
         var writer: MovieWriter?
         /// The file being written, and the one to hand over to at the next keyframe.
         var file: OwnedFD

@@ -61,9 +61,8 @@ final class VideoEncoderNode: Sendable {
     /// The encoder (none for MJPEG) and what it needs between frames, on the worker.
     private final class Work: Sendable {
         private struct State {
-            /// Unchecked Sendable: used only under this lock.
-            struct Encoder: @unchecked Sendable { let encoder: VideoEncoder }
-            let encoder: Encoder?
+            /// Used only under this lock (given to it: `sending`).
+            let encoder: VideoEncoder?
             /// Frames in the encoder, by timestamp: a packet's sequence is its frame's.
             var sequences: [Int64: UInt64] = [:]
             /// The recent packets, for recordings that start earlier than they join.
@@ -74,8 +73,8 @@ final class VideoEncoderNode: Sendable {
         /// Frames given to it, each of which makes one packet (the last ones at the flush).
         let framesIn = Atomic(0)
 
-        init(_ encoder: VideoEncoder?) {
-            state = OrderedMutex(.encoderWork, State(encoder: encoder.map { .init(encoder: $0) }))
+        init(_ encoder: sending VideoEncoder?) {
+            state = OrderedMutex(.encoderWork, State(encoder: encoder))
         }
 
         /// A frame's packets — encoded, or for MJPEG the camera's JPEG as it is
@@ -86,7 +85,7 @@ final class VideoEncoderNode: Sendable {
             let keyframe = keyframeWanted.exchange(false, ordering: .relaxed)
             framesIn.add(1, ordering: .relaxed)
             let packets = state.withLock { state -> [(UInt64, EncodedPacket)] in
-                guard let encoder = state.encoder?.encoder else {
+                guard let encoder = state.encoder else {
                     return [(frame.sequence, EncodedPacket(bytes: Array(frame.bytes), presentationTimeNanoseconds: frame.timestampNanoseconds,
                                                            decodeTimeNanoseconds: frame.timestampNanoseconds,
                                                            durationNanoseconds: frame.durationNanoseconds, isKeyframe: true))]
@@ -108,7 +107,7 @@ final class VideoEncoderNode: Sendable {
         /// its recorders' files.
         func flush(into node: MediaNode) {
             let packets = state.withLock { state -> [(UInt64, EncodedPacket)] in
-                guard let encoder = state.encoder?.encoder else { return [] }
+                guard let encoder = state.encoder else { return [] }
                 do {
                     return try encoder.flush().map { (state.sequences.removeValue(forKey: $0.presentationTimeNanoseconds) ?? 0, $0) }
                 } catch {
