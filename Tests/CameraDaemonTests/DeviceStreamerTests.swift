@@ -348,8 +348,7 @@ final class RecordingResponder: StreamResponder, @unchecked Sendable {
         // Holds up the slow variant's worker, as a long conversion would.
         let gate = DispatchSemaphore(value: 0)
         let (slowVariant, cheapVariant) = try #require(streamer.state.withLock { state in
-            func variant(_ id: UInt64) -> FrameVariant? { state.streams[id].flatMap { state.pool($0.poolID)?.variant } }
-            return variant(slowID).flatMap { slow in variant(cheapID).map { (slow, $0) } }
+            state.streams[slowID].flatMap { slow in state.streams[cheapID].map { (slow, $0) } }
         })
         let slowWorker = try #require(streamer.state.withLock { $0.variants[slowVariant]?.thread })
         slowWorker.async { gate.wait() }

@@ -56,9 +56,10 @@ extension DeviceStreamer {
             }
             state.source.lastSequence = frame.sequence
             for (variant, node) in state.variants {
-                // The streams streaming now: one that starts later never hears of this frame.
-                guard let pool = node.pool, case let streams = streaming(pool, state), !streams.isEmpty else { continue }
-                if sharesHere(frame, pool, streams, zoom: zoom, &state) {
+                // The streams streaming now, oldest first: one that starts later never hears of this frame.
+                guard let pool = node.pool, case let streams = node.core.subscriptions.filter(\.lifecycle.receivesFrames),
+                      !streams.isEmpty else { continue }
+                if sharesHere(frame, node, pool, streams, zoom: zoom) {
                     sharedHere.append(VariantEvent(variant: variant, generation: generation, streams: streams, gap: gap,
                                                    numbers: FrameNumbers(frame), frame: frame))
                     continue
@@ -88,11 +89,6 @@ extension DeviceStreamer {
         for event in sharedHere { convert(event.frame!, event) }
     }
 
-    /// A pool's streams that stream now, oldest first.
-    private func streaming(_ pool: VariantPool, _ state: State) -> [Subscription] {
-        pool.subscriptionIDs.compactMap { state.streams[$0] }.filter(\.lifecycle.receivesFrames).sorted { $0.id < $1.id }
-    }
-
     /// Whether a variant's frame is offered right here, on the capture thread,
     /// with no worker: it is the device's buffer itself (no conversion, the
     /// device has buffers to spare), its worker has nothing left to do (frames
@@ -100,11 +96,10 @@ extension DeviceStreamer {
     /// that costs is a message to each stream, never a wait: one thread wake
     /// less per frame.
     private func sharesHere(
-        _ frame: CapturedFrame, _ pool: VariantPool, _ streams: [Subscription], zoom: Double, _ state: inout State
+        _ frame: CapturedFrame, _ node: VariantNode, _ pool: VariantPool, _ streams: [Subscription], zoom: Double
     ) -> Bool {
         guard let buffer = frame.buffer, buffer.buffers === pool.deviceBuffers, pool.converter.passesThrough(zoom: zoom),
-              buffer.buffers.leases.available >= VariantPool.reserveBuffers,
-              state.variants[pool.variant]?.pending == 0 else { return false }
+              buffer.buffers.leases.available >= VariantPool.reserveBuffers, node.pending == 0 else { return false }
         return streams.allSatisfy { !$0.policy.copies }
     }
 
@@ -158,34 +153,21 @@ extension DeviceStreamer {
     /// that wants it.
     private func convert(_ frame: CapturedFrame, _ event: VariantEvent) {
         let zoom = device.settingsState.digitalZoom
-        let target = locked { state -> (pool: VariantPool, slot: Int, shared: Bool, streams: [Subscription])? in
-            guard let pool = currentPool(of: event.variant, generation: event.generation, &state) else { return nil }
+        let target = locked { state -> (node: VariantNode, pool: VariantPool, slot: Int, shared: Bool, streams: [Subscription])? in
+            guard let node = currentNode(of: event.variant, generation: event.generation, &state), let pool = node.pool else { return nil }
             record(event)
-            let wanting = event.streams.filter { $0.lifecycle.receivesFrames && wants($0, event.numbers) }
             // No conversion for streams that would only drop it: a stream that
             // holds all it may costs no one time, not even its own worker.
-            if wanting.allSatisfy({ $0.dropReason != nil }) {
-                for stream in wanting {
-                    stream.lastOffered = frame.timestampNanoseconds
-                    stream.dropHeld(frame.sequence, stream.dropReason!)
-                }
-                return nil
-            }
+            guard let wanting = node.core.wanting(event.streams, sequence: frame.sequence, timestampNanoseconds: frame.timestampNanoseconds,
+                                                  durationNanoseconds: frame.durationNanoseconds) else { return nil }
             if let buffer = frame.buffer, buffer.buffers === pool.deviceBuffers, pool.converter.passesThrough(zoom: zoom),
                buffer.buffers.leases.available >= VariantPool.reserveBuffers {
-                return (pool, buffer.index, true, wanting)
+                return (node, pool, buffer.index, true, wanting)
             }
-            guard let slot = pool.freeSlot() else {
-                for stream in wanting {
-                    stream.lastOffered = frame.timestampNanoseconds
-                    stream.drops.add(.outOfBuffers, count: 1, sequence: frame.sequence)
-                }
-                return nil
-            }
-            pool.writing = slot
-            return (pool, slot, false, wanting)
+            guard let (pool, slot) = node.core.slot(for: wanting, sequence: frame.sequence) else { return nil }
+            return (node, pool, slot, false, wanting)
         }
-        guard let (pool, slot, shared, streams) = target else { return }
+        guard let (node, pool, slot, shared, streams) = target else { return }
 
         // Converted with the lock free: releases and other variants go on meanwhile.
         var written: Int?
@@ -201,11 +183,9 @@ extension DeviceStreamer {
 
         locked { state in
             if !shared { pool.writing = nil }
-            guard let written, state.pool(pool.id) === pool else {
+            guard let written, node.core.pool(pool.id) === pool else {
                 // Lost to a failed conversion or a pool replaced meanwhile: still told.
-                for stream in streams where stream.lifecycle.receivesFrames {
-                    stream.drops.add(.discontinuity, count: 1, sequence: frame.sequence)
-                }
+                node.core.offer(nil, sequence: frame.sequence, to: streams)
                 return
             }
             if shared {
@@ -217,17 +197,10 @@ extension DeviceStreamer {
                 if pool.converter.passesThrough(zoom: zoom) { pool.framesCopied += 1 }
             }
             pool.bytesUsed[slot] = written
-            let converted = PooledFrame(pool: pool, slot: slot, sequence: frame.sequence,
-                                        timestampNanoseconds: frame.timestampNanoseconds,
-                                        durationNanoseconds: frame.durationNanoseconds, bytesUsed: written)
-            for stream in streams where stream.lifecycle.receivesFrames {
-                guard stream.poolID == pool.id else {
-                    // Moved to a larger pool while this frame was converted.
-                    stream.drops.add(.discontinuity, count: 1, sequence: frame.sequence)
-                    continue
-                }
-                stream.offer(converted)
-            }
+            // A stream moved to a larger pool while this frame was converted loses it (a discontinuity).
+            node.core.offer(PooledFrame(pool: pool, slot: slot, sequence: frame.sequence, timestampNanoseconds: frame.timestampNanoseconds,
+                                        durationNanoseconds: frame.durationNanoseconds, bytesUsed: written),
+                            sequence: frame.sequence, to: streams)
             // Nobody kept it (copies taken, or every stream gone): back to the device.
             if shared && pool.references[slot] == 0 { pool.loans[slot] = nil }
         }
@@ -237,7 +210,7 @@ extension DeviceStreamer {
     /// late for each of the streams that wanted it.
     private func skip(_ event: VariantEvent) {
         locked { state in
-            guard currentPool(of: event.variant, generation: event.generation, &state) != nil else { return }
+            guard currentNode(of: event.variant, generation: event.generation, &state) != nil else { return }
             record(event)
             for stream in event.streams where stream.lifecycle.receivesFrames && wants(stream, event.numbers) {
                 stream.lastOffered = event.numbers.timestampNanoseconds
@@ -246,12 +219,12 @@ extension DeviceStreamer {
         }
     }
 
-    /// The variant's pool, if this generation's frames still go there: after a
-    /// mode change, frames of the old capture are not converted with the new pools.
-    private func currentPool(of variant: FrameVariant, generation: UInt64, _ state: inout State) -> VariantPool? {
+    /// The variant's node, if this generation's frames still go to its pool:
+    /// after a mode change, frames of the old capture are not converted with the new pools.
+    private func currentNode(of variant: FrameVariant, generation: UInt64, _ state: inout State) -> VariantNode? {
         guard state.source.lifecycle.currentGeneration == generation, let mode = state.source.lifecycle.mode,
-              let pool = state.variants[variant]?.pool, pool.source == mode.layout else { return nil }
-        return pool
+              let node = state.variants[variant], node.pool?.source == mode.layout else { return nil }
+        return node
     }
 
     /// Frames the device skipped before the event's frame, for each of its

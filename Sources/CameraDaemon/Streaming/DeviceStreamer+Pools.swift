@@ -20,17 +20,21 @@ extension DeviceStreamer {
     ///
     /// - Throws: RESOURCE_EXHAUSTED when the device makes as many variants as it may.
     func poolNeed(for options: StreamOptions, in state: State, source: FrameLayout) throws -> PoolNeed? {
-        let current = state.variants[options.variant]?.pool
-        let others = current.map { pool in pool.subscriptionIDs.compactMap { state.streams[$0]?.policy.slotsHeld } } ?? []
-        let needed = MediaPool.spareSlots + options.slotsHeld + others.reduce(0, +)
-        if let current, current.ownSlots >= needed { return nil }
-        if current == nil && state.currentPools.count >= Self.maxVariants {
+        let node = state.variants[options.variant]
+        // A variant's first stream: a node not yet made, as one with no subscription.
+        let core = node?.core ?? newCore()
+        guard let size = core.poolSize(adding: options.slotsHeld) else { return nil }
+        if node?.pool == nil && state.currentPools.count >= Self.maxVariants {
             throw CameraError(.resourceExhausted,
                               "\(device.uniqueID) already makes \(Self.maxVariants) output variants, the most camerad allows; ask for one of them ('camctl stats \(device.uniqueID)' lists them)")
         }
-        // Growing doubles, so that a crowd joining one by one moves pools a few times, not once each.
-        return PoolNeed(variant: options.variant, source: source, slots: max(needed, 2 * (current?.ownSlots ?? 0)),
+        return PoolNeed(variant: options.variant, source: source, slots: size.grown,
                         deviceBuffers: state.source.deviceBuffers)
+    }
+
+    /// A variant node's core before its first pool.
+    private func newCore() -> NodeCore<VariantPool> {
+        NodeCore(name: device.uniqueID, budget: budget, logger: logger, pool: nil)
     }
 
     /// Makes a pool for `need` — with the streamer's lock let go.
@@ -50,36 +54,23 @@ extension DeviceStreamer {
         }
     }
 
-    /// The pool a new stream of `options` joins: the variant's, when it has
-    /// room, else `prepared` (made for ``poolNeed(for:in:source:)``), installed
-    /// as the variant's current pool; the streams of the one it replaces move to it.
-    func pool(
-        for options: StreamOptions, joining streamID: UInt64, in state: inout State, prepared: VariantPool?
-    ) -> VariantPool {
-        let current = state.variants[options.variant]?.pool
-        guard let pool = prepared else {
-            // poolNeed said the current one has room.
-            current!.subscriptionIDs.insert(streamID)
-            return current!
-        }
-        state.node(for: options.variant).replacePool(with: pool)
-        pool.subscriptionIDs = [streamID]
-        if let current {
-            // Too small for the newcomer: its streams move to the new pool and
-            // keep the old one's slots until they release them.
-            for id in current.subscriptionIDs {
-                state.streams[id]?.poolID = pool.id
-                pool.subscriptionIDs.insert(id)
-                // An opening stream learns its pool from its StreamStarted.
-                if let stream = state.streams[id], stream.lifecycle.receivesFrames {
-                    tell(id, StreamNews(pool: pool, mode: state.source.lifecycle.mode,
-                                        note: "a larger pool for a new stream of the same variant", device: nil), &state)
-                }
-            }
-            current.subscriptionIDs = []
-            dropUnusedPools(&state)
-        }
-        return pool
+    /// The variant node a new stream of `options` joins (made for the
+    /// variant's first), and the pool it joins: the node's, when it has room,
+    /// else `prepared` (made for ``poolNeed(for:in:source:)``), installed as
+    /// the node's pool — the streams of the one it replaces move to it, told
+    /// so, and keep the old one's slots until they release them.
+    func join(_ options: StreamOptions, prepared: VariantPool?, _ state: inout State) -> (VariantNode, VariantPool) {
+        let node = state.variants[options.variant] ?? {
+            let node = VariantNode(variant: options.variant, core: newCore())
+            state.variants[options.variant] = node
+            return node
+        }()
+        // Without one, poolNeed said the current one has room.
+        guard let prepared else { return (node, node.pool!) }
+        // An opening stream learns its pool from its StreamStarted.
+        node.core.move(to: prepared, news: StreamNews(pool: prepared, mode: state.source.lifecycle.mode,
+                                                      note: "a larger pool for a new stream of the same variant", device: nil))
+        return (node, prepared)
     }
 
     /// Forgets pools no stream uses and no client holds, and variant nodes
@@ -112,35 +103,26 @@ extension DeviceStreamer {
                 description!.activeMode = mode
             }
             let need = PoolNeed(variant: variant, source: mode.layout, slots: old.ownSlots, deviceBuffers: state.source.deviceBuffers)
-            guard let made = prepared[variant], (try? made.get())?.fits(need) ?? true else {
+            guard let result = prepared[variant], (try? result.get())?.fits(need) ?? true else {
                 // A stream joined after the plan, with a larger pool made from
                 // the new mode's frames (an opening stream's pool always is):
                 // only the capture's buffers changed. It keeps that pool, its
                 // device-format frames copied rather than shared.
                 continue
             }
-            let ids = old.subscriptionIDs
-            old.subscriptionIDs = []
-            node.replacePool(with: nil)
-            let pool: VariantPool
+            let made: VariantPool
             do throws(CameraError) {
-                pool = try made.get()
+                made = try result.get()
             } catch {
                 let failure = error.code == .unsupportedFormat ? CameraError(.unsupportedFormat,
                     "\(device.uniqueID) now runs \(mode), from which \(variant) cannot be made (\(error.message)); open the stream again") : error
-                for id in ids { remove(id, &state)?.outbox.post(.end(failure)) }
+                node.core.retirePool()
+                for id in node.core.subscriptions.map(\.id) { remove(id, &state)?.outbox.post(.end(failure)) }
                 continue
             }
-            node.pool = pool
-            pool.subscriptionIDs = ids
-            for id in ids {
-                guard let stream = state.streams[id] else { continue }
-                state.streams[id]!.poolID = pool.id
-                guard stream.lifecycle.receivesFrames else { continue }
-                let note = modeChanged ? "the device now runs \(mode); you still get \(variant)"
-                    : "the device's capture restarted; its frames come in its new buffers"
-                tell(id, StreamNews(pool: pool, mode: mode, note: note, device: modeChanged ? description : nil), &state)
-            }
+            let note = modeChanged ? "the device now runs \(mode); you still get \(variant)"
+                : "the device's capture restarted; its frames come in its new buffers"
+            node.core.move(to: made, news: StreamNews(pool: made, mode: mode, note: note, device: modeChanged ? description : nil))
         }
         dropUnusedPools(&state)
     }
@@ -151,10 +133,5 @@ extension DeviceStreamer {
         locked { state in
             state.currentPools.map { PoolNeed(variant: $0.variant, source: mode.layout, slots: $0.ownSlots, deviceBuffers: buffers) }
         }
-    }
-
-    /// Tells a streaming stream its frames come from another pool (FormatChanged).
-    private func tell(_ id: UInt64, _ news: StreamNews, _ state: inout State) {
-        state.streams[id]?.outbox.post(.formatChanged(news))
     }
 }

@@ -49,35 +49,33 @@ final class DeviceStreamer: SubscriptionHost {
     /// Output variants one device makes at most: each costs a conversion per frame.
     static let maxVariants = 16
 
-    /// Guarded by ``state``'s lock: the graph's source (``CaptureSource``),
-    /// its variant nodes (``VariantNode``), and its subscriptions.
+    /// Guarded by ``state``'s lock: the graph's source (``CaptureSource``) and
+    /// its variant nodes (``VariantNode``), each with its streams' subscriptions.
     struct State {
         var source = CaptureSource()
         var variants: [FrameVariant: VariantNode] = [:]
-        var streams: [UInt64: Subscription] = [:]
+        /// Each stream's variant: its subscription is that variant node's.
+        var streams: [UInt64: FrameVariant] = [:]
         var nextStreamID: UInt64 = 1
 
         /// Whether anything needs the capture: a stream (opening or streaming) or a photo.
         var isUsed: Bool { !streams.isEmpty }
 
+        /// A stream's subscription.
+        func stream(_ id: UInt64) -> Subscription? {
+            streams[id].flatMap { variants[$0]?.core.subscriptions[id: id] }
+        }
+
         /// A pool by id: a variant's current one, or one it replaced that is still held.
         func pool(_ id: UInt64) -> VariantPool? {
             for node in variants.values {
-                if let pool = node.pool(id) { return pool }
+                if let pool = node.core.pool(id) { return pool }
             }
             return nil
         }
 
         /// The variants' current pools.
         var currentPools: [VariantPool] { variants.values.compactMap(\.pool) }
-
-        /// A variant's node, made for its first stream.
-        mutating func node(for variant: FrameVariant) -> VariantNode {
-            if let node = variants[variant] { return node }
-            let node = VariantNode(variant: variant)
-            variants[variant] = node
-            return node
-        }
     }
 
     init(device: any CameraBackend, timers: EventLoop, budget: ClientBudget = ClientBudget(), logger: Logger,
@@ -153,7 +151,7 @@ final class DeviceStreamer: SubscriptionHost {
             throw error
         }
         locked { state in
-            guard let stream = state.streams[id], let mode = state.source.lifecycle.mode,
+            guard let stream = state.stream(id), let mode = state.source.lifecycle.mode,
                   let pool = state.pool(stream.poolID) else { return }  // ended meanwhile: the call says why
             var note: String?
             if let configured = device.configuredMode, configured == mode,
@@ -177,7 +175,7 @@ final class DeviceStreamer: SubscriptionHost {
     }
 
     /// Charges and registers a new subscription under the lock, in the
-    /// variant's pool (or `pool`, made for it), and plans the capture's start.
+    /// variant's node (in its pool, or `pool`, made for it), and plans the capture's start.
     private func register(
         _ sink: any FrameSink, options: StreamOptions, mode: CaptureMode, owner: ClientBudget.Owner,
         pool prepared: VariantPool?, _ state: inout State
@@ -186,10 +184,10 @@ final class DeviceStreamer: SubscriptionHost {
                                              "a stream of \(options.variant)")
         let id = state.nextStreamID
         state.nextStreamID += 1
-        let pool = self.pool(for: options, joining: id, in: &state, prepared: prepared)
-        state.streams[id] = Subscription(id: id, node: self, charge: charge, policy: options.policy,
-                                         outbox: StreamOutbox(sink: sink, copies: options.inline, unsent: unsent),
-                                         poolID: pool.id)
+        let (node, pool) = join(options, prepared: prepared, &state)
+        node.core.add(Subscription(id: id, node: self, charge: charge, policy: options.policy,
+                                   outbox: StreamOutbox(sink: sink, copies: options.inline, unsent: unsent), poolID: pool.id))
+        state.streams[id] = options.variant
         state.source.interruption = nil
         return (id, planned(state.source.lifecycle.handle(.start(mode))))
     }
@@ -199,45 +197,22 @@ final class DeviceStreamer: SubscriptionHost {
     /// - Throws: `INVALID_ARGUMENT` for a slot this stream does not hold.
     func release(_ streamID: UInt64, poolID: UInt64, slots: [Int]) throws {
         try locked { state throws(CameraError) in
-            guard let stream = state.streams[streamID] else { return }
-            try release(stream, poolID: poolID, slots: slots, &state)
+            guard let variant = state.streams[streamID], let node = state.variants[variant],
+                  let stream = node.core.subscriptions[id: streamID] else { return }
+            if try node.core.release(stream, poolID: poolID, slots: slots) { dropUnusedPools(&state) }
         }
-    }
-
-    /// ``release(_:poolID:slots:)`` under the lock: from a ReleaseFrames, or
-    /// read from the stream's ring.
-    func release(_ stream: Subscription, poolID: UInt64, slots: some Collection<Int>, _ state: inout State) throws(CameraError) {
-        let pool = state.pool(poolID)
-        let movedUpFailed = try stream.release(poolID: poolID, slots: slots, in: pool)
-        // A replaced pool (no streams left) may now be unused; a current one is not.
-        let mayBeUnused = pool?.subscriptionIDs.isEmpty == true
-        if movedUpFailed || mayBeUnused { dropUnusedPools(&state) }
     }
 
     /// Reads what sinks gave back without a message since the last frame
-    /// (a client's release ring: ``FrameSink/readReleases(_:)``), as each frame
-    /// comes, under the lock. What makes no sense — a ring in disorder, a slot
-    /// its stream does not hold — ends that stream alone with INVALID_ARGUMENT.
+    /// (a client's release ring), as each frame comes, under the lock: each
+    /// variant node's (``NodeCore/readReleases()``). A stream whose ring makes
+    /// no sense ends alone with INVALID_ARGUMENT.
     func readReleases(_ state: inout State) {
-        var broken: [(UInt64, CameraError)] = []
-        for stream in state.streams.values {
-            do throws(CameraError) {
-                try stream.outbox.sink.readReleases { (poolID, slot) throws(CameraError) in
-                    try release(stream, poolID: poolID, slots: CollectionOfOne(slot), &state)
-                }
-            } catch {
-                broken.append((stream.id, error))
-            }
-            if stream.lateInARow >= Subscription.lateRunToLog && !stream.lateRunLogged {
-                stream.lateRunLogged = true
-                let held = stream.held.map { "\($0.poolID)/\($0.slot)" }.sorted().joined(separator: ", ")
-                logger.notice("\(device.uniqueID): stream \(stream.id) lost its last \(stream.lateInARow) frames as late: it holds [\(held)] (\(stream.policy.maxInFlight) at most) and gave back \(stream.released); it gets frames again once it releases one")
-            }
-        }
-        for (id, error) in broken {
-            logger.notice("\(device.uniqueID): stream \(id) ended: \(error.message)")
-            remove(id, &state)?.outbox.post(.end(error))
-        }
+        var ended: [UInt64] = []
+        for node in state.variants.values { ended += node.core.readReleases() }
+        guard !ended.isEmpty else { return }
+        for id in ended { state.streams[id] = nil }
+        dropUnusedPools(&state)
     }
 
     /// Closes a stream: its slots return, and the device stops if nothing else needs it.
@@ -253,11 +228,9 @@ final class DeviceStreamer: SubscriptionHost {
     /// its connection's budget.
     @discardableResult
     func remove(_ streamID: UInt64, _ state: inout State) -> Subscription? {
-        guard let stream = state.streams.removeValue(forKey: streamID) else { return nil }
-        stream.transition(.closed, of: device.uniqueID, logger)
-        stream.letGoOfEverything { state.pool($0) }
+        guard let variant = state.streams.removeValue(forKey: streamID),
+              let stream = state.variants[variant]?.core.remove(streamID) else { return nil }
         dropUnusedPools(&state)
-        budget.refund(stream.charge)
         return stream
     }
 
@@ -266,14 +239,11 @@ final class DeviceStreamer: SubscriptionHost {
     func interrupt(_ reason: StreamInterruption, _ error: CameraError) {
         let (waiters, jobs) = locked { state in
             state.source.interruption = error
-            for stream in state.streams.keys.compactMap({ remove($0, &state) }) {
-                stream.outbox.post(.interrupted(reason, error))
-                stream.outbox.post(.end(error))
-            }
             for node in state.variants.values {
-                node.pool = nil
-                node.retired = []
+                node.core.endAll(reason, error)
+                node.core.retirePool()
             }
+            state.streams = [:]
             dropUnusedPools(&state)
             let waiters = state.source.takeStartWaiters()
             return (waiters, planned(state.source.lifecycle.handle(.stop)))
@@ -307,8 +277,8 @@ final class DeviceStreamer: SubscriptionHost {
         locked { state in
             Statistics(
                 isCapturing: state.source.lifecycle.isRunning, framesCaptured: state.source.framesCaptured, streams: state.streams.count,
-                variants: state.currentPools.sorted { $0.id < $1.id }.map { pool in
-                    Statistics.Variant(poolID: pool.id, variant: pool.variant, streams: pool.subscriptionIDs.count,
+                variants: state.variants.values.compactMap { node in node.pool.map { (node, $0) } }.sorted { $0.1.id < $1.1.id }.map { node, pool in
+                    Statistics.Variant(poolID: pool.id, variant: pool.variant, streams: node.core.subscriptions.count,
                                        slotCount: pool.slotCount, slotsInUse: pool.slotsInUse, conversions: pool.conversions,
                                        framesSkipped: pool.framesSkipped, framesShared: pool.framesShared,
                                        framesCopied: pool.framesCopied)

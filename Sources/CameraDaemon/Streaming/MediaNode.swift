@@ -3,12 +3,13 @@ import CameraMedia
 import Logging
 import Synchronization
 
-/// A node of the media graph that is not a camera's variant: a source of
-/// buffers of any media (a microphone's periods) or a node derived from
-/// another node's buffers (a resampler, an encoder, a detector: its input is
-/// a ``NodeInput``, a sink like any other). It writes each buffer once into a
-/// slot of its ``MediaPool`` and offers it to every subscription, with what a
-/// camera's variants give theirs: the same ``Subscription`` (in-flight limit,
+/// A node of the media graph under a lock of its own: a source of buffers
+/// of any media (a microphone's periods) or a node derived from another
+/// node's buffers (a resampler, an encoder, a detector: its input is a
+/// ``NodeInput``, a sink like any other; ``DerivedNode``). It writes each
+/// buffer once into a slot of its ``MediaPool`` and offers it to every
+/// subscription through its ``NodeCore`` — the same code a camera's variant
+/// node (``VariantNode``) runs: the same ``Subscription`` (in-flight limit,
 /// late-frame policy, queue, ``DropTally``), ``FrameHandle``s its sinks give
 /// back by themselves, and charges to each subscription's owner in the
 /// ``ClientBudget`` — a node several connections share is charged once, to
@@ -36,56 +37,14 @@ final class MediaNode: SubscriptionHost {
 
     /// Guarded by ``state``'s lock.
     struct State {
-        /// Where buffers are written now.
-        var pool: MediaPool
-        /// Pools it outgrew whose slots subscriptions still hold: valid until given back.
-        var retired: [MediaPool] = []
-        var subscriptions = Subscriptions()
+        /// Its pool (never nil), the ones it outgrew, its subscriptions.
+        var core: NodeCore<MediaPool>
         var nextID: UInt64 = 1
         /// It ended: no new subscription, nothing more published.
         var isEnded = false
 
-        /// Its pool with this id, current or retired.
-        func pool(_ id: UInt64) -> MediaPool? {
-            pool.id == id ? pool : retired.first { $0.id == id }
-        }
-
-        /// Lets go of outgrown pools nobody holds a slot of.
-        mutating func dropRetiredPools() {
-            retired.removeAll { $0.slotsInUse == 0 }
-        }
-    }
-
-    /// A node's subscriptions in the order they were made (by id, as ids
-    /// only grow): every buffer is offered in that order with no sort, and
-    /// one is found by id with a binary search.
-    struct Subscriptions: Sequence {
-        private var ordered: [Subscription] = []
-
-        func makeIterator() -> IndexingIterator<[Subscription]> { ordered.makeIterator() }
-
-        /// - Precondition: its id is above every other's.
-        mutating func append(_ subscription: Subscription) {
-            precondition(ordered.last.map { $0.id < subscription.id } ?? true, "subscription ids only grow")
-            ordered.append(subscription)
-        }
-
-        subscript(id id: UInt64) -> Subscription? {
-            index(of: id).map { ordered[$0] }
-        }
-
-        mutating func remove(_ id: UInt64) -> Subscription? {
-            index(of: id).map { ordered.remove(at: $0) }
-        }
-
-        private func index(of id: UInt64) -> Int? {
-            var (low, high) = (0, ordered.count)
-            while low < high {
-                let middle = (low + high) / 2
-                if ordered[middle].id < id { low = middle + 1 } else { high = middle }
-            }
-            return low < ordered.count && ordered[low].id == id ? low : nil
-        }
+        /// Where buffers are written now.
+        var pool: MediaPool { core.pool! }
     }
 
     /// The most slots its pool grows to (within `maxBytes`, at least its first size).
@@ -111,7 +70,8 @@ final class MediaNode: SubscriptionHost {
         let maxSlots = max(slots, maxBytes / MediaPool.slotSize(of: media))
         self.maxSlots = maxSlots
         self.connectionShare = connectionShare.map { max(1, maxSlots / $0) }
-        state = OrderedMutex(.mediaNode, State(pool: try Self.makePool(name, media, slots: slots, budget: budget)))
+        let pool = try Self.makePool(name, media, slots: slots, budget: budget)
+        state = OrderedMutex(.mediaNode, State(core: NodeCore(name: name, budget: budget, logger: logger, pool: pool)))
     }
 
     private static func makePool(_ name: String, _ media: MediaLayout, slots: Int, budget: ClientBudget) throws(CameraError) -> MediaPool {
@@ -164,24 +124,21 @@ final class MediaNode: SubscriptionHost {
             guard !state.isEnded else {
                 throw CameraError(.invalidState, "\(name) has ended; subscribe to its successor")
             }
-            let held = state.subscriptions.reduce(0) { $0 + $1.policy.slotsHeld }
             if let share = connectionShare, case .client = owner {
-                let own = state.subscriptions.filter { $0.charge.owner == owner }.reduce(0) { $0 + $1.policy.slotsHeld }
+                let own = state.core.subscriptions.filter { $0.charge.owner == owner }.reduce(0) { $0 + $1.policy.slotsHeld }
                 guard own + policy.slotsHeld <= share else {
                     throw CameraError(.resourceExhausted, "this connection's subscriptions to \(name) hold \(own) of the \(share) buffers "
                         + "one connection may; end some (or use another connection's)")
                 }
             }
-            let needed = held + policy.slotsHeld + MediaPool.spareSlots
-            if needed > state.pool.ownSlots {
-                guard needed <= maxSlots else {
+            if let size = state.core.poolSize(adding: policy.slotsHeld) {
+                guard size.needed <= maxSlots else {
                     throw CameraError(.resourceExhausted,
-                                      "\(name)'s buffers are spoken for (its subscriptions may hold \(held) of at most \(maxSlots)); ask for fewer in flight")
+                                      "\(name)'s buffers are spoken for (its subscriptions may hold \(state.core.slotsHeld) of at most \(maxSlots)); ask for fewer in flight")
                 }
-                guard let prepared, prepared.ownSlots >= needed else {
-                    return .needsPool(min(maxSlots, max(needed, state.pool.ownSlots * 2)))
-                }
-                grow(to: prepared, &state)
+                guard let prepared, prepared.ownSlots >= size.needed else { return .needsPool(min(maxSlots, size.grown)) }
+                logger.info("\(name): its pool grows from \(state.pool.ownSlots) to \(prepared.ownSlots) buffers for a new subscription")
+                state.core.move(to: prepared, news: StreamNews(pool: prepared, mode: nil, note: "a larger pool for a new subscription", device: nil))
             }
             let pool = state.pool
             let charge = try budget.chargeStream(owner, bytes: max(1, policy.slotsHeld) * pool.slotSize,
@@ -191,43 +148,23 @@ final class MediaNode: SubscriptionHost {
             let subscription = Subscription(id: id, node: self, charge: charge, policy: policy,
                                             outbox: StreamOutbox(sink: sink, copies: policy.copies, unsent: unsent),
                                             poolID: pool.id)
-            state.subscriptions.append(subscription)
-            pool.subscriptionIDs.insert(id)
+            state.core.add(subscription)
             subscription.outbox.post(.started(StreamNews(pool: pool, mode: nil, note: nil, device: nil)))
             subscription.transition(.started, of: name, logger)
             return .subscribed(id)
         }
     }
 
-    /// Makes `larger` the pool buffers are written to; the subscriptions move
-    /// to it, told so, and keep the old one's slots until they give them back.
-    private func grow(to larger: MediaPool, _ state: inout State) {
-        let old = state.pool
-        state.retired.append(old)
-        state.pool = larger
-        logger.info("\(name): its pool grows from \(old.ownSlots) to \(larger.ownSlots) buffers for a new subscription")
-        for subscription in state.subscriptions {
-            subscription.poolID = larger.id
-            larger.subscriptionIDs.insert(subscription.id)
-            guard subscription.lifecycle.receivesFrames else { continue }
-            subscription.outbox.post(.formatChanged(StreamNews(pool: larger, mode: nil, note: "a larger pool for a new subscription",
-                                                               device: nil)))
-        }
-        old.subscriptionIDs = []
-        state.dropRetiredPools()
-    }
-
     /// Ends a subscription as its sink asked: what it holds goes back, its
     /// charge is refunded; its sink hears nothing more.
     func unsubscribe(_ id: UInt64) {
-        locked { state in _ = remove(id, &state) }
+        locked { state in _ = state.core.remove(id) }
     }
 
     func release(_ subscriptionID: UInt64, poolID: UInt64, slots: [Int]) throws {
         try locked { state throws(CameraError) in
-            guard let subscription = state.subscriptions[id: subscriptionID] else { return }
-            _ = try subscription.release(poolID: poolID, slots: slots, in: state.pool(poolID))
-            if poolID != state.pool.id { state.dropRetiredPools() }
+            guard let subscription = state.core.subscriptions[id: subscriptionID] else { return }
+            _ = try state.core.release(subscription, poolID: poolID, slots: slots)
         }
     }
 
@@ -244,24 +181,11 @@ final class MediaNode: SubscriptionHost {
     ) -> Bool {
         let target = locked { state -> (pool: MediaPool, slot: Int, subscriptions: [Subscription])? in
             guard !state.isEnded else { return nil }
-            readReleases(&state)
-            let wanting = state.subscriptions.filter { subscription in
-                subscription.lifecycle.receivesFrames
-                    && !subscription.waitsForKeyframe(packet, sequence: sequence)
-                    && subscription.wants(timestampNanoseconds: timestampNanoseconds, durationNanoseconds: durationNanoseconds)
-            }
-            for subscription in wanting { subscription.lastOffered = timestampNanoseconds }
-            // Nothing written for subscriptions that would only drop it.
-            if wanting.allSatisfy({ $0.dropReason != nil }) {
-                for subscription in wanting { subscription.dropHeld(sequence, subscription.dropReason!) }
-                return nil
-            }
-            guard let slot = state.pool.freeSlot() else {
-                for subscription in wanting { subscription.dropHeld(sequence, .outOfBuffers) }
-                return nil
-            }
-            state.pool.writing = slot
-            return (state.pool, slot, wanting)
+            _ = state.core.readReleases()
+            guard let wanting = state.core.wanting(state.core.subscriptions, sequence: sequence, timestampNanoseconds: timestampNanoseconds,
+                                                   durationNanoseconds: durationNanoseconds, packet: packet),
+                  let (pool, slot) = state.core.slot(for: wanting, sequence: sequence) else { return nil }
+            return (pool, slot, wanting)
         }
         guard let (pool, slot, subscriptions) = target else { return false }
 
@@ -280,21 +204,12 @@ final class MediaNode: SubscriptionHost {
 
         return locked { state in
             pool.writing = nil
-            // Those still receiving (one may have ended while the buffer was written).
-            let current = subscriptions.lazy.filter(\.lifecycle.receivesFrames)
-            guard let written else {
-                for subscription in current { subscription.dropHeld(sequence, .discontinuity) }
-                return false
+            let frame = written.map { written in
+                pool.bytesUsed[slot] = written
+                return PooledFrame(pool: pool, slot: slot, sequence: sequence, timestampNanoseconds: timestampNanoseconds,
+                                   durationNanoseconds: durationNanoseconds, bytesUsed: written, packet: packet)
             }
-            pool.bytesUsed[slot] = written
-            let frame = PooledFrame(pool: pool, slot: slot, sequence: sequence, timestampNanoseconds: timestampNanoseconds,
-                                    durationNanoseconds: durationNanoseconds, bytesUsed: written, packet: packet)
-            var offered = false
-            for subscription in current {
-                subscription.offer(frame)
-                offered = true
-            }
-            return offered
+            return state.core.offer(frame, sequence: sequence, to: subscriptions)
         }
     }
 
@@ -304,7 +219,7 @@ final class MediaNode: SubscriptionHost {
     /// it never got decode), so none waits for a keyframe for them.
     func report(_ drops: DropTally) {
         locked { state in
-            for subscription in state.subscriptions where subscription.lifecycle.receivesFrames {
+            for subscription in state.core.subscriptions where subscription.lifecycle.receivesFrames {
                 for report in drops.reports {
                     subscription.drop(report.reason, count: report.count, sequence: report.lastSequence, upstream: true)
                 }
@@ -319,44 +234,7 @@ final class MediaNode: SubscriptionHost {
         locked { state in
             guard !state.isEnded else { return }
             state.isEnded = true
-            for subscription in state.subscriptions.map(\.id).compactMap({ remove($0, &state) }) {
-                subscription.postDrops()
-                if let interruption, let error { subscription.outbox.post(.interrupted(interruption, error)) }
-                subscription.outbox.post(.end(error))
-            }
+            state.core.endAll(interruption, error)
         }
-    }
-
-    /// Reads what sinks gave back without a message since the last buffer (a
-    /// client's release ring: ``FrameSink/readReleases(_:)``), under the lock.
-    /// What makes no sense ends that subscription alone with INVALID_ARGUMENT.
-    private func readReleases(_ state: inout State) {
-        var broken: [(UInt64, CameraError)] = []
-        for subscription in state.subscriptions {
-            do throws(CameraError) {
-                try subscription.outbox.sink.readReleases { (poolID, slot) throws(CameraError) in
-                    _ = try subscription.release(poolID: poolID, slots: CollectionOfOne(slot), in: state.pool(poolID))
-                }
-            } catch {
-                broken.append((subscription.id, error))
-            }
-        }
-        for (id, error) in broken {
-            logger.notice("\(name): subscription \(id) ended: \(error.message)")
-            remove(id, &state)?.outbox.post(.end(error))
-        }
-        state.dropRetiredPools()
-    }
-
-    // MARK: -
-
-    private func remove(_ id: UInt64, _ state: inout State) -> Subscription? {
-        guard let subscription = state.subscriptions.remove(id) else { return nil }
-        subscription.transition(.closed, of: name, logger)
-        let (current, retired) = (state.pool, state.retired)
-        subscription.letGoOfEverything { id in current.id == id ? current : retired.first { $0.id == id } }
-        state.dropRetiredPools()
-        budget.refund(subscription.charge)
-        return subscription
     }
 }

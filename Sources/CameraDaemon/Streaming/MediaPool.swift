@@ -33,8 +33,6 @@ class MediaPool: @unchecked Sendable {
     var references: [Int]
     var writing: Int?
     var bytesUsed: [Int]
-    /// The subscriptions whose frames come from this pool.
-    var subscriptionIDs: Set<UInt64> = []
 
     /// - Throws: RESOURCE_EXHAUSTED when the pools would take more than
     ///   `budget` allows; the memfd's error when none can be made.

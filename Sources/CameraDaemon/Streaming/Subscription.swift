@@ -11,7 +11,7 @@ import Logging
 /// subscription through a reference, never copying what it holds. Messages go
 /// to its outbox, which hands them to the sink once the lock is let go.
 /// Unchecked Sendable: its `var`s are read and written only under its
-/// node's lock (`DeviceStreamer.state`, `MediaNode.state`).
+/// node's lock (its ``NodeCore``'s: `DeviceStreamer.state`, `MediaNode.state`).
 final class Subscription: @unchecked Sendable {
     let id: UInt64
     /// What it costs its owner (a connection and its user, or camerad) in the ``ClientBudget``.
@@ -203,14 +203,13 @@ final class Subscription: @unchecked Sendable {
     }
 
     /// As it goes: what it holds and what waits for it go back to their
-    /// pools (found by id, while their node keeps them), and it leaves its pool.
+    /// pools (found by id, while their node keeps them).
     func letGoOfEverything(_ pools: (UInt64) -> MediaPool?) {
         for reference in held.union(queue.map(\.reference)) {
             pools(reference.poolID)?.unreference(reference.slot)
         }
         held = []
         queue = []
-        pools(poolID)?.subscriptionIDs.remove(id)
     }
 
     /// After a release: queued frames move up while it has room. Returns
