@@ -185,7 +185,8 @@ public final class CameraDaemon: Sendable {
                 hello: Self.answerHello,
                 onConnectionClosed: { connection in
                     registry.locks.releaseAll(heldBy: connection.id)
-                    // The device's own work, off the loop.
+                    // The device's own work, off the loop: a task, as the loop's thread cannot wait for the
+                    // configurator (an actor) and no request's task outlives its connection.
                     Task { await configurator.connectionEnded(connection.id) }
                 })
             try server.start()
@@ -214,13 +215,14 @@ public final class CameraDaemon: Sendable {
 
     /// SIGHUP: reads the stored defaults again (an administrator may have edited
     /// them); devices that connect from now on get them. Running devices keep
-    /// their settings: changing those takes the configuration lock.
-    public func reloadStoredDefaults() {
+    /// their settings: changing those takes the configuration lock. The files
+    /// are read on a worker, not on the cooperative pool.
+    public func reloadStoredDefaults() async {
         guard let defaults else {
             logger.info("SIGHUP: no --state-dir, nothing to read again")
             return
         }
-        defaults.reload()
+        _ = try? await Workers.run { defaults.reload() }
     }
 
     /// Ends every call with `SHUTTING_DOWN`, closes every connection, removes the socket.

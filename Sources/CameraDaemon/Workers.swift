@@ -13,7 +13,7 @@ enum Workers {
     }
 
     /// Runs `work` on a worker and gives its result.
-    static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    static func run<T>(_ work: @escaping @Sendable () throws -> sending T) async throws -> sending T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.wake(with: Result(catching: work)) }
         }

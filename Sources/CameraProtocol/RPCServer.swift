@@ -49,6 +49,8 @@ public final class RPCServer: EventHandler, @unchecked Sendable {
         var connections: [UInt64: RPCServerConnection] = [:]
         var nextID: UInt64 = 1
         var accepting = true
+        /// Waiting in ``shutDown(with:timeout:)`` for the last connection to close.
+        var closingWaiters: [CheckedContinuation<Void, Never>] = []
         /// While accepting is paused: how long the next pause lasts.
         var backOff: Duration = RPCServer.firstBackOff
     }
@@ -120,9 +122,15 @@ public final class RPCServer: EventHandler, @unchecked Sendable {
         }
         if let registration { loop.deregister(registration) }
         for connection in open { connection.shutDown(with: error) }
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline, !state.withLock({ $0.connections.isEmpty }) {
-            try? await Task.sleep(for: .milliseconds(10))
+        // Woken by the last connection's close, or by the loop's timer at the deadline: no poll on the pool.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let waiting = state.withLock { state in
+                guard !state.connections.isEmpty else { return false }
+                state.closingWaiters.append(continuation)
+                return true
+            }
+            guard waiting else { return continuation.wake() }
+            loop.schedule(after: timeout) { [self] in wakeClosingWaiters() }
         }
         for connection in connections { connection.socket.close() }
     }
@@ -231,8 +239,17 @@ public final class RPCServer: EventHandler, @unchecked Sendable {
         try connection.start(delegate: server)
     }
 
+    /// Wakes whoever waits for the connections to close (once each: taken under the lock).
+    private func wakeClosingWaiters() {
+        for waiter in state.withLock({ state in defer { state.closingWaiters = [] }; return state.closingWaiters }) { waiter.wake() }
+    }
+
     private func connectionDidClose(_ connection: RPCServerConnection, error: (any Error)?) {
-        _ = state.withLock { $0.connections.removeValue(forKey: connection.id) }
+        let lastClosed = state.withLock { state in
+            state.connections.removeValue(forKey: connection.id)
+            return state.connections.isEmpty
+        }
+        if lastClosed { wakeClosingWaiters() }
         admission?.dismiss(connection.id)
         let name = connection.clientName?.echoed ?? "(no Hello)"
         if let error {

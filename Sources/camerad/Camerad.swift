@@ -133,7 +133,7 @@ struct Camerad: AsyncParsableCommand {
         while true {
             switch await signals.next() {
             case .reload:
-                daemon.reloadStoredDefaults()
+                await daemon.reloadStoredDefaults()
             case .shutDown(let signal):
                 logger.info("received \(signal)")
                 await daemon.shutDown()

@@ -32,7 +32,8 @@ extension CameraServiceHandlers {
             if case .finished = event { sink.wakeFinished() }
         }
         let refusal = OrderedMutex<RPCError?>(.recordingHandles, nil)
-        // The client's requests: a stop (or the end of its requests) stops the recording.
+        // The client's requests: a stop (or the end of its requests) stops the recording. A task of its own:
+        // this call's task waits for the file's events meanwhile (and cancels it at the end).
         let reader = Task { [iterator] in
             var requests = iterator
             do {

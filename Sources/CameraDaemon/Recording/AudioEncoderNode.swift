@@ -84,11 +84,14 @@ final class AudioEncoderNode: Sendable {
     ///
     /// - Throws: INVALID_ARGUMENT for settings AAC cannot take; what listening throws.
     init(on microphone: MicrophoneStreamer, settings: AudioEncoder.Settings, budget: ClientBudget, logger: Logger) async throws {
-        let encoder: AudioEncoder
-        do {
-            encoder = try AudioEncoder(settings)
-        } catch {
-            throw CameraError(.invalidArgument, "\(microphone.microphone.uniqueID) cannot be encoded as AAC: \(error.message)")
+        let name = microphone.microphone.uniqueID
+        // Opened on a worker, not on the cooperative pool.
+        let encoder = try await Workers.run { () throws -> sending AudioEncoder in
+            do throws(EncodingError) {
+                return try AudioEncoder(settings)
+            } catch {
+                throw CameraError(.invalidArgument, "\(name) cannot be encoded as AAC: \(error.message)")
+            }
         }
         self.settings = settings
         parameters = encoder.parameters

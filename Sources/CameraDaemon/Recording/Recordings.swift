@@ -370,6 +370,7 @@ final class Recording: Sendable {
             keepsReservedBlocks: owner.user.map { $0 != 0 } ?? false, sync: sync, claim: recorderClaim, logger: Logger(label: "camerad"),
             onStart: { start in
                 limitClock.fileStarted(at: start)
+                // The recorder's worker calls this and must not wait: the encoders' users are the shared table's (an actor).
                 Task {
                     var started = Camerad_V1_RecordingStarted()
                     started.width = UInt32(format.width)
@@ -391,6 +392,7 @@ final class Recording: Sendable {
             onEnd: { ending, figures in
                 limitClock.end()
                 hold.unsubscribe()
+                // The recorder's worker calls this and must not wait for the shared encoders' table (an actor).
                 Task {
                     await hold.letGoOfEncoders()
                     events(.finished(Camerad_V1_RecordingFinished(ending, figures)))
@@ -480,12 +482,14 @@ final class Recording: Sendable {
     private func stop(before time: Int64, as ending: MovieRecorder.Ending) {
         guard !stopped.exchange(true, ordering: .relaxed) else { return }
         recorder.stop(before: time, as: ending)
-        let (recorder, hold) = (self.recorder, self.hold)
-        Task {
-            try? await Task.sleep(for: Self.drainDeadline)
-            await hold.letGoOfEncoders()
-            try? await Task.sleep(for: Self.flushDeadline)
-            recorder.stop()
+        let (recorder, hold, timers) = (self.recorder, self.hold, self.hold.recordings.timers)
+        // The deadlines are the event loop's timers; only letting go of the encoders is a task: the
+        // shared encoders' table is an actor, which the loop's thread cannot wait for.
+        timers.schedule(after: Self.drainDeadline) {
+            Task {
+                await hold.letGoOfEncoders()
+                timers.schedule(after: Self.flushDeadline) { recorder.stop() }
+            }
         }
     }
 

@@ -41,6 +41,8 @@ actor SharedEncoders<Key: Hashable & Sendable, Encoder: SharedEncoder> {
             entries[key] = entry
             (entryID, making) = (entry.id, entry.making)
         } else {
+            // A task of its own, not the first caller's: every caller of the key awaits this one making, which
+            // a caller's cancellation must not end for the others.
             (entryID, making) = (nextID, Task { try await make() })
             nextID += 1
             entries[key] = Entry(id: entryID, making: making, users: 1)
@@ -64,6 +66,7 @@ actor SharedEncoders<Key: Hashable & Sendable, Encoder: SharedEncoder> {
             return
         }
         entries[key] = nil
+        // Its making may still be under way: awaited by a task, not by the actor, which other keys' users need.
         Task { try? await entry.making.value.stop() }
     }
 

@@ -145,10 +145,14 @@ final class VideoEncoderNode: Sendable {
         case .h264(var settings):
             // x264 takes NV12 as it takes I420: a camera's NV12 goes in as it comes.
             settings.input = await streamer.modeForNewStream(preset: preset).format.pixelFormat == .nv12 ? .nv12 : .i420
-            do {
-                encoder = try VideoEncoder(settings)
-            } catch {
-                throw CameraError(.invalidArgument, "\(name) cannot encode H.264 at \(settings.width)x\(settings.height): \(error.message)")
+            // libavcodec opens libx264 (its lookahead threads, its tables) on a worker, not on the cooperative pool.
+            let wanted = settings
+            encoder = try await Workers.run { () throws -> sending VideoEncoder in
+                do throws(EncodingError) {
+                    return try VideoEncoder(wanted)
+                } catch {
+                    throw CameraError(.invalidArgument, "\(name) cannot encode H.264 at \(wanted.width)x\(wanted.height): \(error.message)")
+                }
             }
             parameters = encoder!.parameters
             encoderInput = settings.input
