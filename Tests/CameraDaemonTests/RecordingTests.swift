@@ -222,18 +222,17 @@ extension RecordingTests {
             let registry = DeviceRegistry(timers: .testTimers, budget: budget, logger: logger)
             try VirtualCameraRoster(registry: registry).add()
             let recordings = Recordings(registry: registry, logger: logger)
-            var start = Camerad_V1_StartRecording()
-            start.uniqueID = "virtual-0"
-            start.fileType = .mp4
-            start.video.width = UInt32(Self.width)
-            start.video.height = UInt32(Self.height)
-            start.maxDurationNs = 1_000_000_000
+            var start = RecordingRequest(uniqueID: "virtual-0")
+            start.container = .mp4
+            start.video.width = Self.width
+            start.video.height = Self.height
+            start.limits.maxDurationNanoseconds = 1_000_000_000
             let path = folder + "/held.mp4"
             let events = Mutex<[Recordings.Event]>([])
             let recording = try await recordings.start(start, descriptor: OwnedFD(adopting: open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)),
                                                        for: Self.owner) { event in events.withLock { $0.append(event) } }
-            func finished() -> Camerad_V1_RecordingFinished? {
-                events.withLock { $0.lazy.compactMap { if case .finished(let finished) = $0 { finished } else { nil } }.first }
+            func finished() -> (ending: MovieRecorder.Ending, figures: MovieRecorder.Figures)? {
+                events.withLock { $0.lazy.compactMap { if case .finished(let ending, let figures) = $0 { (ending, figures) } else { nil } }.first }
             }
             #expect(await waitUntil(timeout: .seconds(60)) { events.withLock { $0.contains { if case .started = $0 { true } else { false } } } })
             let hold = DispatchSemaphore(value: 0)
@@ -243,10 +242,10 @@ extension RecordingTests {
             #expect(ended, "the limit ends the recording while its encoder is held")
 
             let done = try #require(finished())
-            #expect(done.ending == .maximumDurationReached && done.successfullyFinished, "\(done)")
-            #expect(done.figures.durationNs <= 1_016_666_667)
+            #expect(done.ending == .maximumDurationReached && done.ending.recordingSuccessfullyFinished, "\(done)")
+            #expect(done.figures.durationNanoseconds <= 1_016_666_667)
             let frames = MovieProbe.frames(try await MovieProbe.videoStream(path))
-            #expect(frames > 0 && UInt64(frames) == done.figures.frames, "the file plays what was written: \(frames) of \(done.figures.frames)")
+            #expect(frames > 0 && frames == done.figures.packets, "the file plays what was written: \(frames) of \(done.figures.packets)")
             recording.stop()
             #expect(await waitUntil { budget.streamCount(of: .daemon) == 0 && budget.streamCount(of: Self.owner) == 0 })
         }

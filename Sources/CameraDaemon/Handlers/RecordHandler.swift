@@ -27,7 +27,7 @@ extension CameraServiceHandlers {
                 + "open the movie file for writing and send its descriptor with StartRecording")
         }
         let (events, sink) = AsyncStream.makeStream(of: Recordings.Event.self)
-        let recording = try await recordings.start(start, descriptor: first.descriptors[Int(start.fdIndex)], for: context.budgetOwner) { event in
+        let recording = try await recordings.start(RecordingRequest(start), descriptor: first.descriptors[Int(start.fdIndex)], for: context.budgetOwner) { event in
             sink.wake(with: event)
             if case .finished = event { sink.wakeFinished() }
         }
@@ -72,15 +72,16 @@ extension CameraServiceHandlers {
             for await event in events {
                 var response = Camerad_V1_RecordResponse()
                 switch event {
-                case .started(let started): response.started = started
+                case .started(let started): response.started = Camerad_V1_RecordingStarted(started)
                 case .progress(let figures):
                     // Figures read just before a hand-over are the finished file's: not the news they would seem.
                     guard figures.file == file else { continue }
                     response.progress = Camerad_V1_RecordingFigures(figures)
-                case .handedOver(let handedOver):
+                case .handedOver(let finished, let start):
                     file += 1
-                    response.handedOver = handedOver
-                case .finished(let finished): response.finished = finished
+                    response.handedOver.figures = Camerad_V1_RecordingFigures(finished)
+                    response.handedOver.startTimeNs = start
+                case .finished(let ending, let figures): response.finished = Camerad_V1_RecordingFinished(ending, figures)
                 }
                 guard writer.send(response) else { continue }
             }

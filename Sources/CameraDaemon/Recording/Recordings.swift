@@ -1,6 +1,5 @@
 import CameraEncoding
 import CameraIPC
-import CameraProtocol
 import Foundation
 import Logging
 import Synchronization
@@ -45,62 +44,73 @@ final class Recordings: Sendable {
 
     /// What a recording tells its call.
     enum Event: Sendable {
-        case started(Camerad_V1_RecordingStarted)
+        /// Its first keyframe is written.
+        case started(Started)
         /// The figures now (the handler sends them every 500 ms).
         case progress(MovieRecorder.Figures)
-        case handedOver(Camerad_V1_FileHandedOver)
-        case finished(Camerad_V1_RecordingFinished)
+        /// A file was finished and the next took over, starting at this capture time.
+        case handedOver(MovieRecorder.Figures, startTimeNanoseconds: Int64)
+        /// The last file is finished.
+        case finished(MovieRecorder.Ending, MovieRecorder.Figures)
+    }
+
+    /// A recording's start: its picture, how many recordings share its encoder, when its file starts.
+    struct Started: Sendable {
+        let width: Int
+        let height: Int
+        let frameRate: Int
+        let encoderRecordings: Int
+        /// The first frame's capture time.
+        let startTimeNanoseconds: Int64
+        /// How far before the call that is (its pre-roll).
+        let preRollNanoseconds: Int64
     }
 
     /// Starts recording `request`'s camera (and microphone) into `descriptor`.
     /// Refuses, before anything is written, a descriptor that is no writable
     /// regular file, a filesystem with less free than the minimum asked,
     /// devices that are not there and settings the encoders cannot do.
-    func start(_ request: Camerad_V1_StartRecording, descriptor: OwnedFD, for owner: ClientBudget.Owner,
+    func start(_ request: RecordingRequest, descriptor: OwnedFD, for owner: ClientBudget.Owner,
                events: @escaping @Sendable (Event) -> Void) async throws -> Recording {
-        let sync = try Self.fileSync(request)
         let limits = try await Self.inspect(descriptor, request, for: owner, budget: budget, timers: timers)
-        let container = try Self.container(request)
-        try RequestLimits.check(name: request.uniqueID, "unique_id")
         guard let streamer = registry.streamer(request.uniqueID) else {
             if registry.microphone(request.uniqueID) != nil {
-                throw RPCError(.invalidArgument, "\(request.uniqueID) is a microphone; record a camera, with the microphone as audio_unique_id")
+                throw CameraError(.invalidArgument, "\(request.uniqueID) is a microphone; record a camera, with the microphone as audio_unique_id")
             }
-            throw RPCError.noDevice(request.uniqueID)
+            throw CameraError.noDevice(request.uniqueID)
         }
         var microphone: MicrophoneStreamer?
-        if !request.audioUniqueID.isEmpty {
-            try RequestLimits.check(name: request.audioUniqueID, "audio_unique_id")
-            guard let found = registry.microphone(request.audioUniqueID) else {
-                if registry.streamer(request.audioUniqueID) != nil {
-                    throw RPCError(.invalidArgument, "\(request.audioUniqueID) is a camera; audio_unique_id names a microphone")
+        if let audioUniqueID = request.audioUniqueID {
+            guard let found = registry.microphone(audioUniqueID) else {
+                if registry.streamer(audioUniqueID) != nil {
+                    throw CameraError(.invalidArgument, "\(audioUniqueID) is a camera; audio_unique_id names a microphone")
                 }
-                throw RPCError.noDevice(request.audioUniqueID)
+                throw CameraError.noDevice(audioUniqueID)
             }
             microphone = found
         }
-        let preset = try SessionPreset(request.preset)
+        let preset = request.preset
         let format = try await videoFormat(request.video, preset: preset, request.uniqueID, streamer)
         let videoKey = VideoKey(uniqueID: request.uniqueID, format: format)
         let budget = self.budget, logger = self.logger
         // What it will cost camerad, charged before anything is made: a recorder, and each encoder new to its client.
         let recorder = try budget.claim(.recording, "recording \(Self.nextRecording.add(1, ordering: .relaxed).newValue)", for: owner)
         var claims = [try budget.claim(.videoEncoder, "\(videoKey)", for: owner)]
-        let audioSettings = try microphone.map { microphone throws(RPCError) in try Self.audioSettings(request.audio, of: microphone) }
-        if let audioSettings {
-            claims.append(try budget.claim(.audioEncoder, "\(AudioKey(uniqueID: request.audioUniqueID, settings: audioSettings))", for: owner))
+        let audioSettings = microphone.map { microphone in Self.audioSettings(request.audio, of: microphone) }
+        if let audioSettings, let audioUniqueID = request.audioUniqueID {
+            claims.append(try budget.claim(.audioEncoder, "\(AudioKey(uniqueID: audioUniqueID, settings: audioSettings))", for: owner))
         }
         let video = try await videoEncoders.use(videoKey) {
             try await VideoEncoderNode(on: streamer, name: request.uniqueID, format: format, preset: preset, budget: budget, logger: logger)
         }
         var audio: SharedEncoders<AudioKey, AudioEncoderNode>.Use?
         do {
-            if let microphone, let audioSettings {
-                audio = try await audioEncoders.use(AudioKey(uniqueID: request.audioUniqueID, settings: audioSettings)) {
+            if let microphone, let audioSettings, let audioUniqueID = request.audioUniqueID {
+                audio = try await audioEncoders.use(AudioKey(uniqueID: audioUniqueID, settings: audioSettings)) {
                     try await AudioEncoderNode(on: microphone, settings: audioSettings, budget: budget, logger: logger)
                 }
             }
-            return try await Recording(request: request, descriptor: descriptor, container: container, limits: limits, sync: sync,
+            return try await Recording(request: request, descriptor: descriptor, limits: limits,
                                        video: video, audio: audio, recordings: self, owner: owner, recorderClaim: recorder,
                                        encoderClaims: claims, events: events)
         } catch {
@@ -110,99 +120,57 @@ final class Recordings: Sendable {
         }
     }
 
-    /// The file's container: MOV unless asked; one that holds no display
-    /// matrix (Matroska) only for a picture players need not turn.
-    private static func container(_ request: Camerad_V1_StartRecording) throws(RPCError) -> MovieWriter.Container {
-        let container: MovieWriter.Container = switch request.fileType {
-        case .mp4: .mp4
-        case .matroska: .matroska
-        case .mov, .unspecified, .UNRECOGNIZED: .mov
-        }
-        guard container.turnsPicture || Recording.display(request) == .identity else {
-            throw RPCError(.invalidArgument, "a Matroska file holds no display matrix for the orientation or mirroring; "
-                           + "record MP4 or MOV, or leave the orientation as it is")
-        }
-        return container
-    }
-
-    /// The sound's AAC settings: those asked, else the microphone's rate and up to two of its channels, at 128 kbit/s.
-    private static func audioSettings(_ asked: Camerad_V1_AudioRecordingSettings,
-                                      of microphone: MicrophoneStreamer) throws(RPCError) -> AudioEncoder.Settings {
+    /// The sound's AAC settings: those asked (their floors checked at the edge), else the microphone's rate and
+    /// up to two of its channels, at 128 kbit/s.
+    private static func audioSettings(_ asked: RecordingRequest.Audio, of microphone: MicrophoneStreamer) -> AudioEncoder.Settings {
         let native = microphone.microphone.audio.native
-        guard asked.sampleRate == 0 || asked.sampleRate >= 8_000 else {
-            throw RPCError(.invalidArgument, "audio.sample_rate \(asked.sampleRate) Hz is below AAC's 8000; ask 8000 to 96000, or 0 for the microphone's")
-        }
-        guard asked.averageBitRate == 0 || asked.averageBitRate >= 8_000 else {
-            throw RPCError(.invalidArgument, "audio.average_bit_rate \(asked.averageBitRate) is below 8000 bits a second; ask 8000 to 512000, or 0 for 128000")
-        }
-        return AudioEncoder.Settings(sampleRate: asked.sampleRate == 0 ? min(96_000, native.sampleRate) : Int(asked.sampleRate),
-                                     channels: asked.channels == 0 ? min(2, native.channels) : Int(asked.channels),
-                                     bitRate: asked.averageBitRate == 0 ? 128_000 : Int(asked.averageBitRate))
+        return AudioEncoder.Settings(sampleRate: asked.sampleRate == 0 ? min(96_000, native.sampleRate) : asked.sampleRate,
+                                     channels: asked.channels == 0 ? min(2, native.channels) : asked.channels,
+                                     bitRate: asked.averageBitRate == 0 ? 128_000 : asked.averageBitRate)
     }
 
     /// The picture's format, as AVFoundation's movie output picks it. H.264:
     /// the size asked, else the preset's (`preset`, the session's), else the
     /// camera's mode's (the one `preset` starts an idle camera in); the rate
     /// asked, else the mode's. MJPEG: the camera's MJPG mode as it runs, nothing else asked.
-    private func videoFormat(_ asked: Camerad_V1_VideoRecordingSettings, preset: SessionPreset, _ uniqueID: String,
-                             _ streamer: DeviceStreamer) async throws -> VideoRecordingFormat {
-        guard asked.width == 0 && asked.height == 0 || asked.width > 0 && asked.height > 0 else {
-            throw RPCError(.invalidArgument, "a recording's size needs both width and height (or neither, for the preset's or the camera's)")
-        }
+    private func videoFormat(_ asked: RecordingRequest.Video, preset: SessionPreset, _ uniqueID: String,
+                             _ streamer: DeviceStreamer) async throws(CameraError) -> VideoRecordingFormat {
         let mode = await streamer.modeForNewStream(preset: preset)
         // 29.97 fps records at 30; a mode slower than 1 fps at 1.
         let modeRate = max(1, Int((Double(mode.frameDuration.denominator) / Double(max(1, mode.frameDuration.numerator))).rounded()))
-        switch try asked.codec.known("codec") {
+        switch asked.codec {
         case .mjpeg:
             let (width, height) = (Int(mode.format.width), Int(mode.format.height))
             let rate = modeRate
             guard mode.format.pixelFormat == .mjpeg else {
-                throw RPCError(.unsupportedFormat, "\(uniqueID) runs \(mode.format.pixelFormat.code) \(width)x\(height), not MJPG: "
+                throw CameraError(.unsupportedFormat, "\(uniqueID) runs \(mode.format.pixelFormat.code) \(width)x\(height), not MJPG: "
                     + "its own MJPEG can be stored only while it runs an MJPG mode; set one (camctl set \(uniqueID) --format MJPG:\(width)x\(height)) or record H.264")
             }
-            guard asked.width == 0 || (Int(asked.width), Int(asked.height)) == (width, height),
-                  asked.frameRate == 0 || Int(asked.frameRate) == rate else {
-                throw RPCError(.invalidArgument, "MJPEG is stored as \(uniqueID) makes it, \(width)x\(height) at \(rate) fps; "
+            guard asked.width == 0 || (asked.width, asked.height) == (width, height), asked.frameRate == 0 || asked.frameRate == rate else {
+                throw CameraError(.invalidArgument, "MJPEG is stored as \(uniqueID) makes it, \(width)x\(height) at \(rate) fps; "
                     + "ask that size and rate (or none), or record H.264 to have another")
             }
-            guard asked.averageBitRate == 0, asked.maxKeyFrameInterval == 0 else {
-                throw RPCError(.invalidArgument, "MJPEG is stored as the camera makes it: every frame a keyframe, at its own bit rate; "
+            guard asked.averageBitRate == 0, asked.maxKeyframeInterval == 0 else {
+                throw CameraError(.invalidArgument, "MJPEG is stored as the camera makes it: every frame a keyframe, at its own bit rate; "
                     + "leave the bit rate and keyframe interval unset")
             }
             return .mjpeg(width: width, height: height, frameRate: rate)
-        default:
+        case .h264:
             break
         }
-        var (width, height) = (Int(asked.width), Int(asked.height))
+        var (width, height) = (asked.width, asked.height)
         if width == 0, let size = ModeSelection.outputSize(for: preset) { (width, height) = (Int(size.0), Int(size.1)) }
         if width == 0 { (width, height) = (Int(mode.format.width), Int(mode.format.height)) }
         guard (16...7680).contains(width), (16...4320).contains(height), width % 2 == 0, height % 2 == 0 else {
-            throw RPCError(.invalidArgument, "\(width)x\(height) cannot be recorded: H.264 here takes even sizes from 16x16 to 7680x4320")
+            throw CameraError(.invalidArgument, "\(width)x\(height) cannot be recorded: H.264 here takes even sizes from 16x16 to 7680x4320")
         }
-        let rate = asked.frameRate == 0 ? min(240, modeRate) : Int(asked.frameRate)
+        let rate = asked.frameRate == 0 ? min(240, modeRate) : asked.frameRate
         guard (1...240).contains(rate) else {
-            throw RPCError(.invalidArgument, "a recording's frame rate is 1 to 240, not \(rate)")
+            throw CameraError(.invalidArgument, "a recording's frame rate is 1 to 240, not \(rate)")
         }
         return .h264(VideoEncoder.Settings(width: width, height: height, frameRate: rate,
-                                           bitRate: asked.averageBitRate == 0 ? nil : Int(asked.averageBitRate),
-                                           keyframeInterval: asked.maxKeyFrameInterval == 0 ? nil : Int(asked.maxKeyFrameInterval)))
-    }
-
-    /// When the file is made durable, as asked.
-    private static func fileSync(_ request: Camerad_V1_StartRecording) throws -> FileSync {
-        let sync = try request.sync.known("sync")
-        guard sync == .interval || request.syncIntervalNs == 0 else {
-            throw RPCError(.invalidArgument, "sync_interval_ns goes with FILE_SYNC_INTERVAL; set that, or leave the interval 0")
-        }
-        switch sync {
-        case .none: return .never
-        case .interval:
-            guard request.syncIntervalNs >= 1_000_000 else {
-                throw RPCError(.invalidArgument, "FILE_SYNC_INTERVAL takes sync_interval_ns of 1 ms to an hour, not \(request.syncIntervalNs)")
-            }
-            return .interval(nanoseconds: request.syncIntervalNs)
-        default: return .everyFragment
-        }
+                                           bitRate: asked.averageBitRate == 0 ? nil : asked.averageBitRate,
+                                           keyframeInterval: asked.maxKeyframeInterval == 0 ? nil : asked.maxKeyframeInterval))
     }
 
     /// Numbers each file check's claim.
@@ -216,7 +184,7 @@ final class Recordings: Sendable {
     /// must hold up no thread but that one (never the tasks every call runs on).
     /// The thread is charged to `owner` (``ClientBudget/Resource/fileCheck``)
     /// until it is let go: past the deadline too, while the file does not answer.
-    static func inspect(_ descriptor: OwnedFD, _ request: Camerad_V1_StartRecording, for owner: ClientBudget.Owner,
+    static func inspect(_ descriptor: OwnedFD, _ request: RecordingRequest, for owner: ClientBudget.Owner,
                         budget: ClientBudget, timers: EventLoop) async throws -> MovieRecorder.Limits {
         let claim = try budget.claim(.fileCheck, "file check \(nextFileCheck.add(1, ordering: .relaxed).newValue)", for: owner)
         let thread: WorkerThread
@@ -237,31 +205,26 @@ final class Recordings: Sendable {
             thread.async {
                 let result = Result { () throws -> MovieRecorder.Limits in
                     try MovieRecorder.check(descriptor)
-                    return try limits(request, descriptor)
+                    return try limits(request.limits, descriptor)
                 }
                 waiting.withLock { $0.take() }?.wake(returning: result)
             }
             thread.finish()
             // On the event loop's clock; answered first, it finds nothing to wake.
             timers.schedule(after: fileAnswerDeadline) {
-                waiting.withLock { $0.take() }?.wake(returning: .failure(RPCError(.timedOut,
+                waiting.withLock { $0.take() }?.wake(returning: .failure(CameraError(.timedOut,
                     "the movie's file did not answer in \(fileAnswerDeadline) (a network or FUSE file whose server hangs?); record to a local file")))
             }
         }
         return try answer.get()
     }
 
-    /// The limits asked (their ranges, and the pre-roll's, checked at the edge: `RequestRanges.swift`).
-    private static func limits(_ request: Camerad_V1_StartRecording, _ descriptor: OwnedFD) throws -> MovieRecorder.Limits {
-        var limits = MovieRecorder.Limits()
-        if request.maxDurationNs > 0 { limits.maxDurationNanoseconds = request.maxDurationNs }
-        if request.maxFileSize > 0 { limits.maxBytes = request.maxFileSize }
-        if request.minFreeDiskSpace > 0 {
-            limits.minFreeBytes = request.minFreeDiskSpace
-            if let free = MovieRecorder.freeBytes(descriptor), free < request.minFreeDiskSpace {
-                throw RPCError(.resourceExhausted, "the movie's filesystem has \(free >> 20) MiB free, under the minimum of "
-                    + "\(request.minFreeDiskSpace >> 20) MiB asked (minFreeDiskSpaceLimit); free space or lower the minimum")
-            }
+    /// The limits asked (their ranges, and the pre-roll's, checked at the edge: `RequestRanges.swift`), the
+    /// filesystem's free space against the minimum.
+    private static func limits(_ limits: MovieRecorder.Limits, _ descriptor: OwnedFD) throws(CameraError) -> MovieRecorder.Limits {
+        if let minimum = limits.minFreeBytes, let free = MovieRecorder.freeBytes(descriptor), free < minimum {
+            throw CameraError(.resourceExhausted, "the movie's filesystem has \(free >> 20) MiB free, under the minimum of "
+                + "\(minimum >> 20) MiB asked (minFreeDiskSpaceLimit); free space or lower the minimum")
         }
         return limits
     }
@@ -287,7 +250,7 @@ final class Recording: Sendable {
     /// Ends each file at its duration limit, on the clock, whether frames arrive or not.
     private let limitClock: LimitClock
     /// What started it: the limits and free space every next file is checked against.
-    private let request: Camerad_V1_StartRecording
+    private let request: RecordingRequest
     /// Its client's, for the checks of its next files.
     private let owner: ClientBudget.Owner
     /// What its encoders cost its client, until it goes (its recorder's worker holds its own).
@@ -345,8 +308,8 @@ final class Recording: Sendable {
         }
     }
 
-    fileprivate init(request: Camerad_V1_StartRecording, descriptor: OwnedFD, container: MovieWriter.Container,
-                     limits: MovieRecorder.Limits, sync: FileSync, video: SharedEncoders<Recordings.VideoKey, VideoEncoderNode>.Use,
+    fileprivate init(request: RecordingRequest, descriptor: OwnedFD,
+                     limits: MovieRecorder.Limits, video: SharedEncoders<Recordings.VideoKey, VideoEncoderNode>.Use,
                      audio: SharedEncoders<Recordings.AudioKey, AudioEncoderNode>.Use?, recordings: Recordings,
                      owner: ClientBudget.Owner, recorderClaim: ClientBudget.Claim, encoderClaims: [ClientBudget.Claim],
                      events: @escaping @Sendable (Recordings.Event) -> Void) async throws {
@@ -360,34 +323,24 @@ final class Recording: Sendable {
         self.limitClock = limitClock
         let format = video.encoder.format
         let requestedAt = monotonicNanoseconds()
-        let fragment = request.movieFragmentIntervalNs > 0 ? Double(request.movieFragmentIntervalNs) / 1e9 : 10
         let videoKey = video.key
         recorder = try MovieRecorder(
-            descriptor: descriptor, container: container, video: video.encoder.parameters, audio: audio?.encoder.parameters,
-            limits: limits, fragmentInterval: fragment, metadata: Self.metadata(request.metadata),
-            display: Self.display(request),
+            descriptor: descriptor, container: request.container, video: video.encoder.parameters, audio: audio?.encoder.parameters,
+            limits: limits, fragmentInterval: request.fragmentInterval, metadata: request.metadata, display: request.display,
             // Root's recording may use the blocks a filesystem keeps for root; another user's may not.
-            keepsReservedBlocks: owner.user.map { $0 != 0 } ?? false, sync: sync, claim: recorderClaim, logger: Logger(label: "camerad"),
+            keepsReservedBlocks: owner.user.map { $0 != 0 } ?? false, sync: request.sync, claim: recorderClaim, logger: Logger(label: "camerad"),
             onStart: { start in
                 limitClock.fileStarted(at: start)
                 // The recorder's worker calls this and must not wait: the encoders' users are the shared table's (an actor).
                 Task {
-                    var started = Camerad_V1_RecordingStarted()
-                    started.width = UInt32(format.width)
-                    started.height = UInt32(format.height)
-                    started.frameRate = UInt32(format.frameRate)
-                    started.encoderRecordings = UInt32(await recordings.videoEncoders.users(of: videoKey))
-                    started.startTimeNs = start
-                    started.preRollNs = max(0, requestedAt - start)
-                    events(.started(started))
+                    events(.started(Recordings.Started(width: format.width, height: format.height, frameRate: format.frameRate,
+                                                       encoderRecordings: await recordings.videoEncoders.users(of: videoKey),
+                                                       startTimeNanoseconds: start, preRollNanoseconds: max(0, requestedAt - start))))
                 }
             },
             onHandOver: { finished, start in
                 limitClock.fileStarted(at: start)
-                var handedOver = Camerad_V1_FileHandedOver()
-                handedOver.figures = Camerad_V1_RecordingFigures(finished)
-                handedOver.startTimeNs = start
-                events(.handedOver(handedOver))
+                events(.handedOver(finished, startTimeNanoseconds: start))
             },
             onEnd: { ending, figures in
                 limitClock.end()
@@ -395,14 +348,14 @@ final class Recording: Sendable {
                 // The recorder's worker calls this and must not wait for the shared encoders' table (an actor).
                 Task {
                     await hold.letGoOfEncoders()
-                    events(.finished(Camerad_V1_RecordingFinished(ending, figures)))
+                    events(.finished(ending, figures))
                 }
             })
         do throws(CameraError) {
             let recorder = self.recorder
             let (videoID, preRollFrom) = try await video.encoder.subscribe(
                 recorder, maxInFlight: Recordings.videoPacketsInFlight(video.encoder.node), for: owner,
-                preRollNanoseconds: request.preRollNs) { recorder.writeEarlier($0, to: .video) }
+                preRollNanoseconds: request.preRollNanoseconds) { recorder.writeEarlier($0, to: .video) }
             hold.subscribed(video: videoID)
             if let audio {
                 // The sound's recent packets from the picture's pre-roll on (where it has them).
@@ -502,66 +455,5 @@ final class Recording: Sendable {
         _ = try await Recordings.inspect(next, request, for: owner, budget: hold.recordings.budget, timers: hold.recordings.timers)
         recorder.handOver(to: next)
         hold.video.encoder.requestKeyframe()
-    }
-
-    /// How players are to turn the picture: the movie connection's orientation and mirroring.
-    static func display(_ request: Camerad_V1_StartRecording) -> DisplayTransform {
-        DisplayTransform(clockwiseDegrees: clockwiseDegrees(request.orientation), mirrored: request.mirrored)
-    }
-
-    /// How far a movie connection's orientation turns the picture, clockwise (AVCaptureVideoOrientation's meaning).
-    private static func clockwiseDegrees(_ orientation: Camerad_V1_VideoOrientation) -> Int {
-        switch orientation {
-        case .portrait: 90
-        case .landscapeLeft: 180
-        case .portraitUpsideDown: 270
-        case .unspecified, .landscapeRight, .UNRECOGNIZED: 0
-        }
-    }
-
-    /// The file's tags, as libavformat's mov muxer writes them.
-    private static func metadata(_ asked: Camerad_V1_MovieMetadata) -> [String: String] {
-        var tags: [String: String] = [:]
-        if !asked.locationIso6709.isEmpty { tags["location"] = asked.locationIso6709 }
-        tags["creation_time"] = asked.creationDate.isEmpty ? Date().formatted(.iso8601) : asked.creationDate
-        if !asked.make.isEmpty { tags["make"] = asked.make }
-        if !asked.model.isEmpty { tags["model"] = asked.model }
-        return tags
-    }
-}
-
-extension Camerad_V1_RecordingFinished {
-    init(_ ending: MovieRecorder.Ending, _ figures: MovieRecorder.Figures) {
-        self.init()
-        self.ending = switch ending {
-        case .stopped: .stopped
-        case .maximumDurationReached: .maximumDurationReached
-        case .maximumFileSizeReached: .maximumFileSizeReached
-        case .diskFull: .diskFull
-        case .interrupted(let error): error.code == .deviceDisconnected ? .deviceWasDisconnected : .sessionWasInterrupted
-        case .failed: .failed
-        }
-        successfullyFinished = ending.recordingSuccessfullyFinished
-        self.figures = Camerad_V1_RecordingFigures(figures)
-        switch ending {
-        case .stopped: message = ""
-        case .maximumDurationReached: message = "the recording reached its maximum duration"
-        case .maximumFileSizeReached: message = "the recording reached its maximum file size"
-        case .diskFull: message = "the disk is full (or under the free space asked for); the file plays up to here"
-        case .interrupted(let error), .failed(let error): message = error.message
-        }
-    }
-}
-
-extension Camerad_V1_RecordingFigures {
-    init(_ figures: MovieRecorder.Figures) {
-        self.init()
-        durationNs = figures.durationNanoseconds
-        bytes = figures.bytes
-        frames = UInt64(figures.packets)
-        framesDropped = UInt64(figures.packetsDropped)
-        soundPacketsDropped = UInt64(figures.soundPacketsDropped)
-        fileSyncs = UInt64(figures.fileSyncs)
-        longestSyncNs = figures.longestSyncNanoseconds
     }
 }
