@@ -26,10 +26,10 @@ final class AudioEncoderNode: Sendable {
             /// Used only under this lock (given to it: `sending`).
             let encoder: AudioEncoder
             var packets: UInt64 = 0
-            /// The recent packets, for recordings that start earlier than they join.
-            var history = PacketHistory()
         }
         private let state: OrderedMutex<State>
+        /// Its packets, kept for pre-rolls and published.
+        private let published = PublishedPackets()
 
         init(_ encoder: sending AudioEncoder) {
             state = OrderedMutex(.encoderWork, State(encoder: encoder))
@@ -68,16 +68,11 @@ final class AudioEncoderNode: Sendable {
         }
 
         private func publish(_ packets: [(UInt64, EncodedPacket)], into node: MediaNode) {
-            for (sequence, packet) in packets {
-                state.withLock { $0.history.add(packet, sequence: sequence) }
-                node.publish(packet, sequence: sequence)
-            }
+            published.publish(packets.map { (sequence: $0.0, packet: $0.1) }, into: node)
         }
 
         /// The recent packets for a pre-roll from `time`.
-        func history(since time: Int64) -> [PacketHistory.Held] {
-            state.withLock { $0.history.preRoll(from: time) }
-        }
+        func history(since time: Int64) -> [PacketHistory.Held] { published.preRoll(from: time) }
     }
 
     /// Starts encoding `microphone` at `settings` (its listener charged to camerad).

@@ -69,6 +69,27 @@ struct PacketHistory: Sendable {
     }
 }
 
+/// An encoder node's packets on their way out, on its worker: each kept in
+/// its ``PacketHistory`` (for recordings that start earlier than they join),
+/// then published into the node — the same for the picture's encoder and
+/// the sound's.
+final class PublishedPackets: Sendable {
+    private let history = OrderedMutex(.encoderWork, PacketHistory())
+
+    /// Keeps and publishes `packets`, in order, each numbered by its frame (or period).
+    func publish(_ packets: [(sequence: UInt64, packet: EncodedPacket)], into node: MediaNode) {
+        for (sequence, packet) in packets {
+            history.withLock { $0.add(packet, sequence: sequence) }
+            node.publish(packet, sequence: sequence)
+        }
+    }
+
+    /// The recent packets for a pre-roll from `time` (``PacketHistory/preRoll(from:)``).
+    func preRoll(from time: Int64) -> [PacketHistory.Held] {
+        history.withLock { $0.preRoll(from: time) }
+    }
+}
+
 extension MediaNode {
     /// Publishes an encoder's packet, numbered `sequence`, into a slot of its own.
     @discardableResult

@@ -65,10 +65,10 @@ final class VideoEncoderNode: Sendable {
             let encoder: VideoEncoder?
             /// Frames in the encoder, by timestamp: a packet's sequence is its frame's.
             var sequences: [Int64: UInt64] = [:]
-            /// The recent packets, for recordings that start earlier than they join.
-            var history = PacketHistory()
         }
         private let state: OrderedMutex<State>
+        /// Its packets, kept for pre-rolls and published.
+        private let published = PublishedPackets()
         let keyframeWanted = Atomic(false)
         /// Frames given to it, each of which makes one packet (the last ones at the flush).
         let framesIn = Atomic(0)
@@ -119,16 +119,11 @@ final class VideoEncoderNode: Sendable {
         }
 
         private func publish(_ packets: [(UInt64, EncodedPacket)], into node: MediaNode) {
-            for (sequence, packet) in packets {
-                state.withLock { $0.history.add(packet, sequence: sequence) }
-                node.publish(packet, sequence: sequence)
-            }
+            published.publish(packets.map { (sequence: $0.0, packet: $0.1) }, into: node)
         }
 
         /// The recent packets for a pre-roll from `time`.
-        func history(since time: Int64) -> [PacketHistory.Held] {
-            state.withLock { $0.history.preRoll(from: time) }
-        }
+        func history(since time: Int64) -> [PacketHistory.Held] { published.preRoll(from: time) }
     }
 
     /// Starts encoding `streamer`'s camera at the format's size and rate, or
