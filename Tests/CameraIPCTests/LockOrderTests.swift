@@ -94,6 +94,59 @@ import Testing
         #expect(found.isEmpty, "unchecked wake-ups:\n\(found.joined(separator: "\n"))")
     }
 
+    /// No task is made under a lock in camerad's own code: a task made there
+    /// may run at once on another thread and want that lock (or another the
+    /// order puts first). The scan reads each `withLock { … }` and `locked { … }`
+    /// closure, brace by brace, for `Task {`, `Task(` or `Task.detached`.
+    @Test func cameradsCodeMakesNoTaskUnderALock() throws {
+        #expect(Self.tasksUnderLocks(in: "state.withLock { state in\n    if x { Task { await y() } }\n}") == [2],
+                "the scan finds a task made under a lock")
+        #expect(Self.tasksUnderLocks(in: "let a = state.withLock { $0.a }\nTask { await a.b() }") == [], "after it is let go: none")
+        let sources = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appending(path: "Sources")
+        var found: [String] = []
+        var files = 0
+        for target in ["CameraIPC", "CameraProtocol", "CameraDaemon", "camerad"] {
+            let enumerator = FileManager.default.enumerator(at: sources.appending(path: target), includingPropertiesForKeys: nil)!
+            for case let file as URL in enumerator where file.pathExtension == "swift" {
+                files += 1
+                let text = try String(contentsOf: file, encoding: .utf8)
+                found += Self.tasksUnderLocks(in: text).map { "\(target)/\(file.lastPathComponent):\($0)" }
+            }
+        }
+        #expect(files > 100, "the sources were found: \(files) files")
+        #expect(found.isEmpty, "tasks made under a lock:\n\(found.joined(separator: "\n"))")
+    }
+
+    /// The lines of `source` where a task is made inside a lock's closure.
+    static func tasksUnderLocks(in source: String) -> [Int] {
+        let literal = try! NSRegularExpression(pattern: #""(?:[^"\\]|\\.)*""#)
+        let task = try! NSRegularExpression(pattern: #"\bTask(\s*\{|\(|\.detached)"#)
+        var found: [Int] = []
+        // Per open brace: whether it opened a lock's closure.
+        var braces: [Bool] = []
+        for (number, raw) in source.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            var line = String(raw)
+            line = literal.stringByReplacingMatches(in: line, range: NSRange(line.startIndex..., in: line), withTemplate: "\"\"")
+            if let comment = line.range(of: "//") { line = String(line[..<comment.lowerBound]) }
+            var reported = false
+            for index in line.indices {
+                let character = line[index]
+                if character == "{" {
+                    let before = line[..<index].trimmingCharacters(in: .whitespaces)
+                    braces.append(["withLock", "withLock(", "locked", "locked("].contains { before.hasSuffix($0) })
+                } else if character == "}" {
+                    _ = braces.popLast()
+                } else if character == "T", !reported, braces.contains(true),
+                          task.firstMatch(in: line, range: NSRange(index..., in: line))?.range.location == line.utf16.distance(from: line.startIndex, to: index) {
+                    found.append(number + 1)
+                    reported = true
+                }
+            }
+        }
+        return found
+    }
+
     /// Every lock in camerad's code (its modules, CameraMedia's and
     /// CameraEncoding's too) is an `OrderedMutex` with a level: a plain
     /// `Mutex`, `NSLock`, `os_unfair_lock` or pthread mutex would escape the checker.
