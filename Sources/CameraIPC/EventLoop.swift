@@ -243,11 +243,18 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
             }
             if stopping { break }
         }
-        state.withLock { state in
-            state.handlers.removeAll()
-            state.work.removeAll()
-            state.timers.removeAll()
+        // Taken out under the lock, let go after it: what a dropped handler, job or timer holds may be the last
+        // reference to something whose deinit takes a lock the order puts before the loop's (a recording's pools
+        // give their memory back to the budget).
+        let dropped = state.withLock { state in
+            defer {
+                state.handlers.removeAll()
+                state.work.removeAll()
+                state.timers.removeAll()
+            }
+            return (state.handlers, state.work, state.timers)
         }
+        withExtendedLifetime(dropped) {}
     }
 
     /// Milliseconds until the earliest timer (rounded up), or -1: none.
