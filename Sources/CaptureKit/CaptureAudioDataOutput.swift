@@ -92,7 +92,7 @@ public final class CaptureAudioDataOutput: CaptureDataOutput, @unchecked Sendabl
         var framesPerPeriod: Int?
         var delivery = CaptureVideoDataOutput.Delivery.sharedMemory
         var maxPeriodsInFlight = 8
-        var delegate: AudioDelegateBox?
+        var delegate: SampleBufferDelegateBox?
     }
     private let settings = Mutex(Settings())
 
@@ -138,12 +138,12 @@ public final class CaptureAudioDataOutput: CaptureDataOutput, @unchecked Sendabl
     /// Calls `delegate` on `queue` (a serial queue) with every period, in order. Pass nil to stop.
     public func setSampleBufferDelegate(_ delegate: (any CaptureAudioDataOutputSampleBufferDelegate)?, queue: DispatchQueue?) {
         settings.withLock { settings in
-            settings.delegate = delegate.map { AudioDelegateBox(delegate: $0, queue: queue ?? DispatchQueue(label: "CaptureAudioDataOutput")) }
+            settings.delegate = delegate.map { SampleBufferDelegateBox(delegate: $0, queue: queue ?? DispatchQueue(label: "CaptureAudioDataOutput")) }
         }
     }
 
     public var sampleBufferDelegate: (any CaptureAudioDataOutputSampleBufferDelegate)? {
-        settings.withLock { $0.delegate?.delegate }
+        settings.withLock { $0.delegate?.delegate } as? any CaptureAudioDataOutputSampleBufferDelegate
     }
 
     public var sampleBufferCallbackQueue: DispatchQueue? {
@@ -199,12 +199,6 @@ public final class CaptureAudioDataOutput: CaptureDataOutput, @unchecked Sendabl
             }
         }
     }
-}
-
-/// A delegate (held weakly, as AVFoundation does) and the queue to call it on.
-private struct AudioDelegateBox: @unchecked Sendable {
-    weak var delegate: (any CaptureAudioDataOutputSampleBufferDelegate)?
-    let queue: DispatchQueue
 }
 
 /// AVFoundation's audio settings keys (AVAudioSettings.h).

@@ -1,4 +1,5 @@
 import CameraProtocol
+import Dispatch
 import Synchronization
 
 /// What a video and an audio data output share: the ``sampleBuffers``
@@ -165,4 +166,13 @@ public class CaptureDataOutput: CaptureOutput, @unchecked Sendable {
         }
         for channel in channels { channel.finish() }
     }
+}
+
+/// A data output's delegate (held weakly, as AVFoundation does) and the
+/// serial queue it is called on, for the video and the audio output alike.
+/// Unchecked Sendable: the delegate is called only on that queue, one call at
+/// a time (AVFoundation's contract), so its adopter need not be `Sendable`.
+struct SampleBufferDelegateBox: @unchecked Sendable {
+    weak var delegate: (any CaptureDataOutputSampleBufferDelegate)?
+    let queue: DispatchQueue
 }

@@ -104,7 +104,7 @@ public final class CaptureVideoDataOutput: CaptureDataOutput, @unchecked Sendabl
         var minFrameDuration = CMTime.invalid
         var delivery = Delivery.sharedMemory
         var maxFramesInFlight = 3
-        var delegate: DelegateBox?
+        var delegate: SampleBufferDelegateBox?
         var delegateBusy = 0
     }
     private let settings = Mutex(Settings())
@@ -153,12 +153,12 @@ public final class CaptureVideoDataOutput: CaptureDataOutput, @unchecked Sendabl
     /// Pass nil to stop.
     public func setSampleBufferDelegate(_ delegate: (any CaptureVideoDataOutputSampleBufferDelegate)?, queue: DispatchQueue?) {
         settings.withLock { settings in
-            settings.delegate = delegate.map { DelegateBox(delegate: $0, queue: queue ?? DispatchQueue(label: "CaptureVideoDataOutput")) }
+            settings.delegate = delegate.map { SampleBufferDelegateBox(delegate: $0, queue: queue ?? DispatchQueue(label: "CaptureVideoDataOutput")) }
         }
     }
 
     public var sampleBufferDelegate: (any CaptureVideoDataOutputSampleBufferDelegate)? {
-        settings.withLock { $0.delegate?.delegate }
+        settings.withLock { $0.delegate?.delegate } as? any CaptureVideoDataOutputSampleBufferDelegate
     }
 
     public var sampleBufferCallbackQueue: DispatchQueue? {
@@ -247,10 +247,4 @@ public final class CaptureVideoDataOutput: CaptureDataOutput, @unchecked Sendabl
             }
         }
     }
-}
-
-/// A delegate (held weakly, as AVFoundation does) and the queue to call it on.
-private struct DelegateBox: @unchecked Sendable {
-    weak var delegate: (any CaptureVideoDataOutputSampleBufferDelegate)?
-    let queue: DispatchQueue
 }
