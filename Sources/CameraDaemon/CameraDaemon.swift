@@ -238,19 +238,4 @@ public final class CameraDaemon: Sendable {
 
     /// Connections open now.
     public var connectionCount: Int { server.connections.count }
-
-    @Sendable static func answerHello(_ request: Camerad_V1_HelloRequest, _ peer: PeerCredentials) throws -> Camerad_V1_HelloResponse {
-        guard request.protocolVersion == CameraService.protocolVersion else {
-            throw RPCError(.versionMismatch,
-                           "client speaks protocol version \(request.protocolVersion), camerad \(cameradVersion) speaks \(CameraService.protocolVersion); update the older of the two (CaptureKit, libcamerad-client, the camerad Python package, or camerad)")
-        }
-        var response = Camerad_V1_HelloResponse()
-        response.protocolVersion = CameraService.protocolVersion
-        response.serverVersion = cameradVersion
-        response.features = features
-        response.serverPid = getpid()
-        response.clientPid = peer.pid
-        response.clientUid = peer.uid
-        return response
-    }
 }

@@ -197,4 +197,29 @@ import Testing
             #expect(architecture.contains("`\(name)`"), "ARCHITECTURE.md does not name \(name)")
         }
     }
+
+    /// Protocol messages and statuses stay at camerad's edge: `Camerad_V1_*`
+    /// only in `Handlers/` (and the stored defaults' file, protobuf's JSON of
+    /// `StoredDefaults`), `RPCError` only there and where the daemon assembles
+    /// its server (`CameraDaemon.swift`); the core speaks its own types.
+    @Test func protocolTypesStayAtCameradsEdge() throws {
+        let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let directory = root.appending(path: "Sources/CameraDaemon")
+        var found: [String] = []
+        var files = 0
+        let enumerator = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)!
+        for case let file as URL in enumerator where file.pathExtension == "swift" && !file.path.contains("/Handlers/") {
+            files += 1
+            let name = file.lastPathComponent
+            for (number, line) in try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let code = line.trimmingCharacters(in: .whitespaces)
+                if code.hasPrefix("//") { continue }
+                if code.contains("Camerad_V1_") && name != "DefaultsStore.swift" || code.contains("RPCError") && name != "CameraDaemon.swift" {
+                    found.append("\(name):\(number + 1): \(code)")
+                }
+            }
+        }
+        #expect(files > 50, "the sources were found: \(files) files")
+        #expect(found.isEmpty, "protocol types in camerad's core (map them in Handlers/):\n\(found.joined(separator: "\n"))")
+    }
 }

@@ -306,16 +306,3 @@ final class ClientBudget: Sendable {
         bytes >= 1 << 20 ? "\(bytes >> 20) MiB" : "\(bytes >> 10) KiB"
     }
 }
-
-extension ClientBudget: ConnectionAdmission {
-    /// Admits a connection while its user may hold its descriptors.
-    func admit(_ connectionID: UInt64, _ peer: PeerCredentials) throws(RPCError) {
-        do throws(CameraError) {
-            try admit(connection: connectionID, user: peer.uid)
-        } catch {
-            throw error.rpcError
-        }
-    }
-
-    func dismiss(_ connectionID: UInt64) { dismiss(connection: connectionID) }
-}
