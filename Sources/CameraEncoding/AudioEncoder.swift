@@ -75,9 +75,7 @@ public final class AudioEncoder {
             parameters = try EncodedStreamParameters(copying: context, kind: .audio)
             frameSamples = Int(context.pointee.frame_size)
         } catch {
-            av_frame_free(&frame)
-            av_packet_free(&packet)
-            avcodec_free_context(&context)
+            freeEncoder(&context, &frame, &packet)
             throw error
         }
         self.settings = settings
@@ -87,9 +85,7 @@ public final class AudioEncoder {
     }
 
     deinit {
-        av_frame_free(&frame)
-        av_packet_free(&packet)
-        avcodec_free_context(&context)
+        freeEncoder(&context, &frame, &packet)
     }
 
     /// Encodes one period (interleaved float samples of ``Settings/channels``)

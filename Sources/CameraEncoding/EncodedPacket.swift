@@ -104,6 +104,15 @@ func receivePackets(from context: UnsafeMutablePointer<AVCodecContext>, into pac
     }
 }
 
+/// Frees what an encoder allocated — its frame, its packet, its codec
+/// context — each set to nil: at its end, and when it fails to open.
+func freeEncoder(_ context: inout UnsafeMutablePointer<AVCodecContext>?, _ frame: inout UnsafeMutablePointer<AVFrame>?,
+                 _ packet: inout UnsafeMutablePointer<AVPacket>?) {
+    av_frame_free(&frame)
+    av_packet_free(&packet)
+    avcodec_free_context(&context)
+}
+
 /// Tells the encoder its stream ended: what it holds comes out with the next ``receivePackets(from:into:_:)``.
 func sendEndOfStream(to context: UnsafeMutablePointer<AVCodecContext>) throws(EncodingError) {
     let sent = avcodec_send_frame(context, nil)

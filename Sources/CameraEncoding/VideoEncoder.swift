@@ -88,9 +88,7 @@ public final class VideoEncoder {
             guard opened >= 0 else { throw EncodingError(opened, "opening libx264 for \(settings.width)x\(settings.height)") }
             parameters = try EncodedStreamParameters(copying: context, kind: .video)
         } catch {
-            av_frame_free(&frame)
-            av_packet_free(&packet)
-            avcodec_free_context(&context)
+            freeEncoder(&context, &frame, &packet)
             throw error
         }
         self.settings = settings
@@ -102,9 +100,7 @@ public final class VideoEncoder {
     deinit { release() }
 
     private func release() {
-        av_frame_free(&frame)
-        av_packet_free(&packet)
-        avcodec_free_context(&context)
+        freeEncoder(&context, &frame, &packet)
         // libx264 frees tens of megabytes in the arenas of its own threads, which glibc keeps for
         // reuse: without this, camerad's memory after eight encoders stopped stays 150 MB above
         // what it was, and grows with each round.
