@@ -245,9 +245,9 @@ public final class RPCServer: EventHandler, @unchecked Sendable {
     }
 
     private func connectionDidClose(_ connection: RPCServerConnection, error: (any Error)?) {
-        let lastClosed = state.withLock { state in
-            state.connections.removeValue(forKey: connection.id)
-            return state.connections.isEmpty
+        // The connection removed is let go after the lock (its deinit is not the server's to run under it).
+        let (_, lastClosed) = state.withLock { state in
+            (state.connections.removeValue(forKey: connection.id), state.connections.isEmpty)
         }
         if lastClosed { wakeClosingWaiters() }
         admission?.dismiss(connection.id)

@@ -12,7 +12,7 @@ import Testing
     /// Then camerad stops as asked, status 0, with the recording's last timers
     /// still pending on its loop.
     @Test(.timeLimit(.minutes(4))) func theThreadsCameradRunsAreTheOnesArchitectureLists() async throws {
-        let architecture = try String(contentsOfFile: PackageRoot.path + "/docs/ARCHITECTURE.md", encoding: .utf8)
+        let architecture = try String(contentsOf: PackageFiles.root.appending(path: "docs/ARCHITECTURE.md"), encoding: .utf8)
         let quoted = try NSRegularExpression(pattern: "`([^`\n]+)`")
         let listed = Set(quoted.matches(in: architecture, range: NSRange(architecture.startIndex..., in: architecture)).map {
             String(String(architecture[Range($0.range(at: 1), in: architecture)!]).utf8.prefix(15))!
@@ -75,9 +75,4 @@ private final class ThreadSampler: Sendable {
                 .trimmingCharacters(in: .newlines)
         })
     }
-}
-
-/// The package's root, for reading its documents.
-private enum PackageRoot {
-    static let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 }

@@ -1,4 +1,5 @@
 import CameraIPC
+import CameraTestSupport
 import Foundation
 import Testing
 
@@ -73,22 +74,14 @@ import Testing
     /// Every wake-up in camerad's own code goes through the checked forms
     /// (`wake`, `wakeFinished`, `cancelUnlocked`), so the checker sees it.
     @Test func cameradsCodeWakesTasksOnlyThroughTheCheckedForms() throws {
-        let sources = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appending(path: "Sources")
         let raw = try NSRegularExpression(pattern: #"\.(resume\(|yield\(|finish\((throwing:[^)]*)?\)|cancel\(\))"#)
         var found: [String] = []
-        for target in ["CameraIPC", "CameraProtocol", "CameraDaemon", "camerad"] {
-            let directory = sources.appending(path: target)
-            let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)!
-            for case let file as URL in files where file.pathExtension == "swift" && file.lastPathComponent != "LockOrder.swift" {
-                for (number, line) in try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-                    let text = String(line)
-                    if text.trimmingCharacters(in: .whitespaces).hasPrefix("//") { continue }
-                    if raw.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil,
-                       !text.contains("thread.finish()"), !text.contains("thread?.finish()") {
-                        found.append("\(target)/\(file.lastPathComponent):\(number + 1): \(text.trimmingCharacters(in: .whitespaces))")
-                    }
-                }
+        for source in try PackageFiles.swiftSources(of: ["CameraIPC", "CameraProtocol", "CameraDaemon", "camerad"])
+        where source.name != "LockOrder.swift" {
+            for (number, code) in source.codeLines
+            where raw.firstMatch(in: code, range: NSRange(code.startIndex..., in: code)) != nil
+                && !code.contains("thread.finish()") && !code.contains("thread?.finish()") {
+                found.append("\(source.target)/\(source.name):\(number): \(code)")
             }
         }
         #expect(found.isEmpty, "unchecked wake-ups:\n\(found.joined(separator: "\n"))")
@@ -102,19 +95,9 @@ import Testing
         #expect(Self.tasksUnderLocks(in: "state.withLock { state in\n    if x { Task { await y() } }\n}") == [2],
                 "the scan finds a task made under a lock")
         #expect(Self.tasksUnderLocks(in: "let a = state.withLock { $0.a }\nTask { await a.b() }") == [], "after it is let go: none")
-        let sources = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appending(path: "Sources")
-        var found: [String] = []
-        var files = 0
-        for target in ["CameraIPC", "CameraProtocol", "CameraDaemon", "camerad"] {
-            let enumerator = FileManager.default.enumerator(at: sources.appending(path: target), includingPropertiesForKeys: nil)!
-            for case let file as URL in enumerator where file.pathExtension == "swift" {
-                files += 1
-                let text = try String(contentsOf: file, encoding: .utf8)
-                found += Self.tasksUnderLocks(in: text).map { "\(target)/\(file.lastPathComponent):\($0)" }
-            }
-        }
-        #expect(files > 100, "the sources were found: \(files) files")
+        let sources = try PackageFiles.swiftSources(of: ["CameraIPC", "CameraProtocol", "CameraDaemon", "camerad"])
+        let found = sources.flatMap { source in Self.tasksUnderLocks(in: source.text).map { "\(source.target)/\(source.name):\($0)" } }
+        #expect(sources.count > 100, "the sources were found: \(sources.count) files")
         #expect(found.isEmpty, "tasks made under a lock:\n\(found.joined(separator: "\n"))")
     }
 
@@ -151,26 +134,16 @@ import Testing
     /// CameraEncoding's too) is an `OrderedMutex` with a level: a plain
     /// `Mutex`, `NSLock`, `os_unfair_lock` or pthread mutex would escape the checker.
     @Test func everyLockInCameradsCodeIsOrdered() throws {
-        let sources = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appending(path: "Sources")
         let plain = try NSRegularExpression(pattern: #"\bMutex\s*[<(]|\bNS(Recursive)?Lock\b|\bNSCondition|os_unfair_lock|pthread_(mutex|rwlock|spin)"#)
+        let sources = try PackageFiles.swiftSources(of: ["CameraIPC", "CameraProtocol", "CameraDaemon", "CameraMedia", "CameraEncoding", "camerad"])
+            .filter { $0.name != "LockOrder.swift" }
         var found: [String] = []
-        var files = 0
-        for target in ["CameraIPC", "CameraProtocol", "CameraDaemon", "CameraMedia", "CameraEncoding", "camerad"] {
-            let directory = sources.appending(path: target)
-            let enumerator = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)!
-            for case let file as URL in enumerator where file.pathExtension == "swift" && file.lastPathComponent != "LockOrder.swift" {
-                files += 1
-                for (number, line) in try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-                    let text = String(line)
-                    if text.trimmingCharacters(in: .whitespaces).hasPrefix("//") { continue }
-                    if plain.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil {
-                        found.append("\(target)/\(file.lastPathComponent):\(number + 1): \(text.trimmingCharacters(in: .whitespaces))")
-                    }
-                }
+        for source in sources {
+            for (number, code) in source.codeLines where plain.firstMatch(in: code, range: NSRange(code.startIndex..., in: code)) != nil {
+                found.append("\(source.target)/\(source.name):\(number): \(code)")
             }
         }
-        #expect(files > 100, "the sources were found: \(files) files")
+        #expect(sources.count > 100, "the sources were found: \(sources.count) files")
         #expect(found.isEmpty, "locks the order does not check (make each an OrderedMutex with a LockLevel):\n\(found.joined(separator: "\n"))")
     }
 
@@ -179,18 +152,14 @@ import Testing
     /// device buffer's lease): a new `@unchecked Sendable` in CameraDaemon fails
     /// here until it is argued for there.
     @Test func cameradsUncheckedSendablesAreTheOnesArchitectureNames() throws {
-        let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let declaration = try NSRegularExpression(pattern: #"^\s*(?:\w+\s+)*(?:class|struct|enum)\s+(\w+)[^{\n]*@unchecked\s+Sendable"#,
                                                   options: .anchorsMatchLines)
-        var found: [String] = []
-        let enumerator = FileManager.default.enumerator(at: root.appending(path: "Sources/CameraDaemon"), includingPropertiesForKeys: nil)!
-        for case let file as URL in enumerator where file.pathExtension == "swift" {
-            let text = try String(contentsOf: file, encoding: .utf8)
-            for match in declaration.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
-                found.append(String(text[Range(match.range(at: 1), in: text)!]))
+        let found = try PackageFiles.swiftSources(of: ["CameraDaemon"]).flatMap { source in
+            declaration.matches(in: source.text, range: NSRange(source.text.startIndex..., in: source.text)).map {
+                String(source.text[Range($0.range(at: 1), in: source.text)!])
             }
         }
-        let architecture = try String(contentsOf: root.appending(path: "docs/ARCHITECTURE.md"), encoding: .utf8)
+        let architecture = try String(contentsOf: PackageFiles.root.appending(path: "docs/ARCHITECTURE.md"), encoding: .utf8)
         #expect(Set(found) == ["MediaPool", "VariantPool", "VariantNode", "Subscription", "CapturedFrame"],
                 "CameraDaemon's @unchecked Sendable types: \(found.sorted())")
         for name in found {
@@ -203,23 +172,15 @@ import Testing
     /// `StoredDefaults`), `RPCError` only there and where the daemon assembles
     /// its server (`CameraDaemon.swift`); the core speaks its own types.
     @Test func protocolTypesStayAtCameradsEdge() throws {
-        let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let directory = root.appending(path: "Sources/CameraDaemon")
+        let sources = try PackageFiles.swiftSources(of: ["CameraDaemon"]).filter { !$0.file.path.contains("/Handlers/") }
         var found: [String] = []
-        var files = 0
-        let enumerator = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil)!
-        for case let file as URL in enumerator where file.pathExtension == "swift" && !file.path.contains("/Handlers/") {
-            files += 1
-            let name = file.lastPathComponent
-            for (number, line) in try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-                let code = line.trimmingCharacters(in: .whitespaces)
-                if code.hasPrefix("//") { continue }
-                if code.contains("Camerad_V1_") && name != "DefaultsStore.swift" || code.contains("RPCError") && name != "CameraDaemon.swift" {
-                    found.append("\(name):\(number + 1): \(code)")
-                }
+        for source in sources {
+            for (number, code) in source.codeLines
+            where code.contains("Camerad_V1_") && source.name != "DefaultsStore.swift" || code.contains("RPCError") && source.name != "CameraDaemon.swift" {
+                found.append("\(source.name):\(number): \(code)")
             }
         }
-        #expect(files > 50, "the sources were found: \(files) files")
+        #expect(sources.count > 50, "the sources were found: \(sources.count) files")
         #expect(found.isEmpty, "protocol types in camerad's core (map them in Handlers/):\n\(found.joined(separator: "\n"))")
     }
 }

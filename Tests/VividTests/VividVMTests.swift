@@ -5,14 +5,11 @@ import Testing
 /// Boots the vivid VM once and runs ``VividGuestTests`` inside it, with this
 /// very test binary: the host's root is the guest's, read-only.
 @Suite struct VividVMTests {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().path
-
     @Test(.enabled(if: !Vivid.isGuest, "this is the guest"), .timeLimit(.minutes(11)))
     func theV4L2BackendPassesEveryTestAgainstVivid() async throws {
         let testBinary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         let result = try await runProcess(
-            "\(Self.packageRoot)/scripts/vivid-vm",
+            "\(PackageFiles.root.path)/scripts/vivid-vm",
             ["--vivid", Vivid.moduleOptions, "--", testBinary, "--testing-library", "swift-testing",
              "--filter", "VividGuestTests"],
             environment: ["NO_COLOR": "1"], timeout: .seconds(620))

@@ -48,7 +48,7 @@ final class AudioEncoderNode: Sendable {
                     return []
                 }
             }
-            publish(packets, into: node)
+            published.publish(packets, into: node)
         }
 
         /// The last period's samples and the frames AAC still held, published
@@ -64,11 +64,7 @@ final class AudioEncoderNode: Sendable {
                     return []
                 }
             }
-            publish(packets, into: node)
-        }
-
-        private func publish(_ packets: [(UInt64, EncodedPacket)], into node: MediaNode) {
-            published.publish(packets.map { (sequence: $0.0, packet: $0.1) }, into: node)
+            published.publish(packets, into: node)
         }
 
         /// The recent packets for a pre-roll from `time`.

@@ -77,7 +77,7 @@ final class PublishedPackets: Sendable {
     private let history = OrderedMutex(.encoderWork, PacketHistory())
 
     /// Keeps and publishes `packets`, in order, each numbered by its frame (or period).
-    func publish(_ packets: [(sequence: UInt64, packet: EncodedPacket)], into node: MediaNode) {
+    func publish(_ packets: [(UInt64, EncodedPacket)], into node: MediaNode) {
         for (sequence, packet) in packets {
             history.withLock { $0.add(packet, sequence: sequence) }
             node.publish(packet, sequence: sequence)

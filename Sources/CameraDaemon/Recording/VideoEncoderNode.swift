@@ -99,7 +99,7 @@ final class VideoEncoderNode: Sendable {
                     return []
                 }
             }
-            publish(packets, into: node)
+            published.publish(packets, into: node)
         }
 
         /// The packets of the frames still in x264's lookahead, published once
@@ -115,11 +115,7 @@ final class VideoEncoderNode: Sendable {
                     return []
                 }
             }
-            publish(packets, into: node)
-        }
-
-        private func publish(_ packets: [(UInt64, EncodedPacket)], into node: MediaNode) {
-            published.publish(packets.map { (sequence: $0.0, packet: $0.1) }, into: node)
+            published.publish(packets, into: node)
         }
 
         /// The recent packets for a pre-roll from `time`.
